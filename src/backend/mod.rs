@@ -1,0 +1,1 @@
+//! Expansion backends: CPU (rayon) and CUDA (not built yet).

@@ -1,0 +1,144 @@
+//! The [`Game`] abstraction and the games built into tbforge.
+//!
+//! A game tells the solver three things: how its positions are perfectly
+//! hashed (partitions, their sizes, rank and unrank), how play proceeds
+//! (successors, terminal status), and how people write positions and moves.
+//! Solvers, file writers and probers are generic over it; the [`registry`]
+//! maps a name and `--param`s to a concrete game.
+
+use crate::value::{PartitionId, Rank};
+use crate::Result;
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+pub mod registry;
+pub mod tictactoe;
+
+pub use registry::{catalog, open_game, AnyGame, GameDescriptor, GameVisitor};
+
+/// A game's parameters, canonical: keys sorted, every parameter present with
+/// its value written the one way the game prints it (defaults filled in).
+pub type Params = BTreeMap<String, String>;
+
+/// Two-player games store win/draw/loss and distance; puzzles store the
+/// distance to the goal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GameKind {
+    /// Two players alternate; values are for the side to move.
+    TwoPlayer,
+    /// One player; values are the number of moves to the goal.
+    Puzzle,
+}
+
+/// The status of a position before any move is made in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Play goes on: the value comes from the successors.
+    Ongoing,
+    /// Two-player: the side to move has lost (the opponent completed a line,
+    /// the mover is blocked or reduced below the minimum).
+    Lost,
+    /// Two-player: the game is over and drawn (a full board).
+    Drawn,
+    /// Puzzle: this position is a goal (distance 0).
+    Goal,
+}
+
+/// Identity of a concrete game instance, as written into headers and the manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GameInfo {
+    /// The game's registry name (`tictactoe`, `connect4`, ...).
+    pub id: &'static str,
+    /// Canonical parameters.
+    pub params: Params,
+    /// Two-player or puzzle.
+    pub kind: GameKind,
+}
+
+impl GameInfo {
+    /// The canonical text of game and parameters: `connect4:height=5,width=5`.
+    pub fn canonical(&self) -> String {
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{}:{}", self.id, params.join(","))
+    }
+
+    /// A stable 64-bit hash (FNV-1a) of [`GameInfo::canonical`]. Headers carry it so that a
+    /// file from one parameter set is never read as another's.
+    pub fn param_hash(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in self.canonical().bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h
+    }
+
+    /// The default output directory name: `connect4-height=5,width=5`, or the bare
+    /// id for a game without parameters.
+    pub fn dir_name(&self) -> String {
+        if self.params.is_empty() {
+            self.id.to_string()
+        } else {
+            let params: Vec<String> =
+                self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("{}-{}", self.id, params.join(","))
+        }
+    }
+}
+
+/// A game whose state space tbforge can hash, solve and probe.
+///
+/// Contract the solvers rely on (and tests check for every game):
+/// - `unrank(p, r)` for `r < partition_size(p)` gives the position with that
+///   index, or `None` when the index names no legal position; `rank` of that
+///   position gives `(p, r)` back.
+/// - Every successor of a position in partition `p` lies in `p` itself or in a
+///   partition listed before `p` in [`Game::partitions`].
+/// - `successors` lists each legal move once, in a deterministic order; the
+///   successor's value is read from the side to move *there* (two-player games
+///   alternate, so the solver negates).
+pub trait Game: Send + Sync {
+    /// A position in its natural, unpacked form.
+    type Position: Clone + Debug + Send + Sync + PartialEq;
+    /// A move, for display and for probe's best moves.
+    type Move: Clone + Debug + Send + Sync;
+
+    /// Name, canonical parameters and kind.
+    fn info(&self) -> GameInfo;
+
+    /// Every partition, in solving order: successors lie in the same or an earlier one.
+    fn partitions(&self) -> Vec<PartitionId>;
+
+    /// Number of indices in partition `p` (legal or not).
+    fn partition_size(&self, p: PartitionId) -> u64;
+
+    /// A stable, file-name-safe name for partition `p` (`ply07`, `w5b4-w`).
+    fn partition_name(&self, p: PartitionId) -> String;
+
+    /// The position with index `r` in partition `p`; `None` if the index is illegal.
+    fn unrank(&self, p: PartitionId, r: Rank) -> Option<Self::Position>;
+
+    /// The partition and index of a position.
+    fn rank(&self, pos: &Self::Position) -> (PartitionId, Rank);
+
+    /// Terminal status, evaluated before any move.
+    fn status(&self, pos: &Self::Position) -> Status;
+
+    /// Appends every legal move and its resulting position to `out` (which the
+    /// caller clears). Called only for [`Status::Ongoing`] positions.
+    fn successors(&self, pos: &Self::Position, out: &mut Vec<(Self::Move, Self::Position)>);
+
+    /// Where play starts, when the game has a start position: forward search
+    /// from it gives the reachable counts the manifest reports.
+    fn start(&self) -> Option<Self::Position>;
+
+    /// Parses a position in the game's notation.
+    fn parse_position(&self, text: &str) -> Result<Self::Position>;
+
+    /// Writes a position in the game's notation (`parse_position` reads it back).
+    fn format_position(&self, pos: &Self::Position) -> String;
+
+    /// Writes a move in the game's notation.
+    fn format_move(&self, pos: &Self::Position, mv: &Self::Move) -> String;
+}

@@ -1,0 +1,30 @@
+//! tbforge builds endgame databases (tablebases) of board games and puzzles by
+//! retrograde analysis and breadth-first search over perfectly hashed state
+//! spaces, writes them as compressed, checksummed files, verifies them, and
+//! lets engines probe them.
+//!
+//! The library's parts, by concept:
+//! - [`hash`]: perfect hash functions (rank/unrank) of boards and permutations;
+//! - [`game`]: the [`Game`] trait and the built-in games;
+//! - `solve` (feature `build`): forward search and retrograde analysis;
+//! - [`format`]: the tablebase file format and the manifest;
+//! - [`probe`]: what engines link to read values back.
+#![warn(missing_docs)]
+
+mod error;
+pub mod format;
+pub mod game;
+pub mod hash;
+pub mod probe;
+mod value;
+
+#[cfg(feature = "build")]
+pub mod backend;
+#[cfg(feature = "build")]
+pub mod pipeline;
+#[cfg(feature = "build")]
+pub mod solve;
+
+pub use error::{Error, Result};
+pub use game::{Game, GameInfo, GameKind, Status};
+pub use value::{Outcome, PartitionId, Rank, Value};

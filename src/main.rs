@@ -1,0 +1,2 @@
+//! The `tbforge` command line.
+fn main() {}

@@ -1,0 +1,1 @@
+//! External memory: partitions streamed from disk (not built yet).

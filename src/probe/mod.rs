@@ -1,0 +1,3 @@
+//! The probe API engines link: open a tablebase directory, probe positions.
+//!
+//! FIRST CUT: filled in by the tablebase-files issue.

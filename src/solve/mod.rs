@@ -1,0 +1,16 @@
+//! Solvers: forward search (reachability and layers) and retrograde analysis,
+//! partition by partition in the game's dependency order.
+
+mod bfs;
+mod bitset;
+mod layout;
+mod progress;
+mod retro;
+mod schedule;
+
+pub use bfs::{frontier_bfs, one_bit_reachability, two_bit_bfs, Reachable};
+pub use bitset::AtomicBitSet;
+pub use layout::Layout;
+pub use progress::Progress;
+pub use retro::solve_partition;
+pub use schedule::{solve_game, SolvedGame};

@@ -1,0 +1,348 @@
+//! Retrograde analysis of one partition by forward scans (seed 000's method,
+//! GPU-friendly: no predecessor generation).
+//!
+//! 1. The first scan sets illegal indices, terminal positions, and every
+//!    position whose successors all lie in already-solved partitions.
+//! 2. Pass `d = 1, 2, ...` decides the positions whose value is at distance `d`:
+//!    for two-player games a win at odd `d` if some successor is a loss at
+//!    `d - 1`, a loss at even `d` if every successor is a win (the longest at
+//!    `d - 1`); for puzzles, `d` moves to the goal if some successor is at `d - 1`.
+//! 3. When a pass decides nothing and no value at that distance exists
+//!    anywhere, nothing further can be decided; what is left is a draw
+//!    (puzzles: the goal is unreachable).
+//!
+//! Determinism: a pass only ever reads values at distances below `d` and only
+//! writes values at distance `d`, so the order in which threads see each
+//! other's writes cannot change any decision: any thread count gives the same bytes.
+
+use super::layout::Layout;
+use super::Progress;
+use crate::game::{Game, GameKind, Status};
+use crate::value::{PartitionId, Rank, Value};
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+/// While solving, byte 1 (draw) doubles as "not decided yet": a draw is only
+/// ever the absence of a decision, and successors that are drawn behave exactly
+/// like undecided ones in every rule above.
+const PENDING: u8 = Value::DRAW.to_byte();
+
+/// Ranks per parallel work item.
+const CHUNK: u64 = 1 << 12;
+
+/// Values of already-solved partitions, by slot (None for unsolved ones).
+pub type Solved = [Option<Vec<u8>>];
+
+/// Solves partition `slot` of `layout` given every earlier partition in `solved`.
+pub fn solve_partition<G: Game>(
+    game: &G,
+    layout: &Layout,
+    solved: &Solved,
+    slot: usize,
+    progress: &Progress,
+) -> Result<Vec<u8>> {
+    let partition = layout.order()[slot];
+    let size = layout.size(slot);
+    let kind = game.info().kind;
+    let values: Vec<AtomicU8> = (0..size).map(|_| AtomicU8::new(PENDING)).collect();
+    let ctx = Ctx {
+        game,
+        layout,
+        solved,
+        slot,
+        partition,
+        values: &values,
+        kind,
+        broken: AtomicBool::new(false),
+        broken_message: std::sync::Mutex::new(None),
+    };
+
+    // Pass 0: everything that needs no iteration.
+    progress.phase(&format!("{} init", game.partition_name(partition)), size);
+    let max_seen = AtomicU32::new(0);
+    let has_internal: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    chunks(size).for_each_init(Vec::new, |succ, (lo, hi)| {
+        for r in lo..hi {
+            let (value, internal, seen) = ctx.first_scan(Rank(r), succ);
+            values[r as usize].store(value.to_byte(), Ordering::Relaxed);
+            if internal {
+                has_internal[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
+            }
+            max_seen.fetch_max(seen, Ordering::Relaxed);
+        }
+        progress.inc(hi - lo);
+    });
+    ctx.check()?;
+
+    // Passes: only positions left pending with a successor inside this partition.
+    let max_seen = max_seen.load(Ordering::Relaxed);
+    let mut d: u32 = 1;
+    loop {
+        if d > Value::MAX_DISTANCE {
+            return Err(Error::DistanceOverflow {
+                game: game.info().id.to_string(),
+                partition: game.partition_name(partition),
+                max: Value::MAX_DISTANCE,
+            });
+        }
+        progress.phase(&format!("{} pass {d}", game.partition_name(partition)), size);
+        let decided = AtomicU64::new(0);
+        chunks(size).for_each_init(Vec::new, |succ, (lo, hi)| {
+            let mut n = 0;
+            for r in lo..hi {
+                let bit = has_internal[(r / 64) as usize].load(Ordering::Relaxed) & (1 << (r % 64));
+                if bit == 0 || values[r as usize].load(Ordering::Relaxed) != PENDING {
+                    continue;
+                }
+                if let Some(v) = ctx.pass(Rank(r), d, succ) {
+                    values[r as usize].store(v.to_byte(), Ordering::Relaxed);
+                    n += 1;
+                }
+            }
+            decided.fetch_add(n, Ordering::Relaxed);
+            progress.inc(hi - lo);
+        });
+        ctx.check()?;
+        if decided.load(Ordering::Relaxed) == 0 && d > max_seen {
+            break;
+        }
+        d += 1;
+    }
+    Ok(values.into_iter().map(AtomicU8::into_inner).collect())
+}
+
+fn chunks(size: u64) -> impl ParallelIterator<Item = (u64, u64)> {
+    (0..size.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(move |c| (c * CHUNK, ((c + 1) * CHUNK).min(size)))
+}
+
+struct Ctx<'a, G: Game> {
+    game: &'a G,
+    layout: &'a Layout,
+    solved: &'a Solved,
+    slot: usize,
+    partition: PartitionId,
+    values: &'a [AtomicU8],
+    kind: GameKind,
+    broken: AtomicBool,
+    broken_message: std::sync::Mutex<Option<String>>,
+}
+
+/// A successor's value as the solver sees it.
+enum Succ {
+    /// In this partition, at this rank.
+    Internal(u64),
+    /// Already solved.
+    External(Value),
+}
+
+impl<G: Game> Ctx<'_, G> {
+    fn fail(&self, message: String) {
+        if !self.broken.swap(true, Ordering::Relaxed) {
+            *self.broken_message.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.broken.load(Ordering::Relaxed) {
+            let message = self
+                .broken_message
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .unwrap_or_default();
+            return Err(Error::GameContract {
+                game: self.game.info().id.to_string(),
+                message,
+            });
+        }
+        Ok(())
+    }
+
+    fn classify(&self, pos: &G::Position) -> Option<Succ> {
+        let (p, r) = self.game.rank(pos);
+        let Some(slot) = self.layout.locate(p, r) else {
+            self.fail(format!("successor ({p}, {r}) is outside the game's partitions"));
+            return None;
+        };
+        if slot == self.slot {
+            return Some(Succ::Internal(r.0));
+        }
+        match &self.solved[slot] {
+            Some(v) if slot < self.slot => {
+                let value = Value::from_byte(v[r.0 as usize]);
+                if value.is_illegal() {
+                    self.fail(format!(
+                        "a move from partition {} reaches ({p}, {r}), an index the game calls illegal",
+                        self.partition
+                    ));
+                    return None;
+                }
+                Some(Succ::External(value))
+            }
+            _ => {
+                self.fail(format!(
+                    "a move from partition {} leads to partition {p}, which is solved later",
+                    self.partition
+                ));
+                None
+            }
+        }
+    }
+
+    /// The first scan: (value, has a successor in this partition, largest distance seen).
+    fn first_scan(
+        &self,
+        r: Rank,
+        succ: &mut Vec<(G::Move, G::Position)>,
+    ) -> (Value, bool, u32) {
+        let Some(pos) = self.game.unrank(self.partition, r) else {
+            return (Value::ILLEGAL, false, 0);
+        };
+        match self.game.status(&pos) {
+            Status::Lost | Status::Goal => return (at(0), false, 0),
+            Status::Drawn => return (Value::DRAW, false, 0),
+            Status::Ongoing => {}
+        }
+        succ.clear();
+        self.game.successors(&pos, succ);
+        if succ.is_empty() && self.kind == GameKind::TwoPlayer {
+            self.fail(format!(
+                "position {} has no moves but its status is not Lost or Drawn",
+                self.game.format_position(&pos)
+            ));
+            return (Value::ILLEGAL, false, 0);
+        }
+        let mut acc = Combine::new(self.kind);
+        let mut internal = false;
+        let mut seen = 0;
+        for (_, s) in succ.iter() {
+            match self.classify(s) {
+                Some(Succ::Internal(_)) => internal = true,
+                Some(Succ::External(v)) => {
+                    seen = seen.max(v.distance().unwrap_or(0));
+                    acc.add(v);
+                }
+                None => return (Value::ILLEGAL, false, 0),
+            }
+        }
+        if internal {
+            // A win through an external loss may still be beaten by a shorter
+            // internal one; the passes decide.
+            return (Value::DRAW, true, seen);
+        }
+        let Some(v) = acc.finish() else {
+            self.fail(format!(
+                "position {} is decided beyond the longest distance a value byte holds ({})",
+                self.game.format_position(&pos),
+                Value::MAX_DISTANCE
+            ));
+            return (Value::ILLEGAL, false, 0);
+        };
+        (v, false, seen.max(v.distance().unwrap_or(0)))
+    }
+
+    /// Pass `d` for a pending position: its value if decided at distance `d`.
+    fn pass(&self, r: Rank, d: u32, succ: &mut Vec<(G::Move, G::Position)>) -> Option<Value> {
+        let pos = self.game.unrank(self.partition, r)?;
+        succ.clear();
+        self.game.successors(&pos, succ);
+        // Values at distance >= d are treated as undecided: they may be this
+        // pass's own writes, and ignoring them keeps the pass order-independent.
+        let read = |s: &G::Position| -> Option<Option<u32>> {
+            let v = match self.classify(s)? {
+                Succ::Internal(i) => Value::from_byte(self.values[i as usize].load(Ordering::Relaxed)),
+                Succ::External(v) => v,
+            };
+            Some(v.distance().filter(|&e| e < d))
+        };
+        match self.kind {
+            GameKind::Puzzle => {
+                for (_, s) in succ.iter() {
+                    if read(s)? == Some(d - 1) {
+                        return Some(at(d));
+                    }
+                }
+                None
+            }
+            GameKind::TwoPlayer if d % 2 == 1 => {
+                for (_, s) in succ.iter() {
+                    if read(s)? == Some(d - 1) {
+                        return Some(at(d));
+                    }
+                }
+                None
+            }
+            GameKind::TwoPlayer => {
+                let mut longest = 0;
+                for (_, s) in succ.iter() {
+                    match read(s)? {
+                        Some(e) if e % 2 == 1 => longest = longest.max(e),
+                        _ => return None,
+                    }
+                }
+                Some(at(longest + 1))
+            }
+        }
+    }
+}
+
+fn at(d: u32) -> Value {
+    Value::at_distance(d).expect("distance checked against MAX_DISTANCE by the pass loop")
+}
+
+/// The value of a position from the values of all its successors.
+pub(crate) struct Combine {
+    kind: GameKind,
+    best_win: Option<u32>,
+    longest_opponent_win: u32,
+    all_lost: bool,
+    best_goal: Option<u32>,
+}
+
+impl Combine {
+    pub(crate) fn new(kind: GameKind) -> Combine {
+        Combine {
+            kind,
+            best_win: None,
+            longest_opponent_win: 0,
+            all_lost: true,
+            best_goal: None,
+        }
+    }
+
+    /// Adds one successor's value (from the successor's side to move).
+    pub(crate) fn add(&mut self, v: Value) {
+        match self.kind {
+            GameKind::Puzzle => {
+                if let Some(e) = v.distance() {
+                    self.best_goal = Some(self.best_goal.map_or(e, |b| b.min(e)));
+                }
+            }
+            GameKind::TwoPlayer => match v.distance() {
+                // The opponent lost there: we win one ply further.
+                Some(e) if e % 2 == 0 => {
+                    self.best_win = Some(self.best_win.map_or(e, |b| b.min(e)));
+                }
+                Some(e) => self.longest_opponent_win = self.longest_opponent_win.max(e),
+                None => self.all_lost = false,
+            },
+        }
+    }
+
+    /// The combined value; `None` if its distance does not fit a value byte.
+    /// Two-player positions must have had at least one successor added.
+    pub(crate) fn finish(self) -> Option<Value> {
+        let next = |e: u32| Value::at_distance(e + 1);
+        match self.kind {
+            GameKind::Puzzle => self.best_goal.map_or(Some(Value::DRAW), next),
+            GameKind::TwoPlayer => match self.best_win {
+                Some(e) => next(e),
+                None if self.all_lost => next(self.longest_opponent_win),
+                None => Some(Value::DRAW),
+            },
+        }
+    }
+}
