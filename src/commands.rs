@@ -61,12 +61,6 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     if args.mem_limit.is_some() || !args.disk.is_empty() || args.resume {
         bail!("--mem-limit, --disk and --resume belong to the external-memory pipeline, which is not built yet; build in memory without them");
     }
-    match args.backend {
-        Backend::Cuda => bail!("the CUDA backend is not built yet; use --backend cpu"),
-        Backend::Auto => eprintln!("tbforge: no CUDA backend in this build yet; using the CPU"),
-        Backend::Cpu => {}
-    }
-    set_threads(args.threads)?;
     let names: Vec<String> = match &args.game {
         Some(g) => vec![g.clone()],
         None => {
@@ -76,9 +70,18 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
             default_set().into_iter().map(String::from).collect()
         }
     };
+    let games = names
+        .iter()
+        .map(|name| open(name, &args.params))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    match args.backend {
+        Backend::Cuda => bail!("the CUDA backend is not built yet; use --backend cpu"),
+        Backend::Auto => eprintln!("tbforge: no CUDA backend in this build yet; using the CPU"),
+        Backend::Cpu => {}
+    }
+    set_threads(args.threads)?;
     let mut reports = Vec::new();
-    for name in &names {
-        let game = open(name, &args.params)?;
+    for game in &games {
         let report = game.visit(BuildVisitor {
             progress: !args.json,
         })?;
