@@ -48,12 +48,31 @@ fn unknown_game_is_a_usage_error_on_one_line() {
 #[test]
 fn bad_params_are_usage_errors() {
     for args in [
-        &["build", "tictactoe", "--backend", "cpu", "--param", "size=4"][..],
-        &["build", "tictactoe", "--backend", "cpu", "--param", "noequals"][..],
+        &[
+            "build",
+            "tictactoe",
+            "--backend",
+            "cpu",
+            "--param",
+            "size=4",
+        ][..],
+        &[
+            "build",
+            "tictactoe",
+            "--backend",
+            "cpu",
+            "--param",
+            "noequals",
+        ][..],
         &["build", "tictactoe", "--backend", "cpu", "--threads", "0"][..],
     ] {
         let o = tbforge(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert_eq!(stderr(&o).trim().lines().count(), 1, "{args:?}: {}", stderr(&o));
+        assert_eq!(
+            stderr(&o).trim().lines().count(),
+            1,
+            "{args:?}: {}",
+            stderr(&o)
+        );
     }
 }
