@@ -1,1 +1,13 @@
-//! External memory: partitions streamed from disk (not built yet).
+//! The external-memory pipeline: partitions larger than the memory budget
+//! are solved in chunks streamed from scratch files striped over several
+//! disks, with bucketed, radix-sorted write buffers between the passes, and
+//! checkpoints that let an interrupted build resume exactly.
+
+mod disks;
+mod external;
+mod runs;
+mod stats;
+
+pub use disks::{ByteFile, ScratchDisks};
+pub use external::{solve_partition_external, ExternalPlan, PassCheckpoint};
+pub use stats::{peak_rss, IoStats};

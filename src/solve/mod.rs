@@ -6,6 +6,7 @@ mod bitset;
 mod layout;
 mod progress;
 mod retro;
+pub(crate) mod rules;
 mod schedule;
 
 pub use bfs::{frontier_bfs, one_bit_reachability, two_bit_bfs, Reachable};
@@ -13,4 +14,4 @@ pub use bitset::AtomicBitSet;
 pub use layout::Layout;
 pub use progress::Progress;
 pub use retro::solve_partition;
-pub use schedule::{solve_game, SolvedGame};
+pub use schedule::{solve_game, solve_game_external, SolvedGame};

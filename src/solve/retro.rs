@@ -16,6 +16,7 @@
 //! other's writes cannot change any decision: any thread count gives the same bytes.
 
 use super::layout::Layout;
+use super::rules::{at, Combine, PassAcc, PENDING};
 use super::Progress;
 use crate::game::{Game, GameKind, Status};
 use crate::value::{PartitionId, Rank, Value};
@@ -23,22 +24,17 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
-/// While solving, byte 1 (draw) doubles as "not decided yet": a draw is only
-/// ever the absence of a decision, and successors that are drawn behave exactly
-/// like undecided ones in every rule above.
-const PENDING: u8 = Value::DRAW.to_byte();
-
 /// Ranks per parallel work item.
 const CHUNK: u64 = 1 << 12;
 
 /// Values of already-solved partitions, by slot (None for unsolved ones).
-pub type Solved = [Option<Vec<u8>>];
+pub type Solved<'a> = [Option<&'a [u8]>];
 
 /// Solves partition `slot` of `layout` given every earlier partition in `solved`.
 pub fn solve_partition<G: Game>(
     game: &G,
     layout: &Layout,
-    solved: &Solved,
+    solved: &Solved<'_>,
     slot: usize,
     progress: &Progress,
 ) -> Result<Vec<u8>> {
@@ -124,7 +120,7 @@ fn chunks(size: u64) -> impl ParallelIterator<Item = (u64, u64)> {
 struct Ctx<'a, G: Game> {
     game: &'a G,
     layout: &'a Layout,
-    solved: &'a Solved,
+    solved: &'a Solved<'a>,
     slot: usize,
     partition: PartitionId,
     values: &'a [AtomicU8],
@@ -253,102 +249,19 @@ impl<G: Game> Ctx<'_, G> {
         let pos = self.game.unrank(self.partition, r)?;
         succ.clear();
         self.game.successors(&pos, succ);
-        // Values at distance >= d are treated as undecided: they may be this
-        // pass's own writes, and ignoring them keeps the pass order-independent.
-        let read = |s: &G::Position| -> Option<Option<u32>> {
+        let mut acc = PassAcc::default();
+        for (_, s) in succ.iter() {
             let v = match self.classify(s)? {
                 Succ::Internal(i) => {
                     Value::from_byte(self.values[i as usize].load(Ordering::Relaxed))
                 }
                 Succ::External(v) => v,
             };
-            Some(v.distance().filter(|&e| e < d))
-        };
-        match self.kind {
-            GameKind::Puzzle => {
-                for (_, s) in succ.iter() {
-                    if read(s)? == Some(d - 1) {
-                        return Some(at(d));
-                    }
-                }
-                None
-            }
-            GameKind::TwoPlayer if d % 2 == 1 => {
-                for (_, s) in succ.iter() {
-                    if read(s)? == Some(d - 1) {
-                        return Some(at(d));
-                    }
-                }
-                None
-            }
-            GameKind::TwoPlayer => {
-                let mut longest = 0;
-                for (_, s) in succ.iter() {
-                    match read(s)? {
-                        Some(e) if e % 2 == 1 => longest = longest.max(e),
-                        _ => return None,
-                    }
-                }
-                Some(at(longest + 1))
+            acc.add(self.kind, d, v);
+            if acc.settled(self.kind, d) {
+                break;
             }
         }
-    }
-}
-
-fn at(d: u32) -> Value {
-    Value::at_distance(d).expect("distance checked against MAX_DISTANCE by the pass loop")
-}
-
-/// The value of a position from the values of all its successors.
-pub(crate) struct Combine {
-    kind: GameKind,
-    best_win: Option<u32>,
-    longest_opponent_win: u32,
-    all_lost: bool,
-    best_goal: Option<u32>,
-}
-
-impl Combine {
-    pub(crate) fn new(kind: GameKind) -> Combine {
-        Combine {
-            kind,
-            best_win: None,
-            longest_opponent_win: 0,
-            all_lost: true,
-            best_goal: None,
-        }
-    }
-
-    /// Adds one successor's value (from the successor's side to move).
-    pub(crate) fn add(&mut self, v: Value) {
-        match self.kind {
-            GameKind::Puzzle => {
-                if let Some(e) = v.distance() {
-                    self.best_goal = Some(self.best_goal.map_or(e, |b| b.min(e)));
-                }
-            }
-            GameKind::TwoPlayer => match v.distance() {
-                // The opponent lost there: we win one ply further.
-                Some(e) if e % 2 == 0 => {
-                    self.best_win = Some(self.best_win.map_or(e, |b| b.min(e)));
-                }
-                Some(e) => self.longest_opponent_win = self.longest_opponent_win.max(e),
-                None => self.all_lost = false,
-            },
-        }
-    }
-
-    /// The combined value; `None` if its distance does not fit a value byte.
-    /// Two-player positions must have had at least one successor added.
-    pub(crate) fn finish(self) -> Option<Value> {
-        let next = |e: u32| Value::at_distance(e + 1);
-        match self.kind {
-            GameKind::Puzzle => self.best_goal.map_or(Some(Value::DRAW), next),
-            GameKind::TwoPlayer => match self.best_win {
-                Some(e) => next(e),
-                None if self.all_lost => next(self.longest_opponent_win),
-                None => Some(Value::DRAW),
-            },
-        }
+        acc.decide(self.kind, d)
     }
 }

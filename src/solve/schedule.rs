@@ -6,6 +6,7 @@ use super::layout::Layout;
 use super::retro::solve_partition;
 use super::Progress;
 use crate::game::Game;
+use crate::pipeline::{solve_partition_external, ByteFile, ExternalPlan, IoStats, ScratchDisks};
 use crate::Result;
 
 /// A fully solved game, in memory.
@@ -24,7 +25,8 @@ pub fn solve_game<G: Game>(game: &G, progress: &Progress) -> Result<SolvedGame> 
     let reachable = frontier_bfs(game, &layout, progress)?;
     let mut solved: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
     for slot in 0..layout.len() {
-        let values = solve_partition(game, &layout, &solved, slot, progress)?;
+        let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
+        let values = solve_partition(game, &layout, &deps, slot, progress)?;
         solved[slot] = Some(values);
     }
     progress.finish();
@@ -34,4 +36,39 @@ pub fn solve_game<G: Game>(game: &G, progress: &Progress) -> Result<SolvedGame> 
         values,
         reachable,
     })
+}
+
+/// Solves `game` through the external-memory path only (every partition
+/// chunked on `disks`), returning the values read back. The build uses the
+/// same machinery with checkpoints; tests compare this with [`solve_game`].
+pub fn solve_game_external<G: Game>(
+    game: &G,
+    disks: &ScratchDisks,
+    plan: ExternalPlan,
+    progress: &Progress,
+) -> Result<Vec<Vec<u8>>> {
+    let layout = Layout::new(game)?;
+    let stats = IoStats::default();
+    let mut values = Vec::new();
+    for slot in 0..layout.len() {
+        solve_partition_external(
+            game,
+            &layout,
+            disks,
+            slot,
+            plan,
+            progress,
+            &stats,
+            None,
+            &mut |_| Ok(()),
+        )?;
+    }
+    for slot in 0..layout.len() {
+        let file = ByteFile::open_existing(&disks.values_path(slot), layout.size(slot))?;
+        let mut v = vec![0u8; layout.size(slot) as usize];
+        file.read_at(0, &mut v)?;
+        values.push(v);
+    }
+    progress.finish();
+    Ok(values)
 }

@@ -1,0 +1,182 @@
+//! Scratch space striped over several directories (as over the disks of a
+//! RAID 0): partition value files and run files are spread round-robin, so a
+//! build with two disks reads and writes both.
+
+use crate::{Error, Result};
+use std::fs::{self, File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+/// The scratch directories of one build.
+#[derive(Clone, Debug)]
+pub struct ScratchDisks {
+    dirs: Vec<PathBuf>,
+}
+
+impl ScratchDisks {
+    /// Scratch under each of `disks` (created if missing), in a subdirectory
+    /// named for the build so that two builds never share files.
+    pub fn open(disks: &[PathBuf], build_tag: &str) -> Result<ScratchDisks> {
+        let mut dirs = Vec::new();
+        for d in disks {
+            let dir = d.join(format!(".tbforge-scratch-{build_tag}"));
+            fs::create_dir_all(&dir)
+                .map_err(|e| Error::io("creating scratch directory", &dir, e))?;
+            // Fail now, with the directory's name, rather than mid-build.
+            let probe = dir.join(".writable");
+            fs::write(&probe, b"ok")
+                .map_err(|e| Error::io("writing to scratch directory", &dir, e))?;
+            let _ = fs::remove_file(&probe);
+            dirs.push(dir);
+        }
+        if dirs.is_empty() {
+            return Err(Error::NotAvailable(
+                "no scratch directory: give at least one --disk DIR".into(),
+            ));
+        }
+        Ok(ScratchDisks { dirs })
+    }
+
+    /// The directories, one per disk.
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
+    /// The raw value file (one byte per index) of partition slot `slot`.
+    pub fn values_path(&self, slot: usize) -> PathBuf {
+        self.dirs[slot % self.dirs.len()].join(format!("p{slot:05}.values"))
+    }
+
+    /// A side file of partition slot `slot` (`what`: "summary", "internal").
+    pub fn side_path(&self, slot: usize, what: &str) -> PathBuf {
+        // The side files sit on the next disk so that a pass reads two disks at once.
+        self.dirs[(slot + 1) % self.dirs.len()].join(format!("p{slot:05}.{what}"))
+    }
+
+    /// The run file of bucket `bucket` of kind `kind` ("req", "ans").
+    pub fn run_path(&self, kind: &str, bucket: usize) -> PathBuf {
+        self.dirs[bucket % self.dirs.len()].join(format!("{kind}-{bucket:06}.run"))
+    }
+
+    /// Removes the run files of `kind` ("req", "ans"), or all with `None`
+    /// (between passes, and before a resumed pass).
+    pub fn clear_runs(&self, kind: Option<&str>) -> Result<()> {
+        for d in &self.dirs {
+            let entries =
+                fs::read_dir(d).map_err(|e| Error::io("listing scratch directory", d, e))?;
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                let of_kind = kind.is_none_or(|k| name.starts_with(&format!("{k}-")));
+                if path.extension().is_some_and(|x| x == "run") && of_kind {
+                    fs::remove_file(&path).map_err(|e| Error::io("removing run file", &path, e))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes all scratch (after a finished build).
+    pub fn remove_all(&self) -> Result<()> {
+        for d in &self.dirs {
+            if d.exists() {
+                fs::remove_dir_all(d).map_err(|e| Error::io("removing scratch directory", d, e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A fixed-size file of bytes read and written at offsets (pread/pwrite).
+pub struct ByteFile {
+    file: File,
+    path: PathBuf,
+    len: u64,
+}
+
+impl ByteFile {
+    /// Opens `path`, creating it with `len` zero bytes if it is missing or of another size.
+    pub fn create_or_open(path: &Path, len: u64) -> Result<ByteFile> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io("opening scratch file", path, e))?;
+        let have = file
+            .metadata()
+            .map_err(|e| Error::io("reading size of", path, e))?
+            .len();
+        if have != len {
+            file.set_len(len)
+                .map_err(|e| Error::io("sizing scratch file", path, e))?;
+        }
+        Ok(ByteFile {
+            file,
+            path: path.to_path_buf(),
+            len,
+        })
+    }
+
+    /// Opens an existing file read-only and checks its size.
+    pub fn open_existing(path: &Path, len: u64) -> Result<ByteFile> {
+        let file = File::open(path).map_err(|e| Error::io("opening scratch file", path, e))?;
+        let have = file
+            .metadata()
+            .map_err(|e| Error::io("reading size of", path, e))?
+            .len();
+        if have != len {
+            return Err(Error::io(
+                "checking scratch file",
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!("{have} bytes, expected {len}: it was truncated or replaced; start the build again without --resume"),
+                ),
+            ));
+        }
+        Ok(ByteFile {
+            file,
+            path: path.to_path_buf(),
+            len,
+        })
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True for an empty file.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Reads `buf.len()` bytes at `offset`.
+    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|e| Error::io("reading scratch file", &self.path, e))
+    }
+
+    /// Writes `buf` at `offset`.
+    pub fn write_at(&self, offset: u64, buf: &[u8]) -> Result<()> {
+        self.file
+            .write_all_at(buf, offset)
+            .map_err(|e| Error::io("writing scratch file", &self.path, e))
+    }
+
+    /// Makes the contents durable.
+    pub fn sync(&self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io("syncing scratch file", &self.path, e))
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}

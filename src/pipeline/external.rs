@@ -1,0 +1,664 @@
+//! Retrograde analysis of a partition too large for memory.
+//!
+//! The same passes as the in-memory solver (see `solve`'s retro module), with
+//! every array on disk and processed in chunks:
+//!
+//! - **expand**: stream the partition's chunks (a reader thread fills the next
+//!   chunk while the current one is expanded); every successor that must be
+//!   looked up becomes a request record `(successor rank, requester rank)` in a
+//!   write buffer bucketed by the successor's chunk, radix-sorted and flushed
+//!   to run files;
+//! - **answer**: for each bucket, load that chunk of values and turn each request
+//!   into an answer `(requester rank, successor value)` bucketed by the
+//!   requester's chunk;
+//! - **combine**: stream the partition's chunks again, apply the answers, decide,
+//!   write the chunk back.
+//!
+//! The first pass looks up successors in earlier partitions and keeps, per
+//! position, a 3-byte summary of them, so later passes only exchange requests
+//! inside the partition. Every rule is the in-memory solver's (`solve::rules`),
+//! applied in an order-independent way, so the bytes are the same for any
+//! chunk size, thread count or disk layout; a pass interrupted at any point and
+//! run again gives the same result, which is what makes `--resume` exact.
+
+use super::disks::{ByteFile, ScratchDisks};
+use super::runs::{read_bucket, Record, RunIndex, RunWriter, MAX_BUCKETS};
+use super::stats::IoStats;
+use crate::game::{Game, GameKind, Status};
+use crate::solve::rules::{at, PassAcc, PENDING};
+use crate::solve::{Layout, Progress};
+use crate::value::{Rank, Value};
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::sync::Mutex;
+
+/// Chunking of an external solve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExternalPlan {
+    /// Positions per chunk (a multiple of 64).
+    pub chunk: u64,
+    /// Records a write buffer holds before it flushes.
+    pub run_capacity: usize,
+}
+
+impl ExternalPlan {
+    /// A plan whose buffers stay within `mem_limit` bytes. Per chunk position
+    /// the combine step holds value, summary, flags and accumulator (about 20
+    /// bytes) twice (double buffering); the write buffer gets a quarter.
+    pub fn for_mem_limit(mem_limit: u64) -> ExternalPlan {
+        let chunk = ((mem_limit / 64).max(4096) / 64) * 64;
+        let run_capacity = ((mem_limit / 4) / 16).max(1024) as usize;
+        ExternalPlan {
+            chunk,
+            run_capacity,
+        }
+    }
+}
+
+/// Where an interrupted solve of a partition stands: `next_pass` 0 is the first scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PassCheckpoint {
+    /// The pass to run next (0: the first scan).
+    pub next_pass: u32,
+    /// The longest distance among values the first scan saw.
+    pub max_seen: u32,
+}
+
+/// Per-position summary of successors in earlier partitions, kept on disk
+/// between passes: nearest loss (puzzles: nearest goal distance), longest win,
+/// and whether some successor is neither (draw).
+#[derive(Clone, Copy, Debug, Default)]
+struct Summary {
+    nearest_loss: Option<u8>,
+    longest_win: Option<u8>,
+    blocked: bool,
+}
+
+impl Summary {
+    const BYTES: usize = 3;
+
+    fn add(&mut self, kind: GameKind, v: Value) {
+        match v.distance() {
+            Some(e) if kind == GameKind::Puzzle || e % 2 == 0 => {
+                let e = e as u8;
+                self.nearest_loss = Some(self.nearest_loss.map_or(e, |b| b.min(e)));
+            }
+            Some(e) => {
+                let e = e as u8;
+                self.longest_win = Some(self.longest_win.map_or(e, |b| b.max(e)));
+            }
+            None => self.blocked = true,
+        }
+    }
+
+    fn encode(self, out: &mut [u8]) {
+        out[0] = self.nearest_loss.map_or(0xff, |e| e);
+        out[1] = self.longest_win.map_or(0xff, |e| e);
+        out[2] = u8::from(self.blocked);
+    }
+
+    fn decode(b: &[u8]) -> Summary {
+        Summary {
+            nearest_loss: (b[0] != 0xff).then_some(b[0]),
+            longest_win: (b[1] != 0xff).then_some(b[1]),
+            blocked: b[2] != 0,
+        }
+    }
+
+    /// The largest distance it mentions.
+    fn longest(&self) -> u32 {
+        u32::from(
+            self.nearest_loss
+                .unwrap_or(0)
+                .max(self.longest_win.unwrap_or(0)),
+        )
+    }
+
+    /// The value when these are all the successors (the first scan).
+    fn finish(self, kind: GameKind) -> Option<Value> {
+        let next = |e: u8| Value::at_distance(u32::from(e) + 1);
+        match (kind, self.nearest_loss) {
+            (_, Some(e)) => next(e),
+            (GameKind::Puzzle, None) => Some(Value::DRAW),
+            (GameKind::TwoPlayer, None) if !self.blocked => next(self.longest_win.unwrap_or(0)),
+            (GameKind::TwoPlayer, None) => Some(Value::DRAW),
+        }
+    }
+
+    /// Seeds pass `d`'s accumulator with the earlier partitions' successors:
+    /// the nearest loss and the longest win stand for all of them.
+    fn seed(self, kind: GameKind, d: u32) -> PassAcc {
+        let mut acc = PassAcc::default();
+        if let Some(e) = self.nearest_loss {
+            acc.add(kind, d, at(u32::from(e)));
+        }
+        if let Some(e) = self.longest_win {
+            acc.add(kind, d, at(u32::from(e)));
+        }
+        if self.blocked {
+            acc.add(kind, d, Value::DRAW);
+        }
+        acc
+    }
+}
+
+/// Flag: the position is ongoing (not illegal, not terminal).
+const ONGOING: u8 = 1;
+/// Flag: the position has a successor in its own partition.
+const INTERNAL: u8 = 2;
+
+#[inline]
+fn flag(flags: &[u8], j: usize) -> u8 {
+    (flags[j / 4] >> (2 * (j % 4))) & 3
+}
+
+#[inline]
+fn set_flag(flags: &mut [u8], j: usize, f: u8) {
+    flags[j / 4] |= f << (2 * (j % 4));
+}
+
+#[inline]
+fn clear_flags(flags: &mut [u8], j: usize) {
+    flags[j / 4] &= !(3 << (2 * (j % 4)));
+}
+
+struct Solver<'a, G: Game> {
+    game: &'a G,
+    layout: &'a Layout,
+    disks: &'a ScratchDisks,
+    slot: usize,
+    plan: ExternalPlan,
+    kind: GameKind,
+    progress: &'a Progress,
+    stats: &'a IoStats,
+    /// First bucket number of each slot's chunks.
+    bucket_base: Vec<u64>,
+    values: ByteFile,
+    summary: ByteFile,
+    /// Two bits per position: [`ONGOING`] and [`INTERNAL`].
+    flags: ByteFile,
+    error: Mutex<Option<Error>>,
+}
+
+/// Solves partition `slot` with its values on disk at `disks.values_path(slot)`,
+/// reading earlier partitions' values from their scratch files.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_partition_external<G: Game>(
+    game: &G,
+    layout: &Layout,
+    disks: &ScratchDisks,
+    slot: usize,
+    plan: ExternalPlan,
+    progress: &Progress,
+    stats: &IoStats,
+    resume: Option<PassCheckpoint>,
+    checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
+) -> Result<()> {
+    let size = layout.size(slot);
+    let chunks_of = |s: usize| layout.size(s).div_ceil(plan.chunk);
+    let mut bucket_base = Vec::with_capacity(slot + 1);
+    let mut next = 0u64;
+    for s in 0..=slot {
+        bucket_base.push(next);
+        next += chunks_of(s);
+    }
+    if next > MAX_BUCKETS || plan.chunk % 64 != 0 || plan.chunk >= 1 << super::runs::LOW_BITS {
+        return Err(Error::NotAvailable(format!(
+            "memory limit too small for {} positions: it needs {next} chunks of {}; raise --mem-limit",
+            layout.total_size(),
+            plan.chunk
+        )));
+    }
+    let solver = Solver {
+        game,
+        layout,
+        disks,
+        slot,
+        plan,
+        kind: game.info().kind,
+        progress,
+        stats,
+        bucket_base,
+        values: ByteFile::create_or_open(&disks.values_path(slot), size)?,
+        summary: ByteFile::create_or_open(
+            &disks.side_path(slot, "summary"),
+            size * Summary::BYTES as u64,
+        )?,
+        flags: ByteFile::create_or_open(&disks.side_path(slot, "flags"), size.div_ceil(4))?,
+        error: Mutex::new(None),
+    };
+    disks.clear_runs(None)?;
+    let mut state = match resume {
+        Some(c) => c,
+        None => {
+            let max_seen = solver.first_scan()?;
+            let c = PassCheckpoint {
+                next_pass: 1,
+                max_seen,
+            };
+            solver.sync()?;
+            checkpoint(c)?;
+            c
+        }
+    };
+    if state.next_pass == 0 {
+        state.max_seen = solver.first_scan()?;
+        state.next_pass = 1;
+        solver.sync()?;
+        checkpoint(state)?;
+    }
+    loop {
+        let d = state.next_pass;
+        if d > Value::MAX_DISTANCE {
+            return Err(Error::DistanceOverflow {
+                game: game.info().id.to_string(),
+                partition: game.partition_name(layout.order()[slot]),
+                max: Value::MAX_DISTANCE,
+            });
+        }
+        let decided = solver.pass(d)?;
+        solver.sync()?;
+        state.next_pass = d + 1;
+        checkpoint(state)?;
+        if decided == 0 && d > state.max_seen {
+            break;
+        }
+    }
+    disks.clear_runs(None)?;
+    Ok(())
+}
+
+impl<G: Game> Solver<'_, G> {
+    fn name(&self) -> String {
+        self.game.partition_name(self.layout.order()[self.slot])
+    }
+
+    fn fail(&self, e: Error) {
+        self.error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(e);
+    }
+
+    fn check(&self) -> Result<()> {
+        match self.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn contract(&self, message: String) -> Error {
+        Error::GameContract {
+            game: self.game.info().id.to_string(),
+            message,
+        }
+    }
+
+    fn sync(&self) -> Result<()> {
+        self.values.sync()?;
+        self.summary.sync()?;
+        self.flags.sync()
+    }
+
+    fn chunk_range(&self, size: u64, c: u64) -> (u64, u64) {
+        let lo = c * self.plan.chunk;
+        (lo, (lo + self.plan.chunk).min(size))
+    }
+
+    fn size(&self) -> u64 {
+        self.layout.size(self.slot)
+    }
+
+    fn chunk_count(&self) -> u64 {
+        self.size().div_ceil(self.plan.chunk)
+    }
+
+    fn read(&self, file: &ByteFile, offset: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        file.read_at(offset, &mut buf)?;
+        self.stats.read(len as u64);
+        Ok(buf)
+    }
+
+    fn write(&self, file: &ByteFile, offset: u64, buf: &[u8]) -> Result<()> {
+        file.write_at(offset, buf)?;
+        self.stats.wrote(buf.len() as u64);
+        Ok(())
+    }
+
+    /// Reads chunk `c` of this partition: values and flags.
+    fn read_chunk(&self, c: u64) -> Result<(Vec<u8>, Vec<u8>)> {
+        let (lo, hi) = self.chunk_range(self.size(), c);
+        let values = self.read(&self.values, lo, (hi - lo) as usize)?;
+        let flags = self.read(&self.flags, lo / 4, (hi - lo).div_ceil(4) as usize)?;
+        Ok((values, flags))
+    }
+
+    /// Runs `work` on each chunk of this partition in order while a reader
+    /// thread loads the next one (double buffering).
+    fn for_each_chunk<T: Send>(
+        &self,
+        load: impl Fn(u64) -> Result<T> + Sync,
+        mut work: impl FnMut(u64, T) -> Result<()>,
+    ) -> Result<()> {
+        let n = self.chunk_count();
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Result<T>>(1);
+            let load = &load;
+            scope.spawn(move || {
+                for c in 0..n {
+                    let loaded = load(c);
+                    let failed = loaded.is_err();
+                    if tx.send(loaded).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+            for c in 0..n {
+                let loaded = rx
+                    .recv()
+                    .map_err(|_| Error::NotAvailable("the chunk reader thread stopped".into()))??;
+                work(c, loaded)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The bucket and in-chunk index of (slot, rank).
+    fn bucket_of(&self, slot: usize, rank: u64) -> (u64, u64) {
+        (
+            self.bucket_base[slot] + rank / self.plan.chunk,
+            rank % self.plan.chunk,
+        )
+    }
+
+    /// Expands the pending positions of every chunk into requests. In the first
+    /// scan (`d == 0`) it also sets illegal and terminal values and the
+    /// internal-successor flags, and asks only about earlier partitions; in
+    /// pass `d` it asks only about this one.
+    fn expand(&self, d: u32) -> Result<RunIndex> {
+        let requests = RunWriter::new(self.disks, "req", self.plan.run_capacity);
+        let phase = if d == 0 {
+            "first scan".to_string()
+        } else {
+            format!("pass {d}")
+        };
+        self.progress
+            .phase(&format!("{} {phase}: expand", self.name()), self.size());
+        let partition = self.layout.order()[self.slot];
+        self.for_each_chunk(
+            |c| self.read_chunk(c),
+            |c, (mut values, mut flags)| {
+                let (lo, _) = self.chunk_range(self.size(), c);
+                const SUB: usize = 4096;
+                values
+                    .par_chunks_mut(SUB)
+                    .zip(flags.par_chunks_mut(SUB / 4))
+                    .enumerate()
+                    .for_each_init(
+                        || (Vec::new(), Vec::new()),
+                        |(succ, out), (i, (vals, bits))| {
+                            out.clear();
+                            let base = lo + (i * SUB) as u64;
+                            for (j, v) in vals.iter_mut().enumerate() {
+                                let r = base + j as u64;
+                                if d == 0 {
+                                    clear_flags(bits, j);
+                                } else if flag(bits, j) != ONGOING | INTERNAL || *v != PENDING {
+                                    continue;
+                                }
+                                let Some(pos) = self.game.unrank(partition, Rank(r)) else {
+                                    if d == 0 {
+                                        *v = Value::ILLEGAL.to_byte();
+                                    }
+                                    continue;
+                                };
+                                if d == 0 {
+                                    match self.game.status(&pos) {
+                                        Status::Lost | Status::Goal => {
+                                            *v = at(0).to_byte();
+                                            continue;
+                                        }
+                                        Status::Drawn => {
+                                            *v = Value::DRAW.to_byte();
+                                            continue;
+                                        }
+                                        Status::Ongoing => {
+                                            *v = PENDING;
+                                            set_flag(bits, j, ONGOING);
+                                        }
+                                    }
+                                }
+                                succ.clear();
+                                self.game.successors(&pos, succ);
+                                if succ.is_empty() && self.kind == GameKind::TwoPlayer {
+                                    self.fail(self.contract(format!(
+                                        "position {} has no moves but its status is not Lost or Drawn",
+                                        self.game.format_position(&pos)
+                                    )));
+                                }
+                                for (_, s) in succ.iter() {
+                                    let (sp, sr) = self.game.rank(s);
+                                    let Some(ss) = self.layout.locate(sp, sr) else {
+                                        self.fail(self.contract(format!(
+                                            "successor ({sp}, {sr}) is outside the game's partitions"
+                                        )));
+                                        continue;
+                                    };
+                                    if ss > self.slot {
+                                        self.fail(self.contract(format!(
+                                            "a move from partition {partition} leads to partition {sp}, which is solved later"
+                                        )));
+                                        continue;
+                                    }
+                                    if ss == self.slot {
+                                        if d == 0 {
+                                            set_flag(bits, j, INTERNAL);
+                                        } else {
+                                            let (b, idx) = self.bucket_of(ss, sr.0);
+                                            out.push(Record::new(b, idx, r));
+                                        }
+                                    } else if d == 0 {
+                                        let (b, idx) = self.bucket_of(ss, sr.0);
+                                        out.push(Record::new(b, idx, r));
+                                    }
+                                }
+                            }
+                            if let Err(e) = requests.push(out) {
+                                self.fail(e);
+                            }
+                            self.progress.inc(vals.len() as u64);
+                        },
+                    );
+                self.check()?;
+                if d == 0 {
+                    self.write(&self.values, lo, &values)?;
+                    self.write(&self.flags, lo / 4, &flags)?;
+                }
+                Ok(())
+            },
+        )?;
+        let index = requests.finish()?;
+        self.stats.wrote(index.bytes);
+        Ok(index)
+    }
+
+    /// Answers every request with the successor's stored value.
+    fn answer(&self, requests: &RunIndex, d: u32) -> Result<RunIndex> {
+        let answers = RunWriter::new(self.disks, "ans", self.plan.run_capacity);
+        let slots: Vec<usize> = if d == 0 {
+            (0..self.slot).collect()
+        } else {
+            vec![self.slot]
+        };
+        self.progress
+            .phase(&format!("{} answer", self.name()), requests.bytes / 16);
+        for s in slots {
+            let size = self.layout.size(s);
+            let file = ByteFile::open_existing(&self.disks.values_path(s), size)?;
+            for c in 0..size.div_ceil(self.plan.chunk) {
+                let bucket = self.bucket_base[s] + c;
+                let (lo, hi) = self.chunk_range(size, c);
+                let mut chunk: Option<Vec<u8>> = None;
+                let read = read_bucket(
+                    self.disks,
+                    "req",
+                    requests,
+                    bucket,
+                    self.plan.run_capacity,
+                    |records| {
+                        let values = match &chunk {
+                            Some(v) => v,
+                            None => chunk.insert(self.read(&file, lo, (hi - lo) as usize)?),
+                        };
+                        let out: Vec<Record> = records
+                            .par_iter()
+                            .map(|q| {
+                                let v = values[q.index() as usize];
+                                let requester = q.payload;
+                                Record::new(
+                                    requester / self.plan.chunk,
+                                    requester % self.plan.chunk,
+                                    u64::from(v),
+                                )
+                            })
+                            .collect();
+                        self.progress.inc(records.len() as u64);
+                        answers.push(&out)
+                    },
+                )?;
+                self.stats.read(read);
+            }
+        }
+        let index = answers.finish()?;
+        self.stats.wrote(index.bytes);
+        Ok(index)
+    }
+
+    /// The first scan: returns the longest distance seen.
+    fn first_scan(&self) -> Result<u32> {
+        let requests = self.expand(0)?;
+        let answers = self.answer(&requests, 0)?;
+        self.disks.clear_runs(Some("req"))?;
+        let kind = self.kind;
+        let mut max_seen = 0u32;
+        self.progress
+            .phase(&format!("{} first scan: combine", self.name()), self.size());
+        let answers = &answers;
+        self.for_each_chunk(
+            |c| self.read_chunk(c),
+            |c, (mut values, flags)| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                let mut summaries = vec![Summary::default(); (hi - lo) as usize];
+                let read = read_bucket(
+                    self.disks,
+                    "ans",
+                    answers,
+                    c,
+                    self.plan.run_capacity,
+                    |records| {
+                        for a in records {
+                            summaries[a.index() as usize]
+                                .add(kind, Value::from_byte(a.payload as u8));
+                        }
+                        Ok(())
+                    },
+                )?;
+                self.stats.read(read);
+                let mut packed = vec![0u8; summaries.len() * Summary::BYTES];
+                for (j, s) in summaries.iter().enumerate() {
+                    s.encode(&mut packed[j * Summary::BYTES..(j + 1) * Summary::BYTES]);
+                    let f = flag(&flags, j);
+                    if f & ONGOING == 0 {
+                        max_seen = max_seen.max(values[j].saturating_sub(2).into());
+                        continue;
+                    }
+                    max_seen = max_seen.max(s.longest());
+                    if f & INTERNAL == 0 {
+                        let v = s.finish(kind).ok_or_else(|| Error::DistanceOverflow {
+                            game: self.game.info().id.to_string(),
+                            partition: self.name(),
+                            max: Value::MAX_DISTANCE,
+                        })?;
+                        values[j] = v.to_byte();
+                        max_seen = max_seen.max(v.distance().unwrap_or(0));
+                    }
+                }
+                self.progress.inc(hi - lo);
+                self.write(&self.values, lo, &values)?;
+                self.write(&self.summary, lo * Summary::BYTES as u64, &packed)
+            },
+        )?;
+        self.disks.clear_runs(None)?;
+        Ok(max_seen)
+    }
+
+    /// Pass `d`: returns how many positions it decided.
+    fn pass(&self, d: u32) -> Result<u64> {
+        let requests = self.expand(d)?;
+        let answers = self.answer(&requests, d)?;
+        self.disks.clear_runs(Some("req"))?;
+        let kind = self.kind;
+        let mut decided = 0u64;
+        self.progress
+            .phase(&format!("{} pass {d}: combine", self.name()), self.size());
+        let answers = &answers;
+        self.for_each_chunk(
+            |c| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                let (values, flags) = self.read_chunk(c)?;
+                let summary = self.read(
+                    &self.summary,
+                    lo * Summary::BYTES as u64,
+                    (hi - lo) as usize * Summary::BYTES,
+                )?;
+                Ok((values, flags, summary))
+            },
+            |c, (mut values, flags, summary)| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                let mut accs: Vec<PassAcc> = (0..(hi - lo) as usize)
+                    .map(|j| {
+                        Summary::decode(&summary[j * Summary::BYTES..(j + 1) * Summary::BYTES])
+                            .seed(kind, d)
+                    })
+                    .collect();
+                let read = read_bucket(
+                    self.disks,
+                    "ans",
+                    answers,
+                    c,
+                    self.plan.run_capacity,
+                    |records| {
+                        for a in records {
+                            accs[a.index() as usize].add(
+                                kind,
+                                d,
+                                Value::from_byte(a.payload as u8),
+                            );
+                        }
+                        Ok(())
+                    },
+                )?;
+                self.stats.read(read);
+                let mut changed = false;
+                for (j, acc) in accs.iter().enumerate() {
+                    if flag(&flags, j) != ONGOING | INTERNAL || values[j] != PENDING {
+                        continue;
+                    }
+                    if let Some(v) = acc.decide(kind, d) {
+                        values[j] = v.to_byte();
+                        decided += 1;
+                        changed = true;
+                    }
+                }
+                self.progress.inc(hi - lo);
+                if changed {
+                    self.write(&self.values, lo, &values)?;
+                }
+                Ok(())
+            },
+        )?;
+        self.disks.clear_runs(None)?;
+        Ok(decided)
+    }
+}

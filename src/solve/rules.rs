@@ -1,0 +1,121 @@
+//! The rules that turn successors' values into a position's value, shared by
+//! the in-memory solver and the external-memory pipeline so both give the
+//! same bytes.
+
+use crate::game::GameKind;
+use crate::value::Value;
+
+/// While solving, byte 1 (draw) doubles as "not decided yet": a draw is only
+/// ever the absence of a decision, and successors that are drawn behave exactly
+/// like undecided ones in every rule.
+pub(crate) const PENDING: u8 = Value::DRAW.to_byte();
+
+/// A decided value at distance `d` (the pass loop keeps `d` in range).
+pub(crate) fn at(d: u32) -> Value {
+    Value::at_distance(d).expect("distance checked against MAX_DISTANCE by the pass loop")
+}
+
+/// What pass `d` learns from a pending position's successors.
+///
+/// Values at distance `>= d` count as undecided: they may be this pass's own
+/// writes, and ignoring them makes a pass independent of the order in which
+/// positions are visited (and lets an interrupted pass be run again).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PassAcc {
+    /// Some successor is at exactly `d - 1` (two-player: a loss for the opponent).
+    hit: bool,
+    /// Some successor is not a win decided below `d` (two-player only).
+    blocked: bool,
+    /// The longest win among the successors (two-player only).
+    longest: u32,
+}
+
+impl PassAcc {
+    /// Adds one successor's value.
+    #[inline]
+    pub(crate) fn add(&mut self, kind: GameKind, d: u32, v: Value) {
+        let e = v.distance().filter(|&e| e < d);
+        if e == Some(d - 1) && (kind == GameKind::Puzzle || d % 2 == 1) {
+            self.hit = true;
+        }
+        match e {
+            Some(e) if e % 2 == 1 => self.longest = self.longest.max(e),
+            _ => self.blocked = true,
+        }
+    }
+
+    /// True once further successors cannot change the decision.
+    #[inline]
+    pub(crate) fn settled(&self, kind: GameKind, d: u32) -> bool {
+        match kind {
+            GameKind::Puzzle => self.hit,
+            GameKind::TwoPlayer if d % 2 == 1 => self.hit,
+            GameKind::TwoPlayer => self.blocked,
+        }
+    }
+
+    /// The position's value if it is decided at distance `d`.
+    pub(crate) fn decide(self, kind: GameKind, d: u32) -> Option<Value> {
+        match kind {
+            GameKind::Puzzle => self.hit.then(|| at(d)),
+            GameKind::TwoPlayer if d % 2 == 1 => self.hit.then(|| at(d)),
+            // Every successor is a win below d; the longest is d - 1 (a shorter one
+            // would have decided this position in an earlier pass).
+            GameKind::TwoPlayer => (!self.blocked).then(|| at(self.longest + 1)),
+        }
+    }
+}
+
+/// The value of a position from the values of all its successors.
+pub(crate) struct Combine {
+    kind: GameKind,
+    best_win: Option<u32>,
+    longest_opponent_win: u32,
+    all_lost: bool,
+    best_goal: Option<u32>,
+}
+
+impl Combine {
+    pub(crate) fn new(kind: GameKind) -> Combine {
+        Combine {
+            kind,
+            best_win: None,
+            longest_opponent_win: 0,
+            all_lost: true,
+            best_goal: None,
+        }
+    }
+
+    /// Adds one successor's value (from the successor's side to move).
+    pub(crate) fn add(&mut self, v: Value) {
+        match self.kind {
+            GameKind::Puzzle => {
+                if let Some(e) = v.distance() {
+                    self.best_goal = Some(self.best_goal.map_or(e, |b| b.min(e)));
+                }
+            }
+            GameKind::TwoPlayer => match v.distance() {
+                // The opponent lost there: we win one ply further.
+                Some(e) if e % 2 == 0 => {
+                    self.best_win = Some(self.best_win.map_or(e, |b| b.min(e)));
+                }
+                Some(e) => self.longest_opponent_win = self.longest_opponent_win.max(e),
+                None => self.all_lost = false,
+            },
+        }
+    }
+
+    /// The combined value; `None` if its distance does not fit a value byte.
+    /// Two-player positions must have had at least one successor added.
+    pub(crate) fn finish(self) -> Option<Value> {
+        let next = |e: u32| Value::at_distance(e + 1);
+        match self.kind {
+            GameKind::Puzzle => self.best_goal.map_or(Some(Value::DRAW), next),
+            GameKind::TwoPlayer => match self.best_win {
+                Some(e) => next(e),
+                None if self.all_lost => next(self.longest_opponent_win),
+                None => Some(Value::DRAW),
+            },
+        }
+    }
+}
