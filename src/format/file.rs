@@ -1,0 +1,718 @@
+//! One tablebase file: the writer and the checked reader. FORMAT.md is the
+//! specification; this code follows it field by field.
+
+use super::atomic::write_atomic;
+use super::{FormatError, Stored, ValueEncoding};
+use crate::game::{GameInfo, GameKind};
+use crate::value::{PartitionId, Rank, Value};
+use std::borrow::Cow;
+use std::fs::File;
+use std::path::Path;
+#[cfg(not(unix))]
+use std::sync::Mutex;
+
+/// The first eight bytes of every tablebase file. The high byte and the
+/// CR LF / ^Z / LF sequence catch text-mode transfers that mangle binaries.
+pub const MAGIC: [u8; 8] = *b"\x89TBF\r\n\x1a\n";
+/// The last eight bytes of every tablebase file.
+pub const TRAILER_MAGIC: [u8; 8] = *b"TBFEND\r\n";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// Bytes in the fixed header.
+pub const HEADER_LEN: usize = 128;
+/// Bytes per block index entry.
+pub const INDEX_ENTRY_LEN: usize = 16;
+/// Bytes in the trailer.
+pub const TRAILER_LEN: usize = 16;
+/// Uncompressed bytes per block by default: 64 KiB, i.e. 65,536 positions in
+/// one-byte files and 262,144 in 2-bit files. A probe decompresses one block.
+pub const BLOCK_BYTES: u32 = 1 << 16;
+/// The zstd level every block is compressed at. Part of the format's
+/// determinism: the same level and zstd release give the same bytes.
+pub const ZSTD_LEVEL: i32 = 19;
+
+const GAME_ID_LEN: usize = 32;
+const MAX_BLOCK_POSITIONS: u32 = 1 << 24;
+
+/// The fixed header of a tablebase file (FORMAT.md, "Header").
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Header {
+    /// The file format version.
+    pub format_version: u32,
+    /// The game's registry name.
+    pub game: String,
+    /// [`GameInfo::param_hash`] of the game and its parameters.
+    pub param_hash: u64,
+    /// Two-player or puzzle: how the stored codes read.
+    pub kind: GameKind,
+    /// The partition this file holds.
+    pub partition: PartitionId,
+    /// How values are stored.
+    pub encoding: ValueEncoding,
+    /// Positions (indices) in the partition.
+    pub positions: u64,
+    /// Positions per block (the last block may hold fewer).
+    pub block_positions: u32,
+    /// Number of blocks.
+    pub block_count: u64,
+    /// Where the first block starts.
+    pub data_offset: u64,
+    /// The whole file's length in bytes.
+    pub file_len: u64,
+}
+
+impl Header {
+    /// Positions in block `block`.
+    pub fn positions_in(&self, block: u64) -> u64 {
+        let start = block * u64::from(self.block_positions);
+        (self.positions - start).min(u64::from(self.block_positions))
+    }
+
+    /// Uncompressed bytes of block `block`.
+    pub fn raw_len(&self, block: u64) -> usize {
+        self.positions_in(block)
+            .div_ceil(self.encoding.positions_per_byte()) as usize
+    }
+
+    fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut h = [0u8; HEADER_LEN];
+        h[0..8].copy_from_slice(&MAGIC);
+        h[8..12].copy_from_slice(&self.format_version.to_le_bytes());
+        h[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        h[16..16 + self.game.len()].copy_from_slice(self.game.as_bytes());
+        h[48..56].copy_from_slice(&self.param_hash.to_le_bytes());
+        h[56..60].copy_from_slice(&self.partition.0.to_le_bytes());
+        h[60] = self.encoding.code();
+        h[61] = kind_code(self.kind);
+        h[64..72].copy_from_slice(&self.positions.to_le_bytes());
+        h[72..76].copy_from_slice(&self.block_positions.to_le_bytes());
+        h[80..88].copy_from_slice(&self.block_count.to_le_bytes());
+        h[88..96].copy_from_slice(&(HEADER_LEN as u64).to_le_bytes());
+        h[96..104].copy_from_slice(&self.data_offset.to_le_bytes());
+        h[104..112].copy_from_slice(&self.file_len.to_le_bytes());
+        h
+    }
+}
+
+fn kind_code(kind: GameKind) -> u8 {
+    match kind {
+        GameKind::TwoPlayer => 0,
+        GameKind::Puzzle => 1,
+    }
+}
+
+/// One block index entry: where a block's compressed bytes lie and their crc32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BlockRef {
+    /// Offset from the start of the file.
+    pub offset: u64,
+    /// Compressed length in bytes.
+    pub len: u32,
+    /// crc32 (IEEE) of the compressed bytes.
+    pub crc32: u32,
+}
+
+/// What the writer reports about a file it wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileSummary {
+    /// The file's length in bytes.
+    pub bytes: u64,
+    /// crc32 (IEEE) of the whole file.
+    pub crc32: u32,
+}
+
+/// Writer settings. The defaults are what builds use; other block sizes exist
+/// for tests (multi-block files from small partitions) and are recorded in the
+/// header, so readers follow whatever a file says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct WriteOptions {
+    /// Positions per block: a multiple of 4 in 4..=2^24.
+    pub block_positions: Option<u32>,
+}
+
+impl WriteOptions {
+    fn block_positions(&self, encoding: ValueEncoding) -> u32 {
+        self.block_positions
+            .unwrap_or(BLOCK_BYTES * encoding.positions_per_byte() as u32)
+    }
+}
+
+/// Writes one partition's values (one [`Value`] byte per index) to `path`
+/// atomically, with the default block size.
+///
+/// The bytes depend only on the arguments (fixed zstd level, single-threaded
+/// zstd per block), never on the thread count.
+pub fn write_partition_file(
+    path: &Path,
+    game: &GameInfo,
+    partition: PartitionId,
+    encoding: ValueEncoding,
+    values: &[u8],
+) -> Result<FileSummary, FormatError> {
+    write_partition_file_with(
+        path,
+        game,
+        partition,
+        encoding,
+        values,
+        &WriteOptions::default(),
+    )
+}
+
+/// [`write_partition_file`] with explicit [`WriteOptions`].
+pub fn write_partition_file_with(
+    path: &Path,
+    game: &GameInfo,
+    partition: PartitionId,
+    encoding: ValueEncoding,
+    values: &[u8],
+    options: &WriteOptions,
+) -> Result<FileSummary, FormatError> {
+    let bad = |message: String| FormatError::BadInput {
+        file: path.display().to_string(),
+        message,
+    };
+    if game.id.is_empty()
+        || game.id.len() > GAME_ID_LEN
+        || !game.id.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return Err(bad(format!(
+            "game id `{}` must be 1..={GAME_ID_LEN} printable ASCII characters",
+            game.id
+        )));
+    }
+    let bp = options.block_positions(encoding);
+    if bp % 4 != 0 || !(4..=MAX_BLOCK_POSITIONS).contains(&bp) {
+        return Err(bad(format!(
+            "block size {bp} must be a multiple of 4 in 4..={MAX_BLOCK_POSITIONS}"
+        )));
+    }
+    let positions = values.len() as u64;
+    let block_count = positions.div_ceil(u64::from(bp));
+    let data_offset = (HEADER_LEN + INDEX_ENTRY_LEN * block_count as usize) as u64;
+
+    let raw_blocks: Vec<&[u8]> = values.chunks(bp as usize).collect();
+    let blocks = compress_blocks(&raw_blocks, encoding, game.kind)
+        .map_err(|e| FormatError::io("compressing", path, e))?;
+
+    let mut index = Vec::with_capacity(INDEX_ENTRY_LEN * blocks.len());
+    let mut offset = data_offset;
+    for block in &blocks {
+        index.extend_from_slice(&offset.to_le_bytes());
+        index.extend_from_slice(&(block.len() as u32).to_le_bytes());
+        index.extend_from_slice(&crc32fast::hash(block).to_le_bytes());
+        offset += block.len() as u64;
+    }
+    let file_len = offset + TRAILER_LEN as u64;
+    let header = Header {
+        format_version: FORMAT_VERSION,
+        game: game.id.to_string(),
+        param_hash: game.param_hash(),
+        kind: game.kind,
+        partition,
+        encoding,
+        positions,
+        block_positions: bp,
+        block_count,
+        data_offset,
+        file_len,
+    }
+    .encode();
+    let mut sealed = crc32fast::Hasher::new();
+    sealed.update(&header);
+    sealed.update(&index);
+    let mut trailer = [0u8; TRAILER_LEN];
+    trailer[0..4].copy_from_slice(&sealed.finalize().to_le_bytes());
+    trailer[8..16].copy_from_slice(&TRAILER_MAGIC);
+
+    let mut parts: Vec<&[u8]> = vec![&header, &index];
+    parts.extend(blocks.iter().map(Vec::as_slice));
+    parts.push(&trailer);
+    let mut whole = crc32fast::Hasher::new();
+    for p in &parts {
+        whole.update(p);
+    }
+    write_atomic(path, &parts)?;
+    Ok(FileSummary {
+        bytes: file_len,
+        crc32: whole.finalize(),
+    })
+}
+
+/// The stored bytes of one block of values.
+fn pack(raw: &[u8], encoding: ValueEncoding, kind: GameKind) -> Cow<'_, [u8]> {
+    match encoding {
+        ValueEncoding::Byte => Cow::Borrowed(raw),
+        ValueEncoding::Wdl2 => Cow::Owned(
+            raw.chunks(4)
+                .map(|four| {
+                    four.iter().enumerate().fold(0u8, |acc, (i, &b)| {
+                        acc | encoding.encode(kind, Value::from_byte(b)) << (2 * i)
+                    })
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn compressor() -> std::io::Result<zstd::bulk::Compressor<'static>> {
+    use zstd::zstd_safe::CParameter;
+    let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
+    // Pinned explicitly: these change the frame bytes.
+    c.set_parameter(CParameter::ChecksumFlag(false))?;
+    c.set_parameter(CParameter::ContentSizeFlag(true))?;
+    c.set_parameter(CParameter::DictIdFlag(false))?;
+    Ok(c)
+}
+
+#[cfg(feature = "build")]
+fn compress_blocks(
+    raw: &[&[u8]],
+    encoding: ValueEncoding,
+    kind: GameKind,
+) -> std::io::Result<Vec<Vec<u8>>> {
+    use rayon::prelude::*;
+    // Each block is compressed on its own, so the thread that does it cannot change its bytes.
+    raw.par_iter()
+        .map_init(compressor, |c, block| match c {
+            Ok(c) => c.compress(&pack(block, encoding, kind)),
+            Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+        })
+        .collect()
+}
+
+#[cfg(not(feature = "build"))]
+fn compress_blocks(
+    raw: &[&[u8]],
+    encoding: ValueEncoding,
+    kind: GameKind,
+) -> std::io::Result<Vec<Vec<u8>>> {
+    let mut c = compressor()?;
+    raw.iter()
+        .map(|block| c.compress(&pack(block, encoding, kind)))
+        .collect()
+}
+
+/// Where a file's bytes come from.
+enum Source {
+    Mapped(memmap2::Mmap),
+    Bytes(Vec<u8>),
+    /// Positional reads need no lock.
+    #[cfg(unix)]
+    Reader(File),
+    /// Seek + read: one reader at a time.
+    #[cfg(not(unix))]
+    Reader(Mutex<File>),
+}
+
+/// A checked, open tablebase file: header and block index verified against
+/// the trailer checksum; blocks are checked as they are read.
+pub struct TableFile {
+    name: String,
+    source: Source,
+    header: Header,
+    index: Vec<BlockRef>,
+}
+
+impl std::fmt::Debug for TableFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableFile")
+            .field("name", &self.name)
+            .field("header", &self.header)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TableFile {
+    /// Opens `path` by memory-mapping it.
+    ///
+    /// # Safety
+    ///
+    /// The file must not be truncated or written to while the returned value
+    /// (or anything holding it) lives: a mapped page that vanishes ends the
+    /// process with SIGBUS, and bytes changed under the map are undefined
+    /// behaviour for the reads here. tbforge itself never modifies a file in
+    /// place: writers create a new file under a temporary name and rename it
+    /// over the old one, which leaves an existing map untouched. Callers must
+    /// ensure no other program modifies the file in place either. A changed
+    /// file is otherwise caught by the checksums, but only if the bytes stay
+    /// put while they are checked. Use [`TableFile::open_read`] where this
+    /// cannot be promised.
+    pub unsafe fn open_mapped(path: &Path) -> Result<TableFile, FormatError> {
+        let file = File::open(path).map_err(|e| FormatError::io("opening", path, e))?;
+        // SAFETY: the caller upholds this function's contract (no truncation
+        // or in-place writes while mapped); see the Safety section above.
+        let map = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|e| FormatError::io("memory-mapping", path, e))?;
+        TableFile::parse(display_name(path), Source::Mapped(map))
+    }
+
+    /// Opens `path` for reads through the file handle: no memory map, so no
+    /// contract beyond ordinary I/O; a changed file shows up as a checksum error.
+    pub fn open_read(path: &Path) -> Result<TableFile, FormatError> {
+        let file = File::open(path).map_err(|e| FormatError::io("opening", path, e))?;
+        #[cfg(not(unix))]
+        let file = Mutex::new(file);
+        TableFile::parse(display_name(path), Source::Reader(file))
+    }
+
+    /// Reads a file held in memory; `name` is used in error messages.
+    pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<TableFile, FormatError> {
+        TableFile::parse(name.to_string(), Source::Bytes(bytes))
+    }
+
+    /// The file's name, as used in error messages.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The checked header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The checked block index.
+    pub fn index(&self) -> &[BlockRef] {
+        &self.index
+    }
+
+    fn len(&self) -> Result<u64, FormatError> {
+        match &self.source {
+            Source::Mapped(m) => Ok(m.len() as u64),
+            Source::Bytes(b) => Ok(b.len() as u64),
+            Source::Reader(f) => {
+                #[cfg(not(unix))]
+                let f = f.lock().unwrap_or_else(|e| e.into_inner());
+                f.metadata()
+                    .map(|m| m.len())
+                    .map_err(|e| FormatError::io("reading the size of", &self.name, e))
+            }
+        }
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> Result<Cow<'_, [u8]>, FormatError> {
+        let slice = |b: &'_ [u8]| -> Option<std::ops::Range<usize>> {
+            let start = usize::try_from(offset).ok()?;
+            let end = start.checked_add(len)?;
+            (end <= b.len()).then_some(start..end)
+        };
+        let short = || {
+            self.corrupt(
+                None,
+                format!("{len} bytes at offset {offset} lie past the end of the file (truncated)"),
+            )
+        };
+        match &self.source {
+            Source::Mapped(m) => slice(m).map(|r| Cow::Borrowed(&m[r])).ok_or_else(short),
+            Source::Bytes(b) => slice(b).map(|r| Cow::Borrowed(&b[r])).ok_or_else(short),
+            Source::Reader(f) => {
+                let mut buf = vec![0u8; len];
+                #[cfg(unix)]
+                let read = std::os::unix::fs::FileExt::read_exact_at(f, &mut buf, offset);
+                #[cfg(not(unix))]
+                let read = {
+                    use std::io::{Read, Seek, SeekFrom};
+                    let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
+                    f.seek(SeekFrom::Start(offset))
+                        .and_then(|_| f.read_exact(&mut buf))
+                };
+                read.map_err(|e| match e.kind() {
+                    std::io::ErrorKind::UnexpectedEof => short(),
+                    _ => FormatError::io("reading", &self.name, e),
+                })?;
+                Ok(Cow::Owned(buf))
+            }
+        }
+    }
+
+    fn corrupt(&self, block: Option<u64>, message: String) -> FormatError {
+        FormatError::Corrupt {
+            file: self.name.clone(),
+            block,
+            message,
+        }
+    }
+
+    fn parse(name: String, source: Source) -> Result<TableFile, FormatError> {
+        let mut tf = TableFile {
+            name,
+            source,
+            header: Header {
+                format_version: 0,
+                game: String::new(),
+                param_hash: 0,
+                kind: GameKind::TwoPlayer,
+                partition: PartitionId(0),
+                encoding: ValueEncoding::Byte,
+                positions: 0,
+                block_positions: 0,
+                block_count: 0,
+                data_offset: 0,
+                file_len: 0,
+            },
+            index: Vec::new(),
+        };
+        let (header, index) = tf.check_structure()?;
+        tf.header = header;
+        tf.index = index;
+        Ok(tf)
+    }
+
+    /// Checks everything but the blocks' contents, in an order that gives the
+    /// most telling message first (not a tablebase, wrong version, truncated,
+    /// damaged header or index).
+    fn check_structure(&self) -> Result<(Header, Vec<BlockRef>), FormatError> {
+        let bad = |m: String| self.corrupt(None, m);
+        let actual_len = self.len()?;
+        if actual_len < 8 {
+            return Err(bad(format!(
+                "{actual_len} bytes: too short to be a tablebase file (truncated)"
+            )));
+        }
+        if self.read_at(0, 8)?[..] != MAGIC {
+            return Err(bad("not a tbforge tablebase file (bad magic number)".into()));
+        }
+        if actual_len < (HEADER_LEN + TRAILER_LEN) as u64 {
+            return Err(bad(format!(
+                "{actual_len} bytes: shorter than header and trailer (truncated)"
+            )));
+        }
+        let h = self.read_at(0, HEADER_LEN)?.into_owned();
+        let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
+        let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
+        let version = u32_at(8);
+        if version != FORMAT_VERSION {
+            return Err(FormatError::Version {
+                file: self.name.clone(),
+                found: version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        let file_len = u64_at(104);
+        if file_len != actual_len {
+            return Err(bad(format!(
+                "the header says {file_len} bytes but the file has {actual_len} (truncated, extended or damaged)"
+            )));
+        }
+        let block_count = u64_at(80);
+        let index_len = block_count
+            .checked_mul(INDEX_ENTRY_LEN as u64)
+            .filter(|&n| n <= file_len - (HEADER_LEN + TRAILER_LEN) as u64)
+            .ok_or_else(|| {
+                bad(format!(
+                    "the header's block count {block_count} needs an index larger than the file (damaged header)"
+                ))
+            })?;
+        let index_bytes = self.read_at(HEADER_LEN as u64, index_len as usize)?;
+        let trailer = self.read_at(file_len - TRAILER_LEN as u64, TRAILER_LEN)?;
+        if trailer[8..16] != TRAILER_MAGIC || trailer[4..8] != [0; 4] {
+            return Err(bad("the trailer is damaged or missing (truncated?)".into()));
+        }
+        let stored = u32::from_le_bytes(trailer[0..4].try_into().expect("4 bytes"));
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&h);
+        crc.update(&index_bytes);
+        let computed = crc.finalize();
+        if stored != computed {
+            return Err(bad(format!(
+                "header or block index damaged: checksum {computed:08x}, trailer says {stored:08x}"
+            )));
+        }
+
+        // The checksum matched: what follows only fails for a file written by a
+        // broken or hostile writer, but must still never panic.
+        let header_len = u32_at(12);
+        if header_len != HEADER_LEN as u32 {
+            return Err(bad(format!(
+                "header length {header_len}, expected {HEADER_LEN}"
+            )));
+        }
+        let game_raw = &h[16..16 + GAME_ID_LEN];
+        let game_len = game_raw.iter().position(|&b| b == 0).unwrap_or(GAME_ID_LEN);
+        let game = &game_raw[..game_len];
+        if game.is_empty()
+            || !game.iter().all(u8::is_ascii_graphic)
+            || game_raw[game_len..].iter().any(|&b| b != 0)
+        {
+            return Err(bad(
+                "the header's game id is not NUL-padded printable ASCII".into(),
+            ));
+        }
+        let encoding = ValueEncoding::from_code(h[60])
+            .ok_or_else(|| bad(format!("unknown value encoding code {}", h[60])))?;
+        let kind = match h[61] {
+            0 => GameKind::TwoPlayer,
+            1 => GameKind::Puzzle,
+            k => return Err(bad(format!("unknown game kind code {k}"))),
+        };
+        let reserved_zero = h[62..64].iter().chain(&h[76..80]).chain(&h[112..128]);
+        if reserved_zero.into_iter().any(|&b| b != 0) {
+            return Err(bad("reserved header bytes are not zero".into()));
+        }
+        let positions = u64_at(64);
+        let block_positions = u32_at(72);
+        if block_positions % 4 != 0 || !(4..=MAX_BLOCK_POSITIONS).contains(&block_positions) {
+            return Err(bad(format!(
+                "block size {block_positions} is not a multiple of 4 in 4..={MAX_BLOCK_POSITIONS}"
+            )));
+        }
+        if positions.div_ceil(u64::from(block_positions)) != block_count {
+            return Err(bad(format!(
+                "{positions} positions in blocks of {block_positions} need {} blocks, the header says {block_count}",
+                positions.div_ceil(u64::from(block_positions))
+            )));
+        }
+        let index_offset = u64_at(88);
+        let data_offset = u64_at(96);
+        if index_offset != HEADER_LEN as u64 || data_offset != HEADER_LEN as u64 + index_len {
+            return Err(bad(format!(
+                "index at {index_offset} and data at {data_offset}, expected {HEADER_LEN} and {}",
+                HEADER_LEN as u64 + index_len
+            )));
+        }
+        let header = Header {
+            format_version: version,
+            game: String::from_utf8_lossy(game).into_owned(),
+            param_hash: u64_at(48),
+            kind,
+            partition: PartitionId(u32_at(56)),
+            encoding,
+            positions,
+            block_positions,
+            block_count,
+            data_offset,
+            file_len,
+        };
+
+        let mut index = Vec::with_capacity(block_count as usize);
+        let mut expect = data_offset;
+        for (i, e) in index_bytes.chunks_exact(INDEX_ENTRY_LEN).enumerate() {
+            let r = BlockRef {
+                offset: u64::from_le_bytes(e[0..8].try_into().expect("8 bytes")),
+                len: u32::from_le_bytes(e[8..12].try_into().expect("4 bytes")),
+                crc32: u32::from_le_bytes(e[12..16].try_into().expect("4 bytes")),
+            };
+            let raw = header.raw_len(i as u64) as u64;
+            if r.offset != expect || r.len == 0 || u64::from(r.len) > raw + raw / 64 + 1024 {
+                return Err(self.corrupt(
+                    Some(i as u64),
+                    format!(
+                        "index entry (offset {}, length {}) is inconsistent",
+                        r.offset, r.len
+                    ),
+                ));
+            }
+            expect += u64::from(r.len);
+            index.push(r);
+        }
+        if expect != file_len - TRAILER_LEN as u64 {
+            return Err(bad(format!(
+                "blocks end at {expect}, the trailer starts at {}",
+                file_len - TRAILER_LEN as u64
+            )));
+        }
+        Ok((header, index))
+    }
+
+    /// The block holding `rank` and the position's place inside it.
+    pub fn locate(&self, rank: Rank) -> Result<(u64, u64), FormatError> {
+        if rank.0 >= self.header.positions {
+            return Err(FormatError::RankOutOfRange {
+                partition: self.header.partition,
+                rank,
+                size: self.header.positions,
+            });
+        }
+        let bp = u64::from(self.header.block_positions);
+        Ok((rank.0 / bp, rank.0 % bp))
+    }
+
+    /// Block `block`, checked against its crc32 and decompressed: the stored
+    /// bytes (one per position, or four positions per byte).
+    pub fn read_block(&self, block: u64) -> Result<Vec<u8>, FormatError> {
+        let r = *usize::try_from(block)
+            .ok()
+            .and_then(|b| self.index.get(b))
+            .ok_or_else(|| {
+                self.corrupt(
+                    None,
+                    format!("block {block} asked for; the file has {}", self.index.len()),
+                )
+            })?;
+        let bytes = self.read_at(r.offset, r.len as usize)?;
+        let crc = crc32fast::hash(&bytes);
+        if crc != r.crc32 {
+            return Err(self.corrupt(
+                Some(block),
+                format!("checksum {crc:08x}, index says {:08x}", r.crc32),
+            ));
+        }
+        let raw_len = self.header.raw_len(block);
+        let raw = decompress(&bytes, raw_len)
+            .map_err(|e| self.corrupt(Some(block), format!("does not decompress: {e}")))?;
+        if raw.len() != raw_len {
+            return Err(self.corrupt(
+                Some(block),
+                format!("decompresses to {} bytes, expected {raw_len}", raw.len()),
+            ));
+        }
+        if self.header.encoding == ValueEncoding::Wdl2 {
+            let used = (self.header.positions_in(block) % 4) as u32;
+            if used != 0 && raw[raw_len - 1] >> (2 * used) != 0 {
+                return Err(self.corrupt(Some(block), "padding bits are not zero".into()));
+            }
+        }
+        Ok(raw)
+    }
+
+    /// The stored code of position `offset` in a decompressed block.
+    pub fn code_in(&self, raw: &[u8], offset: u64) -> u8 {
+        match self.header.encoding {
+            ValueEncoding::Byte => raw[offset as usize],
+            ValueEncoding::Wdl2 => (raw[(offset / 4) as usize] >> (2 * (offset % 4))) & 3,
+        }
+    }
+
+    /// The stored position at `rank` (decompresses its block; no cache).
+    pub fn read(&self, rank: Rank) -> Result<Stored, FormatError> {
+        let (block, offset) = self.locate(rank)?;
+        let raw = self.read_block(block)?;
+        let code = self.code_in(&raw, offset);
+        Ok(self.header.encoding.decode(self.header.kind, code))
+    }
+
+    /// Every stored code in rank order (one byte per position, whatever the encoding).
+    pub fn read_all_codes(&self) -> Result<Vec<u8>, FormatError> {
+        let mut out = Vec::with_capacity(usize::try_from(self.header.positions).unwrap_or(0));
+        for block in 0..self.header.block_count {
+            let raw = self.read_block(block)?;
+            for i in 0..self.header.positions_in(block) {
+                out.push(self.code_in(&raw, i));
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn display_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+thread_local! {
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Decompresses one block, refusing output beyond `capacity` bytes.
+fn decompress(bytes: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
+    DECOMPRESSOR.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.is_none() {
+            *d = Some(zstd::bulk::Decompressor::new()?);
+        }
+        let d = d.as_mut().expect("set above");
+        d.decompress(bytes, capacity)
+    })
+}

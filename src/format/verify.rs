@@ -1,0 +1,622 @@
+//! `tbforge verify`: every file against the manifest, every block against its
+//! checksum, every header against the game; `--deep` re-derives sampled
+//! positions from their successors.
+
+use super::{
+    read_manifest, Counts, FileEntry, FormatError, Manifest, TableFile, Totals, ValueEncoding,
+    MANIFEST_NAME,
+};
+use crate::game::{open_game, Game, GameKind, GameVisitor, Status};
+use crate::probe::Tablebase;
+use crate::value::{Outcome, PartitionId, Rank, Value};
+use serde::Serialize;
+use std::io::Read;
+use std::path::Path;
+
+/// Settings for [`verify_dir_with`].
+#[derive(Clone, Copy, Debug)]
+pub struct VerifyOptions {
+    /// Re-derive sampled positions from their successors.
+    pub deep: bool,
+    /// At most this many positions sampled per file in a deep check.
+    pub samples_per_file: u64,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        VerifyOptions {
+            deep: false,
+            samples_per_file: 2000,
+        }
+    }
+}
+
+/// What `tbforge verify` found; `--json` prints it as is.
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifyReport {
+    /// The directory checked.
+    pub dir: String,
+    /// True if every check passed.
+    pub ok: bool,
+    /// Whether positions were re-derived.
+    pub deep: bool,
+    /// Files the manifest lists.
+    pub files_checked: usize,
+    /// Blocks whose checksum was checked.
+    pub blocks_checked: u64,
+    /// Positions re-derived from their successors (deep).
+    pub positions_sampled: u64,
+    /// Problems with the manifest itself or with the set of files.
+    pub manifest_failures: Vec<String>,
+    /// One entry per file, in manifest order.
+    pub files: Vec<FileCheck>,
+}
+
+/// The checks of one file.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileCheck {
+    /// The file's name.
+    pub name: String,
+    /// Its partition.
+    pub partition: PartitionId,
+    /// True if every check of this file passed.
+    pub ok: bool,
+    /// Blocks checked.
+    pub blocks: u64,
+    /// Positions re-derived (deep).
+    pub sampled: u64,
+    /// What failed; `block` is set where a single block is at fault.
+    pub failures: Vec<BlockFailure>,
+}
+
+/// One failed check.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockFailure {
+    /// The block, when the failure is inside one.
+    pub block: Option<u64>,
+    /// What failed.
+    pub message: String,
+}
+
+impl FileCheck {
+    fn fail(&mut self, block: Option<u64>, message: impl Into<String>) {
+        self.failures.push(BlockFailure {
+            block,
+            message: message.into(),
+        });
+    }
+}
+
+/// Verifies the tablebase in `dir` (deep: re-derive samples too).
+pub fn verify_dir(dir: &Path, deep: bool) -> Result<VerifyReport, FormatError> {
+    verify_dir_with(
+        dir,
+        &VerifyOptions {
+            deep,
+            ..VerifyOptions::default()
+        },
+    )
+}
+
+/// Verifies the tablebase in `dir`. Every problem found is a failure in the
+/// report; `Err` is kept for the directory itself being unreadable.
+pub fn verify_dir_with(dir: &Path, options: &VerifyOptions) -> Result<VerifyReport, FormatError> {
+    if !dir.is_dir() {
+        return Err(FormatError::io(
+            "opening tablebase directory",
+            dir,
+            std::io::Error::new(std::io::ErrorKind::NotFound, "not a directory"),
+        ));
+    }
+    let mut report = VerifyReport {
+        dir: dir.display().to_string(),
+        ok: false,
+        deep: options.deep,
+        files_checked: 0,
+        blocks_checked: 0,
+        positions_sampled: 0,
+        manifest_failures: Vec::new(),
+        files: Vec::new(),
+    };
+    let manifest = match read_manifest(dir) {
+        Ok(m) => m,
+        Err(e) => {
+            report.manifest_failures.push(e.to_string());
+            return Ok(report);
+        }
+    };
+    check_manifest(&manifest, &mut report.manifest_failures);
+    let game = open_game(&manifest.game, &manifest.params);
+    match &game {
+        Ok(g) => {
+            let mf = &mut report.manifest_failures;
+            g.visit(GameChecks {
+                manifest: &manifest,
+                failures: mf,
+            });
+        }
+        Err(e) => report
+            .manifest_failures
+            .push(format!("the manifest's game cannot be opened: {e}")),
+    }
+    for entry in &manifest.files {
+        let check = check_file(dir, &manifest, entry);
+        report.blocks_checked += check.blocks;
+        report.files.push(check);
+    }
+    report.files_checked = report.files.len();
+
+    if options.deep {
+        match (&game, Tablebase::open(dir)) {
+            (Ok(g), Ok(tb)) => {
+                let sampled = g.visit(Deep {
+                    tb: &tb,
+                    files: &mut report.files,
+                    samples: options.samples_per_file.max(1),
+                });
+                report.positions_sampled = sampled;
+            }
+            (Err(_), _) => report
+                .manifest_failures
+                .push("deep check skipped: the game cannot be opened".into()),
+            (_, Err(e)) => report
+                .manifest_failures
+                .push(format!("deep check skipped: {e}")),
+        }
+    }
+    for f in &mut report.files {
+        f.ok = f.failures.is_empty();
+    }
+    report.ok = report.manifest_failures.is_empty() && report.files.iter().all(|f| f.ok);
+    Ok(report)
+}
+
+/// Internal consistency of the manifest: totals, hash text, names, duplicates.
+fn check_manifest(m: &Manifest, failures: &mut Vec<String>) {
+    if m.param_hash_value().is_none() {
+        failures.push(format!(
+            "param_hash `{}` is not 16 hex digits",
+            m.param_hash
+        ));
+    }
+    let totals = Totals::sum(&m.files);
+    if totals != m.totals {
+        failures.push(format!(
+            "totals {:?} are not the sums over its files {:?}",
+            m.totals, totals
+        ));
+    }
+    if let (Some(layers), Some(reachable)) = (&m.layers, m.totals.reachable) {
+        if layers.iter().sum::<u64>() != reachable {
+            failures.push(format!(
+                "layers sum to {}, totals.reachable is {reachable}",
+                layers.iter().sum::<u64>()
+            ));
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let mut names = std::collections::BTreeSet::new();
+    for f in &m.files {
+        if !seen.insert(f.partition) {
+            failures.push(format!("partition {} is listed twice", f.partition));
+        }
+        if !names.insert(&f.name) {
+            failures.push(format!("file {} is listed twice", f.name));
+        }
+        if f.name.is_empty() || f.name.contains(['/', '\\']) || f.name.starts_with('.') {
+            failures.push(format!("file name `{}` is not a plain file name", f.name));
+        }
+        if f.wins + f.draws + f.losses + f.illegal != f.positions {
+            failures.push(format!(
+                "{}: wins + draws + losses + illegal != positions",
+                f.name
+            ));
+        }
+    }
+}
+
+/// Checks that need the game: identity and partition sizes.
+struct GameChecks<'a> {
+    manifest: &'a Manifest,
+    failures: &'a mut Vec<String>,
+}
+
+impl GameVisitor for GameChecks<'_> {
+    type Output = ();
+    fn visit<G: Game>(self, game: &G) {
+        let info = game.info();
+        let m = self.manifest;
+        if m.param_hash_value() != Some(info.param_hash()) {
+            self.failures.push(format!(
+                "param_hash {} is not the hash of {} ({:016x})",
+                m.param_hash,
+                info.canonical(),
+                info.param_hash()
+            ));
+        }
+        if info.kind != m.kind {
+            self.failures.push(format!(
+                "kind {:?}, but {} is {:?}",
+                m.kind, info.id, info.kind
+            ));
+        }
+        let partitions = game.partitions();
+        for f in &m.files {
+            if !partitions.contains(&f.partition) {
+                self.failures.push(format!(
+                    "{}: partition {} is not a partition of {}",
+                    f.name, f.partition, info.id
+                ));
+                continue;
+            }
+            let size = game.partition_size(f.partition);
+            if size != f.positions {
+                self.failures.push(format!(
+                    "{}: {} positions, but partition {} has {size}",
+                    f.name, f.positions, f.partition
+                ));
+            }
+            let name = game.partition_name(f.partition);
+            if name != f.partition_name {
+                self.failures.push(format!(
+                    "{}: partition name `{}`, the game calls it `{name}`",
+                    f.name, f.partition_name
+                ));
+            }
+        }
+    }
+}
+
+/// Whole-file size and crc32, header, every block, counts.
+fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
+    let mut c = FileCheck {
+        name: entry.name.clone(),
+        partition: entry.partition,
+        ok: false,
+        blocks: 0,
+        sampled: 0,
+        failures: Vec::new(),
+    };
+    if entry.name.is_empty() || entry.name.contains(['/', '\\']) || entry.name == MANIFEST_NAME {
+        c.fail(None, "not a plain tablebase file name");
+        return c;
+    }
+    let path = dir.join(&entry.name);
+    let bytes = match std::fs::File::open(&path).and_then(|mut f| {
+        let mut v = Vec::new();
+        f.read_to_end(&mut v).map(|_| v)
+    }) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            c.fail(None, "missing");
+            return c;
+        }
+        Err(e) => {
+            c.fail(None, format!("cannot be read: {e}"));
+            return c;
+        }
+    };
+    if bytes.len() as u64 != entry.bytes {
+        c.fail(
+            None,
+            format!("{} bytes, the manifest says {}", bytes.len(), entry.bytes),
+        );
+    }
+    let crc = crc32fast::hash(&bytes);
+    if crc != entry.crc32 {
+        c.fail(
+            None,
+            format!(
+                "whole-file crc32 {crc:08x}, the manifest says {:08x}",
+                entry.crc32
+            ),
+        );
+    }
+    let file = match TableFile::from_bytes(&entry.name, bytes) {
+        Ok(f) => f,
+        Err(e) => {
+            c.fail(block_of(&e), e.to_string());
+            return c;
+        }
+    };
+    let h = file.header();
+    let mut mismatch = |what: String| c.fail(None, format!("header: {what}"));
+    if h.game != m.game {
+        mismatch(format!("game `{}`, the manifest's is `{}`", h.game, m.game));
+    }
+    if Some(h.param_hash) != m.param_hash_value() {
+        mismatch(format!(
+            "parameter hash {:016x}, the manifest's is {}",
+            h.param_hash, m.param_hash
+        ));
+    }
+    if h.kind != m.kind {
+        mismatch(format!("kind {:?}, the manifest's is {:?}", h.kind, m.kind));
+    }
+    if h.partition != entry.partition {
+        mismatch(format!(
+            "partition {}, the manifest's is {}",
+            h.partition, entry.partition
+        ));
+    }
+    if h.encoding != m.encoding {
+        mismatch(format!(
+            "encoding {}, the manifest's is {}",
+            h.encoding, m.encoding
+        ));
+    }
+    if h.positions != entry.positions {
+        mismatch(format!(
+            "{} positions, the manifest says {}",
+            h.positions, entry.positions
+        ));
+    }
+    let mut counts = Counts::default();
+    let mut complete = true;
+    for block in 0..h.block_count {
+        c.blocks += 1;
+        match file.read_block(block) {
+            Ok(raw) => {
+                let codes: Vec<u8> = (0..h.positions_in(block))
+                    .map(|i| file.code_in(&raw, i))
+                    .collect();
+                counts.add_codes(m.kind, m.encoding, &codes);
+            }
+            Err(e) => {
+                complete = false;
+                c.fail(block_of(&e).or(Some(block)), e.to_string());
+            }
+        }
+    }
+    if complete {
+        let got = [counts.wins, counts.draws, counts.losses, counts.illegal];
+        let want = [entry.wins, entry.draws, entry.losses, entry.illegal];
+        if got != want {
+            c.fail(
+                None,
+                format!("stored values count wins/draws/losses/illegal {got:?}, the manifest says {want:?}"),
+            );
+        }
+        if m.encoding == ValueEncoding::Byte
+            && (counts.longest_win, counts.max_distance) != (entry.longest_win, entry.max_distance)
+        {
+            c.fail(
+                None,
+                format!(
+                    "stored values give longest win {:?} and max distance {:?}, the manifest says {:?} and {:?}",
+                    counts.longest_win, counts.max_distance, entry.longest_win, entry.max_distance
+                ),
+            );
+        }
+    }
+    c
+}
+
+fn block_of(e: &FormatError) -> Option<u64> {
+    match e {
+        FormatError::Corrupt { block, .. } => *block,
+        _ => None,
+    }
+}
+
+/// Re-derives sampled positions of every file from their successors' stored values.
+struct Deep<'a> {
+    tb: &'a Tablebase,
+    files: &'a mut Vec<FileCheck>,
+    samples: u64,
+}
+
+impl GameVisitor for Deep<'_> {
+    type Output = u64;
+    fn visit<G: Game>(self, game: &G) -> u64 {
+        let mut total = 0;
+        let kind = game.info().kind;
+        let encoding = self.tb.encoding();
+        let mut succ = Vec::new();
+        for check in self.files.iter_mut() {
+            // A file that failed its checks cannot be probed meaningfully.
+            if !check.failures.is_empty() {
+                continue;
+            }
+            let p = check.partition;
+            let size = game.partition_size(p);
+            let step = size.div_ceil(self.samples).max(1);
+            let mut r = 0;
+            while r < size {
+                let rank = Rank(r);
+                r += step;
+                let stored = match self.tb.probe_stored(p, rank) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        check.fail(None, format!("rank {rank}: {e}"));
+                        break;
+                    }
+                };
+                let pos = game.unrank(p, rank);
+                let Some(pos) = pos else {
+                    if !stored.is_illegal() {
+                        check.fail(
+                            None,
+                            format!(
+                                "rank {rank} is illegal for the game but stores {:?}",
+                                stored.outcome
+                            ),
+                        );
+                    }
+                    continue;
+                };
+                if stored.is_illegal() {
+                    check.fail(
+                        None,
+                        format!(
+                            "rank {rank} ({}) is legal but stored as illegal",
+                            game.format_position(&pos)
+                        ),
+                    );
+                    continue;
+                }
+                check.sampled += 1;
+                total += 1;
+                match derive(self.tb, game, kind, &pos, &mut succ) {
+                    Ok(expected) => {
+                        let same = match encoding {
+                            ValueEncoding::Byte => stored.value == Some(expected),
+                            ValueEncoding::Wdl2 => {
+                                stored.outcome
+                                    == encoding
+                                        .decode(kind, encoding.encode(kind, expected))
+                                        .outcome
+                            }
+                        };
+                        if !same {
+                            check.fail(
+                                None,
+                                format!(
+                                    "rank {rank} ({}) stores {}, its successors give {}",
+                                    game.format_position(&pos),
+                                    describe(kind, stored.outcome, stored.distance),
+                                    describe(
+                                        kind,
+                                        Some(outcome_of(kind, expected)),
+                                        expected.distance()
+                                    ),
+                                ),
+                            );
+                        }
+                    }
+                    Err(e) => check.fail(None, format!("rank {rank}: {e}")),
+                }
+                if check.failures.len() >= 20 {
+                    check.fail(None, "too many failures; stopped sampling this file");
+                    break;
+                }
+            }
+        }
+        total
+    }
+}
+
+fn outcome_of(kind: GameKind, v: Value) -> Outcome {
+    super::Stored::from_value(kind, v)
+        .outcome
+        .unwrap_or(Outcome::Draw)
+}
+
+fn describe(kind: GameKind, o: Option<Outcome>, d: Option<u32>) -> String {
+    match (kind, o, d) {
+        (_, None, _) => "illegal".into(),
+        (GameKind::Puzzle, Some(Outcome::Win), Some(d)) => format!("goal in {d}"),
+        (GameKind::Puzzle, Some(Outcome::Draw), _) => "goal unreachable".into(),
+        (_, Some(o), Some(d)) => format!("{o} in {d}"),
+        (_, Some(o), None) => o.to_string(),
+    }
+}
+
+/// The value of `pos` from its successors' stored values, by the solver's rules,
+/// written independently of it. In WDL-only tablebases the successors'
+/// distances are unknown; the outcome is still exact (distance 0 or 1 stands in).
+fn derive<G: Game>(
+    tb: &Tablebase,
+    game: &G,
+    kind: GameKind,
+    pos: &G::Position,
+    succ: &mut Vec<(G::Move, G::Position)>,
+) -> Result<Value, String> {
+    let at = |d: u32| {
+        Value::at_distance(d).ok_or_else(|| format!("distance {d} is beyond one value byte"))
+    };
+    match (kind, game.status(pos)) {
+        (GameKind::TwoPlayer, Status::Lost) | (GameKind::Puzzle, Status::Goal) => return at(0),
+        (GameKind::TwoPlayer, Status::Drawn) => return Ok(Value::DRAW),
+        (_, Status::Ongoing) => {}
+        (k, s) => return Err(format!("status {s:?} in a {k:?} game")),
+    }
+    succ.clear();
+    game.successors(pos, succ);
+    if succ.is_empty() && kind == GameKind::TwoPlayer {
+        return Err("no moves, yet the status is Ongoing".into());
+    }
+    let mut quickest_win: Option<u32> = None; // distance of the opponent's quickest loss
+    let mut slowest_loss = 0; // distance of the opponent's slowest win
+    let mut all_opponent_wins = true;
+    let mut nearest_goal: Option<u32> = None;
+    for (_, s) in succ.iter() {
+        let (sp, sr) = game.rank(s);
+        let v = tb.probe_stored(sp, sr).map_err(|e| e.to_string())?;
+        let d = v.distance.unwrap_or(match v.outcome {
+            // WDL only: any distance of the right parity keeps the outcome.
+            Some(Outcome::Win) => 1,
+            _ => 0,
+        });
+        match (kind, v.outcome) {
+            (_, None) => {
+                return Err(format!(
+                    "successor {} (partition {sp}, rank {sr}) is stored as illegal",
+                    game.format_position(s)
+                ))
+            }
+            (GameKind::TwoPlayer, Some(Outcome::Loss)) => {
+                quickest_win = Some(quickest_win.map_or(d, |q| q.min(d)));
+                all_opponent_wins = false;
+            }
+            (GameKind::TwoPlayer, Some(Outcome::Win)) => slowest_loss = slowest_loss.max(d),
+            (GameKind::TwoPlayer, Some(Outcome::Draw)) => all_opponent_wins = false,
+            (GameKind::Puzzle, Some(Outcome::Win)) => {
+                nearest_goal = Some(nearest_goal.map_or(d, |n| n.min(d)))
+            }
+            (GameKind::Puzzle, _) => {}
+        }
+    }
+    match kind {
+        GameKind::TwoPlayer => match quickest_win {
+            Some(d) => at(d + 1),
+            None if all_opponent_wins => at(slowest_loss + 1),
+            None => Ok(Value::DRAW),
+        },
+        GameKind::Puzzle => nearest_goal.map_or(Ok(Value::DRAW), |d| at(d + 1)),
+    }
+}
+
+/// The human rendering `tbforge verify` prints.
+pub fn render_verify_text(r: &VerifyReport) -> String {
+    let mut s = String::new();
+    for m in &r.manifest_failures {
+        s += &format!("FAIL manifest: {m}\n");
+    }
+    for f in &r.files {
+        if f.ok {
+            continue;
+        }
+        for x in &f.failures {
+            match x.block {
+                Some(b) => s += &format!("FAIL {} block {b}: {}\n", f.name, x.message),
+                None => s += &format!("FAIL {}: {}\n", f.name, x.message),
+            }
+        }
+    }
+    let failed = r.files.iter().filter(|f| !f.ok).count();
+    s += &format!(
+        "{}: {} files, {} blocks checked{}; {}\n",
+        r.dir,
+        r.files_checked,
+        r.blocks_checked,
+        if r.deep {
+            format!(", {} positions re-derived", r.positions_sampled)
+        } else {
+            String::new()
+        },
+        if r.ok {
+            "all checks passed".to_string()
+        } else {
+            format!(
+                "FAILED ({failed} files{})",
+                if r.manifest_failures.is_empty() {
+                    String::new()
+                } else {
+                    ", manifest".to_string()
+                }
+            )
+        }
+    );
+    s
+}

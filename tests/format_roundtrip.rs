@@ -1,0 +1,410 @@
+//! Tablebase files and manifest: write a real tablebase (tic-tac-toe), read it
+//! back, verify it, and check that the bytes are deterministic.
+//! # Source: tic-tac-toe has 5,478 legal positions reachable from the empty
+//! board (OEIS A008907 summed; seed README) and the empty board is a draw under
+//! perfect play (Schaefer 2002, "Tic-tac-toe", and any game-theory text).
+#![cfg(feature = "build")]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use tbforge::format::{
+    read_manifest, verify_dir, verify_dir_with, write_manifest, write_partition_file_with,
+    write_solved, Counts, FileEntry, Manifest, TableFile, ValueEncoding, VerifyOptions,
+    WriteOptions,
+};
+use tbforge::game::tictactoe::TicTacToe;
+use tbforge::solve::{solve_game, Progress, SolvedGame};
+use tbforge::{Game, GameKind, Outcome, PartitionId, Rank, Value};
+
+fn game() -> TicTacToe {
+    TicTacToe::from_params(&BTreeMap::new()).unwrap()
+}
+
+fn solved() -> SolvedGame {
+    solve_game(&game(), &Progress::hidden()).unwrap()
+}
+
+fn read_dir_bytes(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn write_verify_and_read_back() {
+    let g = game();
+    let s = solved();
+    let dir = tempfile::tempdir().unwrap();
+    let m = write_solved(dir.path(), &g, &s, ValueEncoding::Byte).unwrap();
+
+    // Published numbers pass through to the manifest.
+    assert_eq!(m.totals.reachable, Some(5478));
+    assert_eq!(m.layers.as_ref().unwrap().iter().sum::<u64>(), 5478);
+    assert_eq!(m.files.len(), 10);
+    assert_eq!(m.totals.positions, s.layout.total_size());
+    // Nothing but the files and the manifest is left behind (no temporaries).
+    let names: Vec<String> = read_dir_bytes(dir.path()).into_keys().collect();
+    assert_eq!(names.len(), 11, "{names:?}");
+    assert!(names.iter().all(|n| !n.starts_with('.')));
+
+    let report = verify_dir(dir.path(), false).unwrap();
+    assert!(report.ok, "{report:#?}");
+    assert_eq!(report.files_checked, 10);
+    let deep = verify_dir(dir.path(), true).unwrap();
+    assert!(deep.ok, "{deep:#?}");
+    // Tic-tac-toe's partitions are small: every legal index is sampled.
+    assert_eq!(
+        deep.positions_sampled,
+        m.totals.positions - m.totals.illegal
+    );
+
+    // Every file reads back to exactly the solver's values.
+    for (slot, &p) in s.layout.order().iter().enumerate() {
+        let path = dir.path().join(format!("{}.tbf", g.partition_name(p)));
+        let f = TableFile::open_read(&path).unwrap();
+        assert_eq!(f.header().partition, p);
+        assert_eq!(f.read_all_codes().unwrap(), s.values[slot]);
+    }
+    assert_eq!(read_manifest(dir.path()).unwrap(), m);
+}
+
+#[test]
+fn start_position_is_a_draw_on_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write_solved(dir.path(), &game(), &solved(), ValueEncoding::Byte).unwrap();
+    let report = tbforge::probe::probe_text(dir.path(), ".........").unwrap();
+    assert_eq!(report.result.outcome, Outcome::Draw);
+    // Every first move keeps the draw (well known; Schaefer 2002).
+    assert_eq!(report.result.best_moves.len(), 9);
+}
+
+#[test]
+fn bytes_are_deterministic_across_runs_and_thread_counts() {
+    let g = game();
+    let s = solved();
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let four = rayon::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    // Many small blocks, so that the parallel compressor really splits work.
+    one.install(|| write_solved(a.path(), &g, &s, ValueEncoding::Byte).unwrap());
+    four.install(|| write_solved(b.path(), &g, &s, ValueEncoding::Byte).unwrap());
+    assert_eq!(read_dir_bytes(a.path()), read_dir_bytes(b.path()));
+
+    let values: Vec<u8> = (0..10_000u32).map(|i| (i % 7) as u8).collect();
+    let info = g.info();
+    let opts = WriteOptions {
+        block_positions: Some(64),
+    };
+    let pa = a.path().join("x.tbf");
+    let pb = b.path().join("x.tbf");
+    let sa = one.install(|| {
+        write_partition_file_with(
+            &pa,
+            &info,
+            PartitionId(3),
+            ValueEncoding::Byte,
+            &values,
+            &opts,
+        )
+        .unwrap()
+    });
+    let sb = four.install(|| {
+        write_partition_file_with(
+            &pb,
+            &info,
+            PartitionId(3),
+            ValueEncoding::Byte,
+            &values,
+            &opts,
+        )
+        .unwrap()
+    });
+    assert_eq!(sa, sb);
+    let bytes = fs::read(&pa).unwrap();
+    assert_eq!(bytes, fs::read(&pb).unwrap());
+    assert_eq!(sa.bytes, bytes.len() as u64);
+    assert_eq!(sa.crc32, crc32fast::hash(&bytes));
+}
+
+#[test]
+fn multi_block_files_read_back_in_both_encodings() {
+    let info = game().info();
+    let dir = tempfile::tempdir().unwrap();
+    // Sizes around block boundaries, including empty and a partial last block.
+    for n in [0usize, 1, 3, 4, 5, 63, 64, 65, 1000] {
+        let values: Vec<u8> = (0..n).map(|i| ((i * 37) % 11) as u8).collect();
+        for (enc, bp) in [(ValueEncoding::Byte, 16), (ValueEncoding::Wdl2, 8)] {
+            let path = dir.path().join(format!("{n}-{enc}.tbf"));
+            let opts = WriteOptions {
+                block_positions: Some(bp),
+            };
+            write_partition_file_with(&path, &info, PartitionId(1), enc, &values, &opts).unwrap();
+            let f = TableFile::open_read(&path).unwrap();
+            assert_eq!(f.header().block_count, (n as u64).div_ceil(u64::from(bp)));
+            let want: Vec<u8> = values
+                .iter()
+                .map(|&b| enc.encode(GameKind::TwoPlayer, Value::from_byte(b)))
+                .collect();
+            assert_eq!(f.read_all_codes().unwrap(), want, "n={n} {enc}");
+            for (r, &b) in values.iter().enumerate() {
+                let got = f.read(Rank(r as u64)).unwrap();
+                let v = Value::from_byte(b);
+                assert_eq!(got.outcome, v.outcome());
+                if enc == ValueEncoding::Byte {
+                    assert_eq!(got.value, Some(v));
+                }
+            }
+            assert!(f.read(Rank(n as u64)).is_err());
+        }
+    }
+}
+
+#[test]
+fn wdl2_tablebase_verifies_and_agrees_with_byte_outcomes() {
+    let g = game();
+    let s = solved();
+    let byte = tempfile::tempdir().unwrap();
+    let wdl = tempfile::tempdir().unwrap();
+    write_solved(byte.path(), &g, &s, ValueEncoding::Byte).unwrap();
+    let m = write_solved(wdl.path(), &g, &s, ValueEncoding::Wdl2).unwrap();
+    assert_eq!(m.encoding, ValueEncoding::Wdl2);
+    let r = verify_dir(wdl.path(), true).unwrap();
+    assert!(r.ok, "{r:#?}");
+    let tb_byte = tbforge::probe::Tablebase::open(byte.path()).unwrap();
+    let tb_wdl = tbforge::probe::Tablebase::open(wdl.path()).unwrap();
+    for (slot, &p) in s.layout.order().iter().enumerate() {
+        for r in 0..s.layout.size(slot) {
+            let a = tb_byte.probe_stored(p, Rank(r)).unwrap();
+            let b = tb_wdl.probe_stored(p, Rank(r)).unwrap();
+            assert_eq!(a.outcome, b.outcome);
+            assert_eq!(b.distance, None);
+        }
+    }
+    // Distances are not there to give.
+    assert!(tb_wdl.probe_value(PartitionId(0), Rank(0)).is_err());
+}
+
+#[test]
+fn manifest_round_trip_and_schema() {
+    let g = game();
+    let s = solved();
+    let dir = tempfile::tempdir().unwrap();
+    let m = write_solved(dir.path(), &g, &s, ValueEncoding::Byte).unwrap();
+    let text = fs::read_to_string(dir.path().join("manifest.json")).unwrap();
+    assert!(text.ends_with("}\n"));
+    assert_eq!(text, m.to_json());
+    let back: Manifest = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, m);
+    // Rewriting gives the same bytes.
+    write_manifest(dir.path(), &back).unwrap();
+    assert_eq!(
+        fs::read_to_string(dir.path().join("manifest.json")).unwrap(),
+        text
+    );
+
+    // The documented fields, in the documented order.
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    let mut order: Vec<(usize, &str)> = keys
+        .iter()
+        .map(|k| (text.find(&format!("\"{k}\"")).unwrap(), *k))
+        .collect();
+    order.sort();
+    let order: Vec<&str> = order.into_iter().map(|(_, k)| k).collect();
+    assert_eq!(
+        order,
+        [
+            "format_version",
+            "tbforge_version",
+            "game",
+            "kind",
+            "params",
+            "param_hash",
+            "encoding",
+            "totals",
+            "layers",
+            "files"
+        ]
+    );
+    assert_eq!(v["kind"], "two-player");
+    assert_eq!(v["param_hash"].as_str().unwrap().len(), 16);
+    let f0 = &v["files"][0];
+    assert_eq!(f0["crc32"].as_str().unwrap().len(), 8);
+    assert_eq!(f0["name"], "marks9.tbf");
+
+    // Unknown fields and bad crc text are refused, not ignored.
+    let extra = text.replacen("\"game\"", "\"colour\": 1,\n  \"game\"", 1);
+    fs::write(dir.path().join("manifest.json"), extra).unwrap();
+    assert!(read_manifest(dir.path()).is_err());
+    let badcrc = text.replacen(&format!("\"{:08x}\"", m.files[0].crc32), "\"+1234567\"", 1);
+    fs::write(dir.path().join("manifest.json"), badcrc).unwrap();
+    assert!(read_manifest(dir.path()).is_err());
+}
+
+#[test]
+fn counts_follow_the_documented_rules() {
+    // 0 illegal, 1 draw, 2 loss in 0, 3 win in 1, 4 loss in 2, 7 win in 5.
+    let values = [0u8, 1, 2, 3, 4, 7, 7, 1];
+    let c = Counts::of_values(GameKind::TwoPlayer, &values);
+    assert_eq!(
+        (c.positions, c.illegal, c.draws, c.losses, c.wins),
+        (8, 1, 2, 2, 3)
+    );
+    assert_eq!((c.longest_win, c.max_distance), (Some(5), Some(5)));
+    // Puzzles: every decided position reaches the goal; no losses.
+    let c = Counts::of_values(GameKind::Puzzle, &values);
+    assert_eq!((c.illegal, c.draws, c.losses, c.wins), (1, 2, 0, 5));
+    assert_eq!(c.longest_win, Some(5));
+    let c = Counts::of_values(GameKind::TwoPlayer, &[0, 1, 2]);
+    assert_eq!((c.longest_win, c.max_distance), (None, Some(0)));
+}
+
+/// A tablebase whose files agree with the manifest but hold a wrong value:
+/// checksums cannot see it, re-deriving from successors does.
+#[test]
+fn deep_verify_catches_a_wrong_value() {
+    let g = game();
+    let mut s = solved();
+    let info = g.info();
+    // The start position is a draw; store it as a win in 1.
+    let (p, r) = g.rank(&g.start().unwrap());
+    let slot = s.layout.slot(p).unwrap();
+    assert_eq!(s.values[slot][r.0 as usize], Value::DRAW.to_byte());
+    s.values[slot][r.0 as usize] = Value::at_distance(1).unwrap().to_byte();
+    let dir = tempfile::tempdir().unwrap();
+    write_solved(dir.path(), &g, &s, ValueEncoding::Byte).unwrap();
+    assert!(verify_dir(dir.path(), false).unwrap().ok);
+    let deep = verify_dir(dir.path(), true).unwrap();
+    assert!(!deep.ok);
+    let bad: Vec<_> = deep.files.iter().filter(|f| !f.ok).collect();
+    assert_eq!(bad.len(), 1);
+    assert_eq!(bad[0].name, format!("{}.tbf", g.partition_name(p)));
+    assert!(
+        bad[0].failures[0].message.contains("win in 1"),
+        "{:?}",
+        bad[0].failures
+    );
+
+    // An illegal index stored as legal is caught too.
+    let mut s = solved();
+    let slot9 = s.layout.slot(PartitionId(9)).unwrap();
+    let illegal = s.values[slot9].iter().position(|&b| b == 0).unwrap();
+    s.values[slot9][illegal] = Value::DRAW.to_byte();
+    let dir = tempfile::tempdir().unwrap();
+    let entries: Vec<FileEntry> = s
+        .layout
+        .order()
+        .iter()
+        .enumerate()
+        .map(|(slot, &p)| {
+            let name = g.partition_name(p);
+            let path = dir.path().join(format!("{name}.tbf"));
+            let sum = write_partition_file_with(
+                &path,
+                &info,
+                p,
+                ValueEncoding::Byte,
+                &s.values[slot],
+                &WriteOptions::default(),
+            )
+            .unwrap();
+            FileEntry::new(info.kind, p, &name, &s.values[slot], None, sum)
+        })
+        .collect();
+    write_manifest(
+        dir.path(),
+        &Manifest::new(&info, ValueEncoding::Byte, entries, None),
+    )
+    .unwrap();
+    assert!(verify_dir(dir.path(), false).unwrap().ok);
+    let deep = verify_dir_with(
+        dir.path(),
+        &VerifyOptions {
+            deep: true,
+            samples_per_file: 1_000_000,
+        },
+    )
+    .unwrap();
+    assert!(!deep.ok);
+    assert!(deep
+        .files
+        .iter()
+        .any(|f| f.failures.iter().any(|x| x.message.contains("illegal"))));
+}
+
+#[test]
+fn verify_names_missing_swapped_and_mislisted_files() {
+    let g = game();
+    let s = solved();
+    let base = tempfile::tempdir().unwrap();
+    write_solved(base.path(), &g, &s, ValueEncoding::Byte).unwrap();
+    let fresh = || {
+        let d = tempfile::tempdir().unwrap();
+        for (name, bytes) in read_dir_bytes(base.path()) {
+            fs::write(d.path().join(name), bytes).unwrap();
+        }
+        d
+    };
+    let failing = |d: &Path| -> Vec<String> {
+        let r = verify_dir(d, false).unwrap();
+        assert!(!r.ok);
+        r.files
+            .iter()
+            .filter(|f| !f.ok)
+            .map(|f| f.name.clone())
+            .collect()
+    };
+
+    let d = fresh();
+    fs::remove_file(d.path().join("marks4.tbf")).unwrap();
+    assert_eq!(failing(d.path()), ["marks4.tbf"]);
+
+    // Two valid files swapped: sizes, crcs and headers all disagree.
+    let d = fresh();
+    fs::rename(d.path().join("marks4.tbf"), d.path().join("tmp")).unwrap();
+    fs::rename(d.path().join("marks5.tbf"), d.path().join("marks4.tbf")).unwrap();
+    fs::rename(d.path().join("tmp"), d.path().join("marks5.tbf")).unwrap();
+    assert_eq!(failing(d.path()), ["marks5.tbf", "marks4.tbf"]);
+
+    // The manifest lies about counts: caught from the blocks.
+    let d = fresh();
+    let mut m = read_manifest(d.path()).unwrap();
+    m.files[3].wins += 1;
+    m.files[3].draws -= 1;
+    write_manifest(d.path(), &m).unwrap();
+    assert_eq!(failing(d.path()), [m.files[3].name.clone()]);
+
+    // Totals that are not the sums, and no manifest at all.
+    let d = fresh();
+    let mut m = read_manifest(d.path()).unwrap();
+    m.totals.wins += 1;
+    write_manifest(d.path(), &m).unwrap();
+    let r = verify_dir(d.path(), false).unwrap();
+    assert!(!r.ok && !r.manifest_failures.is_empty());
+    fs::remove_file(d.path().join("manifest.json")).unwrap();
+    let r = verify_dir(d.path(), false).unwrap();
+    assert!(!r.ok && r.manifest_failures[0].contains("not found"));
+
+    // Another parameter hash in the manifest: every header disagrees.
+    let d = fresh();
+    let mut m = read_manifest(d.path()).unwrap();
+    m.param_hash = "0123456789abcdef".into();
+    write_manifest(d.path(), &m).unwrap();
+    let r = verify_dir(d.path(), false).unwrap();
+    assert!(!r.ok && r.files.iter().all(|f| !f.ok));
+}
