@@ -6,8 +6,9 @@ use anyhow::{bail, Context};
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
+use tbforge::format::{self, FormatError};
 use tbforge::game::{catalog, GameVisitor};
-use tbforge::solve::{solve_game, Progress};
+use tbforge::solve::{build_game, BuildOptions, BuildReport};
 use tbforge::Game;
 
 pub fn games(json: bool) -> anyhow::Result<ExitCode> {
@@ -57,10 +58,33 @@ fn set_threads(threads: Option<usize>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `8G`, `512M`, `64K`, `1000` (bytes); binary multiples.
+fn parse_size(text: &str) -> anyhow::Result<u64> {
+    let t = text.trim();
+    let (digits, mult) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        None => (t, 1u64),
+        Some((i, _)) => {
+            let unit = t[i..].trim().to_ascii_uppercase();
+            let mult = match unit.trim_end_matches("IB").trim_end_matches('B') {
+                "" => 1,
+                "K" => 1 << 10,
+                "M" => 1 << 20,
+                "G" => 1 << 30,
+                "T" => 1 << 40,
+                _ => bail!("--mem-limit `{text}`: unknown unit; write e.g. 512M or 8G"),
+            };
+            (&t[..i], mult)
+        }
+    };
+    let n: u64 = digits.parse().map_err(|_| {
+        anyhow::anyhow!("--mem-limit `{text}` is not a size; write e.g. 512M or 8G")
+    })?;
+    n.checked_mul(mult).filter(|&b| b > 0).ok_or_else(|| {
+        anyhow::anyhow!("--mem-limit `{text}` is out of range; write e.g. 512M or 8G")
+    })
+}
+
 pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
-    if args.mem_limit.is_some() || !args.disk.is_empty() || args.resume {
-        bail!("--mem-limit, --disk and --resume belong to the external-memory pipeline, which is not built yet; build in memory without them");
-    }
     let names: Vec<String> = match &args.game {
         Some(g) => vec![g.clone()],
         None => {
@@ -74,6 +98,7 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|name| open(name, &args.params))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let mem_limit = args.mem_limit.as_deref().map(parse_size).transpose()?;
     match args.backend {
         Backend::Cuda => bail!("the CUDA backend is not built yet; use --backend cpu"),
         Backend::Auto => eprintln!("tbforge: no CUDA backend in this build yet; using the CPU"),
@@ -82,11 +107,30 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     set_threads(args.threads)?;
     let mut reports = Vec::new();
     for game in &games {
-        let report = game.visit(BuildVisitor {
-            progress: !args.json,
-        })?;
+        let out = match &args.out {
+            Some(o) => o.clone(),
+            None => Path::new("tablebases").join(game.info().dir_name()),
+        };
+        let mut opts = BuildOptions::new(out);
+        opts.progress = !args.json;
+        opts.mem_limit = mem_limit;
+        opts.disks = args.disk.clone();
+        opts.resume = args.resume;
+        let report = game.visit(BuildVisitor { opts })?;
         if !args.json {
-            println!("{report}");
+            println!(
+                "{}: {} positions{} in {:.2} s ({:.3e} positions/s), {} files in {}",
+                report.game,
+                report.positions,
+                report
+                    .reachable
+                    .map(|r| format!(" ({r} reachable)"))
+                    .unwrap_or_default(),
+                report.seconds,
+                report.positions_per_second,
+                report.files,
+                report.out.display()
+            );
         }
         reports.push(report);
     }
@@ -97,39 +141,74 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
 }
 
 struct BuildVisitor {
-    progress: bool,
+    opts: BuildOptions,
 }
 
 impl GameVisitor for BuildVisitor {
-    type Output = anyhow::Result<serde_json::Value>;
-    fn visit<G: Game>(self, game: &G) -> anyhow::Result<serde_json::Value> {
-        let info = game.info();
-        let start = std::time::Instant::now();
-        let solved = solve_game(game, &Progress::new(self.progress))?;
-        let positions = solved.layout.total_size();
-        let seconds = start.elapsed().as_secs_f64();
-        Ok(json!({
-            "game": info.canonical(),
-            "positions": positions,
-            "reachable": solved.reachable.as_ref().map(|r| r.total()),
-            "seconds": seconds,
-        }))
+    type Output = tbforge::Result<BuildReport>;
+    fn visit<G: Game>(self, game: &G) -> Self::Output {
+        build_game(game, &self.opts)
     }
 }
 
-pub fn verify(_dir: &Path, _deep: bool, _json: bool) -> anyhow::Result<ExitCode> {
-    let _ = CheckFailed(String::new());
-    bail!("verify is not built yet")
+pub fn verify(dir: &Path, deep: bool, json: bool) -> anyhow::Result<ExitCode> {
+    let report = format::verify_dir(dir, deep)?;
+    if json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", format::render_verify_text(&report));
+    }
+    if report.ok {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        if !json {
+            eprintln!("tbforge: verify failed: {}", dir.display());
+        }
+        Ok(ExitCode::from(1))
+    }
 }
 
-pub fn info(_dir: &Path, _json: bool) -> anyhow::Result<ExitCode> {
-    bail!("info is not built yet")
+pub fn info(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let report = format::info(dir)?;
+    if json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        print!("{}", format::render_info_text(&report));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn probe(_dir: &Path, _position: &str, _json: bool) -> anyhow::Result<ExitCode> {
-    bail!("probe is not built yet")
+pub fn probe(dir: &Path, position: &str, json: bool) -> anyhow::Result<ExitCode> {
+    match tbforge::probe::probe_text(dir, position) {
+        Ok(report) => {
+            if json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                print!("{}", report.to_text());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(
+            e @ tbforge::Error::Format(
+                FormatError::NotInTablebase { .. } | FormatError::IllegalIndex { .. },
+            ),
+        ) => Err(CheckFailed(e.to_string()).into()),
+        Err(e) => Err(e.into()),
+    }
 }
 
-pub fn bench(_what: BenchWhat) -> anyhow::Result<ExitCode> {
-    bail!("bench is not built yet")
+pub fn bench(what: BenchWhat) -> anyhow::Result<ExitCode> {
+    match what {
+        BenchWhat::Probe { dir, json } => {
+            let row = tbforge::probe::bench(&dir, &Default::default())?;
+            if json {
+                println!("{}", serde_json::to_string(&row)?);
+            } else {
+                print!("{}", tbforge::probe::render_bench_text(&[row]));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchWhat::Hash { .. } => bail!("bench hash is not built yet"),
+        BenchWhat::Solve { .. } => bail!("bench solve is not built yet"),
+    }
 }

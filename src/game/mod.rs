@@ -57,8 +57,12 @@ pub struct GameInfo {
 }
 
 impl GameInfo {
-    /// The canonical text of game and parameters: `connect4:height=5,width=5`.
+    /// The canonical text of game and parameters: `connect4:height=5,width=5`,
+    /// or the bare id for a game without parameters.
     pub fn canonical(&self) -> String {
+        if self.params.is_empty() {
+            return self.id.to_string();
+        }
         let params: Vec<String> = self
             .params
             .iter()

@@ -3,6 +3,7 @@
 
 mod bfs;
 mod bitset;
+mod build;
 mod layout;
 mod progress;
 mod retro;
@@ -11,6 +12,7 @@ mod schedule;
 
 pub use bfs::{frontier_bfs, one_bit_reachability, two_bit_bfs, Reachable};
 pub use bitset::AtomicBitSet;
+pub use build::{build_game, BuildOptions, BuildReport, BUILD_LOG};
 pub use layout::Layout;
 pub use progress::Progress;
 pub use retro::solve_partition;

@@ -1,0 +1,341 @@
+//! A whole build: forward search, every partition solved in order (in memory
+//! or through the external-memory pipeline), each written as a tablebase file
+//! as soon as it is solved, then manifest.json.
+//!
+//! The build is durable at every step: a state file in the output directory
+//! records the forward-search results, the finished partitions' manifest
+//! entries and, inside a partition solved externally, the last finished pass.
+//! A build killed at any moment and run again with `--resume` continues from
+//! there and ends with the same bytes as an uninterrupted one.
+
+use super::bfs::frontier_bfs;
+use super::layout::Layout;
+use super::retro::solve_partition;
+use super::Progress;
+use crate::format::{
+    self, file_name, write_manifest, FileEntry, Manifest, TableFile, ValueEncoding, FORMAT_VERSION,
+};
+use crate::game::Game;
+use crate::pipeline::{
+    peak_rss, solve_partition_external, ByteFile, ExternalPlan, IoStats, PassCheckpoint,
+    ScratchDisks,
+};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// How to build.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// The tablebase directory to write.
+    pub out: PathBuf,
+    /// How values are stored.
+    pub encoding: ValueEncoding,
+    /// Show progress bars on stderr.
+    pub progress: bool,
+    /// Memory budget in bytes; partitions that do not fit go through the pipeline.
+    pub mem_limit: Option<u64>,
+    /// Scratch directories striped over (default: the output directory).
+    pub disks: Vec<PathBuf>,
+    /// Continue an interrupted build.
+    pub resume: bool,
+    /// Force the external path with this chunking (tests and benchmarks).
+    pub external_plan: Option<ExternalPlan>,
+}
+
+impl BuildOptions {
+    /// In-memory defaults writing to `out`.
+    pub fn new(out: impl Into<PathBuf>) -> BuildOptions {
+        BuildOptions {
+            out: out.into(),
+            encoding: ValueEncoding::Byte,
+            progress: false,
+            mem_limit: None,
+            disks: Vec::new(),
+            resume: false,
+            external_plan: None,
+        }
+    }
+}
+
+/// What a build did; also written, with host facts, to `build-log.json`
+/// (never into the manifest, whose bytes must not depend on the run).
+#[derive(Clone, Debug, Serialize)]
+pub struct BuildReport {
+    /// `game:params`.
+    pub game: String,
+    /// The tablebase directory.
+    pub out: PathBuf,
+    /// Indexed positions.
+    pub positions: u64,
+    /// Reachable positions, where forward search ran.
+    pub reachable: Option<u64>,
+    /// Tablebase files in the directory.
+    pub files: usize,
+    /// "memory" or "external".
+    pub mode: &'static str,
+    /// Wall-clock seconds of this run.
+    pub seconds: f64,
+    /// Positions solved per second in this run.
+    pub positions_per_second: f64,
+    /// Scratch bytes read and written by the pipeline.
+    pub scratch_bytes_read: u64,
+    /// Scratch bytes written by the pipeline.
+    pub scratch_bytes_written: u64,
+    /// Peak resident memory of the process, bytes.
+    pub peak_rss: Option<u64>,
+    /// Partitions taken over from an interrupted build.
+    pub resumed_partitions: usize,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+const STATE_FILE: &str = ".tbforge-build.json";
+/// The build log's name inside the output directory.
+pub const BUILD_LOG: &str = "build-log.json";
+
+#[derive(Serialize, Deserialize, Debug)]
+struct State {
+    format_version: u32,
+    game: String,
+    param_hash: String,
+    external: bool,
+    layers: Option<Vec<u64>>,
+    reachable_per_slot: Option<Vec<u64>>,
+    finished: Vec<FileEntry>,
+    current: Option<(usize, PassCheckpoint)>,
+}
+
+fn write_state(out: &Path, state: &State) -> Result<()> {
+    let path = out.join(STATE_FILE);
+    let tmp = out.join(format!("{STATE_FILE}.tmp"));
+    let text = serde_json::to_vec_pretty(state).expect("state serialises");
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&text)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)?;
+        std::fs::File::open(out)?.sync_all()
+    };
+    write().map_err(|e| Error::io("saving build state", &path, e))
+}
+
+/// Builds `game` into `opts.out`.
+pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
+    let started = Instant::now();
+    let info = game.info();
+    let out = &opts.out;
+    std::fs::create_dir_all(out).map_err(|e| Error::io("creating output directory", out, e))?;
+    let progress = Progress::new(opts.progress);
+    let layout = Layout::new(game)?;
+    let param_hash = format!("{:016x}", info.param_hash());
+    let total = layout.total_size();
+    let external = opts.external_plan.is_some()
+        || opts
+            .mem_limit
+            .is_some_and(|limit| in_memory_bytes(&layout) > limit);
+
+    let state_path = out.join(STATE_FILE);
+    let mut state = match std::fs::read(&state_path) {
+        Ok(bytes) if opts.resume => {
+            let s: State = serde_json::from_slice(&bytes).map_err(|e| {
+                Error::NotAvailable(format!(
+                    "cannot resume: {} is unreadable ({e}); delete it to start over",
+                    state_path.display()
+                ))
+            })?;
+            if s.game != info.canonical()
+                || s.param_hash != param_hash
+                || s.format_version != FORMAT_VERSION
+            {
+                return Err(Error::NotAvailable(format!(
+                    "cannot resume: {} holds a build of {} (format {}), not {} (format {FORMAT_VERSION}); use another --out or delete it",
+                    out.display(),
+                    s.game,
+                    s.format_version,
+                    info.canonical()
+                )));
+            }
+            s
+        }
+        Ok(_) => {
+            return Err(Error::NotAvailable(format!(
+                "{} holds an unfinished build; continue it with --resume, or delete the directory",
+                out.display()
+            )))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => State {
+            format_version: FORMAT_VERSION,
+            game: info.canonical(),
+            param_hash: param_hash.clone(),
+            external,
+            layers: None,
+            reachable_per_slot: None,
+            finished: Vec::new(),
+            current: None,
+        },
+        Err(e) => return Err(Error::io("reading build state", &state_path, e)),
+    };
+    let resumed_partitions = state.finished.len();
+    // A resumed build keeps the path it started on: the scratch it left is for that path.
+    let external = state.external;
+    write_state(out, &state)?;
+
+    if state.layers.is_none() && game.start().is_some() {
+        let reach = frontier_bfs(game, &layout, &progress)?.expect("start checked");
+        state.reachable_per_slot = Some((0..layout.len()).map(|s| reach.count(s)).collect());
+        state.layers = Some(reach.layers.clone());
+        write_state(out, &state)?;
+    }
+
+    let stats = IoStats::default();
+    let disks = if external {
+        let dirs = if opts.disks.is_empty() {
+            vec![out.clone()]
+        } else {
+            opts.disks.clone()
+        };
+        Some(ScratchDisks::open(&dirs, &param_hash)?)
+    } else {
+        None
+    };
+    let plan = opts
+        .external_plan
+        .unwrap_or_else(|| ExternalPlan::for_mem_limit(opts.mem_limit.unwrap_or(1 << 30)));
+
+    let mut in_memory: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
+    for slot in 0..layout.len() {
+        let p = layout.order()[slot];
+        let name = game.partition_name(p);
+        let path = out.join(file_name(&name));
+        if slot < state.finished.len() {
+            // Finished before an interruption: its values come back from scratch
+            // (external) or from its tablebase file (in memory).
+            if disks.is_none() {
+                in_memory[slot] = Some(read_values(&path, layout.size(slot))?);
+            }
+            continue;
+        }
+        let solved = match &disks {
+            None => {
+                let deps: Vec<Option<&[u8]>> = in_memory.iter().map(|v| v.as_deref()).collect();
+                Solved::Memory(solve_partition(game, &layout, &deps, slot, &progress)?)
+            }
+            Some(disks) => {
+                let resume = state.current.filter(|(s, _)| *s == slot).map(|(_, c)| c);
+                solve_partition_external(
+                    game,
+                    &layout,
+                    disks,
+                    slot,
+                    plan,
+                    &progress,
+                    &stats,
+                    resume,
+                    &mut |c| {
+                        state.current = Some((slot, c));
+                        write_state(out, &state)
+                    },
+                )?;
+                let file = ByteFile::open_existing(&disks.values_path(slot), layout.size(slot))?;
+                Solved::Mapped(map(&file)?)
+            }
+        };
+        let values = solved.values();
+        progress.phase(&format!("{name} write"), 1);
+        let summary = format::write_partition_file(&path, &info, p, opts.encoding, values)?;
+        let reachable = state.reachable_per_slot.as_ref().map(|r| r[slot]);
+        state.finished.push(FileEntry::new(
+            info.kind, p, &name, values, reachable, summary,
+        ));
+        state.current = None;
+        write_state(out, &state)?;
+        if let Solved::Memory(v) = solved {
+            in_memory[slot] = Some(v);
+        }
+    }
+    progress.finish();
+
+    let manifest = Manifest::new(
+        &info,
+        opts.encoding,
+        state.finished.clone(),
+        state.layers.clone(),
+    );
+    write_manifest(out, &manifest)?;
+    if let Some(d) = &disks {
+        d.remove_all()?;
+    }
+    std::fs::remove_file(&state_path)
+        .map_err(|e| Error::io("removing build state", &state_path, e))?;
+
+    let seconds = started.elapsed().as_secs_f64();
+    let report = BuildReport {
+        game: info.canonical(),
+        out: out.clone(),
+        positions: total,
+        reachable: manifest.totals.reachable,
+        files: manifest.files.len(),
+        mode: if external { "external" } else { "memory" },
+        seconds,
+        positions_per_second: total as f64 / seconds.max(1e-9),
+        scratch_bytes_read: stats.bytes_read(),
+        scratch_bytes_written: stats.bytes_written(),
+        peak_rss: peak_rss(),
+        resumed_partitions,
+        threads: rayon::current_num_threads(),
+    };
+    let log = out.join(BUILD_LOG);
+    std::fs::write(
+        &log,
+        serde_json::to_vec_pretty(&report).expect("report serialises"),
+    )
+    .map_err(|e| Error::io("writing build log", &log, e))?;
+    Ok(report)
+}
+
+/// A solved partition's values: in memory, or mapped from its scratch file.
+enum Solved {
+    Memory(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl Solved {
+    fn values(&self) -> &[u8] {
+        match self {
+            Solved::Memory(v) => v,
+            Solved::Mapped(m) => m,
+        }
+    }
+}
+
+/// What an all-in-memory build holds at its peak: every partition's values
+/// (later partitions read earlier ones) plus the forward-search bits.
+fn in_memory_bytes(layout: &Layout) -> u64 {
+    let total = layout.total_size();
+    total + total / 4
+}
+
+/// A finished partition's values read back from its tablebase file.
+fn read_values(path: &Path, size: u64) -> Result<Vec<u8>> {
+    let file = TableFile::open_read(path)?;
+    let values = file.read_all_codes()?;
+    if values.len() as u64 != size || file.header().encoding != ValueEncoding::Byte {
+        return Err(Error::NotAvailable(format!(
+            "cannot resume: {} does not hold this partition's one-byte values; delete the output directory and build again",
+            path.display()
+        )));
+    }
+    Ok(values)
+}
+
+fn map(file: &ByteFile) -> Result<memmap2::Mmap> {
+    let f = std::fs::File::open(file.path()).map_err(|e| Error::io("opening", file.path(), e))?;
+    // SAFETY: the scratch value file belongs to this build alone: it lives in a
+    // directory named for the build, the solver has finished writing it (and
+    // synced it), and nothing writes it while this map is alive; the map is
+    // dropped before the next partition is solved.
+    unsafe { memmap2::Mmap::map(&f) }.map_err(|e| Error::io("mapping", file.path(), e))
+}

@@ -1,0 +1,179 @@
+//! Deterministic bytes: the tablebase files and manifest.json depend only on
+//! the game and its parameters, whatever the thread count, memory path, disk
+//! layout, or interruptions along the way.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+use tbforge::game::{open_game, AnyGame, GameVisitor};
+use tbforge::pipeline::ExternalPlan;
+use tbforge::solve::{build_game, BuildOptions, BUILD_LOG};
+use tbforge::Game;
+
+/// Every file of a tablebase directory except the build log, by name.
+fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != BUILD_LOG)
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+struct Build(BuildOptions);
+impl GameVisitor for Build {
+    type Output = tbforge::Result<tbforge::solve::BuildReport>;
+    fn visit<G: Game>(self, game: &G) -> Self::Output {
+        build_game(game, &self.0)
+    }
+}
+
+fn game(name: &str, params: &[(&str, &str)]) -> AnyGame {
+    let p = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    open_game(name, &p).unwrap()
+}
+
+fn build_with(g: &AnyGame, out: &Path, threads: usize, tweak: impl FnOnce(&mut BuildOptions)) {
+    let mut opts = BuildOptions::new(out);
+    tweak(&mut opts);
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(|| g.visit(Build(opts)))
+        .unwrap();
+}
+
+/// In memory with 1 and 3 threads, and through the external path with small
+/// chunks over two disks: identical directories.
+pub fn paths_agree(g: &AnyGame) {
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("memory1");
+    build_with(g, &reference, 1, |_| {});
+    let expected = contents(&reference);
+    assert!(expected.contains_key("manifest.json"));
+    assert!(
+        !expected.keys().any(|k| k.starts_with('.')),
+        "no temporary or state file left: {:?}",
+        expected.keys()
+    );
+
+    let threads3 = tmp.path().join("memory3");
+    build_with(g, &threads3, 3, |_| {});
+    assert_eq!(
+        contents(&threads3),
+        expected,
+        "thread count changed the bytes"
+    );
+
+    let external = tmp.path().join("external");
+    let disks = vec![tmp.path().join("diskA"), tmp.path().join("diskB")];
+    build_with(g, &external, 2, |o| {
+        o.disks = disks.clone();
+        o.external_plan = Some(ExternalPlan {
+            chunk: 256,
+            run_capacity: 1000,
+        });
+    });
+    assert_eq!(
+        contents(&external),
+        expected,
+        "the external path changed the bytes"
+    );
+    let log: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(external.join(BUILD_LOG)).unwrap()).unwrap();
+    assert_eq!(log["mode"], "external");
+    assert!(log["scratch_bytes_written"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn tictactoe_paths_agree() {
+    paths_agree(&game("tictactoe", &[]));
+}
+
+/// Kills a CLI build at several moments, resumes it each time, and checks the
+/// result against an uninterrupted build.
+pub fn resume_after_kills(name: &str, params: &[&str], delays_ms: &[u64]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = env!("CARGO_BIN_EXE_tbforge");
+    let run = |out: &Path, extra: &[&str]| {
+        let mut c = Command::new(exe);
+        c.args(["build", name, "--backend", "cpu", "--json", "--out"])
+            .arg(out);
+        for p in params {
+            c.args(["--param", p]);
+        }
+        c.args(extra);
+        c
+    };
+    let reference = tmp.path().join("reference");
+    let o = run(&reference, &["--mem-limit", "1M"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let expected = contents(&reference);
+
+    let out = tmp.path().join("killed");
+    let disk = tmp.path().join("disk");
+    let mut extra = vec!["--mem-limit", "1M", "--disk"];
+    extra.push(disk.to_str().unwrap());
+    let mut killed = 0;
+    for (i, &delay) in delays_ms.iter().enumerate() {
+        let mut args = extra.clone();
+        if i > 0 {
+            args.push("--resume");
+        }
+        let mut child = run(&out, &args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay));
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL: no chance to clean up
+            killed += 1;
+        }
+        child.wait().unwrap();
+    }
+    let o = run(&out, &[extra.as_slice(), &["--resume"]].concat())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "resume failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(killed > 0, "no build was interrupted; lower the delays");
+    assert_eq!(
+        contents(&out),
+        expected,
+        "a resumed build changed the bytes"
+    );
+}
+
+#[test]
+fn tictactoe_resumes_after_kill() {
+    resume_after_kills("tictactoe", &[], &[5, 40, 80, 120]);
+}
+
+#[test]
+fn unfinished_build_is_not_overwritten_without_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tb");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join(".tbforge-build.json"), b"{}").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_tbforge"))
+        .args(["build", "tictactoe", "--backend", "cpu", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--resume"));
+}
