@@ -391,7 +391,7 @@ impl Multinomial {
             let lo = if x == 0 { 1 } else { x + 1 };
             let mut before = 0u32;
             for &l in left.iter().take(c + 1).skip(lo) {
-                before += l;
+                before = before.wrapping_add(l);
             }
             r = r.wrapping_add(div_exact(u128::from(here) * u128::from(before), m));
             let lx = left.get(x).copied().unwrap_or(0);
