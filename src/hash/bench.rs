@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use super::{Binomial, Multinomial, Permutation};
 
-/// One benchmarked hash: the mean nanoseconds of one rank and one unrank.
+/// One benchmarked hash: nanoseconds per rank and per unrank (the mean
+/// over the fastest trial, so that other load on the machine inflates it less).
 #[derive(Clone, Debug, PartialEq)]
 pub struct BenchRow {
     /// The hash and its space, e.g. `multinomial 24; 9+9 (board)`.
@@ -47,7 +48,12 @@ impl SplitMix {
 /// prediction on whole inputs, few enough to stay in the L1 cache.
 const INPUTS: usize = 1024;
 
-/// Times `rank` over `inputs` and `unrank` over `ranks`, `iterations` calls each.
+/// Calls per timed trial: a few hundred microseconds, short enough that
+/// some trials run without the scheduler interrupting them on a busy machine.
+const TRIAL: usize = 4096;
+
+/// Times `rank` over `inputs` and `unrank` over `ranks`, `iterations` calls
+/// each, in trials of [`TRIAL`] calls; reports the fastest trial's mean.
 fn time<I>(
     name: &str,
     iterations: usize,
@@ -56,24 +62,29 @@ fn time<I>(
     mut rank: impl FnMut(&I) -> u64,
     mut unrank: impl FnMut(u64) -> u64,
 ) -> BenchRow {
-    let start = Instant::now();
     let mut checksum = 0u64;
-    for i in 0..iterations {
-        checksum ^= rank(black_box(&inputs[i % inputs.len()]));
-    }
-    let rank_ns = start.elapsed().as_nanos() as f64;
-    let start = Instant::now();
     let mut sink = 0u64;
-    for i in 0..iterations {
-        sink ^= unrank(black_box(ranks[i % ranks.len()]));
+    let (mut best_rank, mut best_unrank) = (f64::INFINITY, f64::INFINITY);
+    let mut done = 0;
+    while done < iterations {
+        let calls = TRIAL.min(iterations - done);
+        let start = Instant::now();
+        for i in done..done + calls {
+            checksum ^= rank(black_box(&inputs[i % inputs.len()]));
+        }
+        best_rank = best_rank.min(start.elapsed().as_nanos() as f64 / calls as f64);
+        let start = Instant::now();
+        for i in done..done + calls {
+            sink ^= unrank(black_box(ranks[i % ranks.len()]));
+        }
+        best_unrank = best_unrank.min(start.elapsed().as_nanos() as f64 / calls as f64);
+        done += calls;
     }
-    let unrank_ns = start.elapsed().as_nanos() as f64;
     black_box(sink);
-    let per = iterations.max(1) as f64;
     BenchRow {
         name: name.to_string(),
-        ns_per_rank: rank_ns / per,
-        ns_per_unrank: unrank_ns / per,
+        ns_per_rank: if iterations == 0 { 0.0 } else { best_rank },
+        ns_per_unrank: if iterations == 0 { 0.0 } else { best_unrank },
         iterations,
         checksum,
     }
@@ -215,6 +226,21 @@ mod tests {
         for (x, y) in a.iter().zip(&b) {
             assert_eq!((&x.name, x.checksum), (&y.name, y.checksum));
             assert!(x.ns_per_rank > 0.0 && x.ns_per_unrank > 0.0, "{x:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod print {
+    /// `cargo test --lib hash::bench::print -- --ignored --nocapture` prints the table.
+    #[test]
+    #[ignore = "timing run, not a check"]
+    fn print_bench() {
+        for row in super::run(2_000_000) {
+            println!(
+                "{:<42} {:>8.1} ns/rank {:>8.1} ns/unrank  (checksum {:#018x})",
+                row.name, row.ns_per_rank, row.ns_per_unrank, row.checksum
+            );
         }
     }
 }

@@ -104,25 +104,29 @@ impl Binomial {
     pub fn unrank(&self, r: u64) -> u64 {
         // Walk the cells, choosing 1 while the rank falls among the subsets that
         // start with 1 (C(cells left - 1, ones left - 1) of them), else skip them.
+        // Branch-free per cell, and the next cell's count is loaded for both
+        // choices before this one is made, so the loop carries a compare and a
+        // select instead of a table load.
+        let n = self.n;
         let mut r = r.min(self.size.wrapping_sub(1));
         let mut left = self.k;
         let mut mask = 0u64;
         let mut i = 0u32;
-        while left != 0 {
-            let rest = self.n - 1 - i;
-            if rest < left {
-                // Only ones remain: the last `left` cells.
-                mask |= (u64::MAX >> (64 - left)) << (i & 63);
-                break;
-            }
-            let with_one = binom(rest, left - 1);
-            if r < with_one {
-                mask |= 1 << i;
-                left -= 1;
-            } else {
-                r -= with_one;
-            }
+        let mut with_one = binom(n.wrapping_sub(1), left.wrapping_sub(1));
+        while left != 0 && left < n - i {
+            let rest = n - 2 - i;
+            let if_taken = binom(rest, left.wrapping_sub(2));
+            let if_skipped = binom(rest, left - 1);
+            let take = u64::from(r < with_one);
+            mask |= take << i;
+            r -= with_one & (take ^ 1).wrapping_neg();
+            left -= take as u32;
+            with_one = if take == 1 { if_taken } else { if_skipped };
             i += 1;
+        }
+        if left != 0 {
+            // Only ones remain: the last `left` cells.
+            mask |= (u64::MAX >> (64 - left)) << i;
         }
         mask
     }

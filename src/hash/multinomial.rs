@@ -286,7 +286,7 @@ impl Multinomial {
         })
     }
 
-    /// Algorithm 1 for two colours over a cell array.
+    /// Algorithm 1 for two colours over a cell array, branch-free per cell.
     #[inline]
     fn rank2_cells(&self, board: &[u8]) -> u64 {
         let n = self.cells;
@@ -294,23 +294,16 @@ impl Multinomial {
         let mut r = 0u64;
         for (i, &x) in board.iter().take(n as usize).enumerate() {
             let m = n - i as u32;
-            if x != 2 {
-                // Boards of the rest that start with a 2: below ours whether we hold 1 or 0.
-                r = r.wrapping_add(
-                    binom(m - 1, l2.wrapping_sub(1)).wrapping_mul(binom(m.wrapping_sub(l2), l1)),
-                );
-                if x == 1 {
-                    l1 = l1.wrapping_sub(1);
-                } else {
-                    // An empty cell also passes every board that starts with a 1.
-                    r = r.wrapping_add(
-                        binom(m - 1, l2)
-                            .wrapping_mul(binom((m - 1).wrapping_sub(l2), l1.wrapping_sub(1))),
-                    );
-                }
-            } else {
-                l2 = l2.wrapping_sub(1);
-            }
+            let (a, b) = starts(m, l1, l2);
+            // Below us: the boards starting with 2 unless we hold a 2, and also
+            // those starting with 1 when we hold an empty.
+            let not2 = u64::from(x != 2);
+            let is0 = u64::from(x == 0);
+            r = r
+                .wrapping_add(a & not2.wrapping_neg())
+                .wrapping_add(b & is0.wrapping_neg());
+            l2 = l2.wrapping_sub(1 - not2 as u32);
+            l1 = l1.wrapping_sub(u32::from(x == 1));
         }
         r
     }
@@ -329,24 +322,19 @@ impl Multinomial {
         while rest != 0 {
             let i = rest.trailing_zeros();
             rest &= rest - 1;
-            let m = n - i;
             // 2s left from cell i on: all k2 minus those among the i cells before.
-            let l2 = k2.wrapping_sub(i - seen);
-            let l1 = k1.wrapping_sub(seen1);
-            let is_one = ((ones >> i) & 1) as u32;
-            let a = binom(m - 1, l2.wrapping_sub(1)).wrapping_mul(binom(m.wrapping_sub(l2), l1));
-            let b =
-                binom(m - 1, l2).wrapping_mul(binom((m - 1).wrapping_sub(l2), l1.wrapping_sub(1)));
+            let (a, b) = starts(n - i, k1.wrapping_sub(seen1), k2.wrapping_sub(i - seen));
+            let is_one = (ones >> i) & 1;
             r = r
                 .wrapping_add(a)
-                .wrapping_add(if is_one == 1 { 0 } else { b });
+                .wrapping_add(b & (is_one ^ 1).wrapping_neg());
             seen += 1;
-            seen1 += is_one;
+            seen1 += is_one as u32;
         }
         r
     }
 
-    /// Algorithm 2 for two colours, to `(ones, twos)` masks.
+    /// Algorithm 2 for two colours, to `(ones, twos)` masks, branch-free per cell.
     #[inline]
     fn unrank2_fast(&self, rank: u64) -> (u64, u64) {
         let n = self.cells;
@@ -355,22 +343,18 @@ impl Multinomial {
         let (mut ones, mut twos) = (0u64, 0u64);
         let mut i = 0u32;
         while l1 | l2 != 0 {
-            let m = n - i;
-            let a = binom(m - 1, l2.wrapping_sub(1)).wrapping_mul(binom(m.wrapping_sub(l2), l1));
-            if r < a {
-                twos |= 1 << i;
-                l2 -= 1;
-            } else {
-                r -= a;
-                let b = binom(m - 1, l2)
-                    .wrapping_mul(binom((m - 1).wrapping_sub(l2), l1.wrapping_sub(1)));
-                if r < b {
-                    ones |= 1 << i;
-                    l1 -= 1;
-                } else {
-                    r -= b;
-                }
-            }
+            let (a, b) = starts(n - i, l1, l2);
+            // The choice as 0/1 and all-ones masks: selects without branches.
+            let is2 = u64::from(r < a);
+            let is1 = (is2 ^ 1) & u64::from(r.wrapping_sub(a) < b);
+            let is0 = (is2 | is1) ^ 1;
+            r = r
+                .wrapping_sub(a & (is2 ^ 1).wrapping_neg())
+                .wrapping_sub(b & is0.wrapping_neg());
+            twos |= is2 << i;
+            ones |= is1 << i;
+            l2 -= is2 as u32;
+            l1 -= is1 as u32;
             i += 1;
         }
         (ones, twos)
@@ -429,6 +413,18 @@ impl Multinomial {
             emit(i as usize, chosen as u8);
         }
     }
+}
+
+/// With `m` cells left holding `l1` 1s and `l2` 2s (and the rest empty):
+/// the boards of the rest starting with a 2, `M(m-1; l2-1, l1, .) =
+/// C(m-1, l2-1) C(m-l2, l1)`, and those starting with a 1, `M(m-1; l2, l1-1, .)
+/// = C(m-1, l2) C(m-1-l2, l1-1)`; a count of -1 (wrapped) reads C = 0.
+#[inline(always)]
+fn starts(m: u32, l1: u32, l2: u32) -> (u64, u64) {
+    let rest = m.wrapping_sub(1);
+    let a = binom(rest, l2.wrapping_sub(1)).wrapping_mul(binom(m.wrapping_sub(l2), l1));
+    let b = binom(rest, l2).wrapping_mul(binom(rest.wrapping_sub(l2), l1.wrapping_sub(1)));
+    (a, b)
 }
 
 /// The colour of cell `i` given one mask per colour (0 when in none).

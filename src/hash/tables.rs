@@ -18,13 +18,15 @@ static BINOMIAL: [[u64; MAX_CELLS + 1]; MAX_CELLS + 1] = build_binomial();
 /// `FACTORIAL[n]` = n! for `0 <= n <= 20`.
 static FACTORIAL: [u64; MAX_PERMUTATION + 1] = build_factorial();
 
-/// `DIVISOR[d]` = `(m, s)` such that `x / d == (x * m) >> s` (128-bit
-/// product) for every `x < 2^62` and `1 <= d <= 64`; entry 0 is unused.
+/// `DIVISOR[d]` = `(m, t)` such that `x / d == mulhi(x, m) >> t` (the high
+/// 64 bits of the 128-bit product, shifted) for every `x < 2^62` and
+/// `2 <= d <= 64`; entries 0 and 1 are unused.
 ///
-/// Why it is exact: with `l = ceil(log2 d)`, `s = 62 + l` and `m = ceil(2^s / d)`,
-/// the error `e = m d - 2^s` is below `d <= 2^l`, so `x e < 2^s` for `x < 2^62`,
-/// which is Granlund and Montgomery's condition for the rounded-up reciprocal
-/// to give the exact quotient; `m < 2^63 + 1` fits a `u64`.
+/// Why it is exact: with `l = ceil(log2 d)`, `s = max(64, 62 + l)` and
+/// `m = ceil(2^s / d)`, the error `e = m d - 2^s` is below `d <= 2^l` (and 0
+/// for the powers of two), so `x e < 2^s` for `x < 2^62`, which is Granlund
+/// and Montgomery's condition for the rounded-up reciprocal to give the exact
+/// quotient; `m < 2^63 + 1` fits a `u64` and `t = s - 64`.
 static DIVISOR: [(u64, u32); MAX_CELLS + 1] = build_divisor();
 
 /// `EXACT[d]` = `(t, v)` with `d = 2^t * o`, `o` odd and `v = o^-1 mod 2^64`,
@@ -63,12 +65,12 @@ const fn build_factorial() -> [u64; MAX_PERMUTATION + 1] {
 
 const fn build_divisor() -> [(u64, u32); MAX_CELLS + 1] {
     let mut t = [(0u64, 0u32); MAX_CELLS + 1];
-    let mut d = 1;
+    let mut d = 2;
     while d <= MAX_CELLS {
         let l = (d as u64).next_power_of_two().trailing_zeros();
-        let s = 62 + l;
+        let s = if 62 + l > 64 { 62 + l } else { 64 };
         let m = (1u128 << s).div_ceil(d as u128);
-        t[d] = (m as u64, s);
+        t[d] = (m as u64, s - 64);
         d += 1;
     }
     t
@@ -105,8 +107,8 @@ pub fn factorial_table() -> &'static [u64; MAX_PERMUTATION + 1] {
     &FACTORIAL
 }
 
-/// Division by a small constant: entry `d` (1..=64) is `(m, s)` with
-/// `x / d == ((x as u128 * m as u128) >> s) as u64` for all `x < 2^62`.
+/// Division by a small constant: entry `d` (2..=64) is `(m, t)` with
+/// `x / d == (((x as u128 * m as u128) >> 64) as u64) >> t` for all `x < 2^62`.
 pub fn divisor_table() -> &'static [(u64, u32); MAX_CELLS + 1] {
     &DIVISOR
 }
@@ -118,18 +120,35 @@ pub fn exact_division_table() -> &'static [(u32, u64); MAX_CELLS + 1] {
     &EXACT
 }
 
-/// C(n, k), 0 when `k > n` or either is out of the table (so `k = -1`,
-/// passed as a wrapped `u32`, reads 0 as the path-counting recurrences want).
+/// The binomials again, padded for branch-free reads:
+/// `PADDED[(n + 2) * 128 + (k + 2)]` = C(n, k), with zero rows and columns
+/// for `n, k` in `{-2, -1}` and beyond 64. The index is masked to the table, so a read never needs a
+/// bounds check (128 KiB, of which a space touches a few rows).
+static PADDED: [u64; 128 * 128] = build_padded();
+
+const fn build_padded() -> [u64; 128 * 128] {
+    let mut t = [0u64; 128 * 128];
+    let mut n = 0;
+    while n <= MAX_CELLS {
+        let mut k = 0;
+        while k <= n {
+            t[(n + 2) * 128 + k + 2] = BINOMIAL[n][k];
+            k += 1;
+        }
+        n += 1;
+    }
+    t
+}
+
+/// C(n, k) for `-2 <= n, k <= 64` (negative values passed wrapped, as the
+/// path-counting recurrences produce them): 0 when `k > n` or either is
+/// negative. Other arguments only come from bad input: some table value,
+/// never a panic.
 #[inline(always)]
 pub(crate) fn binom(n: u32, k: u32) -> u64 {
-    // A bounds-checked read that cannot panic: bad input reads 0, never out of bounds.
-    match BINOMIAL.get(n as usize) {
-        Some(row) => match row.get(k as usize) {
-            Some(&v) => v,
-            None => 0,
-        },
-        None => 0,
-    }
+    let row = (n.wrapping_add(2) & 127) as usize;
+    let col = (k.wrapping_add(2) & 127) as usize;
+    PADDED[row << 7 | col]
 }
 
 /// n!, 0 beyond the table.
@@ -138,12 +157,12 @@ pub(crate) fn factorial(n: usize) -> u64 {
     FACTORIAL.get(n).copied().unwrap_or(0)
 }
 
-/// `(x / d, x % d)` for `x < 2^62`, `1 <= d <= 64`, by multiplication.
+/// `(x / d, x % d)` for `x < 2^62`, `2 <= d <= 64`, by multiplication.
 /// Outside that domain the result is wrong but the call does not panic.
 #[inline(always)]
 pub(crate) fn divmod_small(x: u64, d: usize) -> (u64, u64) {
-    let (m, s) = DIVISOR[d.min(MAX_CELLS)];
-    let q = ((u128::from(x) * u128::from(m)) >> (s & 127)) as u64;
+    let (m, t) = DIVISOR[d.min(MAX_CELLS)];
+    let q = (((u128::from(x) * u128::from(m)) >> 64) as u64) >> (t & 63);
     (q, x.wrapping_sub(q.wrapping_mul(d as u64)))
 }
 
@@ -171,7 +190,13 @@ mod tests {
                 assert_eq!(u128::from(binom(n, k)), want, "C({n},{k})");
             }
         }
-        assert_eq!(binom(3, u32::MAX), 0);
+        for m in 0..=64u32 {
+            for minus in [u32::MAX, u32::MAX - 1] {
+                assert_eq!(binom(m, minus), 0, "C({m}, -)");
+                assert_eq!(binom(minus, m), 0, "C(-, {m})");
+            }
+        }
+        assert_eq!(binom(u32::MAX, u32::MAX), 0);
         assert_eq!(binom(65, 0), 0);
     }
 
@@ -190,7 +215,7 @@ mod tests {
     #[test]
     fn small_division_is_exact_at_the_edges() {
         let limit = (1u64 << 62) - 1;
-        for d in 1..=64usize {
+        for d in 2..=64usize {
             let dd = d as u64;
             let mut xs = vec![0, 1, dd - 1, dd, dd + 1, limit, limit - 1, limit - dd];
             // Near every multiple boundary at the top of the range, where rounding errors bite.
