@@ -1,19 +1,39 @@
-//! Perfect hash functions: rank a configuration to a dense index and unrank it
-//! back, exact inverses.
+//! Perfect hash functions: rank a configuration to a dense index in
+//! `0..size()` and unrank it back, exact inverses, in time linear in the board
+//! and without heap allocation.
 //!
-//! FIRST CUT: only the multinomial hash, written plainly; the hash issue
-//! replaces this module with table-driven binomial, multinomial and
-//! permutation hashes under the same API.
+//! - [`Binomial`]: k-subsets of up to 64 cells, as bitmasks;
+//! - [`Multinomial`]: boards of up to 64 cells with fixed counts of colours
+//!   `1..=c` plus empties (seed 000's Algorithms 1 and 2);
+//! - [`Permutation`]: permutations of up to 20 items in lexicographic and
+//!   Myrvold–Ruskey order, with parity and the parity-halved index (seed 002).
+//!
+//! All of them run on the constant tables in [`binomial_table`],
+//! [`factorial_table`], [`divisor_table`] and [`exact_division_table`]: plain
+//! arrays that a GPU kernel can copy to constant memory to run the same code.
+//! The fast `rank`/`unrank` methods trust their input (a board of the space, a
+//! rank below `size()`); on anything else they return an unspecified value but
+//! never panic. The `checked_*` methods validate first.
 
+pub mod bench;
+mod binomial;
 mod multinomial;
+mod permutation;
+mod tables;
 
-pub use multinomial::Multinomial;
+pub use binomial::Binomial;
+pub use multinomial::{Multinomial, MAX_COLOURS};
+pub use permutation::{lex_rank, lex_rank_parity, lex_unrank, parity, Parity, Permutation};
+pub use tables::{
+    binomial_table, divisor_table, exact_division_table, factorial_table, MAX_CELLS,
+    MAX_PERMUTATION,
+};
 
-/// Why a hash could not be built.
+/// Why a hash could not be built, or an input does not belong to its space.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum HashError {
     /// The space has more indices than a u64 holds.
-    #[error("hash space {what} has more than 2^64 indices")]
+    #[error("hash space {what} has more than 2^64 indices: split it into smaller partitions")]
     Overflow {
         /// The space, e.g. `multinomial(64; 20, 20)`.
         what: String,
@@ -25,5 +45,23 @@ pub enum HashError {
         what: String,
         /// What is wrong.
         message: String,
+    },
+    /// A configuration given to a checked rank is not in the space.
+    #[error("input not in hash space {what}: {message}")]
+    Input {
+        /// The space.
+        what: String,
+        /// What is wrong with the input.
+        message: String,
+    },
+    /// A rank given to a checked unrank is not below the space's size.
+    #[error("rank {rank} out of range for hash space {what}: it has {size} indices")]
+    Range {
+        /// The space.
+        what: String,
+        /// The rank given.
+        rank: u64,
+        /// The space's size.
+        size: u64,
     },
 }

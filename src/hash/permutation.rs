@@ -1,0 +1,363 @@
+//! Permutations of `n <= 20` items (`0..n`, as bytes), in two orders.
+//!
+//! # Lexicographic order
+//!
+//! Permutations ordered as strings (identity first, reversal last). The rank
+//! is `sum_i d_i (n-1-i)!` with the inverted index `d_i` = the number of
+//! later items smaller than `perm[i]` (seed 002, Definition 8), and the
+//! parity is `sum_i d_i mod 2`. Ranks `2h` and `2h+1` differ by swapping the
+//! last two items, so they have opposite parities and `rank >> 1` indexes the
+//! permutations of one parity densely (`lex_half_*`).
+//!
+//! # Myrvold–Ruskey order
+//!
+//! Myrvold and Ruskey's `unrank1`: starting from the identity, for
+//! `k = n-1, ..., 1` swap `perm[k]` with `perm[r mod (k+1)]` and set
+//! `r = r div (k+1)`; `rank1` undoes it. Every swap of two distinct places
+//! flips the parity, so it is counted on the fly (seed 002, Algorithm 1 and
+//! Theorem 3). Ranks `r` and `r + n!/2` differ only by swapping `perm[0]`
+//! and `perm[1]` (Theorem 4), so `r mod n!/2` indexes the permutations of one
+//! parity densely (`mr_half_*`): the index for parity-preserving puzzles such
+//! as sliding tiles.
+//!
+//! Neither direction allocates or divides: division by the small moduli uses
+//! the reciprocal table, and the lexicographic digits are kept in a `u128`
+//! of 5-bit fields.
+
+use super::tables::{divmod_small, factorial, MAX_PERMUTATION};
+use super::HashError;
+
+/// The parity of a permutation: of its number of inversions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Parity {
+    /// An even number of inversions (the identity is even).
+    Even,
+    /// An odd number of inversions.
+    Odd,
+}
+
+impl Parity {
+    fn from_bit(odd: u32) -> Parity {
+        if odd & 1 == 0 {
+            Parity::Even
+        } else {
+            Parity::Odd
+        }
+    }
+}
+
+/// Bits of one field of the packed digit words (values up to 20 fit).
+const FIELD: u32 = 5;
+
+/// A 1 in each of the 5-bit fields `0..=MAX_PERMUTATION`.
+const ONES: u128 = {
+    let mut x = 0u128;
+    let mut v = 0;
+    while v <= MAX_PERMUTATION {
+        x |= 1 << (FIELD as usize * v);
+        v += 1;
+    }
+    x
+};
+
+/// The fields holding `0, 1, 2, ...`: the items in increasing order.
+const IDENTITY_FIELDS: u128 = {
+    let mut x = 0u128;
+    let mut v = 0;
+    while v <= MAX_PERMUTATION {
+        x |= (v as u128) << (FIELD as usize * v);
+        v += 1;
+    }
+    x
+};
+
+const IDENTITY: [u8; 32] = {
+    let mut a = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        a[i] = i as u8;
+        i += 1;
+    }
+    a
+};
+
+/// Lexicographic rank of `perm` (a permutation of `0..perm.len()`,
+/// `perm.len() <= 20`) and its parity. Other input: unspecified, no panic.
+#[inline]
+pub fn lex_rank_parity(perm: &[u8]) -> (u64, Parity) {
+    let n = perm.len();
+    // Field v holds how many still-unplaced items are below v: v minus the
+    // smaller items already placed. It never goes below 0 for a permutation.
+    let mut below = IDENTITY_FIELDS;
+    let mut r = 0u64;
+    let mut sum = 0u32;
+    for (i, &v) in perm.iter().enumerate() {
+        let v = u32::from(v) % (MAX_PERMUTATION as u32 + 1);
+        let d = ((below >> (FIELD * v)) & 31) as u64;
+        // Horner: r = (...(d_0 (n-1) + d_1)(n-2) + ...) = sum d_i (n-1-i)!.
+        r = r.wrapping_mul((n - i) as u64).wrapping_add(d);
+        sum = sum.wrapping_add(d as u32);
+        below = below.wrapping_sub(ONES.wrapping_shl(FIELD * (v + 1)));
+    }
+    (r, Parity::from_bit(sum))
+}
+
+/// Lexicographic rank of `perm`, a permutation of `0..perm.len()` with
+/// `perm.len() <= 20` (other input: unspecified, no panic).
+#[inline]
+pub fn lex_rank(perm: &[u8]) -> u64 {
+    lex_rank_parity(perm).0
+}
+
+/// Writes the permutation of `0..n` with lexicographic rank `r` into
+/// `out[..n]` and returns its parity. Needs `n <= 20`, `r < n!`,
+/// `out.len() >= n` (otherwise unspecified, no panic).
+#[inline]
+pub fn lex_unrank(r: u64, n: usize, out: &mut [u8]) -> Parity {
+    let n = n.min(MAX_PERMUTATION);
+    // Factorial-base digits, least significant first: d_{n-1} = 0, d_{n-2} = r mod 2, ...
+    let mut digits = [0u8; MAX_PERMUTATION];
+    let mut r = r;
+    for base in 2..=n {
+        let (q, d) = divmod_small(r, base);
+        digits[n - base] = d as u8;
+        r = q;
+    }
+    let mut unused = IDENTITY_FIELDS;
+    let mut sum = 0u32;
+    for (i, slot) in out.iter_mut().take(n).enumerate() {
+        let d = u32::from(digits[i]) % (MAX_PERMUTATION as u32 + 1);
+        sum += d;
+        *slot = ((unused >> (FIELD * d)) & 31) as u8;
+        // Remove field d: keep the fields below it, shift the ones above down one.
+        let low = unused & ((1u128 << (FIELD * d)) - 1);
+        let high = (unused >> (FIELD * (d + 1))) << (FIELD * d);
+        unused = low | high;
+    }
+    Parity::from_bit(sum)
+}
+
+/// Parity of `perm`, a permutation of `0..perm.len()` (`len <= 20`).
+#[inline]
+pub fn parity(perm: &[u8]) -> Parity {
+    lex_rank_parity(perm).1
+}
+
+/// The permutation hashes for one size `n <= 20`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Permutation {
+    n: usize,
+    size: u64,
+}
+
+impl Permutation {
+    /// Permutations of `n` items; `n <= 20` since 21! > 2^64.
+    pub fn new(n: usize) -> Result<Permutation, HashError> {
+        if n > MAX_PERMUTATION {
+            return Err(HashError::Overflow {
+                what: format!("permutation({n}): {n}! (max n is {MAX_PERMUTATION})"),
+            });
+        }
+        Ok(Permutation {
+            n,
+            size: factorial(n),
+        })
+    }
+
+    /// Number of items `n`.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// True for the permutation of no items.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Number of permutations, `n!`.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Number of permutations of one parity, `n!/2`, for `n >= 2`; 0 for
+    /// `n < 2`, where the only permutation is even and has no halved index.
+    pub fn half_size(&self) -> u64 {
+        if self.n < 2 {
+            0
+        } else {
+            self.size / 2
+        }
+    }
+
+    /// Checks that `perm` is a permutation of `0..n`.
+    pub fn check(&self, perm: &[u8]) -> Result<(), HashError> {
+        let bad = |message: String| HashError::Input {
+            what: format!("permutation({})", self.n),
+            message,
+        };
+        if perm.len() != self.n {
+            return Err(bad(format!(
+                "{} items given, expected {}",
+                perm.len(),
+                self.n
+            )));
+        }
+        let mut seen = 0u32;
+        for (i, &v) in perm.iter().enumerate() {
+            if usize::from(v) >= self.n || seen >> v & 1 == 1 {
+                return Err(bad(format!(
+                    "item {i} is {v}: items must be 0..{} each once",
+                    self.n
+                )));
+            }
+            seen |= 1 << v;
+        }
+        Ok(())
+    }
+
+    /// Lexicographic rank (see the module's order).
+    #[inline]
+    pub fn lex_rank(&self, perm: &[u8]) -> u64 {
+        lex_rank(perm)
+    }
+
+    /// Writes the permutation of lexicographic rank `r` into `out[..n]` and
+    /// returns its parity.
+    #[inline]
+    pub fn lex_unrank(&self, r: u64, out: &mut [u8]) -> Parity {
+        lex_unrank(r, self.n, out)
+    }
+
+    /// Index of `perm` among the permutations of its parity, in
+    /// lexicographic order: `lex_rank >> 1`, in `0..n!/2`.
+    #[inline]
+    pub fn lex_half_rank(&self, perm: &[u8]) -> u64 {
+        lex_rank(perm) >> 1
+    }
+
+    /// Writes the permutation of parity `parity` with halved lexicographic
+    /// index `h` (`h < n!/2`, `n >= 2`) into `out[..n]`.
+    #[inline]
+    pub fn lex_half_unrank(&self, h: u64, parity: Parity, out: &mut [u8]) {
+        let got = lex_unrank(h.wrapping_mul(2), self.n, out);
+        if got != parity && self.n >= 2 && out.len() >= self.n {
+            out.swap(self.n - 2, self.n - 1);
+        }
+    }
+
+    /// Myrvold–Ruskey rank of `perm` and its parity, both computed in one pass.
+    #[inline]
+    pub fn mr_rank(&self, perm: &[u8]) -> (u64, Parity) {
+        let n = perm.len().min(self.n);
+        let mut p = [0u8; 32];
+        let mut inv = [0u8; 32];
+        for (i, &v) in perm.iter().take(n).enumerate() {
+            p[i] = v & 31;
+            inv[usize::from(v & 31)] = i as u8;
+        }
+        let mut r = 0u64;
+        let mut weight = 1u64;
+        let mut swaps = 0u32;
+        for k in (1..n).rev() {
+            // Undo unrank1's swap of positions k and r mod (k+1): item k sits at inv[k].
+            let s = p[k];
+            let j = usize::from(inv[k] & 31);
+            p[j] = s;
+            inv[usize::from(s & 31)] = j as u8;
+            swaps += u32::from(usize::from(s) != k);
+            r = r.wrapping_add(u64::from(s).wrapping_mul(weight));
+            weight = weight.wrapping_mul(k as u64 + 1);
+        }
+        (r, Parity::from_bit(swaps))
+    }
+
+    /// Writes the permutation of Myrvold–Ruskey rank `r` (`r < n!`) into
+    /// `out[..n]` and returns its parity.
+    #[inline]
+    pub fn mr_unrank(&self, r: u64, out: &mut [u8]) -> Parity {
+        let n = self.n;
+        let mut p = IDENTITY;
+        let mut r = r;
+        let mut swaps = 0u32;
+        for k in (1..n).rev() {
+            let (q, j) = divmod_small(r, k + 1);
+            let j = (j as usize) & 31;
+            p.swap(k, j);
+            swaps += u32::from(j != k);
+            r = q;
+        }
+        for (slot, &v) in out.iter_mut().zip(&p[..n]) {
+            *slot = v;
+        }
+        Parity::from_bit(swaps)
+    }
+
+    /// Index of `perm` among the permutations of its parity, in
+    /// Myrvold–Ruskey order: `mr_rank mod n!/2`, in `0..n!/2`.
+    #[inline]
+    pub fn mr_half_rank(&self, perm: &[u8]) -> u64 {
+        let (r, _) = self.mr_rank(perm);
+        let half = self.half_size();
+        if r >= half {
+            r.wrapping_sub(half)
+        } else {
+            r
+        }
+    }
+
+    /// Writes the permutation of parity `parity` with halved Myrvold–Ruskey
+    /// index `h` (`h < n!/2`, `n >= 2`) into `out[..n]`: `mr_unrank(h)`, or
+    /// `mr_unrank(h + n!/2)` (the same with items 0 and 1 swapped).
+    #[inline]
+    pub fn mr_half_unrank(&self, h: u64, parity: Parity, out: &mut [u8]) {
+        let got = self.mr_unrank(h, out);
+        if got != parity && self.n >= 2 && out.len() >= 2 {
+            out.swap(0, 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_items_in_both_orders() {
+        let p = Permutation::new(3).unwrap();
+        let lex: Vec<[u8; 3]> = (0..6)
+            .map(|r| {
+                let mut out = [0u8; 3];
+                p.lex_unrank(r, &mut out);
+                out
+            })
+            .collect();
+        assert_eq!(
+            lex,
+            [
+                [0, 1, 2],
+                [0, 2, 1],
+                [1, 0, 2],
+                [1, 2, 0],
+                [2, 0, 1],
+                [2, 1, 0]
+            ]
+        );
+        // unrank1 by hand: r=0: swap(2,0) -> 2 1 0, swap(1,0) -> 1 2 0.
+        let mut out = [0u8; 3];
+        assert_eq!(p.mr_unrank(0, &mut out), Parity::Even);
+        assert_eq!(out, [1, 2, 0]);
+        // r=2: swap(2,2), then r=0: swap(1,0) -> 1 0 2.
+        assert_eq!(p.mr_unrank(2, &mut out), Parity::Odd);
+        assert_eq!(out, [1, 0, 2]);
+        assert_eq!(p.mr_rank(&[1, 0, 2]), (2, Parity::Odd));
+    }
+
+    #[test]
+    fn overflow() {
+        assert!(Permutation::new(20).is_ok());
+        assert!(matches!(
+            Permutation::new(21),
+            Err(HashError::Overflow { .. })
+        ));
+    }
+}
