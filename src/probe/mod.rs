@@ -5,7 +5,7 @@
 //! use tbforge::probe::Tablebase;
 //! let tb = Tablebase::open("tablebases/tictactoe".as_ref())?;
 //! let report = tbforge::probe::probe_text("tablebases/tictactoe".as_ref(), "x...o....")?;
-//! println!("{} in {:?}, best: {:?}", report.outcome, report.distance, report.best_moves);
+//! println!("{} in {:?}, best: {:?}", report.result.outcome, report.result.distance, report.result.best_moves);
 //! # Ok::<(), tbforge::Error>(())
 //! ```
 //!

@@ -178,6 +178,7 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
         },
         Err(e) => return Err(Error::io("reading build state", &state_path, e)),
     };
+    remove_stale_temporaries(out)?;
     let resumed_partitions = state.finished.len();
     // A resumed build keeps the path it started on: the scratch it left is for that path.
     let external = state.external;
@@ -309,6 +310,22 @@ impl Solved {
             Solved::Mapped(m) => m,
         }
     }
+}
+
+/// Removes what a killed writer left under temporary names (`.NAME.tmpPID`):
+/// never read by anyone, but not to be shipped either.
+fn remove_stale_temporaries(out: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(out).map_err(|e| Error::io("listing", out, e))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && name.contains(".tmp") && entry.path().is_file() {
+            let path = entry.path();
+            std::fs::remove_file(&path)
+                .map_err(|e| Error::io("removing stale temporary", &path, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// What an all-in-memory build holds at its peak: every partition's values
