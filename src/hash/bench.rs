@@ -11,7 +11,7 @@ use super::{Binomial, Multinomial, Permutation};
 
 /// One benchmarked hash: nanoseconds per rank and per unrank (the mean
 /// over the fastest trial, so that other load on the machine inflates it less).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct BenchRow {
     /// The hash and its space, e.g. `multinomial 24; 9+9 (board)`.
     pub name: String,
