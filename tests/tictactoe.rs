@@ -60,7 +60,9 @@ fn bfs_variants_agree() {
     let hidden = Progress::hidden();
     let frontier = frontier_bfs(&g, &layout, &hidden).unwrap().unwrap();
     let two_bit = two_bit_bfs(&g, &layout, &hidden).unwrap().unwrap();
-    assert_eq!(two_bit, frontier.layers);
+    assert_eq!(two_bit.layers, frontier.layers);
+    let per_slot: Vec<u64> = (0..layout.len()).map(|s| frontier.count(s)).collect();
+    assert_eq!(two_bit.per_slot, per_slot);
     let one_bit = one_bit_reachability(&g, &layout, &hidden).unwrap().unwrap();
     assert_eq!(one_bit, frontier.total());
 }

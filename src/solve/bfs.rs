@@ -205,12 +205,22 @@ impl TwoBitArray {
     }
 }
 
-/// Seed 001's two-bit BFS (depth mod 3 per index): layer sizes from the start.
+/// What the two-bit BFS found: layer sizes and reachable positions per partition slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TwoBitResult {
+    /// Positions first reached at each depth (depth 0: the start).
+    pub layers: Vec<u64>,
+    /// Reachable positions per partition slot.
+    pub per_slot: Vec<u64>,
+}
+
+/// Seed 001's two-bit BFS (depth mod 3 per index): 2 bits per index and no
+/// frontier lists, so its memory is fixed in advance (memory-limited builds use it).
 pub fn two_bit_bfs<G: Game>(
     game: &G,
     layout: &Layout,
     progress: &Progress,
-) -> Result<Option<Vec<u64>>> {
+) -> Result<Option<TwoBitResult>> {
     let Some((slot, r)) = start_index(game, layout)? else {
         return Ok(None);
     };
@@ -257,7 +267,20 @@ pub fn two_bit_bfs<G: Game>(
         }
     }
     progress.finish();
-    Ok(Some(layers))
+    let per_slot = arrays
+        .iter()
+        .map(|a| {
+            a.words
+                .iter()
+                .map(|w| {
+                    // Count 2-bit entries that are not 0: OR the pair's bits into the low bit.
+                    let w = w.load(Ordering::Relaxed);
+                    u64::from(((w | (w >> 1)) & 0x5555_5555_5555_5555).count_ones())
+                })
+                .sum()
+        })
+        .collect();
+    Ok(Some(TwoBitResult { layers, per_slot }))
 }
 
 /// One bit per index, rescanned until nothing changes: the number of reachable positions.

@@ -8,7 +8,7 @@
 //! A build killed at any moment and run again with `--resume` continues from
 //! there and ends with the same bytes as an uninterrupted one.
 
-use super::bfs::frontier_bfs;
+use super::bfs::{frontier_bfs, two_bit_bfs};
 use super::layout::Layout;
 use super::retro::solve_partition;
 use super::Progress;
@@ -185,9 +185,16 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
     write_state(out, &state)?;
 
     if state.layers.is_none() && game.start().is_some() {
-        let reach = frontier_bfs(game, &layout, &progress)?.expect("start checked");
-        state.reachable_per_slot = Some((0..layout.len()).map(|s| reach.count(s)).collect());
-        state.layers = Some(reach.layers.clone());
+        if opts.mem_limit.is_some() {
+            // Fixed memory (2 bits per index) rather than frontier lists of unknown size.
+            let reach = two_bit_bfs(game, &layout, &progress)?.expect("start checked");
+            state.reachable_per_slot = Some(reach.per_slot);
+            state.layers = Some(reach.layers);
+        } else {
+            let reach = frontier_bfs(game, &layout, &progress)?.expect("start checked");
+            state.reachable_per_slot = Some((0..layout.len()).map(|s| reach.count(s)).collect());
+            state.layers = Some(reach.layers.clone());
+        }
         write_state(out, &state)?;
     }
 

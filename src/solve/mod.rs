@@ -10,7 +10,7 @@ mod retro;
 pub(crate) mod rules;
 mod schedule;
 
-pub use bfs::{frontier_bfs, one_bit_reachability, two_bit_bfs, Reachable};
+pub use bfs::{frontier_bfs, one_bit_reachability, two_bit_bfs, Reachable, TwoBitResult};
 pub use bitset::AtomicBitSet;
 pub use build::{build_game, BuildOptions, BuildReport, BUILD_LOG};
 pub use layout::Layout;
