@@ -40,6 +40,11 @@ pub struct Multinomial {
     /// `left[y]` = pieces of colour `y` on the board, `left[0]` = empties.
     left: [u32; MAX_COLOURS + 1],
     size: u64,
+    /// Two colours only (else empty): the walk table, see [`Multinomial::walk_table`].
+    walk: Vec<u64>,
+    /// Two colours only: how far the walk index moves for a cell of colour
+    /// 0, 1, 2 (an empty, a 1, a 2 used up).
+    step: [u32; 3],
 }
 
 impl Multinomial {
@@ -80,12 +85,51 @@ impl Multinomial {
                 .checked_mul(binom(placed, left[y]))
                 .ok_or_else(|| HashError::Overflow { what: what() })?;
         }
-        Ok(Multinomial {
+        let mut hash = Multinomial {
             cells: cells as u32,
             colours,
             left,
             size,
-        })
+            walk: Vec::new(),
+            step: [0; 3],
+        };
+        if colours == 2 {
+            hash.build_walk();
+        }
+        Ok(hash)
+    }
+
+    /// Fills the two-colour walk table: for every state `(l0, l1, l2)` of
+    /// pieces left (at index `l0 s0 + l1 s1 + l2`), 4 words: what an empty, a 1
+    /// and a 2 in the current cell add to the rank, and 0 (padding).
+    fn build_walk(&mut self) {
+        let (k0, k1, k2) = (self.left[0], self.left[1], self.left[2]);
+        let s1 = k2 + 1;
+        let s0 = (k1 + 1) * s1;
+        self.step = [s0, s1, 1];
+        self.walk = vec![0u64; 4 * ((k0 + 1) * s0) as usize];
+        for l0 in 0..=k0 {
+            for l1 in 0..=k1 {
+                for l2 in 0..=k2 {
+                    let m = l0 + l1 + l2;
+                    let (a, b) = if m == 0 { (0, 0) } else { starts(m, l1, l2) };
+                    let at = 4 * (l0 * s0 + l1 * s1 + l2) as usize;
+                    // Both are sub-multinomials of the space: no overflow.
+                    self.walk[at] = a + b;
+                    self.walk[at + 1] = a;
+                }
+            }
+        }
+    }
+
+    /// The two-colour walk table the fast paths run on (`None` for other
+    /// numbers of colours), for a GPU kernel to copy: with `l0, l1, l2` the
+    /// empties, 1s and 2s left from a cell on (that cell included), entry
+    /// `4 (l0 (k1+1)(k2+1) + l1 (k2+1) + l2) + x` is what a cell of colour `x`
+    /// adds to the rank (`x = 2` adds 0; slot 3 is padding), and the next
+    /// cell's state drops the count of `x` by one.
+    pub fn walk_table(&self) -> Option<&[u64]> {
+        (self.colours == 2).then_some(self.walk.as_slice())
     }
 
     /// Number of boards.
@@ -286,24 +330,30 @@ impl Multinomial {
         })
     }
 
-    /// Algorithm 1 for two colours over a cell array, branch-free per cell.
+    /// Index of the walk table's start state (all pieces left).
+    #[inline(always)]
+    fn walk_start(&self) -> usize {
+        (self.left[0] * self.step[0] + self.left[1] * self.step[1] + self.left[2]) as usize
+    }
+
+    /// Word `slot` of walk state `state`, 0 outside the table (only bad
+    /// input goes there, with indices that may have wrapped).
+    #[inline(always)]
+    fn walk_at(&self, state: usize, slot: usize) -> u64 {
+        let at = state.wrapping_mul(4).wrapping_add(slot);
+        self.walk.get(at).copied().unwrap_or(0)
+    }
+
+    /// Algorithm 1 for two colours over a cell array: per cell, one table
+    /// read (indexed by the cell's colour) and one index step.
     #[inline]
     fn rank2_cells(&self, board: &[u8]) -> u64 {
-        let n = self.cells;
-        let (mut l1, mut l2) = (self.left[1], self.left[2]);
+        let mut state = self.walk_start();
         let mut r = 0u64;
-        for (i, &x) in board.iter().take(n as usize).enumerate() {
-            let m = n - i as u32;
-            let (a, b) = starts(m, l1, l2);
-            // Below us: the boards starting with 2 unless we hold a 2, and also
-            // those starting with 1 when we hold an empty.
-            let not2 = u64::from(x != 2);
-            let is0 = u64::from(x == 0);
-            r = r
-                .wrapping_add(a & not2.wrapping_neg())
-                .wrapping_add(b & is0.wrapping_neg());
-            l2 = l2.wrapping_sub(1 - not2 as u32);
-            l1 = l1.wrapping_sub(u32::from(x == 1));
+        for &x in board.iter().take(self.cells as usize) {
+            let x = usize::from(x & 3);
+            r = r.wrapping_add(self.walk_at(state, x));
+            state = state.wrapping_sub(*self.step.get(x).unwrap_or(&0) as usize);
         }
         r
     }
@@ -314,47 +364,46 @@ impl Multinomial {
     fn rank2_fast(&self, ones: u64, twos: u64) -> u64 {
         let n = self.cells;
         let full = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-        let (k1, k2) = (self.left[1], self.left[2]);
+        let [s0, s1, _] = self.step;
         let mut rest = full & !twos;
-        let mut seen = 0u32; // non-2 cells before this one
-        let mut seen1 = 0u32; // 1s before this one
+        let mut state = self.walk_start();
+        let mut next = 0u32; // the cell after the last one visited
         let mut r = 0u64;
         while rest != 0 {
             let i = rest.trailing_zeros();
             rest &= rest - 1;
-            // 2s left from cell i on: all k2 minus those among the i cells before.
-            let (a, b) = starts(n - i, k1.wrapping_sub(seen1), k2.wrapping_sub(i - seen));
-            let is_one = (ones >> i) & 1;
-            r = r
-                .wrapping_add(a)
-                .wrapping_add(b & (is_one ^ 1).wrapping_neg());
-            seen += 1;
-            seen1 += is_one as u32;
+            // The 2s skipped since the last visited cell are used up.
+            state = state.wrapping_sub(i.wrapping_sub(next) as usize);
+            let is_one = ((ones >> i) & 1) as usize;
+            r = r.wrapping_add(self.walk_at(state, is_one));
+            state = state.wrapping_sub(if is_one == 1 { s1 } else { s0 } as usize);
+            next = i + 1;
         }
         r
     }
 
-    /// Algorithm 2 for two colours, to `(ones, twos)` masks, branch-free per cell.
+    /// Algorithm 2 for two colours, to `(ones, twos)` masks: per cell one
+    /// table read (a pair) and branch-free selects.
     #[inline]
     fn unrank2_fast(&self, rank: u64) -> (u64, u64) {
-        let n = self.cells;
         let mut r = rank.min(self.size.wrapping_sub(1));
-        let (mut l1, mut l2) = (self.left[1], self.left[2]);
+        let [s0, s1, _] = self.step.map(|s| s as usize);
+        let mut state = self.walk_start();
+        let mut pieces = self.left[1] + self.left[2];
         let (mut ones, mut twos) = (0u64, 0u64);
         let mut i = 0u32;
-        while l1 | l2 != 0 {
-            let (a, b) = starts(n - i, l1, l2);
-            // The choice as 0/1 and all-ones masks: selects without branches.
-            let is2 = u64::from(r < a);
-            let is1 = (is2 ^ 1) & u64::from(r.wrapping_sub(a) < b);
+        while pieces != 0 {
+            // Boards starting with 2, and with 2 or 1, from this state.
+            let (below1, below0) = (self.walk_at(state, 1), self.walk_at(state, 0));
+            let is2 = u64::from(r < below1);
+            let is1 = (is2 ^ 1) & u64::from(r < below0);
             let is0 = (is2 | is1) ^ 1;
-            r = r
-                .wrapping_sub(a & (is2 ^ 1).wrapping_neg())
-                .wrapping_sub(b & is0.wrapping_neg());
-            twos |= is2 << i;
-            ones |= is1 << i;
-            l2 -= is2 as u32;
-            l1 -= is1 as u32;
+            let (m1, m0) = (is1.wrapping_neg(), is0.wrapping_neg());
+            r = r.wrapping_sub((below1 & m1) | (below0 & m0));
+            state = state.wrapping_sub((is2 as usize) | (s1 & m1 as usize) | (s0 & m0 as usize));
+            twos |= is2 << (i & 63);
+            ones |= is1 << (i & 63);
+            pieces -= (is2 | is1) as u32;
             i += 1;
         }
         (ones, twos)
