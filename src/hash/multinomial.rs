@@ -19,15 +19,19 @@
 //! (including this cell), the boards of the remaining multiset that start with
 //! colour `y` number `M(m-1; l - e_y)`; the rank adds those for every `y`
 //! ordered before the cell's colour (the paths *below* the board's path).
-//! - Two colours (the common case) use a product of two binomials from the
-//!   table per term: `M(m-1; l2-1, l1, .) = C(m-1, l2-1) C(m-l2, l1)` and
-//!   `M(m-1; l2, l1-1, .) = C(m-1, l2) C(m-1-l2, l1-1)`.
+//! - One colour is the binomial hash of the colour-1 cells ([`Binomial`]).
+//! - Two colours (the common case) precompute, per space, both sums for
+//!   every state `(l0, l1, l2)` of pieces left (the walk table, built from
+//!   `M(m-1; l2-1, l1, .) = C(m-1, l2-1) C(m-l2, l1)` and
+//!   `M(m-1; l2, l1-1, .) = C(m-1, l2) C(m-1-l2, l1-1)`): a cell costs one
+//!   read and an index step. It is at most `4 (k0+1)(k1+1)(k2+1)` words
+//!   (22 KiB for 24 cells with 9+9).
 //! - Other counts of colours keep `M = M(m; l)` as they go and use
 //!   `M(m-1; l - e_y) = M l_y / m`, an exact division done by the shift and
 //!   modular inverse of `exact_division_table`.
 
 use super::tables::{binom, div_exact, MAX_CELLS};
-use super::HashError;
+use super::{Binomial, HashError};
 
 /// Most colours (besides empty) a [`Multinomial`] takes.
 pub const MAX_COLOURS: usize = 32;
@@ -45,6 +49,8 @@ pub struct Multinomial {
     /// Two colours only: how far the walk index moves for a cell of colour
     /// 0, 1, 2 (an empty, a 1, a 2 used up).
     step: [u32; 3],
+    /// At most one colour: the space is the binomial one of the colour-1 cells.
+    subset: Binomial,
 }
 
 impl Multinomial {
@@ -92,6 +98,7 @@ impl Multinomial {
             size,
             walk: Vec::new(),
             step: [0; 3],
+            subset: Binomial::new(cells, left[1] as usize)?,
         };
         if colours == 2 {
             hash.build_walk();
@@ -163,6 +170,7 @@ impl Multinomial {
     #[inline]
     pub fn rank(&self, board: &[u8]) -> u64 {
         match self.colours {
+            0 | 1 => self.subset.rank(ones_of(board, self.cells)),
             2 => self.rank2_cells(board),
             _ => self.rank_generic(|i| board.get(i).copied().unwrap_or(0)),
         }
@@ -173,18 +181,19 @@ impl Multinomial {
     /// cells beyond `board.len()` are not written.
     #[inline]
     pub fn unrank(&self, rank: u64, board: &mut [u8]) {
-        match self.colours {
-            2 => {
-                let (ones, twos) = self.unrank2_fast(rank);
-                for (i, cell) in board.iter_mut().take(self.cells as usize).enumerate() {
-                    *cell = ((ones >> i) & 1) as u8 | (((twos >> i) & 1) as u8) << 1;
-                }
+        let (ones, twos) = match self.colours {
+            0 | 1 => (self.subset.unrank(rank), 0),
+            2 => self.unrank2_fast(rank),
+            _ => {
+                return self.unrank_generic(rank, |i, colour| {
+                    if let Some(cell) = board.get_mut(i) {
+                        *cell = colour;
+                    }
+                })
             }
-            _ => self.unrank_generic(rank, |i, colour| {
-                if let Some(cell) = board.get_mut(i) {
-                    *cell = colour;
-                }
-            }),
+        };
+        for (i, cell) in board.iter_mut().take(self.cells as usize).enumerate() {
+            *cell = ((ones >> i) & 1) as u8 | (((twos >> i) & 1) as u8) << 1;
         }
     }
 
@@ -195,6 +204,7 @@ impl Multinomial {
     #[inline]
     pub fn rank_masks(&self, masks: &[u64]) -> u64 {
         match self.colours {
+            0 | 1 => self.subset.rank(masks.first().copied().unwrap_or(0)),
             2 => self.rank2_fast(
                 masks.first().copied().unwrap_or(0),
                 masks.get(1).copied().unwrap_or(0),
@@ -210,6 +220,11 @@ impl Multinomial {
     pub fn unrank_masks(&self, rank: u64, masks: &mut [u64]) {
         masks.iter_mut().for_each(|m| *m = 0);
         match self.colours {
+            0 | 1 => {
+                if let Some(m) = masks.get_mut(0) {
+                    *m = self.subset.unrank(rank);
+                }
+            }
             2 => {
                 let (ones, twos) = self.unrank2_fast(rank);
                 if let Some(m) = masks.get_mut(0) {
@@ -476,6 +491,16 @@ fn starts(m: u32, l1: u32, l2: u32) -> (u64, u64) {
     (a, b)
 }
 
+/// The mask of the cells holding colour 1 among the first `cells`.
+#[inline(always)]
+fn ones_of(board: &[u8], cells: u32) -> u64 {
+    let mut mask = 0u64;
+    for (i, &x) in board.iter().take(cells as usize).enumerate() {
+        mask |= u64::from(x == 1) << i;
+    }
+    mask
+}
+
 /// The colour of cell `i` given one mask per colour (0 when in none).
 #[inline(always)]
 fn colour_at(masks: &[u64], i: usize) -> u8 {
@@ -510,6 +535,16 @@ mod tests {
                         let (ones, twos) = h.unrank2(r);
                         assert_eq!(h.rank2(ones, twos), r);
                     }
+                }
+                // One colour: the binomial path against the general one.
+                let h = Multinomial::new(n, &[k1]).unwrap();
+                let mut board = [0u8; 7];
+                for r in 0..h.size() {
+                    h.unrank_general(r, &mut board[..n]);
+                    assert_eq!(h.rank(&board[..n]), r, "n={n} {k1} r={r}");
+                    let mut again = [0u8; 7];
+                    h.unrank(r, &mut again[..n]);
+                    assert_eq!(board, again);
                 }
             }
         }
