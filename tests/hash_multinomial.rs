@@ -332,3 +332,38 @@ proptest! {
         prop_assert!(h.checked_rank(&board).is_err() || board.len() == 24);
     }
 }
+
+/// The walk table's layout, documented for the GPU twin, checked from first principles.
+#[test]
+fn walk_table_layout() {
+    let h = Multinomial::new(24, &[9, 9]).unwrap();
+    let t = h.walk_table().unwrap();
+    assert_eq!(t.len(), 4 * 7 * 10 * 10);
+    for (l0, l1, l2) in [
+        (6u32, 9u32, 9u32),
+        (3, 2, 5),
+        (0, 4, 4),
+        (6, 0, 1),
+        (1, 1, 0),
+    ] {
+        let at = 4 * (l0 * 100 + l1 * 10 + l2) as usize;
+        let start2 = if l2 == 0 {
+            0
+        } else {
+            first_cut::multinomial(&[l1, l2 - 1, l0]).unwrap()
+        };
+        let start1 = if l1 == 0 {
+            0
+        } else {
+            first_cut::multinomial(&[l1 - 1, l2, l0]).unwrap()
+        };
+        assert_eq!(t[at + 2], 0, "a 2 adds nothing");
+        assert_eq!(t[at + 1], start2, "a 1 passes the boards starting with 2");
+        assert_eq!(
+            t[at],
+            start2 + start1,
+            "an empty passes those starting with 2 or 1"
+        );
+    }
+    assert!(Multinomial::new(24, &[9]).unwrap().walk_table().is_none());
+}

@@ -9,8 +9,10 @@
 //!   Myrvold–Ruskey order, with parity and the parity-halved index (seed 002).
 //!
 //! All of them run on the constant tables in [`binomial_table`],
-//! [`factorial_table`], [`divisor_table`] and [`exact_division_table`]: plain
-//! arrays that a GPU kernel can copy to constant memory to run the same code.
+//! [`factorial_table`], [`divisor_table`] and [`exact_division_table`], and
+//! two-colour multinomials on their own [`Multinomial::walk_table`]: plain
+//! arrays that a GPU kernel can copy to its memory to run the same code.
+//! [`bench::run`] times the hot paths.
 //! The fast `rank`/`unrank` methods trust their input (a board of the space, a
 //! rank below `size()`); on anything else they return an unspecified value but
 //! never panic. The `checked_*` methods validate first.

@@ -19,15 +19,19 @@
 //! (including this cell), the boards of the remaining multiset that start with
 //! colour `y` number `M(m-1; l - e_y)`; the rank adds those for every `y`
 //! ordered before the cell's colour (the paths *below* the board's path).
-//! - Two colours (the common case) use a product of two binomials from the
-//!   table per term: `M(m-1; l2-1, l1, .) = C(m-1, l2-1) C(m-l2, l1)` and
-//!   `M(m-1; l2, l1-1, .) = C(m-1, l2) C(m-1-l2, l1-1)`.
+//! - One colour is the binomial hash of the colour-1 cells ([`Binomial`]).
+//! - Two colours (the common case) precompute, per space, both sums for
+//!   every state `(l0, l1, l2)` of pieces left (the walk table, built from
+//!   `M(m-1; l2-1, l1, .) = C(m-1, l2-1) C(m-l2, l1)` and
+//!   `M(m-1; l2, l1-1, .) = C(m-1, l2) C(m-1-l2, l1-1)`): a cell costs one
+//!   read and an index step. It is at most `4 (k0+1)(k1+1)(k2+1)` words
+//!   (22 KiB for 24 cells with 9+9).
 //! - Other counts of colours keep `M = M(m; l)` as they go and use
 //!   `M(m-1; l - e_y) = M l_y / m`, an exact division done by the shift and
 //!   modular inverse of `exact_division_table`.
 
 use super::tables::{binom, div_exact, MAX_CELLS};
-use super::HashError;
+use super::{Binomial, HashError};
 
 /// Most colours (besides empty) a [`Multinomial`] takes.
 pub const MAX_COLOURS: usize = 32;
@@ -40,6 +44,13 @@ pub struct Multinomial {
     /// `left[y]` = pieces of colour `y` on the board, `left[0]` = empties.
     left: [u32; MAX_COLOURS + 1],
     size: u64,
+    /// Two colours only (else empty): the walk table, see [`Multinomial::walk_table`].
+    walk: Vec<u64>,
+    /// Two colours only: how far the walk index moves for a cell of colour
+    /// 0, 1, 2 (an empty, a 1, a 2 used up).
+    step: [u32; 3],
+    /// At most one colour: the space is the binomial one of the colour-1 cells.
+    subset: Binomial,
 }
 
 impl Multinomial {
@@ -80,12 +91,52 @@ impl Multinomial {
                 .checked_mul(binom(placed, left[y]))
                 .ok_or_else(|| HashError::Overflow { what: what() })?;
         }
-        Ok(Multinomial {
+        let mut hash = Multinomial {
             cells: cells as u32,
             colours,
             left,
             size,
-        })
+            walk: Vec::new(),
+            step: [0; 3],
+            subset: Binomial::new(cells, left[1] as usize)?,
+        };
+        if colours == 2 {
+            hash.build_walk();
+        }
+        Ok(hash)
+    }
+
+    /// Fills the two-colour walk table: for every state `(l0, l1, l2)` of
+    /// pieces left (at index `l0 s0 + l1 s1 + l2`), 4 words: what an empty, a 1
+    /// and a 2 in the current cell add to the rank, and 0 (padding).
+    fn build_walk(&mut self) {
+        let (k0, k1, k2) = (self.left[0], self.left[1], self.left[2]);
+        let s1 = k2 + 1;
+        let s0 = (k1 + 1) * s1;
+        self.step = [s0, s1, 1];
+        self.walk = vec![0u64; 4 * ((k0 + 1) * s0) as usize];
+        for l0 in 0..=k0 {
+            for l1 in 0..=k1 {
+                for l2 in 0..=k2 {
+                    let m = l0 + l1 + l2;
+                    let (a, b) = if m == 0 { (0, 0) } else { starts(m, l1, l2) };
+                    let at = 4 * (l0 * s0 + l1 * s1 + l2) as usize;
+                    // Both are sub-multinomials of the space: no overflow.
+                    self.walk[at] = a + b;
+                    self.walk[at + 1] = a;
+                }
+            }
+        }
+    }
+
+    /// The two-colour walk table the fast paths run on (`None` for other
+    /// numbers of colours), for a GPU kernel to copy: with `l0, l1, l2` the
+    /// empties, 1s and 2s left from a cell on (that cell included), entry
+    /// `4 (l0 (k1+1)(k2+1) + l1 (k2+1) + l2) + x` is what a cell of colour `x`
+    /// adds to the rank (`x = 2` adds 0; slot 3 is padding), and the next
+    /// cell's state drops the count of `x` by one.
+    pub fn walk_table(&self) -> Option<&[u64]> {
+        (self.colours == 2).then_some(self.walk.as_slice())
     }
 
     /// Number of boards.
@@ -119,6 +170,7 @@ impl Multinomial {
     #[inline]
     pub fn rank(&self, board: &[u8]) -> u64 {
         match self.colours {
+            0 | 1 => self.subset.rank(ones_of(board, self.cells)),
             2 => self.rank2_cells(board),
             _ => self.rank_generic(|i| board.get(i).copied().unwrap_or(0)),
         }
@@ -129,18 +181,19 @@ impl Multinomial {
     /// cells beyond `board.len()` are not written.
     #[inline]
     pub fn unrank(&self, rank: u64, board: &mut [u8]) {
-        match self.colours {
-            2 => {
-                let (ones, twos) = self.unrank2_fast(rank);
-                for (i, cell) in board.iter_mut().take(self.cells as usize).enumerate() {
-                    *cell = ((ones >> i) & 1) as u8 | (((twos >> i) & 1) as u8) << 1;
-                }
+        let (ones, twos) = match self.colours {
+            0 | 1 => (self.subset.unrank(rank), 0),
+            2 => self.unrank2_fast(rank),
+            _ => {
+                return self.unrank_generic(rank, |i, colour| {
+                    if let Some(cell) = board.get_mut(i) {
+                        *cell = colour;
+                    }
+                })
             }
-            _ => self.unrank_generic(rank, |i, colour| {
-                if let Some(cell) = board.get_mut(i) {
-                    *cell = colour;
-                }
-            }),
+        };
+        for (i, cell) in board.iter_mut().take(self.cells as usize).enumerate() {
+            *cell = ((ones >> i) & 1) as u8 | (((twos >> i) & 1) as u8) << 1;
         }
     }
 
@@ -151,6 +204,7 @@ impl Multinomial {
     #[inline]
     pub fn rank_masks(&self, masks: &[u64]) -> u64 {
         match self.colours {
+            0 | 1 => self.subset.rank(masks.first().copied().unwrap_or(0)),
             2 => self.rank2_fast(
                 masks.first().copied().unwrap_or(0),
                 masks.get(1).copied().unwrap_or(0),
@@ -166,6 +220,11 @@ impl Multinomial {
     pub fn unrank_masks(&self, rank: u64, masks: &mut [u64]) {
         masks.iter_mut().for_each(|m| *m = 0);
         match self.colours {
+            0 | 1 => {
+                if let Some(m) = masks.get_mut(0) {
+                    *m = self.subset.unrank(rank);
+                }
+            }
             2 => {
                 let (ones, twos) = self.unrank2_fast(rank);
                 if let Some(m) = masks.get_mut(0) {
@@ -286,24 +345,30 @@ impl Multinomial {
         })
     }
 
-    /// Algorithm 1 for two colours over a cell array, branch-free per cell.
+    /// Index of the walk table's start state (all pieces left).
+    #[inline(always)]
+    fn walk_start(&self) -> usize {
+        (self.left[0] * self.step[0] + self.left[1] * self.step[1] + self.left[2]) as usize
+    }
+
+    /// Word `slot` of walk state `state`, 0 outside the table (only bad
+    /// input goes there, with indices that may have wrapped).
+    #[inline(always)]
+    fn walk_at(&self, state: usize, slot: usize) -> u64 {
+        let at = state.wrapping_mul(4).wrapping_add(slot);
+        self.walk.get(at).copied().unwrap_or(0)
+    }
+
+    /// Algorithm 1 for two colours over a cell array: per cell, one table
+    /// read (indexed by the cell's colour) and one index step.
     #[inline]
     fn rank2_cells(&self, board: &[u8]) -> u64 {
-        let n = self.cells;
-        let (mut l1, mut l2) = (self.left[1], self.left[2]);
+        let mut state = self.walk_start();
         let mut r = 0u64;
-        for (i, &x) in board.iter().take(n as usize).enumerate() {
-            let m = n - i as u32;
-            let (a, b) = starts(m, l1, l2);
-            // Below us: the boards starting with 2 unless we hold a 2, and also
-            // those starting with 1 when we hold an empty.
-            let not2 = u64::from(x != 2);
-            let is0 = u64::from(x == 0);
-            r = r
-                .wrapping_add(a & not2.wrapping_neg())
-                .wrapping_add(b & is0.wrapping_neg());
-            l2 = l2.wrapping_sub(1 - not2 as u32);
-            l1 = l1.wrapping_sub(u32::from(x == 1));
+        for &x in board.iter().take(self.cells as usize) {
+            let x = usize::from(x & 3);
+            r = r.wrapping_add(self.walk_at(state, x));
+            state = state.wrapping_sub(*self.step.get(x).unwrap_or(&0) as usize);
         }
         r
     }
@@ -314,47 +379,46 @@ impl Multinomial {
     fn rank2_fast(&self, ones: u64, twos: u64) -> u64 {
         let n = self.cells;
         let full = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
-        let (k1, k2) = (self.left[1], self.left[2]);
+        let [s0, s1, _] = self.step;
         let mut rest = full & !twos;
-        let mut seen = 0u32; // non-2 cells before this one
-        let mut seen1 = 0u32; // 1s before this one
+        let mut state = self.walk_start();
+        let mut next = 0u32; // the cell after the last one visited
         let mut r = 0u64;
         while rest != 0 {
             let i = rest.trailing_zeros();
             rest &= rest - 1;
-            // 2s left from cell i on: all k2 minus those among the i cells before.
-            let (a, b) = starts(n - i, k1.wrapping_sub(seen1), k2.wrapping_sub(i - seen));
-            let is_one = (ones >> i) & 1;
-            r = r
-                .wrapping_add(a)
-                .wrapping_add(b & (is_one ^ 1).wrapping_neg());
-            seen += 1;
-            seen1 += is_one as u32;
+            // The 2s skipped since the last visited cell are used up.
+            state = state.wrapping_sub(i.wrapping_sub(next) as usize);
+            let is_one = ((ones >> i) & 1) as usize;
+            r = r.wrapping_add(self.walk_at(state, is_one));
+            state = state.wrapping_sub(if is_one == 1 { s1 } else { s0 } as usize);
+            next = i + 1;
         }
         r
     }
 
-    /// Algorithm 2 for two colours, to `(ones, twos)` masks, branch-free per cell.
+    /// Algorithm 2 for two colours, to `(ones, twos)` masks: per cell one
+    /// table read (a pair) and branch-free selects.
     #[inline]
     fn unrank2_fast(&self, rank: u64) -> (u64, u64) {
-        let n = self.cells;
         let mut r = rank.min(self.size.wrapping_sub(1));
-        let (mut l1, mut l2) = (self.left[1], self.left[2]);
+        let [s0, s1, _] = self.step.map(|s| s as usize);
+        let mut state = self.walk_start();
+        let mut pieces = self.left[1] + self.left[2];
         let (mut ones, mut twos) = (0u64, 0u64);
         let mut i = 0u32;
-        while l1 | l2 != 0 {
-            let (a, b) = starts(n - i, l1, l2);
-            // The choice as 0/1 and all-ones masks: selects without branches.
-            let is2 = u64::from(r < a);
-            let is1 = (is2 ^ 1) & u64::from(r.wrapping_sub(a) < b);
+        while pieces != 0 {
+            // Boards starting with 2, and with 2 or 1, from this state.
+            let (below1, below0) = (self.walk_at(state, 1), self.walk_at(state, 0));
+            let is2 = u64::from(r < below1);
+            let is1 = (is2 ^ 1) & u64::from(r < below0);
             let is0 = (is2 | is1) ^ 1;
-            r = r
-                .wrapping_sub(a & (is2 ^ 1).wrapping_neg())
-                .wrapping_sub(b & is0.wrapping_neg());
-            twos |= is2 << i;
-            ones |= is1 << i;
-            l2 -= is2 as u32;
-            l1 -= is1 as u32;
+            let (m1, m0) = (is1.wrapping_neg(), is0.wrapping_neg());
+            r = r.wrapping_sub((below1 & m1) | (below0 & m0));
+            state = state.wrapping_sub((is2 as usize) | (s1 & m1 as usize) | (s0 & m0 as usize));
+            twos |= is2 << (i & 63);
+            ones |= is1 << (i & 63);
+            pieces -= (is2 | is1) as u32;
             i += 1;
         }
         (ones, twos)
@@ -427,6 +491,16 @@ fn starts(m: u32, l1: u32, l2: u32) -> (u64, u64) {
     (a, b)
 }
 
+/// The mask of the cells holding colour 1 among the first `cells`.
+#[inline(always)]
+fn ones_of(board: &[u8], cells: u32) -> u64 {
+    let mut mask = 0u64;
+    for (i, &x) in board.iter().take(cells as usize).enumerate() {
+        mask |= u64::from(x == 1) << i;
+    }
+    mask
+}
+
 /// The colour of cell `i` given one mask per colour (0 when in none).
 #[inline(always)]
 fn colour_at(masks: &[u64], i: usize) -> u8 {
@@ -461,6 +535,16 @@ mod tests {
                         let (ones, twos) = h.unrank2(r);
                         assert_eq!(h.rank2(ones, twos), r);
                     }
+                }
+                // One colour: the binomial path against the general one.
+                let h = Multinomial::new(n, &[k1]).unwrap();
+                let mut board = [0u8; 7];
+                for r in 0..h.size() {
+                    h.unrank_general(r, &mut board[..n]);
+                    assert_eq!(h.rank(&board[..n]), r, "n={n} {k1} r={r}");
+                    let mut again = [0u8; 7];
+                    h.unrank(r, &mut again[..n]);
+                    assert_eq!(board, again);
                 }
             }
         }

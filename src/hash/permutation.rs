@@ -21,8 +21,8 @@
 //! as sliding tiles.
 //!
 //! Neither direction allocates or divides: division by the small moduli uses
-//! the reciprocal table, and the lexicographic digits are kept in a `u128`
-//! of 5-bit fields.
+//! the reciprocal table, and the lexicographic digits are kept in a `u64` of
+//! 4-bit fields (up to 16 items) or a `u128` of 5-bit fields.
 
 use super::tables::{divmod_small, factorial, MAX_PERMUTATION};
 use super::HashError;
@@ -71,6 +71,12 @@ const IDENTITY_FIELDS: u128 = {
     x
 };
 
+/// A 1 in each 4-bit field of a `u64`.
+const ONES_NIBBLES: u64 = 0x1111_1111_1111_1111;
+
+/// The 4-bit fields holding `0, 1, ..., 15`.
+const IDENTITY_NIBBLES: u64 = 0xFEDC_BA98_7654_3210;
+
 const IDENTITY: [u8; 32] = {
     let mut a = [0u8; 32];
     let mut i = 0;
@@ -86,6 +92,9 @@ const IDENTITY: [u8; 32] = {
 #[inline]
 pub fn lex_rank_parity(perm: &[u8]) -> (u64, Parity) {
     let n = perm.len();
+    if n <= 16 {
+        return lex_rank_parity_16(perm);
+    }
     // Field v holds how many still-unplaced items are below v: v minus the
     // smaller items already placed. It never goes below 0 for a permutation.
     let mut below = IDENTITY_FIELDS;
@@ -98,6 +107,24 @@ pub fn lex_rank_parity(perm: &[u8]) -> (u64, Parity) {
         r = r.wrapping_mul((n - i) as u64).wrapping_add(d);
         sum = sum.wrapping_add(d as u32);
         below = below.wrapping_sub(ONES.wrapping_shl(FIELD * (v + 1)));
+    }
+    (r, Parity::from_bit(sum))
+}
+
+/// [`lex_rank_parity`] for up to 16 items, in one `u64` of 4-bit fields.
+#[inline(always)]
+fn lex_rank_parity_16(perm: &[u8]) -> (u64, Parity) {
+    let n = perm.len();
+    let mut below = IDENTITY_NIBBLES;
+    let mut r = 0u64;
+    let mut sum = 0u32;
+    for (i, &v) in perm.iter().enumerate() {
+        let shift = 4 * u32::from(v & 15);
+        let d = (below >> shift) & 15;
+        r = r.wrapping_mul((n - i) as u64).wrapping_add(d);
+        sum = sum.wrapping_add(d as u32);
+        // Two shifts: the fields above v, without a shift by 64 when v = 15.
+        below = below.wrapping_sub((ONES_NIBBLES << shift) << 4);
     }
     (r, Parity::from_bit(sum))
 }
@@ -123,6 +150,21 @@ pub fn lex_unrank(r: u64, n: usize, out: &mut [u8]) -> Parity {
         digits[n - base] = d as u8;
         r = q;
     }
+    if n <= 16 {
+        // Up to 16 items: the unused ones fit one u64 of 4-bit fields.
+        let mut unused = IDENTITY_NIBBLES;
+        let mut sum = 0u32;
+        for (i, slot) in out.iter_mut().take(n).enumerate() {
+            let d = u32::from(digits[i] & 15);
+            sum += d;
+            let shift = 4 * d;
+            *slot = ((unused >> shift) & 15) as u8;
+            let low = unused & ((1u64 << shift) - 1);
+            let high = ((unused >> shift) >> 4) << shift;
+            unused = low | high;
+        }
+        return Parity::from_bit(sum);
+    }
     let mut unused = IDENTITY_FIELDS;
     let mut sum = 0u32;
     for (i, slot) in out.iter_mut().take(n).enumerate() {
@@ -141,6 +183,53 @@ pub fn lex_unrank(r: u64, n: usize, out: &mut [u8]) -> Parity {
 #[inline]
 pub fn parity(perm: &[u8]) -> Parity {
     lex_rank_parity(perm).1
+}
+
+/// Myrvold–Ruskey rank for up to 16 items, with the permutation and its
+/// inverse in registers (`u64`s of 4-bit fields) rather than arrays.
+#[inline(always)]
+fn mr_rank_16(perm: &[u8]) -> (u64, Parity) {
+    let n = perm.len();
+    let (mut p, mut inv) = (0u64, 0u64);
+    for (i, &v) in perm.iter().enumerate() {
+        p |= u64::from(v & 15) << (4 * i);
+        inv |= (i as u64) << (4 * u32::from(v & 15));
+    }
+    let mut r = 0u64;
+    let mut weight = 1u64;
+    let mut swaps = 0u32;
+    for k in (1..n as u64).rev() {
+        let s = (p >> (4 * k)) & 15;
+        let j = (inv >> (4 * k)) & 15;
+        // p[j] was k and becomes s; inv[s] was k and becomes j.
+        p ^= (k ^ s) << (4 * j);
+        inv ^= (k ^ j) << (4 * s);
+        swaps += u32::from(s != k);
+        r = r.wrapping_add(s.wrapping_mul(weight));
+        weight = weight.wrapping_mul(k + 1);
+    }
+    (r, Parity::from_bit(swaps))
+}
+
+/// Myrvold–Ruskey unrank for up to 16 items, the permutation in a register.
+#[inline(always)]
+fn mr_unrank_16(r: u64, n: usize, out: &mut [u8]) -> Parity {
+    let mut p = IDENTITY_NIBBLES;
+    let mut r = r;
+    let mut swaps = 0u32;
+    for k in (1..n).rev() {
+        let (q, j) = divmod_small(r, k + 1);
+        let j = j & 15;
+        let k4 = 4 * k as u64;
+        let x = ((p >> k4) ^ (p >> (4 * j))) & 15;
+        p ^= (x << k4) | (x << (4 * j));
+        swaps += u32::from(j != k as u64);
+        r = q;
+    }
+    for (i, slot) in out.iter_mut().take(n).enumerate() {
+        *slot = ((p >> (4 * i)) & 15) as u8;
+    }
+    Parity::from_bit(swaps)
 }
 
 /// The permutation hashes for one size `n <= 20`.
@@ -249,6 +338,9 @@ impl Permutation {
     #[inline]
     pub fn mr_rank(&self, perm: &[u8]) -> (u64, Parity) {
         let n = perm.len().min(self.n);
+        if n <= 16 {
+            return mr_rank_16(&perm[..n]);
+        }
         let mut p = [0u8; 32];
         let mut inv = [0u8; 32];
         for (i, &v) in perm.iter().take(n).enumerate() {
@@ -276,6 +368,9 @@ impl Permutation {
     #[inline]
     pub fn mr_unrank(&self, r: u64, out: &mut [u8]) -> Parity {
         let n = self.n;
+        if n <= 16 {
+            return mr_unrank_16(r, n, out);
+        }
         let mut p = IDENTITY;
         let mut r = r;
         let mut swaps = 0u32;
