@@ -266,6 +266,14 @@ impl CudaBackend {
         self.sms
     }
 
+    /// Blocks of `block` threads of kernel `morris_summary` resident per
+    /// multiprocessor (the occupancy its registers and shared memory allow).
+    pub fn morris_summary_occupancy(&self, block: u32) -> Result<u32> {
+        self.morris_summary
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .map_err(cuda_err("querying occupancy"))
+    }
+
     /// A persistent grid for `f` at `block` threads: as many blocks as fit on
     /// the device at once, capped by the work.
     fn grid(&self, f: &CudaFunction, block: u32, work: u64) -> Result<LaunchConfig> {
