@@ -74,6 +74,63 @@ __device__ __forceinline__ u64 tb_unrank2(const u32* bin, u64 r, u32 k1, u32 k2,
     return swapped;
 }
 
+// ---- Term tables: Algorithm 1's terms for one launch, in shared memory ----
+// For boards whose colour counts never exceed L (L1 = L + 1), the pair
+// TERMS[((m * L1 + l1) * L1 + l2) * 2 + {0, 1}] holds the term of a colour-1
+// cell, C(m, s-1) C(s-1, l1), and of an empty cell, C(m, s-1) C(s, l1), with
+// s = l1 + l2 (both 0 when s = 0). One 64-bit shared load then replaces two
+// binomial loads and a multiplication; the unrank walk loads both at once.
+__device__ __forceinline__ u32 tb_terms_len(u32 L1) { return 2u * TB_CELLS * L1 * L1; }
+
+// Fills the table (all threads of the block; callers __syncthreads()).
+__device__ __forceinline__ void tb_terms_build(u64* terms, u32 L1) {
+    for (u32 e = threadIdx.x; e < TB_CELLS * L1 * L1; e += blockDim.x) {
+        u32 l2 = e % L1, l1 = (e / L1) % L1, m = e / (L1 * L1);
+        u32 s = l1 + l2;
+        u64 one = 0, empty = 0;
+        if (s > 0 && s <= TB_CELLS) {
+            u64 f = TB_BIN[m * TB_BIN_COLS + s];
+            one = f * (u64)TB_BIN[(s - 1) * TB_BIN_COLS + l1 + 1];
+            empty = f * (u64)TB_BIN[s * TB_BIN_COLS + l1 + 1];
+        }
+        terms[2 * e] = one;
+        terms[2 * e + 1] = empty;
+    }
+}
+
+// The term of a cell (is1 / is2: its colour), l1 / l2 pieces still to place.
+__device__ __forceinline__ u64 tb_tterm(const u64* terms, u32 L1, u32 m, u32 l1, u32 l2, u32 is1, u32 is2) {
+    u64 t = terms[((m * L1 + l1) * L1 + l2) * 2 + (is1 ^ 1u)];
+    return is2 ? 0ull : t;
+}
+
+// tb_unrank2 with the term table.
+__device__ __forceinline__ u64 tb_unrank2_t(const u64* terms, u32 L1, u64 r, u32 k1, u32 k2, u32* c1, u32* c2) {
+    u32 l1 = k1, l2 = k2, b1 = 0, b2 = 0;
+    u64 swapped = 0;
+    for (u32 i = 0; i < TB_CELLS && (l1 | l2); ++i) {
+        u32 m = TB_CELLS - 1 - i;
+        ulonglong2 p = *(const ulonglong2*)&terms[((m * L1 + l1) * L1 + l2) * 2];
+        u64 v2 = p.x, v12 = p.y;
+        u32 bit = 1u << i;
+        if (r < v2) {
+            b2 |= bit;
+            swapped += v12 - v2;
+            l2 -= 1;
+        } else if (r < v12) {
+            b1 |= bit;
+            r -= v2;
+            l1 -= 1;
+        } else {
+            r -= v12;
+            swapped += v12;
+        }
+    }
+    *c1 = b1;
+    *c2 = b2;
+    return swapped;
+}
+
 // SplitMix64's finaliser (backend::morris::mix64).
 __device__ __forceinline__ u64 tb_mix64(u64 z) {
     z += 0x9E3779B97F4A7C15ull;

@@ -1,6 +1,10 @@
 // Nine Men's Morris expansion, sliding and flying phase. CPU twin and the
 // documentation of cell order, rules, checksum and incremental ranking:
 // src/backend/morris.rs. One thread per position, grid-stride loops.
+//
+// Launch with dynamic shared memory tb_terms_len(L1) * 8 bytes, where
+// L1 = max(k1, k2) + 1: the term table of common.cuh for this partition, its
+// successors' (k2, k1) and its captures' (k2 - 1, k1), all counts <= L.
 #include "common.cuh"
 
 // Board tables, filled from backend::morris (ADJACENT, MILLS, MILLS_AT) at load.
@@ -9,21 +13,29 @@ __constant__ u32 MORRIS_MILLS[16];
 __constant__ u32 MORRIS_MILLS_AT[2 * TB_CELLS];
 
 struct MorrisTables {
-    u32 bin[TB_BIN_LEN];
-    u32 adj[TB_CELLS];
-    u32 mills[16];
-    u32 mills_at[2 * TB_CELLS];
+    const u64* terms;
+    u32 L1;
+    const u32* adj;
+    const u32* mills;
+    const u32* mills_at;
 };
 
-__device__ __forceinline__ void morris_load(MorrisTables& t) {
-    tb_load_bin(t.bin);
+extern __shared__ __align__(16) u64 morris_dyn[];
+
+// Loads the board tables and builds the term table; every thread of the block.
+__device__ __forceinline__ MorrisTables morris_load(u32 k1, u32 k2) {
+    __shared__ u32 adj[TB_CELLS], mills[16], mills_at[2 * TB_CELLS];
     for (u32 i = threadIdx.x; i < TB_CELLS; i += blockDim.x) {
-        t.adj[i] = MORRIS_ADJ[i];
-        t.mills_at[2 * i] = MORRIS_MILLS_AT[2 * i];
-        t.mills_at[2 * i + 1] = MORRIS_MILLS_AT[2 * i + 1];
+        adj[i] = MORRIS_ADJ[i];
+        mills_at[2 * i] = MORRIS_MILLS_AT[2 * i];
+        mills_at[2 * i + 1] = MORRIS_MILLS_AT[2 * i + 1];
     }
-    for (u32 i = threadIdx.x; i < 16; i += blockDim.x) t.mills[i] = MORRIS_MILLS[i];
+    for (u32 i = threadIdx.x; i < 16; i += blockDim.x) mills[i] = MORRIS_MILLS[i];
+    u32 L1 = max(k1, k2) + 1;
+    tb_terms_build(morris_dyn, L1);
     __syncthreads();
+    MorrisTables t = {morris_dyn, L1, adj, mills, mills_at};
+    return t;
 }
 
 __device__ __forceinline__ u64 morris_successor_hash(u32 k1, u32 k2, u64 rank) {
@@ -33,7 +45,7 @@ __device__ __forceinline__ u64 morris_successor_hash(u32 k1, u32 k2, u64 rank) {
 // Rank change when the colour-2 piece at a moves to the empty cell b (board:
 // colour 1 = o with k1 pieces, colour 2 = x with k2); only cells between a and
 // b see other counts of pieces still to place.
-__device__ __forceinline__ u64 morris_slide_delta(const u32* bin, u32 o, u32 x, u32 k1, u32 k2, u32 a, u32 b) {
+__device__ __forceinline__ u64 morris_slide_delta(const MorrisTables& t, u32 o, u32 x, u32 k1, u32 k2, u32 a, u32 b) {
     u32 lo = min(a, b), hi = max(a, b);
     u32 xn = x ^ (1u << a) ^ (1u << b);
     u32 below = (1u << lo) - 1u;
@@ -43,7 +55,7 @@ __device__ __forceinline__ u64 morris_slide_delta(const u32* bin, u32 o, u32 x, 
     for (u32 i = lo; i <= hi; ++i) {
         u32 m = TB_CELLS - 1 - i;
         u32 is1 = (o >> i) & 1u, old2 = (x >> i) & 1u, new2 = (xn >> i) & 1u;
-        delta += tb_term(bin, m, l1 + ln2, l1, is1, new2) - tb_term(bin, m, l1 + lo2, l1, is1, old2);
+        delta += tb_tterm(t.terms, t.L1, m, l1, ln2, is1, new2) - tb_tterm(t.terms, t.L1, m, l1, lo2, is1, old2);
         l1 -= is1;
         lo2 -= old2;
         ln2 -= new2;
@@ -54,24 +66,24 @@ __device__ __forceinline__ u64 morris_slide_delta(const u32* bin, u32 o, u32 x, 
 // Successors of a mill-closing move: o (colour 1, k1 pieces) loses one
 // removable piece; x (colour 2, k2) is the mover after the move; r_slid the
 // rank of the board before removal in (k1, k2).
-__device__ __forceinline__ void morris_add_captures(const u32* bin, u32 o, u32 x, u32 k1, u32 k2, u64 r_slid,
+__device__ __forceinline__ void morris_add_captures(const MorrisTables& t, u32 o, u32 x, u32 k1, u32 k2, u64 r_slid,
                                                     u32 removable, u32& n, u64& sum) {
     u32 last = 31 - __clz(removable);
-    u32 l1 = k1, s = k1 + k2;
+    u32 l1 = k1, l2 = k2;
     u64 d = 0;
     for (u32 i = 0; i <= last; ++i) {
         u32 m = TB_CELLS - 1 - i;
         u32 is1 = (o >> i) & 1u, is2 = (x >> i) & 1u;
-        u64 t = tb_term(bin, m, s, l1, is1, is2);
+        u64 tt = tb_tterm(t.terms, t.L1, m, l1, l2, is1, is2);
         if ((removable >> i) & 1u) {
-            u64 r = r_slid + d + tb_term(bin, m, s - 1, l1 - 1, 0, 0) - t;
+            u64 r = r_slid + d + tb_tterm(t.terms, t.L1, m, l1 - 1, l2, 0, 0) - tt;
             n += 1;
             sum += morris_successor_hash(k1 - 1, k2, r);
         }
         if (i == last) break;
-        if (!is2) d += tb_term(bin, m, s - 1, l1 - 1, is1, 0) - t;
+        if (!is2) d += tb_tterm(t.terms, t.L1, m, l1 - 1, l2, is1, 0) - tt;
         l1 -= is1;
-        s -= is1 | is2;
+        l2 -= is2;
     }
 }
 
@@ -86,16 +98,24 @@ __device__ __forceinline__ u32 morris_removable(const u32* mills, u32 opp) {
     return free_ ? free_ : opp;
 }
 
-// Expansion of one position: successor count *n and checksum *sum.
+__device__ __forceinline__ bool morris_closes(const MorrisTables& t, u32 moved, u32 b) {
+    u32 m0 = t.mills_at[2 * b], m1 = t.mills_at[2 * b + 1];
+    return ((moved & m0) == m0) || ((moved & m1) == m1);
+}
+
+// Expansion of one position: successor count n and checksum sum.
 __device__ __forceinline__ void morris_expand_one(const MorrisTables& t, u32 k1, u32 k2, u64 rank, u32& n, u64& sum) {
     u32 mover, opp;
-    u64 swapped = tb_unrank2(t.bin, rank, k1, k2, &mover, &opp);
+    u64 swapped = tb_unrank2_t(t.terms, t.L1, rank, k1, k2, &mover, &opp);
     n = 0;
     sum = 0;
     if (k1 < 3) return;
     u32 empty = ~(mover | opp) & ((1u << TB_CELLS) - 1u);
     bool flying = k1 == 3;
-    u32 pieces = mover, dests = 0, a = 0, removable = 0;
+    // Pass 1: moves that close no mill. Successor's view: colour 1 = opponent
+    // (k2 pieces), colour 2 = mover (k1).
+    u32 pieces = mover, dests = 0, a = 0;
+    bool mills = false;
     for (;;) {
         while (!dests && pieces) {
             a = __ffs(pieces) - 1;
@@ -105,26 +125,50 @@ __device__ __forceinline__ void morris_expand_one(const MorrisTables& t, u32 k1,
         if (!dests) break;
         u32 b = __ffs(dests) - 1;
         dests &= dests - 1;
-        // Successor's view: colour 1 = opponent (k2 pieces), colour 2 = mover (k1).
-        u64 r_slid = swapped + morris_slide_delta(t.bin, opp, mover, k2, k1, a, b);
         u32 moved = mover ^ (1u << a) ^ (1u << b);
-        u32 m0 = t.mills_at[2 * b], m1 = t.mills_at[2 * b + 1];
-        bool closes = ((moved & m0) == m0) || ((moved & m1) == m1);
-        if (closes && opp) {
-            if (!removable) removable = morris_removable(t.mills, opp);
-            morris_add_captures(t.bin, opp, moved, k2, k1, r_slid, removable, n, sum);
-        } else {
-            n += 1;
-            sum += morris_successor_hash(k2, k1, r_slid);
+        if (opp && morris_closes(t, moved, b)) {
+            mills = true;
+            continue;
         }
+        u64 r = swapped + morris_slide_delta(t, opp, mover, k2, k1, a, b);
+        n += 1;
+        sum += morris_successor_hash(k2, k1, r);
+    }
+    if (!mills) return;
+    // Pass 2: mill-closing moves. A cheap scan finds each lane's next one, so
+    // the lanes of a warp do their long capture walks together instead of one
+    // after another at different iterations of pass 1.
+    u32 removable = morris_removable(t.mills, opp);
+    pieces = mover;
+    dests = 0;
+    for (;;) {
+        u32 b = 32, moved = 0;
+        for (;;) {
+            while (!dests && pieces) {
+                a = __ffs(pieces) - 1;
+                pieces &= pieces - 1;
+                dests = flying ? empty : (t.adj[a] & empty);
+            }
+            if (!dests) break;
+            u32 c = __ffs(dests) - 1;
+            dests &= dests - 1;
+            u32 mv = mover ^ (1u << a) ^ (1u << c);
+            if (morris_closes(t, mv, c)) {
+                b = c;
+                moved = mv;
+                break;
+            }
+        }
+        if (b == 32) break;
+        u64 r_slid = swapped + morris_slide_delta(t, opp, mover, k2, k1, a, b);
+        morris_add_captures(t, opp, moved, k2, k1, r_slid, removable, n, sum);
     }
 }
 
 // Per-position results for ranks start + i (ranks == 0) or ranks[i], i < count.
 extern "C" __global__ void morris_expand(u32 k1, u32 k2, u64 start, u64 count, const u64* ranks, u16* counts,
                                          u64* sums) {
-    __shared__ MorrisTables t;
-    morris_load(t);
+    MorrisTables t = morris_load(k1, k2);
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (u64)gridDim.x * blockDim.x) {
         u64 r = ranks ? ranks[i] : start + i;
         u32 n;
@@ -138,8 +182,7 @@ extern "C" __global__ void morris_expand(u32 k1, u32 k2, u64 start, u64 count, c
 // Summary of ranks start..start+count: out[0] += successors, out[1] += digest
 // (backend::morris::Summary; sums commute, so the result is deterministic).
 extern "C" __global__ void morris_summary(u32 k1, u32 k2, u64 start, u64 count, u64* out) {
-    __shared__ MorrisTables t;
-    morris_load(t);
+    MorrisTables t = morris_load(k1, k2);
     u64 succ = 0, digest = 0;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (u64)gridDim.x * blockDim.x) {
         u64 r = start + i;

@@ -200,7 +200,8 @@ fn morris_known_positions() {
     // not a playing partition but the move generator must say 0 for k1 < 3).
     let part = MorrisPartition::new(2, 2).unwrap();
     assert_eq!(morris::expand(part, 0), Expansion::default());
-    assert!(MorrisPartition::new(20, 5).is_err());
+    assert!(MorrisPartition::new(10, 5).is_err());
+    assert!(MorrisPartition::new(3, 10).is_err());
 }
 
 #[test]

@@ -128,13 +128,14 @@ pub struct MorrisPartition {
 }
 
 impl MorrisPartition {
-    /// The partition with these piece counts; at most 24 pieces in all.
+    /// The partition with these piece counts, at most 9 a side (the GPU
+    /// kernel's term table is sized for that).
     pub fn new(mover: u32, opponent: u32) -> crate::Result<MorrisPartition> {
-        if mover.checked_add(opponent).is_none_or(|t| t > CELLS as u32) {
+        if mover > 9 || opponent > 9 {
             return Err(crate::Error::BadParam {
                 game: "morris".into(),
                 message: format!(
-                    "partition {mover}-{opponent} puts more than 24 pieces on the 24 points"
+                    "partition {mover}-{opponent}: Nine Men's Morris has at most 9 pieces a side"
                 ),
             });
         }

@@ -222,7 +222,7 @@ fn run(o: &Opts) -> tbforge::Result<bool> {
             let same = r.value == cpu_sum;
             ok &= same;
             let rate = count as f64 / r.seconds;
-            let occ = g.morris_summary_occupancy(block)?;
+            let occ = g.morris_summary_occupancy(part, block)?;
             log.line(format!(
                 "gpu summary block {block} ({occ} blocks/SM): {:.4} s  {:.1} M pos/s  {:.1} G succ/s  matches cpu: {same}",
                 r.seconds,

@@ -63,6 +63,14 @@ pub fn kernel_source(name: &str) -> Result<String> {
     Ok(out)
 }
 
+/// Dynamic shared memory of the Morris kernels: common.cuh's term table for
+/// counts up to max(k1, k2), `tb_terms_len(L1)` u64 (at most 38,400 bytes for
+/// 9 pieces a side, under the 48 KiB a block gets without opting in).
+fn morris_smem(part: MorrisPartition) -> u32 {
+    let l1 = part.mover().max(part.opponent()) + 1;
+    2 * 24 * l1 * l1 * 8
+}
+
 fn cuda_err(what: &str) -> impl Fn(DriverError) -> Error + '_ {
     move |e| Error::Cuda(format!("{what}: {e}"))
 }
@@ -268,24 +276,24 @@ impl CudaBackend {
 
     /// Blocks of `block` threads of kernel `morris_summary` resident per
     /// multiprocessor (the occupancy its registers and shared memory allow).
-    pub fn morris_summary_occupancy(&self, block: u32) -> Result<u32> {
+    pub fn morris_summary_occupancy(&self, part: MorrisPartition, block: u32) -> Result<u32> {
         self.morris_summary
-            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .occupancy_max_active_blocks_per_multiprocessor(block, morris_smem(part) as usize, None)
             .map_err(cuda_err("querying occupancy"))
     }
 
     /// A persistent grid for `f` at `block` threads: as many blocks as fit on
     /// the device at once, capped by the work.
-    fn grid(&self, f: &CudaFunction, block: u32, work: u64) -> Result<LaunchConfig> {
+    fn grid(&self, f: &CudaFunction, block: u32, work: u64, smem: u32) -> Result<LaunchConfig> {
         let per_sm = f
-            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
             .map_err(cuda_err("querying occupancy"))?
             .max(1);
         let blocks = u64::from(per_sm * self.sms).min(work.div_ceil(u64::from(block)).max(1));
         Ok(LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
             block_dim: (block, 1, 1),
-            shared_mem_bytes: 0,
+            shared_mem_bytes: smem,
         })
     }
 
@@ -323,7 +331,7 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u64>(n)
             .map_err(alloc("allocating"))?;
-        let cfg = self.grid(&self.rank_check, BLOCK, n as u64)?;
+        let cfg = self.grid(&self.rank_check, BLOCK, n as u64, 0)?;
         let n64 = n as u64;
         let mut launch = self.stream.launch_builder(&self.rank_check);
         launch
@@ -374,7 +382,7 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u64>(n)
             .map_err(cuda_err("allocating"))?;
-        let cfg = self.grid(&self.morris_expand, BLOCK, n as u64)?;
+        let cfg = self.grid(&self.morris_expand, BLOCK, n as u64, morris_smem(part))?;
         let (k1, k2, start, n64) = (part.mover(), part.opponent(), 0u64, n as u64);
         let mut launch = self.stream.launch_builder(&self.morris_expand);
         launch
@@ -427,7 +435,7 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u64>(2)
             .map_err(cuda_err("allocating"))?;
-        let cfg = self.grid(&self.morris_summary, block, count)?;
+        let cfg = self.grid(&self.morris_summary, block, count, morris_smem(part))?;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let begin = self
             .ctx
@@ -520,7 +528,7 @@ impl CudaBackend {
                 );
             }
         }
-        let cfg = self.grid(&self.morris_expand, BLOCK, chunk as u64)?;
+        let cfg = self.grid(&self.morris_expand, BLOCK, chunk as u64, morris_smem(part))?;
         let chunks = count.div_ceil(chunk as u64);
         let mut pending: Pending = [None, None];
         let (k1, k2) = (part.mover(), part.opponent());
