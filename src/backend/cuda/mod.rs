@@ -478,7 +478,8 @@ impl CudaBackend {
     /// in rank order. Two streams, each with its own device and pinned host
     /// buffers of `chunk` positions: the kernel of chunk j runs while chunk
     /// j - 1 is copied back and chunk j - 2 is in `sink`. Timed with the host
-    /// clock (kernels, copies and sink together).
+    /// clock from the first launch (kernels, copies and sink together); the
+    /// value is the seconds spent before it allocating streams and buffers.
     pub fn morris_expand_streamed(
         &self,
         part: MorrisPartition,
@@ -486,7 +487,7 @@ impl CudaBackend {
         count: u64,
         chunk: usize,
         mut sink: impl FnMut(Rank, &[u16], &[u64]) -> Result<()>,
-    ) -> Result<Timed<()>> {
+    ) -> Result<Timed<f64>> {
         cpu::check_range(part, start, count)?;
         if chunk == 0 {
             return Err(Error::Cuda("chunk size 0".into()));
@@ -529,6 +530,8 @@ impl CudaBackend {
             }
         }
         let cfg = self.grid(&self.morris_expand, BLOCK, chunk as u64, morris_smem(part))?;
+        let setup = t0.elapsed().as_secs_f64();
+        let t0 = Instant::now();
         let chunks = count.div_ceil(chunk as u64);
         let mut pending: Pending = [None, None];
         let (k1, k2) = (part.mover(), part.opponent());
@@ -588,7 +591,7 @@ impl CudaBackend {
         drain(next, &mut pending, &host_counts, &host_sums, &mut sink)?;
         drain(1 - next, &mut pending, &host_counts, &host_sums, &mut sink)?;
         Ok(Timed {
-            value: (),
+            value: setup,
             seconds: t0.elapsed().as_secs_f64(),
         })
     }
