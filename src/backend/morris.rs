@@ -426,12 +426,14 @@ mod tests {
             let at = &MILLS_AT[2 * i..2 * i + 2];
             assert!(at[0] != at[1] && at.iter().all(|m| m & (1 << i) != 0));
         }
-        // Degrees: 4 points of degree 4 (b4 d6 f4 d2), 8 of degree 2, 12 of 3.
+        // Degrees: the 12 corners have 2 neighbours, the 8 midpoints of the
+        // outer and inner squares 3, the middle square's 4 midpoints
+        // (b4 d6 f4 d2) 4.
         let mut deg = [0; 5];
         for a in ADJACENT {
             deg[a.count_ones() as usize] += 1;
         }
-        assert_eq!(deg, [0, 0, 8, 12, 4]);
+        assert_eq!(deg, [0, 0, 12, 8, 4]);
         assert_eq!(ADJACENT[4], (1 << 1) | (1 << 3) | (1 << 5) | (1 << 7)); // b4
     }
 }
