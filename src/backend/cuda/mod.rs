@@ -1,0 +1,598 @@
+//! The CUDA backend: opens a device through the driver API (cudarc, loaded at
+//! run time), compiles `kernels/*.cu` with NVRTC for the device's compute
+//! capability, fills the kernels' `__constant__` tables from the Rust tables,
+//! and runs the expansion kernels.
+//!
+//! Nothing here panics when CUDA is missing: cudarc panics on first use of an
+//! absent library, so [`CudaBackend::open`] and [`compile_kernel`] probe for
+//! `libcuda` / `libnvrtc` first (inside `catch_unwind`) and return
+//! [`Error::Cuda`] with a one-line cause.
+//!
+//! Results that come back per position travel through pinned host buffers
+//! (plain page-locked, not write-combined: the CPU reads them) on two streams,
+//! so that one chunk's copy overlaps the next chunk's kernel.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig,
+    PinnedHostSlice, PushKernelArg,
+};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+
+use super::cpu::{self, RankCheck};
+use super::morris::{self, Expansion, MorrisPartition, Summary};
+use super::rank24;
+use crate::{Error, Rank, Result};
+
+/// `kernels/common.cuh`, pasted into each kernel source in place of its
+/// `#include "common.cuh"` (NVRTC sees one self-contained source).
+pub const COMMON_SOURCE: &str = include_str!("../../../kernels/common.cuh");
+
+/// Every kernel source file, by name.
+pub const KERNEL_SOURCES: &[(&str, &str)] = &[
+    ("hash.cu", include_str!("../../../kernels/hash.cu")),
+    ("morris.cu", include_str!("../../../kernels/morris.cu")),
+];
+
+/// Threads per block of every launch (a multiple of the warp size; the
+/// summary kernel reduces per warp).
+const BLOCK: u32 = 256;
+
+/// The complete NVRTC input for kernel file `name`: common.cuh pasted in,
+/// with `#line` directives so that compile errors name the right file.
+pub fn kernel_source(name: &str) -> Result<String> {
+    let (_, src) = KERNEL_SOURCES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .ok_or_else(|| Error::Cuda(format!("no kernel source named {name}")))?;
+    let mut out = String::with_capacity(COMMON_SOURCE.len() + src.len() + 128);
+    for (i, line) in src.lines().enumerate() {
+        if line.trim() == "#include \"common.cuh\"" {
+            out.push_str("#line 1 \"common.cuh\"\n");
+            out.push_str(COMMON_SOURCE);
+            out.push_str(&format!("\n#line {} \"{name}\"\n", i + 2));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
+/// Dynamic shared memory of the Morris kernels: common.cuh's term table for
+/// counts up to max(k1, k2), `tb_terms_len(L1)` u64 (at most 38,400 bytes for
+/// 9 pieces a side, under the 48 KiB a block gets without opting in).
+fn morris_smem(part: MorrisPartition) -> u32 {
+    let l1 = part.mover().max(part.opponent()) + 1;
+    2 * 24 * l1 * l1 * 8
+}
+
+fn cuda_err(what: &str) -> impl Fn(DriverError) -> Error + '_ {
+    move |e| Error::Cuda(format!("{what}: {e}"))
+}
+
+/// Whether the shared library behind `probe` loads, without letting a cudarc
+/// panic escape.
+fn library_loads(probe: unsafe fn() -> bool) -> bool {
+    // SAFETY: the probe only dlopens the CUDA library (running its
+    // initialisers, as any CUDA program does) and closes it again.
+    catch_unwind(|| unsafe { probe() }).unwrap_or(false)
+}
+
+/// Checks that NVRTC can be loaded.
+pub fn nvrtc_available() -> Result<()> {
+    if library_loads(cudarc::nvrtc::sys::is_culib_present) {
+        Ok(())
+    } else {
+        Err(Error::Cuda(
+            "NVRTC not found (libnvrtc.so.13): add the CUDA toolkit's lib directory to \
+             LD_LIBRARY_PATH, or use --backend cpu"
+                .into(),
+        ))
+    }
+}
+
+/// Checks that the CUDA driver library can be loaded.
+pub fn driver_available() -> Result<()> {
+    if library_loads(cudarc::driver::sys::is_culib_present) {
+        Ok(())
+    } else {
+        Err(Error::Cuda(
+            "no CUDA driver found (libcuda.so.1); use --backend cpu".into(),
+        ))
+    }
+}
+
+/// Compiles kernel file `name` to PTX for `arch` (e.g. `sm_90`). Needs only
+/// NVRTC, no GPU.
+pub fn compile_kernel(name: &str, arch: &str) -> Result<Ptx> {
+    nvrtc_available()?;
+    let src = kernel_source(name)?;
+    let opts = CompileOptions {
+        options: vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()],
+        name: Some(name.to_string()),
+        ..Default::default()
+    };
+    match catch_unwind(AssertUnwindSafe(|| {
+        cudarc::nvrtc::compile_ptx_with_opts(src, opts)
+    })) {
+        Ok(Ok(ptx)) => Ok(ptx),
+        Ok(Err(cudarc::nvrtc::CompileError::CompileError { log, .. })) => {
+            Err(Error::Cuda(format!(
+                "NVRTC failed to compile {name} for {arch}: {}",
+                log.to_string_lossy().trim()
+            )))
+        }
+        Ok(Err(e)) => Err(Error::Cuda(format!("NVRTC failed on {name}: {e}"))),
+        Err(_) => Err(Error::Cuda(format!(
+            "NVRTC crashed compiling {name} (missing symbol in libnvrtc?)"
+        ))),
+    }
+}
+
+/// Timing of one device run.
+#[derive(Clone, Copy, Debug)]
+pub struct Timed<T> {
+    /// The result.
+    pub value: T,
+    /// Seconds, measured with device events around the kernels (or with the
+    /// host clock for the streamed driver, which includes copies).
+    pub seconds: f64,
+}
+
+/// An opened CUDA device with the kernels compiled and loaded.
+pub struct CudaBackend {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    name: String,
+    capability: (u32, u32),
+    sms: u32,
+    // Modules stay loaded while their functions are in use.
+    _modules: Vec<Arc<CudaModule>>,
+    rank_check: CudaFunction,
+    morris_expand: CudaFunction,
+    morris_summary: CudaFunction,
+}
+
+impl std::fmt::Debug for CudaBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaBackend")
+            .field("device", &self.name)
+            .field("capability", &self.capability)
+            .field("sms", &self.sms)
+            .finish()
+    }
+}
+
+fn fill_u32(
+    module: &Arc<CudaModule>,
+    stream: &Arc<CudaStream>,
+    name: &str,
+    data: &[u32],
+) -> Result<()> {
+    let mut global = module
+        .get_global(name, stream)
+        .map_err(cuda_err(&format!("finding __constant__ {name}")))?;
+    // SAFETY: the symbol is a u32 array of at least data.len() elements
+    // (transmute_mut checks the byte length and returns None otherwise).
+    let mut view = unsafe { global.transmute_mut::<u32>(data.len()) }
+        .ok_or_else(|| Error::Cuda(format!("__constant__ {name} is smaller than its table")))?;
+    stream
+        .memcpy_htod(data, &mut view)
+        .map_err(cuda_err(&format!("filling __constant__ {name}")))
+}
+
+impl CudaBackend {
+    /// Opens GPU `ordinal` and builds the kernels for it. Errors (never panics)
+    /// when the driver, NVRTC or the device is missing.
+    pub fn open(ordinal: usize) -> Result<CudaBackend> {
+        driver_available()?;
+        nvrtc_available()?;
+        match catch_unwind(|| Self::open_inner(ordinal)) {
+            Ok(r) => r,
+            Err(_) => Err(Error::Cuda(
+                "the CUDA driver library is incomplete (cudarc panicked); use --backend cpu".into(),
+            )),
+        }
+    }
+
+    fn open_inner(ordinal: usize) -> Result<CudaBackend> {
+        let count = CudaContext::device_count().map_err(cuda_err("initialising CUDA"))?;
+        if count <= 0 {
+            return Err(Error::Cuda(
+                "no CUDA device present; use --backend cpu".into(),
+            ));
+        }
+        if ordinal >= count as usize {
+            return Err(Error::Cuda(format!(
+                "no CUDA device {ordinal}: only {count} present"
+            )));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(cuda_err("opening the device"))?;
+        let name = ctx.name().map_err(cuda_err("reading the device name"))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(cuda_err("reading the compute capability"))?;
+        let sms = ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(cuda_err("reading the multiprocessor count"))?;
+        let arch = format!("sm_{major}{minor}");
+        let stream = ctx.default_stream();
+        let bin = rank24::bin_flat();
+        let mut modules = Vec::new();
+        for (file, _) in KERNEL_SOURCES {
+            let ptx = compile_kernel(file, &arch)?;
+            let module = ctx.load_module(ptx).map_err(cuda_err(&format!(
+                "loading {file} (PTX newer than the driver?)"
+            )))?;
+            fill_u32(&module, &stream, "TB_BIN", &bin)?;
+            if *file == "morris.cu" {
+                fill_u32(&module, &stream, "MORRIS_ADJ", &morris::ADJACENT)?;
+                fill_u32(&module, &stream, "MORRIS_MILLS", &morris::MILLS)?;
+                fill_u32(&module, &stream, "MORRIS_MILLS_AT", &morris::MILLS_AT)?;
+            }
+            modules.push(module);
+        }
+        let function = |module: &Arc<CudaModule>, f: &str| {
+            module
+                .load_function(f)
+                .map_err(cuda_err(&format!("loading kernel {f}")))
+        };
+        let rank_check = function(&modules[0], "tb_rank_check")?;
+        let morris_expand = function(&modules[1], "morris_expand")?;
+        let morris_summary = function(&modules[1], "morris_summary")?;
+        stream.synchronize().map_err(cuda_err("filling tables"))?;
+        Ok(CudaBackend {
+            ctx,
+            stream,
+            name,
+            capability: (major as u32, minor as u32),
+            sms: sms as u32,
+            _modules: modules,
+            rank_check,
+            morris_expand,
+            morris_summary,
+        })
+    }
+
+    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
+    pub fn device_name(&self) -> &str {
+        &self.name
+    }
+
+    /// The device's compute capability (major, minor).
+    pub fn compute_capability(&self) -> (u32, u32) {
+        self.capability
+    }
+
+    /// The number of multiprocessors.
+    pub fn multiprocessors(&self) -> u32 {
+        self.sms
+    }
+
+    /// Blocks of `block` threads of kernel `morris_summary` resident per
+    /// multiprocessor (the occupancy its registers and shared memory allow).
+    pub fn morris_summary_occupancy(&self, part: MorrisPartition, block: u32) -> Result<u32> {
+        self.morris_summary
+            .occupancy_max_active_blocks_per_multiprocessor(block, morris_smem(part) as usize, None)
+            .map_err(cuda_err("querying occupancy"))
+    }
+
+    /// A persistent grid for `f` at `block` threads: as many blocks as fit on
+    /// the device at once, capped by the work.
+    fn grid(&self, f: &CudaFunction, block: u32, work: u64, smem: u32) -> Result<LaunchConfig> {
+        let per_sm = f
+            .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
+            .map_err(cuda_err("querying occupancy"))?
+            .max(1);
+        let blocks = u64::from(per_sm * self.sms).min(work.div_ceil(u64::from(block)).max(1));
+        Ok(LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: smem,
+        })
+    }
+
+    fn upload_ranks(&self, ranks: &[Rank]) -> Result<CudaSlice<u64>> {
+        let raw: Vec<u64> = ranks.iter().map(|r| r.0).collect();
+        self.stream
+            .clone_htod(&raw)
+            .map_err(cuda_err("copying ranks to the device"))
+    }
+
+    /// Unranks each rank of partition (k1, k2) on the device, ranks it again
+    /// (kernel `tb_rank_check`; twin [`cpu::rank_check`]).
+    pub fn rank_check(&self, k1: u32, k2: u32, ranks: &[Rank]) -> Result<Vec<RankCheck>> {
+        let size = rank24::size(k1, k2)
+            .ok_or_else(|| Error::Cuda(format!("{k1} + {k2} pieces do not fit on 24 cells")))?;
+        if ranks.iter().any(|r| r.0 >= size) || ranks.is_empty() {
+            return cpu::rank_check(k1, k2, ranks); // the same error, or nothing to do
+        }
+        let n = ranks.len();
+        let dev_ranks = self.upload_ranks(ranks)?;
+        let alloc = |what| cuda_err(what);
+        let mut c1 = self
+            .stream
+            .alloc_zeros::<u32>(n)
+            .map_err(alloc("allocating"))?;
+        let mut c2 = self
+            .stream
+            .alloc_zeros::<u32>(n)
+            .map_err(alloc("allocating"))?;
+        let mut sw = self
+            .stream
+            .alloc_zeros::<u64>(n)
+            .map_err(alloc("allocating"))?;
+        let mut rr = self
+            .stream
+            .alloc_zeros::<u64>(n)
+            .map_err(alloc("allocating"))?;
+        let cfg = self.grid(&self.rank_check, BLOCK, n as u64, 0)?;
+        let n64 = n as u64;
+        let mut launch = self.stream.launch_builder(&self.rank_check);
+        launch
+            .arg(&k1)
+            .arg(&k2)
+            .arg(&dev_ranks)
+            .arg(&n64)
+            .arg(&mut c1)
+            .arg(&mut c2)
+            .arg(&mut sw)
+            .arg(&mut rr);
+        // SAFETY: the arguments match tb_rank_check's signature in hash.cu; every
+        // buffer holds n elements and the kernel touches indices below n only.
+        unsafe { launch.launch(cfg) }.map_err(cuda_err("launching tb_rank_check"))?;
+        let get32 =
+            |b: &CudaSlice<u32>| self.stream.clone_dtoh(b).map_err(cuda_err("copying back"));
+        let get64 =
+            |b: &CudaSlice<u64>| self.stream.clone_dtoh(b).map_err(cuda_err("copying back"));
+        let (c1, c2, sw, rr) = (get32(&c1)?, get32(&c2)?, get64(&sw)?, get64(&rr)?);
+        Ok((0..n)
+            .map(|i| RankCheck {
+                c1: c1[i],
+                c2: c2[i],
+                swapped: sw[i],
+                rank: rr[i],
+            })
+            .collect())
+    }
+
+    /// Expansions of the given ranks of `part` (kernel `morris_expand` over a
+    /// rank list; twin [`cpu::morris_expand_ranks`]).
+    pub fn morris_expand_ranks(
+        &self,
+        part: MorrisPartition,
+        ranks: &[Rank],
+    ) -> Result<Vec<Expansion>> {
+        cpu::check_ranks(part, ranks)?;
+        if ranks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let n = ranks.len();
+        let dev_ranks = self.upload_ranks(ranks)?;
+        let mut counts = self
+            .stream
+            .alloc_zeros::<u16>(n)
+            .map_err(cuda_err("allocating"))?;
+        let mut sums = self
+            .stream
+            .alloc_zeros::<u64>(n)
+            .map_err(cuda_err("allocating"))?;
+        let cfg = self.grid(&self.morris_expand, BLOCK, n as u64, morris_smem(part))?;
+        let (k1, k2, start, n64) = (part.mover(), part.opponent(), 0u64, n as u64);
+        let mut launch = self.stream.launch_builder(&self.morris_expand);
+        launch
+            .arg(&k1)
+            .arg(&k2)
+            .arg(&start)
+            .arg(&n64)
+            .arg(&dev_ranks)
+            .arg(&mut counts)
+            .arg(&mut sums);
+        // SAFETY: arguments match morris_expand in morris.cu; ranks, counts and
+        // sums hold n elements and every rank is below the partition size.
+        unsafe { launch.launch(cfg) }.map_err(cuda_err("launching morris_expand"))?;
+        let counts = self
+            .stream
+            .clone_dtoh(&counts)
+            .map_err(cuda_err("copying back"))?;
+        let sums = self
+            .stream
+            .clone_dtoh(&sums)
+            .map_err(cuda_err("copying back"))?;
+        Ok(counts
+            .into_iter()
+            .zip(sums)
+            .map(|(c, s)| Expansion {
+                successors: u32::from(c),
+                checksum: s,
+            })
+            .collect())
+    }
+
+    /// Summary of the expansions of ranks `start..start + count` of `part`,
+    /// reduced on the device (kernel `morris_summary`; twin
+    /// [`cpu::morris_summary`]), timed with device events; `block` threads per
+    /// block (a multiple of 32, at most 1024).
+    pub fn morris_summary(
+        &self,
+        part: MorrisPartition,
+        start: Rank,
+        count: u64,
+        block: u32,
+    ) -> Result<Timed<Summary>> {
+        cpu::check_range(part, start, count)?;
+        if block == 0 || block % 32 != 0 || block > 1024 {
+            return Err(Error::Cuda(format!(
+                "block size {block} is not a multiple of 32 in 32..=1024"
+            )));
+        }
+        let mut out = self
+            .stream
+            .alloc_zeros::<u64>(2)
+            .map_err(cuda_err("allocating"))?;
+        let cfg = self.grid(&self.morris_summary, block, count, morris_smem(part))?;
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let begin = self
+            .ctx
+            .new_event(timing)
+            .map_err(cuda_err("creating an event"))?;
+        let end = self
+            .ctx
+            .new_event(timing)
+            .map_err(cuda_err("creating an event"))?;
+        let (k1, k2, s0) = (part.mover(), part.opponent(), start.0);
+        begin
+            .record(&self.stream)
+            .map_err(cuda_err("recording an event"))?;
+        let mut launch = self.stream.launch_builder(&self.morris_summary);
+        launch.arg(&k1).arg(&k2).arg(&s0).arg(&count).arg(&mut out);
+        // SAFETY: arguments match morris_summary in morris.cu; out holds 2
+        // elements; ranks start..start+count lie in the partition (checked).
+        unsafe { launch.launch(cfg) }.map_err(cuda_err("launching morris_summary"))?;
+        end.record(&self.stream)
+            .map_err(cuda_err("recording an event"))?;
+        let sums = self
+            .stream
+            .clone_dtoh(&out)
+            .map_err(cuda_err("copying back"))?;
+        let ms = begin
+            .elapsed_ms(&end)
+            .map_err(cuda_err("reading the timer"))?;
+        Ok(Timed {
+            value: Summary {
+                positions: count,
+                successors: sums[0],
+                digest: sums[1],
+            },
+            seconds: f64::from(ms) / 1e3,
+        })
+    }
+
+    /// Expands ranks `start..start + count` of `part` chunk by chunk and hands
+    /// each chunk's per-position results to `sink(first_rank, counts, checksums)`
+    /// in rank order. Two streams, each with its own device and pinned host
+    /// buffers of `chunk` positions: the kernel of chunk j runs while chunk
+    /// j - 1 is copied back and chunk j - 2 is in `sink`. Timed with the host
+    /// clock from the first launch (kernels, copies and sink together); the
+    /// value is the seconds spent before it allocating streams and buffers.
+    pub fn morris_expand_streamed(
+        &self,
+        part: MorrisPartition,
+        start: Rank,
+        count: u64,
+        chunk: usize,
+        mut sink: impl FnMut(Rank, &[u16], &[u64]) -> Result<()>,
+    ) -> Result<Timed<f64>> {
+        cpu::check_range(part, start, count)?;
+        if chunk == 0 {
+            return Err(Error::Cuda("chunk size 0".into()));
+        }
+        let t0 = Instant::now();
+        let streams = [
+            self.ctx
+                .new_stream()
+                .map_err(cuda_err("creating a stream"))?,
+            self.ctx
+                .new_stream()
+                .map_err(cuda_err("creating a stream"))?,
+        ];
+        let mut dev_counts = Vec::new();
+        let mut dev_sums = Vec::new();
+        let mut host_counts: Vec<PinnedHostSlice<u16>> = Vec::new();
+        let mut host_sums: Vec<PinnedHostSlice<u64>> = Vec::new();
+        for s in &streams {
+            dev_counts.push(
+                s.alloc_zeros::<u16>(chunk)
+                    .map_err(cuda_err("allocating"))?,
+            );
+            dev_sums.push(
+                s.alloc_zeros::<u64>(chunk)
+                    .map_err(cuda_err("allocating"))?,
+            );
+            // SAFETY: flags 0 asks for plain page-locked memory; the contents are
+            // only read after a device copy into them has completed.
+            unsafe {
+                host_counts.push(
+                    self.ctx
+                        .alloc_pinned_with_flags::<u16>(chunk, 0)
+                        .map_err(cuda_err("allocating pinned memory"))?,
+                );
+                host_sums.push(
+                    self.ctx
+                        .alloc_pinned_with_flags::<u64>(chunk, 0)
+                        .map_err(cuda_err("allocating pinned memory"))?,
+                );
+            }
+        }
+        let cfg = self.grid(&self.morris_expand, BLOCK, chunk as u64, morris_smem(part))?;
+        let setup = t0.elapsed().as_secs_f64();
+        let t0 = Instant::now();
+        let chunks = count.div_ceil(chunk as u64);
+        let mut pending: Pending = [None, None];
+        let (k1, k2) = (part.mover(), part.opponent());
+        let null: u64 = 0;
+        type Pending = [Option<(Rank, usize)>; 2];
+        // Hands the chunk waiting in `slot`'s pinned buffers to the sink.
+        fn drain(
+            slot: usize,
+            pending: &mut Pending,
+            counts: &[PinnedHostSlice<u16>],
+            sums: &[PinnedHostSlice<u64>],
+            sink: &mut impl FnMut(Rank, &[u16], &[u64]) -> Result<()>,
+        ) -> Result<()> {
+            if let Some((first, len)) = pending[slot].take() {
+                let c = counts[slot]
+                    .as_slice()
+                    .map_err(cuda_err("waiting for a copy"))?;
+                let s = sums[slot]
+                    .as_slice()
+                    .map_err(cuda_err("waiting for a copy"))?;
+                sink(first, &c[..len], &s[..len])?;
+            }
+            Ok(())
+        }
+        for j in 0..chunks {
+            let slot = (j % 2) as usize;
+            let first = start.0 + j * chunk as u64;
+            let len = (count - j * chunk as u64).min(chunk as u64);
+            let stream = &streams[slot];
+            let mut launch = stream.launch_builder(&self.morris_expand);
+            launch
+                .arg(&k1)
+                .arg(&k2)
+                .arg(&first)
+                .arg(&len)
+                .arg(&null)
+                .arg(&mut dev_counts[slot])
+                .arg(&mut dev_sums[slot]);
+            // SAFETY: arguments match morris_expand (a null rank list means
+            // ranks first..first+len); the buffers hold chunk >= len elements.
+            // Stream order puts this kernel after the previous copy out of the
+            // same buffers.
+            unsafe { launch.launch(cfg) }.map_err(cuda_err("launching morris_expand"))?;
+            // The pinned buffers of this slot still hold chunk j - 2: hand it
+            // over before the next copy overwrites it.
+            drain(slot, &mut pending, &host_counts, &host_sums, &mut sink)?;
+            // Whole buffers: cudarc copies the destination's length.
+            stream
+                .memcpy_dtoh(&dev_counts[slot], &mut host_counts[slot])
+                .map_err(cuda_err("copying back"))?;
+            stream
+                .memcpy_dtoh(&dev_sums[slot], &mut host_sums[slot])
+                .map_err(cuda_err("copying back"))?;
+            pending[slot] = Some((Rank(first), len as usize));
+        }
+        let next = (chunks % 2) as usize;
+        drain(next, &mut pending, &host_counts, &host_sums, &mut sink)?;
+        drain(1 - next, &mut pending, &host_counts, &host_sums, &mut sink)?;
+        Ok(Timed {
+            value: setup,
+            seconds: t0.elapsed().as_secs_f64(),
+        })
+    }
+}

@@ -1,0 +1,101 @@
+//! Every kernel in kernels/ compiles to PTX for sm_90 through NVRTC, on a
+//! machine without a GPU. NVRTC comes from the CUDA toolkit or the PyPI wheel
+//! `nvidia-cuda-nvrtc` (scripts/ci-nvrtc.sh installs it under
+//! ~/.cache/tbforge-nvrtc). Without NVRTC the test is skipped with a notice,
+//! or fails when TBFORGE_REQUIRE_NVRTC=1 (CI sets it).
+#![cfg(feature = "cuda")]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use tbforge::backend::cuda::{compile_kernel, kernel_source, nvrtc_available, KERNEL_SOURCES};
+
+/// Where scripts/ci-nvrtc.sh puts the wheel's libraries.
+fn wheel_lib_dir() -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    let dir = PathBuf::from(home).join(".cache/tbforge-nvrtc/nvidia/cu13/lib");
+    dir.join("libnvrtc.so.13").exists().then_some(dir)
+}
+
+/// The entry points each kernel file must define.
+fn entries(file: &str) -> &'static [&'static str] {
+    match file {
+        "hash.cu" => &["tb_rank_check"],
+        "morris.cu" => &["morris_expand", "morris_summary"],
+        other => panic!("kernel file {other} has no entry list in this test: add one"),
+    }
+}
+
+#[test]
+fn every_kernel_compiles_for_sm_90() {
+    if nvrtc_available().is_err() {
+        // The dynamic loader reads LD_LIBRARY_PATH at start only: run this
+        // test again in a child process that can see the wheel's libraries.
+        if std::env::var_os("TBFORGE_NVRTC_REEXEC").is_none() {
+            if let Some(dir) = wheel_lib_dir() {
+                let mut path = dir.into_os_string();
+                if let Some(old) = std::env::var_os("LD_LIBRARY_PATH") {
+                    path.push(":");
+                    path.push(old);
+                }
+                let out = Command::new(std::env::current_exe().unwrap())
+                    .args(["--exact", "every_kernel_compiles_for_sm_90", "--nocapture"])
+                    .env("LD_LIBRARY_PATH", path)
+                    .env("TBFORGE_NVRTC_REEXEC", "1")
+                    .output()
+                    .expect("re-running the test binary");
+                let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                    + &String::from_utf8_lossy(&out.stderr);
+                println!("{text}");
+                assert!(out.status.success(), "kernel compilation failed:\n{text}");
+                assert!(text.contains("1 passed"), "the re-run ran no test:\n{text}");
+                return;
+            }
+        }
+        let why = nvrtc_available().unwrap_err();
+        if std::env::var("TBFORGE_REQUIRE_NVRTC").as_deref() == Ok("1") {
+            panic!("{why}. Install it with scripts/ci-nvrtc.sh (PyPI wheel nvidia-cuda-nvrtc==13.0.88).");
+        }
+        eprintln!("SKIPPED every_kernel_compiles_for_sm_90: {why}");
+        return;
+    }
+    for (file, _) in KERNEL_SOURCES {
+        let ptx = compile_kernel(file, "sm_90").unwrap_or_else(|e| panic!("{e}"));
+        let text = ptx.to_src();
+        assert!(
+            text.contains(".target sm_90"),
+            "{file}: not built for sm_90"
+        );
+        for entry in entries(file) {
+            assert!(
+                text.contains(&format!(".entry {entry}(")),
+                "{file}: no entry point {entry}"
+            );
+        }
+        // A per-thread array spilled to local memory would show as a depot:
+        // the kernels keep everything in registers and shared memory.
+        assert!(
+            !text.contains("__local_depot"),
+            "{file}: uses local memory (a per-thread array indexed at run time?)"
+        );
+        println!("{file}: {} bytes of PTX for sm_90", text.len());
+    }
+}
+
+#[test]
+fn kernel_sources_paste_common_header() {
+    for (file, raw) in KERNEL_SOURCES {
+        assert!(raw.contains("#include \"common.cuh\""), "{file}");
+        let src = kernel_source(file).unwrap();
+        assert!(
+            !src.lines().any(|l| l.trim_start().starts_with("#include")),
+            "{file}: an include left for NVRTC"
+        );
+        assert!(src.contains("__constant__ u32 TB_BIN["), "{file}");
+        assert!(
+            src.contains(&format!("\"{file}\"\n")),
+            "{file}: no #line back to the file"
+        );
+    }
+    assert!(kernel_source("nope.cu").is_err());
+}
