@@ -109,7 +109,7 @@ impl GameInfo {
 /// - `successors` lists each legal move once, in a deterministic order; the
 ///   successor's value is read from the side to move *there* (two-player games
 ///   alternate, so the solver negates).
-pub trait Game: Send + Sync {
+pub trait Game: Send + Sync + 'static {
     /// A position in its natural, unpacked form.
     type Position: Clone + Debug + Send + Sync + PartialEq;
     /// A move, for display and for probe's best moves.

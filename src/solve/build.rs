@@ -22,7 +22,9 @@ use crate::pipeline::{
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
+use std::any::Any;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How to build.
@@ -42,6 +44,25 @@ pub struct BuildOptions {
     pub resume: bool,
     /// Force the external path with this chunking (tests and benchmarks).
     pub external_plan: Option<ExternalPlan>,
+    /// Solves in-memory partitions of the games it supports (the GPU).
+    pub accelerator: Option<Arc<dyn PartitionAccelerator>>,
+}
+
+/// Something that can solve a whole partition faster than the CPU solver, for
+/// some games, with exactly its bytes (the CUDA backend for Morris).
+pub trait PartitionAccelerator: Send + Sync + std::fmt::Debug {
+    /// Solves partition `slot` of `game` given the earlier partitions' values
+    /// (`deps`, by slot), or `None` if this game is not one it supports.
+    fn solve_partition(
+        &self,
+        game: &dyn Any,
+        layout: &Layout,
+        deps: &[Option<&[u8]>],
+        slot: usize,
+    ) -> Option<Result<Vec<u8>>>;
+
+    /// A name for logs ("cuda: NVIDIA H100").
+    fn name(&self) -> String;
 }
 
 impl BuildOptions {
@@ -55,6 +76,7 @@ impl BuildOptions {
             disks: Vec::new(),
             resume: false,
             external_plan: None,
+            accelerator: None,
         }
     }
 }
@@ -87,6 +109,10 @@ pub struct BuildReport {
     pub peak_rss: Option<u64>,
     /// Partitions taken over from an interrupted build.
     pub resumed_partitions: usize,
+    /// Partitions solved by the accelerator.
+    pub accelerated_partitions: usize,
+    /// The accelerator, if one was offered.
+    pub accelerator: Option<String>,
     /// Worker threads.
     pub threads: usize,
 }
@@ -214,6 +240,7 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
         .unwrap_or_else(|| ExternalPlan::for_mem_limit(opts.mem_limit.unwrap_or(1 << 30)));
 
     let mut in_memory: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
+    let mut accelerated_partitions = 0usize;
     for slot in 0..layout.len() {
         let p = layout.order()[slot];
         let name = game.partition_name(p);
@@ -229,7 +256,17 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
         let solved = match &disks {
             None => {
                 let deps: Vec<Option<&[u8]>> = in_memory.iter().map(|v| v.as_deref()).collect();
-                Solved::Memory(solve_partition(game, &layout, &deps, slot, &progress)?)
+                let accelerated = opts
+                    .accelerator
+                    .as_ref()
+                    .and_then(|a| a.solve_partition(game as &dyn Any, &layout, &deps, slot));
+                match accelerated {
+                    Some(values) => {
+                        accelerated_partitions += 1;
+                        Solved::Memory(values?)
+                    }
+                    None => Solved::Memory(solve_partition(game, &layout, &deps, slot, &progress)?),
+                }
             }
             Some(disks) => {
                 let resume = state.current.filter(|(s, _)| *s == slot).map(|(_, c)| c);
@@ -293,6 +330,8 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
         scratch_bytes_written: stats.bytes_written(),
         peak_rss: peak_rss(),
         resumed_partitions,
+        accelerated_partitions,
+        accelerator: opts.accelerator.as_ref().map(|a| a.name()),
         threads: rayon::current_num_threads(),
     };
     let log = out.join(BUILD_LOG);

@@ -12,7 +12,7 @@ mod schedule;
 
 pub use bfs::{frontier_bfs, one_bit_reachability, two_bit_bfs, Reachable, TwoBitResult};
 pub use bitset::AtomicBitSet;
-pub use build::{build_game, BuildOptions, BuildReport, BUILD_LOG};
+pub use build::{build_game, BuildOptions, BuildReport, PartitionAccelerator, BUILD_LOG};
 pub use layout::Layout;
 pub use progress::Progress;
 pub use retro::solve_partition;
