@@ -22,6 +22,7 @@ fn entries(file: &str) -> &'static [&'static str] {
     match file {
         "hash.cu" => &["tb_rank_check"],
         "morris.cu" => &["morris_expand", "morris_summary"],
+        "retro.cu" => &["retro_first_scan", "retro_pass_kernel"],
         other => panic!("kernel file {other} has no entry list in this test: add one"),
     }
 }

@@ -9,8 +9,10 @@
 //! - [`cpu`]: rayon drivers over rank ranges and rank lists.
 //! - `cuda`: the device, NVRTC compilation, pinned double-buffered streaming.
 
+pub mod accel;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod morris;
+pub mod morris_retro;
 pub mod rank24;

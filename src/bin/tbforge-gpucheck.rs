@@ -5,6 +5,12 @@
 //! if every comparison matched.
 //!
 //! Usage: tbforge-gpucheck [--ranks-log2 N] [--samples N] [--seed S] [--out DIR] [--cpu-only]
+//!
+//! `tbforge-gpucheck solve --max N [--symmetry on|off] [--cpu-max-size S] [--out DIR]`
+//! solves every partition of `morris` (max N) with the CPU solver
+//! (solve::solve_partition, all cores) and with the GPU (CudaBackend::morris_solve),
+//! compares the bytes and prints a table of positions/s and the ratio; partitions
+//! with more than S indices (default: all) are solved on the GPU only.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -88,6 +94,16 @@ fn random_ranks(seed: &mut u64, size: u64, n: usize) -> Vec<Rank> {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("solve") {
+        match solve_main() {
+            Ok(true) => return,
+            Ok(false) => std::process::exit(1),
+            Err(e) => {
+                eprintln!("tbforge-gpucheck solve: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
     let opts = match parse() {
         Ok(o) => o,
         Err(e) => {
@@ -317,6 +333,195 @@ fn run(o: &Opts) -> tbforge::Result<bool> {
             .map_err(|e| tbforge::Error::io("creating directory", dir, e))?;
         let path = dir.join("gpucheck.log");
         std::fs::write(&path, &log.0).map_err(|e| tbforge::Error::io("writing", &path, e))?;
+    }
+    Ok(ok)
+}
+
+struct SolveRow {
+    name: String,
+    size: u64,
+    cpu_s: Option<f64>,
+    gpu_s: Option<f64>,
+    passes: u32,
+    pending: u64,
+    same: Option<bool>,
+}
+
+struct SolveCheck<'a> {
+    gpu: &'a CudaBackend,
+    cpu_max_size: u64,
+    log: &'a mut Log,
+}
+
+impl tbforge::game::registry::GameVisitor for SolveCheck<'_> {
+    type Output = tbforge::Result<Vec<SolveRow>>;
+    fn visit<G: tbforge::Game>(self, game: &G) -> tbforge::Result<Vec<SolveRow>> {
+        use tbforge::backend::accel::{morris_deps, morris_spec};
+        use tbforge::solve::{solve_partition, Layout, Progress};
+        let layout = Layout::new(game)?;
+        let mut solved: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
+        let mut rows = Vec::new();
+        for slot in 0..layout.len() {
+            let name = game.partition_name(layout.order()[slot]);
+            let size = layout.size(slot);
+            let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
+            let spec = morris_spec(game, &layout, slot);
+            let cpu = if spec.is_none() || size <= self.cpu_max_size {
+                let t = Instant::now();
+                let v = solve_partition(game, &layout, &deps, slot, &Progress::hidden())?;
+                Some((v, t.elapsed().as_secs_f64()))
+            } else {
+                None
+            };
+            let gpu = match spec {
+                Some(spec) => {
+                    let d = morris_deps(game, &layout, &deps, &spec, slot)?;
+                    let t = Instant::now();
+                    let st = self.gpu.morris_solve(spec, &d)?;
+                    Some((st, t.elapsed().as_secs_f64()))
+                }
+                None => None,
+            };
+            let same = match (&cpu, &gpu) {
+                (Some((c, _)), Some((g, _))) => Some(*c == g.value),
+                _ => None,
+            };
+            let row = SolveRow {
+                name: name.clone(),
+                size,
+                cpu_s: cpu.as_ref().map(|c| c.1),
+                gpu_s: gpu.as_ref().map(|g| g.1),
+                passes: gpu.as_ref().map_or(0, |g| g.0.passes),
+                pending: gpu.as_ref().map_or(0, |g| g.0.first_pending),
+                same,
+            };
+            self.log.line(format!(
+                "{name:>5} {size:>12} cpu {:>9} gpu {:>9} passes {:>3} pending {:>11} {}",
+                row.cpu_s.map_or("-".into(), |s| format!("{s:.3}s")),
+                row.gpu_s.map_or("-".into(), |s| format!("{s:.3}s")),
+                row.passes,
+                row.pending,
+                match same {
+                    Some(true) => "identical",
+                    Some(false) => "DIFFERENT",
+                    None => "",
+                }
+            ));
+            if same == Some(false) {
+                let (c, g) = (&cpu.as_ref().unwrap().0, &gpu.as_ref().unwrap().0.value);
+                let i = (0..c.len()).find(|&i| c[i] != g[i]).unwrap_or(0);
+                self.log.line(format!(
+                    "  first difference at index {i}: cpu {} gpu {}",
+                    c.get(i).copied().unwrap_or(0),
+                    g.get(i).copied().unwrap_or(0)
+                ));
+            }
+            rows.push(row);
+            solved[slot] = match (cpu, gpu) {
+                (Some((c, _)), _) => Some(c),
+                (None, Some((g, _))) => Some(g.value),
+                (None, None) => None,
+            };
+        }
+        Ok(rows)
+    }
+}
+
+fn solve_main() -> tbforge::Result<bool> {
+    let mut max = 4u32;
+    let mut symmetry = "on".to_string();
+    let mut cpu_max_size = u64::MAX;
+    let mut out: Option<PathBuf> = None;
+    let mut args = std::env::args().skip(2);
+    while let Some(a) = args.next() {
+        let v = args
+            .next()
+            .ok_or_else(|| tbforge::Error::Cuda(format!("{a} needs a value")))?;
+        let bad = |e: std::num::ParseIntError| tbforge::Error::Cuda(format!("{a}: {e}"));
+        match a.as_str() {
+            "--max" => max = v.parse().map_err(bad)?,
+            "--symmetry" => symmetry = v,
+            "--cpu-max-size" => cpu_max_size = v.parse().map_err(bad)?,
+            "--out" => out = Some(PathBuf::from(v)),
+            other => {
+                return Err(tbforge::Error::Cuda(format!(
+                    "unknown argument {other}; usage: solve --max N [--symmetry on|off] \
+                     [--cpu-max-size S] [--out DIR]"
+                )))
+            }
+        }
+    }
+    let mut log = Log(String::new());
+    let threads = rayon::current_num_threads();
+    let t = Instant::now();
+    let gpu = CudaBackend::open(0)?;
+    log.line(format!(
+        "device: {}  ({} SMs, open + NVRTC {:.2} s)  cpu threads {threads}",
+        gpu.device_name(),
+        gpu.multiprocessors(),
+        t.elapsed().as_secs_f64()
+    ));
+    let mut params = std::collections::BTreeMap::new();
+    params.insert("max".to_string(), max.to_string());
+    params.insert("symmetry".to_string(), symmetry.clone());
+    let game = tbforge::game::registry::open_game("morris", &params)?;
+    log.line(format!("morris max={max} symmetry={symmetry}"));
+    let rows = game.visit(SolveCheck {
+        gpu: &gpu,
+        cpu_max_size,
+        log: &mut log,
+    })?;
+    let mut table = String::new();
+    let _ = writeln!(
+        table,
+        "\n| partition | indices | CPU {threads} thr s | CPU M idx/s | GPU s | GPU M idx/s | ratio | passes | bytes |"
+    );
+    let _ = writeln!(
+        table,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+    );
+    let mut ok = true;
+    let (mut tc, mut tg, mut tcg) = (0.0, 0.0, 0.0);
+    for r in &rows {
+        let rate =
+            |s: Option<f64>| s.map_or("-".into(), |s| format!("{:.1}", r.size as f64 / s / 1e6));
+        let ratio = match (r.cpu_s, r.gpu_s) {
+            (Some(c), Some(g)) => {
+                tc += c;
+                tcg += g;
+                format!("{:.1}x", c / g)
+            }
+            _ => "-".into(),
+        };
+        tg += r.gpu_s.unwrap_or(0.0);
+        ok &= r.same != Some(false);
+        let _ = writeln!(
+            table,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.name,
+            r.size,
+            r.cpu_s.map_or("-".into(), |s| format!("{s:.3}")),
+            rate(r.cpu_s),
+            r.gpu_s.map_or("-".into(), |s| format!("{s:.3}")),
+            rate(r.gpu_s),
+            ratio,
+            r.passes,
+            match r.same {
+                Some(true) => "identical",
+                Some(false) => "DIFFERENT",
+                None => "-",
+            }
+        );
+    }
+    let _ = writeln!(
+        table,
+        "\ncompared partitions: CPU {tc:.2} s, GPU {tcg:.2} s ({:.1}x); GPU total {tg:.2} s; all identical: {ok}",
+        if tcg > 0.0 { tc / tcg } else { 0.0 }
+    );
+    log.line(&table);
+    if let Some(dir) = out {
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join(format!("solve-max{max}.log")), &log.0);
     }
     Ok(ok)
 }

@@ -23,8 +23,10 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
+use super::accel::MorrisSolver;
 use super::cpu::{self, RankCheck};
 use super::morris::{self, Expansion, MorrisPartition, Summary};
+use super::morris_retro::{self, CpuTwin, MorrisSolveSpec, SolveStats};
 use super::rank24;
 use crate::{Error, Rank, Result};
 
@@ -36,6 +38,7 @@ pub const COMMON_SOURCE: &str = include_str!("../../../kernels/common.cuh");
 pub const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("hash.cu", include_str!("../../../kernels/hash.cu")),
     ("morris.cu", include_str!("../../../kernels/morris.cu")),
+    ("retro.cu", include_str!("../../../kernels/retro.cu")),
 ];
 
 /// Threads per block of every launch (a multiple of the warp size; the
@@ -156,6 +159,8 @@ pub struct CudaBackend {
     rank_check: CudaFunction,
     morris_expand: CudaFunction,
     morris_summary: CudaFunction,
+    retro_first: CudaFunction,
+    retro_pass: CudaFunction,
 }
 
 impl std::fmt::Debug for CudaBackend {
@@ -230,7 +235,10 @@ impl CudaBackend {
                 "loading {file} (PTX newer than the driver?)"
             )))?;
             fill_u32(&module, &stream, "TB_BIN", &bin)?;
-            if *file == "morris.cu" {
+            if *file == "retro.cu" {
+                fill_u32(&module, &stream, "MORRIS_SYM", &morris_retro::SYM_NIBBLES)?;
+            }
+            if *file == "morris.cu" || *file == "retro.cu" {
                 fill_u32(&module, &stream, "MORRIS_ADJ", &morris::ADJACENT)?;
                 fill_u32(&module, &stream, "MORRIS_MILLS", &morris::MILLS)?;
                 fill_u32(&module, &stream, "MORRIS_MILLS_AT", &morris::MILLS_AT)?;
@@ -245,6 +253,8 @@ impl CudaBackend {
         let rank_check = function(&modules[0], "tb_rank_check")?;
         let morris_expand = function(&modules[1], "morris_expand")?;
         let morris_summary = function(&modules[1], "morris_summary")?;
+        let retro_first = function(&modules[2], "retro_first_scan")?;
+        let retro_pass = function(&modules[2], "retro_pass_kernel")?;
         stream.synchronize().map_err(cuda_err("filling tables"))?;
         Ok(CudaBackend {
             ctx,
@@ -256,6 +266,8 @@ impl CudaBackend {
             rank_check,
             morris_expand,
             morris_summary,
+            retro_first,
+            retro_pass,
         })
     }
 
@@ -594,5 +606,141 @@ impl CudaBackend {
             value: setup,
             seconds: t0.elapsed().as_secs_f64(),
         })
+    }
+
+    /// Solves Morris partition `spec` on the device (kernels `retro_first_scan`
+    /// and `retro_pass_kernel`; twin [`CpuTwin::solve`]): the partition's
+    /// values and its dependencies stay on the device for the whole solve;
+    /// `deps[i]` holds [`MorrisSolveSpec::dependencies`]`[i]`.
+    pub fn morris_solve(
+        &self,
+        spec: MorrisSolveSpec,
+        deps: &[&[u8]],
+    ) -> Result<SolveStats<Vec<u8>>> {
+        CpuTwin::new(spec, deps.to_vec())?; // checks the dependencies' sizes
+        let size = spec.size();
+        let s = &self.stream;
+        let e = |what: &'static str| cuda_err(what);
+        let dev_deps: Vec<CudaSlice<u8>> = deps
+            .iter()
+            .map(|d| {
+                s.clone_htod(*d)
+                    .map_err(e("copying a dependency to the device"))
+            })
+            .collect::<Result<_>>()?;
+        let dep0 = &dev_deps[0];
+        let dep1 = dev_deps.get(1).unwrap_or(dep0);
+        let mut values = s
+            .alloc_zeros::<u8>(size as usize)
+            .map_err(e("allocating the partition's values"))?;
+        let mut stats = s.alloc_zeros::<u64>(3).map_err(e("allocating"))?;
+        let part = MorrisPartition::new(spec.k1, spec.k2)?;
+        let smem = morris_smem(part);
+        let (k1, k2, sym) = (spec.k1, spec.k2, u32::from(spec.symmetry));
+        // Pending positions: about 1/16 of the indices with symmetry folding;
+        // the kernel counts past the capacity and the scan is rerun if needed.
+        let mut cap = if spec.symmetry { size / 6 + 1024 } else { size };
+        let (pending, max_seen) = loop {
+            let mut list = s
+                .alloc_zeros::<u64>(cap as usize)
+                .map_err(e("allocating the pending list"))?;
+            s.memset_zeros(&mut stats).map_err(e("clearing"))?;
+            let cfg = self.grid(&self.retro_first, BLOCK, size, smem)?;
+            let mut launch = s.launch_builder(&self.retro_first);
+            launch
+                .arg(&k1)
+                .arg(&k2)
+                .arg(&sym)
+                .arg(&size)
+                .arg(dep0)
+                .arg(dep1)
+                .arg(&mut values)
+                .arg(&mut list)
+                .arg(&cap)
+                .arg(&mut stats);
+            // SAFETY: arguments match retro_first_scan in retro.cu; values holds
+            // `size` bytes, list `cap` entries (the kernel writes below cap
+            // only), the dependencies their partitions' sizes (checked above),
+            // and every rank the kernel reads in them is a rank of that partition.
+            unsafe { launch.launch(cfg) }.map_err(e("launching retro_first_scan"))?;
+            let st = s.clone_dtoh(&stats).map_err(e("copying back"))?;
+            morris_retro::check_fail(&spec, st[2] as u32)?;
+            if st[0] <= cap {
+                break ((list, st[0]), st[1] as u32);
+            }
+            cap = st[0];
+        };
+        let first_pending = pending.1;
+        let n_cap = first_pending.max(1) as usize;
+        let mut lists = [
+            pending.0,
+            s.alloc_zeros::<u64>(n_cap).map_err(e("allocating"))?,
+        ];
+        let mut n = first_pending;
+        let mut count = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        let mut d = 1u32;
+        loop {
+            if d > crate::Value::MAX_DISTANCE {
+                return Err(Error::Cuda(format!(
+                    "partition {}: distances beyond {}",
+                    spec.name(),
+                    crate::Value::MAX_DISTANCE
+                )));
+            }
+            let mut m = 0;
+            if n > 0 {
+                s.memset_zeros(&mut count).map_err(e("clearing"))?;
+                let (a, b) = lists.split_at_mut(1);
+                let (list_in, list_out) = if d % 2 == 1 {
+                    (&a[0], &mut b[0])
+                } else {
+                    (&b[0], &mut a[0])
+                };
+                let cfg = self.grid(&self.retro_pass, BLOCK, n, smem)?;
+                let mut launch = s.launch_builder(&self.retro_pass);
+                launch
+                    .arg(&k1)
+                    .arg(&k2)
+                    .arg(&sym)
+                    .arg(&d)
+                    .arg(dep0)
+                    .arg(dep1)
+                    .arg(&mut values)
+                    .arg(list_in)
+                    .arg(&n)
+                    .arg(list_out)
+                    .arg(&mut count);
+                // SAFETY: arguments match retro_pass_kernel; list_in holds n
+                // ranks of the partition, list_out has room for n (it receives
+                // a subset of list_in).
+                unsafe { launch.launch(cfg) }.map_err(e("launching retro_pass_kernel"))?;
+                m = s.clone_dtoh(&count).map_err(e("copying back"))?[0];
+            }
+            let decided = n - m;
+            n = m;
+            if decided == 0 && d > max_seen {
+                break;
+            }
+            d += 1;
+        }
+        let value = s
+            .clone_dtoh(&values)
+            .map_err(e("copying the values back"))?;
+        Ok(SolveStats {
+            value,
+            passes: d,
+            first_pending,
+            max_seen,
+        })
+    }
+}
+
+impl MorrisSolver for CudaBackend {
+    fn solve_morris(&self, spec: MorrisSolveSpec, deps: Vec<&[u8]>) -> Result<Vec<u8>> {
+        Ok(self.morris_solve(spec, &deps)?.value)
+    }
+
+    fn solver_name(&self) -> String {
+        format!("cuda: {}", self.name)
     }
 }

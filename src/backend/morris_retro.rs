@@ -1,0 +1,626 @@
+//! Whole-partition retrograde analysis of Nine Men's Morris (phases II/III)
+//! in the form the GPU runs it (`kernels/retro.cu`), with its CPU twin.
+//!
+//! The bytes are exactly those of [`crate::solve::solve_partition`] on the
+//! game `morris` (src/game/morris.rs): the same first scan (unused index 0,
+//! blocked mover lost at distance 0, positions whose successors all lie in
+//! earlier partitions decided by the combine rule, the rest pending), then
+//! passes d = 1, 2, ... with the pass rule of `solve::rules` (values at
+//! distance >= d count as undecided), stopping when a pass decides nothing
+//! and d exceeds the longest distance the first scan saw.
+//!
+//! What the game module defines and this file repeats, bit for bit:
+//! - partition `k1-k2` (k1 >= k2 >= 3) holds S(k1, k2) (mover k1 pieces) at
+//!   ranks `0..M` and, when k1 != k2, S(k2, k1) at `M..2M`, each ranked by
+//!   the seed-000 multinomial ([`rank24`], colour 1 = mover);
+//! - `2-k` holds S(2, k), all lost;
+//! - with symmetry on, a position's rank is that of its representative under
+//!   the board's 16 symmetries (smallest mover bitboard, then smallest
+//!   opponent bitboard) and every other index is unused.
+//!
+//! A pass only reads values at distances below `d` and writes values at
+//! distance `d`, so the GPU needs no atomics on values: any visiting order
+//! gives the same bytes. Pending positions are kept in a list that each pass
+//! shrinks (order irrelevant for the same reason).
+
+use super::morris::{ADJACENT, MILLS, MILLS_AT, POINT_NAMES};
+use super::rank24::{self, CELLS, FULL};
+use crate::value::Value;
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::LazyLock;
+
+/// Byte of an undecided position (and of a draw).
+pub const PENDING: u8 = 1;
+
+/// Nibble tables of the 15 non-identity symmetries: entry
+/// `(s * 6 + k) * 16 + v` is the image of nibble `v << 4k` under symmetry
+/// `s + 1` (`__constant__ MORRIS_SYM` in `kernels/retro.cu`).
+pub static SYM_NIBBLES: LazyLock<Vec<u32>> = LazyLock::new(|| {
+    let perms = symmetry_permutations();
+    let mut out = Vec::with_capacity(15 * 6 * 16);
+    for perm in &perms[1..] {
+        for k in 0..6 {
+            for v in 0..16u32 {
+                let mut img = 0u32;
+                for bit in 0..4 {
+                    if (v >> bit) & 1 != 0 {
+                        img |= 1 << perm[4 * k + bit];
+                    }
+                }
+                out.push(img);
+            }
+        }
+    }
+    out
+});
+
+/// The 16 symmetries of the board as point permutations (identity first):
+/// rotations by quarter turns, a mirror, and the swap of the inner and outer
+/// squares, on points placed at (column - d, row - 4).
+pub fn symmetry_permutations() -> Vec<[usize; CELLS]> {
+    let coords: Vec<(i32, i32)> = POINT_NAMES
+        .iter()
+        .map(|n| {
+            let b = n.as_bytes();
+            (i32::from(b[0] - b'a') - 3, i32::from(b[1] - b'1') - 3)
+        })
+        .collect();
+    (0..16)
+        .map(|s| {
+            let (swap, mirror, turns) = (s & 8 != 0, s & 4 != 0, s & 3);
+            let mut perm = [0usize; CELLS];
+            for (i, &(mut dx, mut dy)) in coords.iter().enumerate() {
+                if swap {
+                    match dx.abs().max(dy.abs()) {
+                        3 => (dx, dy) = (dx / 3, dy / 3),
+                        1 => (dx, dy) = (dx * 3, dy * 3),
+                        _ => {}
+                    }
+                }
+                if mirror {
+                    dx = -dx;
+                }
+                for _ in 0..turns {
+                    (dx, dy) = (-dy, dx);
+                }
+                perm[i] = coords
+                    .iter()
+                    .position(|&c| c == (dx, dy))
+                    .expect("the 16 symmetries map points to points");
+            }
+            perm
+        })
+        .collect()
+}
+
+fn sym_map(t: &[u32], x: u32) -> u32 {
+    (0..6).fold(0, |acc, k| acc | t[k * 16 + ((x >> (4 * k)) & 15) as usize])
+}
+
+/// The class representative of (mover, opponent): the image with the smallest
+/// mover bitboard, then the smallest opponent bitboard.
+pub fn canonical(mover: u32, opponent: u32) -> (u32, u32) {
+    let tables = &*SYM_NIBBLES;
+    let mut best = (mover, opponent);
+    for t in tables.chunks_exact(96) {
+        let m = sym_map(t, mover);
+        if m <= best.0 {
+            let o = sym_map(t, opponent);
+            if (m, o) < best {
+                best = (m, o);
+            }
+        }
+    }
+    best
+}
+
+/// Where one kind of successor lands: a board with `a` mover and `b`
+/// opponent pieces, at `offset + rank` of the target partition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// Pieces of the successor's side to move.
+    pub a: u32,
+    /// Pieces of its opponent.
+    pub b: u32,
+    /// Rank offset inside the target partition.
+    pub offset: u64,
+}
+
+/// One half of a partition: S(a, b) at ranks `base..base + size(a, b)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Half {
+    /// First rank.
+    pub base: u64,
+    /// Mover's pieces.
+    pub a: u32,
+    /// Opponent's pieces.
+    pub b: u32,
+    /// Successors without capture (always in this partition).
+    pub quiet: Target,
+    /// Successors with a capture, in dependency [`Half::dep`].
+    pub capture: Target,
+    /// Which dependency (0 or 1) captures read.
+    pub dep: usize,
+}
+
+/// A Morris partition to solve: `k1-k2` with k1 >= k2 >= 3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MorrisSolveSpec {
+    /// Larger piece count.
+    pub k1: u32,
+    /// Smaller piece count.
+    pub k2: u32,
+    /// Whether indices are folded by the 16 board symmetries.
+    pub symmetry: bool,
+}
+
+impl MorrisSolveSpec {
+    /// Checks `3 <= k2 <= k1 <= 9`.
+    pub fn new(k1: u32, k2: u32, symmetry: bool) -> Result<MorrisSolveSpec> {
+        if !(3..=9).contains(&k2) || !(k2..=9).contains(&k1) {
+            return Err(Error::Cuda(format!(
+                "Morris partition {k1}-{k2} is not one with 3 <= k2 <= k1 <= 9"
+            )));
+        }
+        Ok(MorrisSolveSpec { k1, k2, symmetry })
+    }
+
+    /// The partition's name, as the game writes it.
+    pub fn name(&self) -> String {
+        format!("{}-{}", self.k1, self.k2)
+    }
+
+    fn half_size(&self) -> u64 {
+        rank24::size(self.k1, self.k2).unwrap_or(0)
+    }
+
+    /// Indices of the partition.
+    pub fn size(&self) -> u64 {
+        if self.k1 == self.k2 {
+            self.half_size()
+        } else {
+            2 * self.half_size()
+        }
+    }
+
+    /// The halves (one when k1 == k2).
+    pub fn halves(&self) -> Vec<Half> {
+        let (k1, k2, m) = (self.k1, self.k2, self.half_size());
+        // Half A: mover k1, opponent k2. Quiet successors: mover k2, opp k1,
+        // in the second half when k2 < k1. Captures: mover k2 - 1, opp k1:
+        // the lost 2-k1 when k2 == 3, else the second half of k1-(k2-1).
+        let a_capture = if k2 == 3 {
+            Target {
+                a: 2,
+                b: k1,
+                offset: 0,
+            }
+        } else {
+            Target {
+                a: k2 - 1,
+                b: k1,
+                offset: rank24::size(k1, k2 - 1).unwrap_or(0),
+            }
+        };
+        let mut out = vec![Half {
+            base: 0,
+            a: k1,
+            b: k2,
+            quiet: Target {
+                a: k2,
+                b: k1,
+                offset: if k1 == k2 { 0 } else { m },
+            },
+            capture: a_capture,
+            dep: 0,
+        }];
+        if k1 != k2 {
+            // Half B: mover k2, opponent k1. Captures: mover k1 - 1 >= k2,
+            // opp k2: the first half of (k1-1)-k2.
+            out.push(Half {
+                base: m,
+                a: k2,
+                b: k1,
+                quiet: Target {
+                    a: k1,
+                    b: k2,
+                    offset: 0,
+                },
+                capture: Target {
+                    a: k1 - 1,
+                    b: k2,
+                    offset: 0,
+                },
+                dep: 1,
+            });
+        }
+        out
+    }
+
+    /// Names of the partitions captures lead to, by dependency index.
+    pub fn dependencies(&self) -> Vec<String> {
+        self.halves()
+            .iter()
+            .map(|h| {
+                let t = h.capture;
+                if t.a == 2 {
+                    format!("2-{}", t.b)
+                } else {
+                    format!("{}-{}", t.a.max(t.b), t.a.min(t.b))
+                }
+            })
+            .collect()
+    }
+
+    /// Sizes the dependency partitions must have.
+    pub fn dependency_sizes(&self) -> Vec<u64> {
+        self.halves()
+            .iter()
+            .map(|h| {
+                let t = h.capture;
+                let s = rank24::size(t.a, t.b).unwrap_or(0);
+                if t.a == 2 || t.a == t.b {
+                    s
+                } else {
+                    2 * s
+                }
+            })
+            .collect()
+    }
+}
+
+/// Something the first scan found that the game's solver reports as an error.
+pub const FAIL_ILLEGAL_DEP: u32 = 1;
+/// A distance beyond [`Value::MAX_DISTANCE`].
+pub const FAIL_OVERFLOW: u32 = 2;
+
+/// Successors of one position as (target kind, board), calling `f(capture,
+/// mover', opponent')` for each, in the game's move order.
+fn for_successors(mover: u32, opp: u32, mut f: impl FnMut(bool, u32, u32)) {
+    let empty = !(mover | opp) & FULL;
+    let flying = mover.count_ones() == 3;
+    let in_mill = MILLS
+        .iter()
+        .filter(|&&m| opp & m == m)
+        .fold(0, |acc, &m| acc | m);
+    let removable = if in_mill == opp { opp } else { opp & !in_mill };
+    let mut pieces = mover;
+    while pieces != 0 {
+        let from = pieces.trailing_zeros();
+        pieces &= pieces - 1;
+        let mut targets = if flying {
+            empty
+        } else {
+            ADJACENT[from as usize] & empty
+        };
+        while targets != 0 {
+            let to = targets.trailing_zeros();
+            targets &= targets - 1;
+            let moved = mover ^ (1 << from) ^ (1 << to);
+            let (m1, m2) = (MILLS_AT[2 * to as usize], MILLS_AT[2 * to as usize + 1]);
+            if moved & m1 == m1 || moved & m2 == m2 {
+                let mut rem = removable;
+                while rem != 0 {
+                    let x = rem.trailing_zeros();
+                    rem &= rem - 1;
+                    f(true, opp & !(1 << x), moved);
+                }
+            } else {
+                f(false, opp, moved);
+            }
+        }
+    }
+}
+
+/// The CPU twin of `kernels/retro.cu`.
+pub struct CpuTwin<'a> {
+    spec: MorrisSolveSpec,
+    halves: Vec<Half>,
+    deps: Vec<&'a [u8]>,
+}
+
+/// The first scan's result for one index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstScan {
+    /// Value byte.
+    pub value: u8,
+    /// Pending with a successor in this partition.
+    pub internal: bool,
+    /// Largest distance seen.
+    pub seen: u32,
+    /// FAIL_* bits.
+    pub fail: u32,
+}
+
+impl<'a> CpuTwin<'a> {
+    /// `deps[i]` holds the values of [`MorrisSolveSpec::dependencies`]`[i]`.
+    pub fn new(spec: MorrisSolveSpec, deps: Vec<&'a [u8]>) -> Result<CpuTwin<'a>> {
+        let want = spec.dependency_sizes();
+        if deps.len() != want.len() || deps.iter().zip(&want).any(|(d, &w)| d.len() as u64 != w) {
+            return Err(Error::Cuda(format!(
+                "partition {}: dependencies {:?} need sizes {want:?}",
+                spec.name(),
+                spec.dependencies()
+            )));
+        }
+        Ok(CpuTwin {
+            spec,
+            halves: spec.halves(),
+            deps,
+        })
+    }
+
+    fn half(&self, r: u64) -> &Half {
+        if self.halves.len() > 1 && r >= self.halves[1].base {
+            &self.halves[1]
+        } else {
+            &self.halves[0]
+        }
+    }
+
+    fn board(&self, r: u64) -> Option<(&Half, u32, u32)> {
+        let h = self.half(r);
+        let u = rank24::unrank(r - h.base, h.a, h.b);
+        if self.spec.symmetry && canonical(u.c1, u.c2) != (u.c1, u.c2) {
+            return None;
+        }
+        Some((h, u.c1, u.c2))
+    }
+
+    fn succ_rank(&self, t: &Target, m: u32, o: u32) -> u64 {
+        let (m, o) = if self.spec.symmetry {
+            canonical(m, o)
+        } else {
+            (m, o)
+        };
+        t.offset + rank24::rank(m, o, t.a, t.b)
+    }
+
+    /// First scan of index `r`.
+    pub fn first_scan(&self, r: u64) -> FirstScan {
+        let mut out = FirstScan {
+            value: 0,
+            internal: false,
+            seen: 0,
+            fail: 0,
+        };
+        let Some((h, mover, opp)) = self.board(r) else {
+            return out;
+        };
+        let empty = !(mover | opp) & FULL;
+        let mobile = h.a == 3 || {
+            let mut p = mover;
+            let mut any = false;
+            while p != 0 {
+                let i = p.trailing_zeros();
+                p &= p - 1;
+                any |= ADJACENT[i as usize] & empty != 0;
+            }
+            any
+        };
+        if !mobile {
+            out.value = 2;
+            return out;
+        }
+        let (mut best_win, mut longest, mut all_lost) = (u32::MAX, 0u32, true);
+        let dep = self.deps[h.dep];
+        for_successors(mover, opp, |capture, m, o| {
+            if !capture {
+                out.internal = true;
+                return;
+            }
+            let v = dep[self.succ_rank(&h.capture, m, o) as usize];
+            if v == 0 {
+                out.fail |= FAIL_ILLEGAL_DEP;
+                return;
+            }
+            if v >= 2 {
+                let e = u32::from(v - 2);
+                out.seen = out.seen.max(e);
+                if e % 2 == 0 {
+                    best_win = best_win.min(e);
+                } else {
+                    longest = longest.max(e);
+                }
+            } else {
+                all_lost = false;
+            }
+        });
+        if out.fail != 0 {
+            out.internal = false;
+            return out;
+        }
+        if out.internal {
+            out.value = PENDING;
+            return out;
+        }
+        let d = if best_win != u32::MAX {
+            Some(best_win + 1)
+        } else if all_lost {
+            Some(longest + 1)
+        } else {
+            None
+        };
+        out.value = match d {
+            None => PENDING,
+            Some(d) if d > Value::MAX_DISTANCE => {
+                out.fail |= FAIL_OVERFLOW;
+                0
+            }
+            Some(d) => {
+                out.seen = out.seen.max(d);
+                (d + 2) as u8
+            }
+        };
+        out
+    }
+
+    /// Pass `d` for a pending index `r`: its value byte if decided.
+    pub fn pass(&self, values: &[AtomicU8], r: u64, d: u32) -> Option<u8> {
+        let (h, mover, opp) = self.board(r)?;
+        let dep = self.deps[h.dep];
+        let (mut hit, mut blocked, mut longest) = (false, false, 0u32);
+        for_successors(mover, opp, |capture, m, o| {
+            let v = if capture {
+                dep[self.succ_rank(&h.capture, m, o) as usize]
+            } else {
+                values[self.succ_rank(&h.quiet, m, o) as usize].load(Ordering::Relaxed)
+            };
+            let e = u32::from(v).wrapping_sub(2);
+            if v >= 2 && e < d {
+                if e == d - 1 && d % 2 == 1 {
+                    hit = true;
+                }
+                if e % 2 == 1 {
+                    longest = longest.max(e);
+                } else {
+                    blocked = true;
+                }
+            } else {
+                blocked = true;
+            }
+        });
+        if d % 2 == 1 {
+            hit.then_some((d + 2) as u8)
+        } else {
+            (!blocked).then_some((longest + 3) as u8)
+        }
+    }
+
+    /// Solves the partition on the CPU the way the GPU does (pending list
+    /// shrunk by every pass).
+    pub fn solve(&self) -> Result<SolveStats<Vec<u8>>> {
+        let size = self.spec.size();
+        let values: Vec<AtomicU8> = (0..size).map(|_| AtomicU8::new(0)).collect();
+        let seen = AtomicU32::new(0);
+        let fail = AtomicU32::new(0);
+        let pending = AtomicU64::new(0);
+        let mut list: Vec<u64> = (0..size)
+            .into_par_iter()
+            .filter_map(|r| {
+                let s = self.first_scan(r);
+                values[r as usize].store(s.value, Ordering::Relaxed);
+                seen.fetch_max(s.seen, Ordering::Relaxed);
+                fail.fetch_or(s.fail, Ordering::Relaxed);
+                s.internal.then(|| {
+                    pending.fetch_add(1, Ordering::Relaxed);
+                    r
+                })
+            })
+            .collect();
+        check_fail(&self.spec, fail.into_inner())?;
+        let max_seen = seen.into_inner();
+        let first_pending = list.len() as u64;
+        let mut d = 1u32;
+        loop {
+            if d > Value::MAX_DISTANCE {
+                return Err(Error::Cuda(format!(
+                    "partition {}: distances beyond {}",
+                    self.spec.name(),
+                    Value::MAX_DISTANCE
+                )));
+            }
+            let before = list.len();
+            list = list
+                .into_par_iter()
+                .filter(|&r| match self.pass(&values, r, d) {
+                    Some(v) => {
+                        values[r as usize].store(v, Ordering::Relaxed);
+                        false
+                    }
+                    None => true,
+                })
+                .collect();
+            if before == list.len() && d > max_seen {
+                break;
+            }
+            d += 1;
+        }
+        Ok(SolveStats {
+            value: values.into_iter().map(AtomicU8::into_inner).collect(),
+            passes: d,
+            first_pending,
+            max_seen,
+        })
+    }
+}
+
+/// The error for FAIL_* bits, or Ok.
+pub fn check_fail(spec: &MorrisSolveSpec, fail: u32) -> Result<()> {
+    if fail & FAIL_ILLEGAL_DEP != 0 {
+        return Err(Error::Cuda(format!(
+            "partition {}: a capture reaches an index its partition calls unused (dependency values wrong?)",
+            spec.name()
+        )));
+    }
+    if fail & FAIL_OVERFLOW != 0 {
+        return Err(Error::Cuda(format!(
+            "partition {}: a distance beyond {}",
+            spec.name(),
+            Value::MAX_DISTANCE
+        )));
+    }
+    Ok(())
+}
+
+/// A solve's result with what it did.
+#[derive(Clone, Debug)]
+pub struct SolveStats<T> {
+    /// The values.
+    pub value: T,
+    /// Passes run (the last decided nothing).
+    pub passes: u32,
+    /// Positions pending after the first scan.
+    pub first_pending: u64,
+    /// Longest distance the first scan saw.
+    pub max_seen: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symmetries_form_a_group_that_keeps_mills_and_adjacency() {
+        let perms = symmetry_permutations();
+        let mapb = |p: &[usize; CELLS], x: u32| {
+            (0..CELLS)
+                .filter(|&i| x >> i & 1 != 0)
+                .fold(0u32, |a, i| a | 1 << p[i])
+        };
+        let mut images: Vec<[usize; CELLS]> = perms.clone();
+        images.sort();
+        images.dedup();
+        assert_eq!(images.len(), 16);
+        for p in &perms {
+            let mut mills: Vec<u32> = MILLS.iter().map(|&m| mapb(p, m)).collect();
+            mills.sort();
+            let mut want = MILLS.to_vec();
+            want.sort();
+            assert_eq!(mills, want);
+            for i in 0..CELLS {
+                assert_eq!(mapb(p, ADJACENT[i]), ADJACENT[p[i]]);
+            }
+            // Closed under composition.
+            for q in &perms {
+                let mut c = [0usize; CELLS];
+                for i in 0..CELLS {
+                    c[i] = q[p[i]];
+                }
+                assert!(perms.contains(&c));
+            }
+        }
+    }
+
+    #[test]
+    fn halves_cover_the_partition() {
+        let s = MorrisSolveSpec::new(5, 3, true).unwrap();
+        assert_eq!(s.dependencies(), vec!["2-5".to_string(), "4-3".to_string()]);
+        let t = MorrisSolveSpec::new(4, 4, false).unwrap();
+        assert_eq!(t.dependencies(), vec!["4-3".to_string()]);
+        assert_eq!(t.dependency_sizes(), vec![2 * rank24::size(4, 3).unwrap()]);
+        assert!(MorrisSolveSpec::new(3, 4, true).is_err());
+    }
+}
