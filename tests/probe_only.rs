@@ -217,3 +217,41 @@ fn puzzle_values_read_as_goal_distances() {
     assert!(gtb.probe(&10).unwrap().best_moves.is_empty());
     assert!(gtb.probe(&6).unwrap().best_moves.is_empty());
 }
+
+#[test]
+fn puzzle_wdl2_reads_as_reachable_or_not() {
+    let mut values: Vec<u8> = [4u32, 3, 4, 3, 2, 3, 99, 1, 2, 1, 0]
+        .iter()
+        .map(|&d| {
+            if d == 99 {
+                Value::DRAW
+            } else {
+                Value::at_distance(d).unwrap()
+            }
+            .to_byte()
+        })
+        .collect();
+    values.push(0);
+    let info = Hop.info();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("all.tbf");
+    let sum =
+        write_partition_file(&path, &info, PartitionId(0), ValueEncoding::Wdl2, &values).unwrap();
+    let entry = FileEntry::new(GameKind::Puzzle, PartitionId(0), "all", &values, None, sum);
+    write_manifest(
+        dir.path(),
+        &Manifest::new(&info, ValueEncoding::Wdl2, vec![entry], None),
+    )
+    .unwrap();
+    // Distance parity means nothing in a puzzle: every solvable square reads as a win.
+    let codes = tbforge::format::TableFile::open_read(&path)
+        .unwrap()
+        .read_all_codes()
+        .unwrap();
+    assert_eq!(codes, [2, 2, 2, 2, 2, 2, 1, 2, 2, 2, 2, 0]);
+    let gtb = GameTablebase::new(Hop, Tablebase::open(dir.path()).unwrap()).unwrap();
+    let r = gtb.probe(&5).unwrap();
+    assert_eq!((r.outcome, r.distance), (Outcome::Win, None));
+    assert_eq!(r.best_moves, ["+3"]);
+    assert_eq!(gtb.probe(&6).unwrap().outcome, Outcome::Draw);
+}
