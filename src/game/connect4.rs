@@ -253,7 +253,6 @@ impl Connect4 {
         let mut undone = Vec::new();
         let lost = self.has_four(pos.first) || self.has_four(pos.second);
         if self.undo(pos, &mut heights, lost, &mut dead, &mut undone) {
-            undone.reverse();
             Some(undone)
         } else {
             None
