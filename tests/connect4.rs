@@ -258,11 +258,15 @@ fn bfs_variants_agree() {
         let two_bit = two_bit_bfs(&g, &layout, &Progress::hidden())
             .unwrap()
             .unwrap();
-        let one_bit = one_bit_reachability(&g, &layout, &Progress::hidden())
-            .unwrap()
-            .unwrap();
         assert_eq!(two_bit, frontier.layers, "{w}x{h}");
-        assert_eq!(one_bit, frontier.total(), "{w}x{h}");
+        // One-bit reachability sweeps the slots in solving order, against the direction of
+        // play here, so it needs a full sweep per layer: kept to the two smaller boards.
+        if (w, h) != (5, 4) {
+            let one_bit = one_bit_reachability(&g, &layout, &Progress::hidden())
+                .unwrap()
+                .unwrap();
+            assert_eq!(one_bit, frontier.total(), "{w}x{h}");
+        }
         // Two plies are free choices: every pair of columns gives a different board.
         assert_eq!(&frontier.layers[..3], &[1, w as u64, (w * w) as u64]);
     }

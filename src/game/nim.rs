@@ -9,8 +9,8 @@
 //! Hash: partition `t` = objects left (`0..=sum of heaps`); moves lower it, so
 //! partitions are solved from 0 upward. Inside a partition the rank is the
 //! lexicographic index of the heap-size vector among all vectors with that sum
-//! and each heap within its starting size (see [`super::compositions`]); every
-//! index is a legal, reachable position.
+//! and each heap within its starting size (the bounded-composition hash of
+//! `src/game/compositions.rs`); every index is a legal, reachable position.
 //!
 //! Notation: positions are the heap sizes, comma-separated, heap 1 first
 //! (`1,2,5,4`); a move `h3-2` takes 2 objects from heap 3.
