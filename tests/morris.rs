@@ -61,7 +61,7 @@ fn factorial(n: u32) -> u128 {
 
 #[test]
 fn partition_sizes_match_table_1() {
-    let game = Morris::new(9).unwrap();
+    let game = Morris::new(9, false).unwrap();
     for (k1, k2, exact, printed) in TABLE_1 {
         let formula = factorial(24) / (factorial(k1) * factorial(k2) * factorial(24 - k1 - k2));
         assert_eq!(u128::from(exact), formula, "{k1}-{k2}");
@@ -83,7 +83,7 @@ fn partition_sizes_match_table_1() {
 
 #[test]
 fn partitions_and_sizes_for_max() {
-    let game = Morris::new(4).unwrap();
+    let game = Morris::new(4, false).unwrap();
     let names: Vec<String> = game
         .partitions()
         .iter()
@@ -350,7 +350,7 @@ fn independent_board_model_is_the_standard_one() {
 
 #[test]
 fn rank_is_seed_multinomial_and_bijective_on_3_3() {
-    let game = Morris::new(3).unwrap();
+    let game = Morris::new(3, false).unwrap();
     let p = Morris::partition_of(3, 3);
     let size = game.partition_size(p);
     let bad = (0..size).into_par_iter().find_any(|&r| {
@@ -363,7 +363,7 @@ fn rank_is_seed_multinomial_and_bijective_on_3_3() {
 
 #[test]
 fn rank_agrees_with_the_crate_multinomial() {
-    let game = Morris::new(9).unwrap();
+    let game = Morris::new(9, false).unwrap();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for (k1, k2, exact, _) in TABLE_1 {
         for (a, b) in [(k1, k2), (k2, k1)] {
@@ -423,7 +423,7 @@ fn game_successors<G: Game>(game: &G, pos: &G::Position) -> Vec<(String, String)
 #[test]
 fn moves_match_the_independent_model() {
     let board = Board::new();
-    let game = Morris::new(9).unwrap();
+    let game = Morris::new(9, false).unwrap();
     let mut rng = Rng(12345);
     let mut blocked = 0;
     let mut captures = 0;
@@ -520,11 +520,12 @@ fn expected_value(game: &Morris, solved: &SolvedGame, pos: &<Morris as Game>::Po
     }
 }
 
-/// Per partition: size, wins, draws, losses, longest win, longest loss.
+/// Per partition: size, wins, draws, losses, longest win, longest loss
+/// (unused indices, only with symmetry folding, are counted apart).
 fn report(game: &Morris, solved: &SolvedGame) -> Vec<(String, u64, u64, u64, u64, u32, u32)> {
     let mut out = Vec::new();
     for (slot, &p) in solved.layout.order().iter().enumerate() {
-        let (mut w, mut d, mut l, mut lw, mut ll) = (0, 0, 0, 0, 0);
+        let (mut w, mut d, mut l, mut lw, mut ll, mut unused) = (0, 0, 0, 0, 0, 0u64);
         for &b in &solved.values[slot] {
             let v = Value::from_byte(b);
             match v.outcome() {
@@ -537,12 +538,17 @@ fn report(game: &Morris, solved: &SolvedGame) -> Vec<(String, u64, u64, u64, u64
                     ll = ll.max(v.distance().unwrap());
                 }
                 Some(Outcome::Draw) => d += 1,
-                None => panic!("illegal index in {}", game.partition_name(p)),
+                None => unused += 1,
             }
         }
+        assert!(
+            game.symmetry() || unused == 0,
+            "illegal index in {}",
+            game.partition_name(p)
+        );
         let size = solved.values[slot].len() as u64;
         eprintln!(
-            "{:>4}: size {size:>11} wins {w:>11} draws {d:>11} losses {l:>11} longest win {lw:>3} longest loss {ll:>3}",
+            "{:>4}: size {size:>11} wins {w:>11} draws {d:>11} losses {l:>11} unused {unused:>11} longest win {lw:>3} longest loss {ll:>3}",
             game.partition_name(p)
         );
         out.push((game.partition_name(p), size, w, d, l, lw, ll));
@@ -651,7 +657,7 @@ fn best_moves(game: &Morris, solved: &SolvedGame, pos: &<Morris as Game>::Positi
 
 #[test]
 fn notation_round_trip_and_errors() {
-    let game = Morris::new(4).unwrap();
+    let game = Morris::new(4, false).unwrap();
     let text = "W:a1,a4,d2;B:f4,g4,g7;w";
     let pos = game.parse_position(text).unwrap();
     assert_eq!(game.format_position(&pos), text);
@@ -695,37 +701,183 @@ fn notation_round_trip_and_errors() {
     );
 }
 
+/// The values of every position (symmetry off's indexing) read from a
+/// symmetry-folded solve: what probing each position of the board returns.
+fn expand(on: &Morris, off: &Morris, solved: &SolvedGame) -> SolvedGame {
+    let values = solved
+        .layout
+        .order()
+        .iter()
+        .map(|&p| {
+            (0..off.partition_size(p))
+                .into_par_iter()
+                .map(|r| {
+                    let pos = off.unrank(p, Rank(r)).unwrap();
+                    let (q, i) = on.rank(&pos);
+                    solved.values[solved.layout.slot(q).unwrap()][i.0 as usize]
+                })
+                .collect()
+        })
+        .collect();
+    SolvedGame {
+        layout: solved.layout.clone(),
+        values,
+        reachable: None,
+    }
+}
+
+/// Burnside: the number of classes of boards with `a` and `b` pieces under
+/// the 16 symmetries (from the independent geometric model).
+fn classes(a: usize, b: usize) -> u64 {
+    let points = all_points();
+    let mut total = 0u64;
+    for s in symmetries() {
+        // Cycle lengths of the permutation.
+        let mut seen = BTreeSet::new();
+        let mut lengths = Vec::new();
+        for &p in &points {
+            let mut len = 0;
+            let mut q = p;
+            while seen.insert(q) {
+                q = s(q);
+                len += 1;
+            }
+            if len > 0 {
+                lengths.push(len);
+            }
+        }
+        // Colourings fixed by it: each cycle is all mover, all opponent or empty.
+        let mut ways = vec![vec![0u64; b + 1]; a + 1];
+        ways[0][0] = 1;
+        for len in lengths {
+            let mut next = ways.clone();
+            for x in 0..=a {
+                for y in 0..=b {
+                    if x >= len {
+                        next[x][y] += ways[x - len][y];
+                    }
+                    if y >= len {
+                        next[x][y] += ways[x][y - len];
+                    }
+                }
+            }
+            ways = next;
+        }
+        total += ways[a][b];
+    }
+    assert_eq!(total % 16, 0);
+    total / 16
+}
+
+#[test]
+fn symmetry_folding_keeps_one_position_per_class() {
+    let on = Morris::new(4, true).unwrap();
+    let off = Morris::new(4, false).unwrap();
+    for (k1, k2) in [(3, 3), (4, 3)] {
+        let p = Morris::partition_of(k1, k2);
+        let half = Morris::space_size(k1, k2);
+        for (lo, a, b) in [(0, k1, k2), (half, k2, k1)] {
+            if lo >= on.partition_size(p) {
+                continue;
+            }
+            let kept = (lo..lo + half)
+                .into_par_iter()
+                .filter(|&r| match on.unrank(p, Rank(r)) {
+                    Some(pos) => {
+                        assert_eq!(on.rank(&pos), (p, Rank(r)));
+                        true
+                    }
+                    None => {
+                        // An unused index: its board ranks to another index, which is kept.
+                        let pos = off.unrank(p, Rank(r)).unwrap();
+                        let (q, i) = on.rank(&pos);
+                        assert_ne!((q, i), (p, Rank(r)));
+                        assert!(on.unrank(q, i).is_some());
+                        false
+                    }
+                })
+                .count() as u64;
+            assert_eq!(kept, classes(a as usize, b as usize), "S({a}, {b})");
+        }
+    }
+}
+
 #[test]
 fn solve_max_3() {
-    let game = Morris::new(3).unwrap();
+    let on = Morris::new(3, true).unwrap();
+    let off = Morris::new(3, false).unwrap();
     let t = std::time::Instant::now();
-    let solved = solve_game(&game, &Progress::hidden()).unwrap();
-    eprintln!("max=3 solved in {:.1?}", t.elapsed());
-    let rows = report(&game, &solved);
+    let solved = solve_game(&on, &Progress::hidden()).unwrap();
+    eprintln!("max=3 symmetry=on solved in {:.1?}", t.elapsed());
+    report(&on, &solved);
+    // Every position of the board, each class's value spread to its members.
+    let full = expand(&on, &off, &solved);
+    let rows = report(&off, &full);
     assert_eq!(rows.len(), 2);
     // 2-3 is all losses at distance 0.
     assert_eq!((rows[0].4, rows[0].6), (rows[0].1, 0));
-    for &p in solved.layout.order() {
-        check_consistent(&game, &solved, p);
+    // Each value is the best over its successors' values: with distances this
+    // pins every value down (by induction on the distance), so it is the
+    // solution, not just a consistent labelling.
+    for &p in full.layout.order() {
+        check_consistent(&off, &full, p);
     }
-    check_symmetric(&game, &solved, 300);
-    check_hand_made(&game, &solved);
+    check_symmetric(&off, &full, 300);
+    check_hand_made(&off, &full);
+    check_hand_made(&on, &solved);
 }
 
-/// max=4 (81 M positions): run with `cargo test --test morris -- --ignored`.
+/// Folding by symmetry changes no value: a direct comparison with an unfolded solve.
 #[test]
-#[ignore = "builds 81 M positions; minutes on 2 cores"]
+#[ignore = "solves 3.1 M positions unfolded: half a minute of CPU"]
+fn folding_matches_unfolded_max_3() {
+    let on = Morris::new(3, true).unwrap();
+    let off = Morris::new(3, false).unwrap();
+    let solved_off = solve_game(&off, &Progress::hidden()).unwrap();
+    let solved_on = solve_game(&on, &Progress::hidden()).unwrap();
+    let expanded = expand(&on, &off, &solved_on);
+    assert!(
+        expanded.values == solved_off.values,
+        "symmetry=on and off disagree"
+    );
+    check_consistent(&off, &solved_off, Morris::partition_of(3, 3));
+}
+
+/// max=4 (81 M indices): run with `cargo test --test morris -- --ignored`.
+#[test]
+#[ignore = "builds 81 M indices; minutes on 2 cores"]
 fn solve_max_4() {
-    let game = Morris::new(4).unwrap();
+    let on = Morris::new(4, true).unwrap();
+    let off = Morris::new(4, false).unwrap();
     let t = std::time::Instant::now();
-    let solved = solve_game(&game, &Progress::hidden()).unwrap();
-    eprintln!("max=4 solved in {:.1?}", t.elapsed());
-    report(&game, &solved);
+    let solved = solve_game(&on, &Progress::hidden()).unwrap();
+    eprintln!("max=4 symmetry=on solved in {:.1?}", t.elapsed());
+    eprintln!("symmetry classes:");
+    report(&on, &solved);
+    eprintln!("every position:");
+    let full = expand(&on, &off, &solved);
+    report(&off, &full);
     let t = std::time::Instant::now();
     for (k1, k2) in [(3, 3), (4, 3)] {
-        check_consistent(&game, &solved, Morris::partition_of(k1, k2));
+        check_consistent(&off, &full, Morris::partition_of(k1, k2));
     }
     eprintln!("3-3 and 4-3 consistency checked in {:.1?}", t.elapsed());
-    check_symmetric(&game, &solved, 200);
-    check_hand_made(&game, &solved);
+    check_symmetric(&off, &full, 200);
+    check_hand_made(&off, &full);
+    check_hand_made(&on, &solved);
+}
+
+/// max=4 without symmetry folding, for timing against folding.
+#[test]
+#[ignore = "builds 81 M positions; many minutes on 2 cores"]
+fn solve_max_4_unfolded() {
+    let off = Morris::new(4, false).unwrap();
+    let t = std::time::Instant::now();
+    let solved = solve_game(&off, &Progress::hidden()).unwrap();
+    eprintln!("max=4 symmetry=off solved in {:.1?}", t.elapsed());
+    report(&off, &solved);
+    for (k1, k2) in [(3, 3), (4, 3)] {
+        check_consistent(&off, &solved, Morris::partition_of(k1, k2));
+    }
+    check_hand_made(&off, &solved);
 }

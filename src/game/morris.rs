@@ -34,8 +34,10 @@
 //! - A move that closes a mill (the moved piece ends on a line of three of its
 //!   own colour) removes one opponent piece that is not in a mill; if every
 //!   opponent piece is in a mill, any of them may be removed. Closing two
-//!   mills at once still removes only one piece. Each choice of removed piece
-//!   is a separate move.
+//!   mills at once still removes only one piece (after the opening this cannot
+//!   happen: a sliding piece leaves one of the two lines through its target,
+//!   and a flying side has too few pieces). Each choice of removed piece is a
+//!   separate move.
 //! - A player reduced to two pieces loses. A player who cannot move (every
 //!   piece blocked, and not flying) loses.
 //! - A position that can repeat forever without a decision is a draw.
@@ -59,14 +61,19 @@
 //! so that a capture that ends the game has a successor to point at.
 //!
 //! `--param max=K` builds every `k1-k2` with 3 <= k2 <= k1 <= K and `2-k` for
-//! 3 <= k <= K. Every index of a partition is a legal position (the seed counts
-//! the whole multinomial space too).
+//! 3 <= k <= K. Every board is a legal position (the seed counts the whole
+//! multinomial space too); only symmetry folding leaves indices unused.
 //!
 //! Symmetries: the board has 16 (the square's 8 rotations and reflections,
-//! times swapping the inner and outer squares). This first version does not
-//! fold them into the index: every position is stored, and probing symmetric
-//! positions gives the same answer because the values themselves are
-//! symmetric (tests check it).
+//! times swapping the inner and outer squares), and every rule is invariant
+//! under them. With `symmetry=on` (the default) [`Game::rank`] maps a position
+//! to its class representative (the image with the smallest mover bitboard,
+//! then the smallest opponent bitboard) and [`Game::unrank`] calls every other
+//! index unused, so the solver works on about 1/16 of the positions while the
+//! index stays the seed's multinomial (files keep Table 1's sizes; the unused
+//! indices compress to nothing). Probing any position of a class gives the
+//! same answer. Win/draw/loss counts of such a build are counts of classes;
+//! `symmetry=off` stores and counts every position.
 //!
 //! # Notation
 //! `W:a1,a4,d2;B:g7,g4,f4;w`: white's points, black's points, the side to
@@ -80,6 +87,7 @@ use super::{Game, GameInfo, GameKind, Status};
 use crate::value::{PartitionId, Rank};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 /// What `tbforge games` shows.
 pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
@@ -87,12 +95,22 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     summary: "Nine Men's Morris phases II and III (moving, flying): every position \
               with 3..=max pieces per side, values with distance (seed 000)",
     kind: GameKind::TwoPlayer,
-    params: &[ParamDoc {
-        key: "max",
-        default: "3",
-        help: "most pieces per side, 3..=9: builds partitions k1-k2 with 3 <= k2 <= k1 <= max \
-               (max=4: about 0.16 G positions; max=9 is the whole of phases II/III, ~10^11)",
-    }],
+    params: &[
+        ParamDoc {
+            key: "max",
+            default: "3",
+            help: "most pieces per side, 3..=9: builds partitions k1-k2 with 3 <= k2 <= k1 <= max \
+                   and the lost 2-k (indices: max=3 3.1 M, max=4 81 M, max=5 0.99 G, \
+                   max=9 143 G, all of phases II/III)",
+        },
+        ParamDoc {
+            key: "symmetry",
+            default: "on",
+            help: "on: solve one position per class of the board's 16 symmetries (the others \
+                   are stored as unused indices; probes of any of them give the class's value); \
+                   off: solve every position",
+        },
+    ],
     notation: "W:<white points>;B:<black points>;<w|b to move>, points a1..g7 as in the usual \
                Morris notation (a1 a4 a7 b2 b4 b6 c3 c4 c5 d1 d2 d3 d5 d6 d7 e3 e4 e5 f2 f4 f6 \
                g1 g4 g7); moves are from-to (a4-b4) plus xPOINT for a removed piece (d6-d5xa1)",
@@ -271,6 +289,82 @@ fn unrank_boards(mut r: u64, mut a: usize, mut b: usize) -> (u32, u32) {
     (mover, opponent)
 }
 
+/// The board's 16 symmetries as bit permutations, one 256-entry table per
+/// byte of a bitboard: `SYMMETRIES[s][k][byte]` is the image of `byte << 8k`.
+type SymmetryTables = [[[u32; 256]; 3]; 16];
+
+static SYMMETRIES: LazyLock<Box<SymmetryTables>> = LazyLock::new(|| {
+    // Points as (dx, dy) from the centre d4; ring = max(|dx|, |dy|) in 1..=3.
+    let coords: Vec<(i32, i32)> = POINT_NAMES
+        .iter()
+        .map(|n| {
+            let b = n.as_bytes();
+            (i32::from(b[0] - b'a') - 3, i32::from(b[1] - b'1') - 3)
+        })
+        .collect();
+    let index = |c: (i32, i32)| {
+        coords
+            .iter()
+            .position(|&d| d == c)
+            .expect("a symmetry maps points to points")
+    };
+    let mut tables = Box::new([[[0u32; 256]; 3]; 16]);
+    for (s, table) in tables.iter_mut().enumerate() {
+        let (swap_rings, mirror, turns) = (s & 8 != 0, s & 4 != 0, s & 3);
+        let image: Vec<usize> = coords
+            .iter()
+            .map(|&(mut dx, mut dy)| {
+                if swap_rings {
+                    // Inner and outer squares trade places; the middle one stays.
+                    match dx.abs().max(dy.abs()) {
+                        3 => (dx, dy) = (dx / 3, dy / 3),
+                        1 => (dx, dy) = (dx * 3, dy * 3),
+                        _ => {}
+                    }
+                }
+                if mirror {
+                    dx = -dx;
+                }
+                for _ in 0..turns {
+                    (dx, dy) = (-dy, dx);
+                }
+                index((dx, dy))
+            })
+            .collect();
+        for (k, bytes) in table.iter_mut().enumerate() {
+            for (byte, out) in bytes.iter_mut().enumerate() {
+                *out = bits(byte as u32)
+                    .map(|bit| 1u32 << image[8 * k + bit as usize])
+                    .fold(0, |acc, b| acc | b);
+            }
+        }
+    }
+    tables
+});
+
+/// The image of bitboard `mask` under symmetry table `t`.
+#[inline]
+fn map_board(t: &[[u32; 256]; 3], mask: u32) -> u32 {
+    t[0][(mask & 0xff) as usize] | t[1][((mask >> 8) & 0xff) as usize] | t[2][(mask >> 16) as usize]
+}
+
+/// The representative of (mover, opponent) under the 16 symmetries: the image
+/// with the smallest mover bitboard, ties broken by the opponent's.
+#[inline]
+fn canonical(mover: u32, opponent: u32) -> (u32, u32) {
+    let mut best = (mover, opponent);
+    for t in &SYMMETRIES[1..] {
+        let m = map_board(t, mover);
+        if m <= best.0 {
+            let o = map_board(t, opponent);
+            if (m, o) < best {
+                best = (m, o);
+            }
+        }
+    }
+    best
+}
+
 /// Every point of `mask` that lies in a mill of `mask`.
 #[inline]
 fn in_mills(mask: u32) -> u32 {
@@ -398,6 +492,7 @@ impl Part {
 #[derive(Clone, Debug)]
 pub struct Morris {
     max: u32,
+    symmetry: bool,
 }
 
 impl Morris {
@@ -405,15 +500,32 @@ impl Morris {
     pub fn from_params(raw: &BTreeMap<String, String>) -> Result<Self> {
         let mut p = ParamReader::new("morris", raw);
         let max = p.uint("max", 3, 3..=MAX_PIECES as u64)? as u32;
+        let symmetry = match p.text("symmetry").map(str::trim) {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => {
+                return Err(p.error(format!(
+                    "`symmetry={other}`: write `symmetry=on` (store one position per symmetry class) or `symmetry=off`"
+                )))
+            }
+        };
         p.finish()?;
-        Ok(Morris { max })
+        Ok(Morris { max, symmetry })
     }
 
-    /// The game with up to `max` pieces per side (3..=9).
-    pub fn new(max: u32) -> Result<Self> {
+    /// The game with up to `max` pieces per side (3..=9), storing one position
+    /// per symmetry class when `symmetry` is true.
+    pub fn new(max: u32, symmetry: bool) -> Result<Self> {
         let mut raw = BTreeMap::new();
         raw.insert("max".to_string(), max.to_string());
+        let sym = if symmetry { "on" } else { "off" };
+        raw.insert("symmetry".to_string(), sym.to_string());
         Self::from_params(&raw)
+    }
+
+    /// Whether positions are folded by the board's symmetries.
+    pub fn symmetry(&self) -> bool {
+        self.symmetry
     }
 
     /// Most pieces per side.
@@ -491,7 +603,13 @@ impl Game for Morris {
     fn info(&self) -> GameInfo {
         GameInfo {
             id: "morris",
-            params: super::registry::params([("max", self.max.to_string())]),
+            params: super::registry::params([
+                ("max", self.max.to_string()),
+                (
+                    "symmetry",
+                    if self.symmetry { "on" } else { "off" }.to_string(),
+                ),
+            ]),
             kind: GameKind::TwoPlayer,
         }
     }
@@ -539,6 +657,9 @@ impl Game for Morris {
             }
         };
         let (mover, opponent) = unrank_boards(r, a as usize, b as usize);
+        if self.symmetry && canonical(mover, opponent) != (mover, opponent) {
+            return None;
+        }
         Some(Position {
             mover,
             opponent,
@@ -549,7 +670,12 @@ impl Game for Morris {
     fn rank(&self, pos: &Position) -> (PartitionId, Rank) {
         let a = pos.mover.count_ones();
         let b = pos.opponent.count_ones();
-        let r = rank_boards(pos.mover, pos.opponent);
+        let (mover, opponent) = if self.symmetry {
+            canonical(pos.mover, pos.opponent)
+        } else {
+            (pos.mover, pos.opponent)
+        };
+        let r = rank_boards(mover, opponent);
         if a == 2 {
             return (Part::Lost(b).id(), Rank(r));
         }
