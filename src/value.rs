@@ -144,15 +144,9 @@ mod tests {
 
     #[test]
     fn parity_gives_outcome() {
-        assert_eq!(
-            Value::at_distance(0).unwrap().outcome(),
-            Some(Outcome::Loss)
-        );
+        assert_eq!(Value::at_distance(0).unwrap().outcome(), Some(Outcome::Loss));
         assert_eq!(Value::at_distance(1).unwrap().outcome(), Some(Outcome::Win));
-        assert_eq!(
-            Value::at_distance(252).unwrap().outcome(),
-            Some(Outcome::Loss)
-        );
+        assert_eq!(Value::at_distance(252).unwrap().outcome(), Some(Outcome::Loss));
         assert_eq!(Value::at_distance(253).unwrap().distance(), Some(253));
         assert_eq!(Value::at_distance(254), None);
         assert_eq!(Value::DRAW.outcome(), Some(Outcome::Draw));

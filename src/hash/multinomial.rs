@@ -45,11 +45,7 @@ impl Multinomial {
         let mut r = 0u64;
         for &cell in board {
             // Colours ordered: highest colour first, empty last (seed 000's order).
-            let colour = if cell == 0 {
-                empties
-            } else {
-                cell as usize - 1
-            };
+            let colour = if cell == 0 { empties } else { cell as usize - 1 };
             for higher in (colour + 1..self.counts.len()).rev() {
                 r += count_with(&left, higher);
             }
@@ -74,11 +70,7 @@ impl Multinomial {
             for &colour in &order {
                 let n = count_with(&left, colour);
                 if rank < n {
-                    *cell = if colour == empties {
-                        0
-                    } else {
-                        colour as u8 + 1
-                    };
+                    *cell = if colour == empties { 0 } else { colour as u8 + 1 };
                     left[colour] -= 1;
                     break;
                 }
@@ -106,9 +98,7 @@ fn multinomial(k: &[u32]) -> Option<u64> {
         for j in 1..=u64::from(ki) {
             n += 1;
             // result * n / j stays integral: it is C(n, j) times the earlier product.
-            result = (u128::from(result) * u128::from(n) / u128::from(j))
-                .try_into()
-                .ok()?;
+            result = (u128::from(result) * u128::from(n) / u128::from(j)).try_into().ok()?;
         }
     }
     Some(result)

@@ -63,9 +63,7 @@ impl<G: Game> Expander<'_, G> {
     ) {
         let p = self.layout.order()[slot];
         let Some(pos) = self.game.unrank(p, Rank(r)) else {
-            self.fail(format!(
-                "reached index ({p}, {r}), which the game calls illegal"
-            ));
+            self.fail(format!("reached index ({p}, {r}), which the game calls illegal"));
             return;
         };
         if matches!(self.game.status(&pos), Status::Lost | Status::Drawn) {
@@ -77,9 +75,7 @@ impl<G: Game> Expander<'_, G> {
             let (sp, sr) = self.game.rank(s);
             match self.layout.locate(sp, sr) {
                 Some(ss) => visit(ss, sr.0),
-                None => self.fail(format!(
-                    "successor ({sp}, {sr}) is outside the game's partitions"
-                )),
+                None => self.fail(format!("successor ({sp}, {sr}) is outside the game's partitions")),
             }
         }
     }
@@ -113,17 +109,11 @@ fn start_index<G: Game>(game: &G, layout: &Layout) -> Result<Option<(usize, u64)
 }
 
 fn new_bits(layout: &Layout) -> Vec<AtomicBitSet> {
-    (0..layout.len())
-        .map(|s| AtomicBitSet::new(layout.size(s)))
-        .collect()
+    (0..layout.len()).map(|s| AtomicBitSet::new(layout.size(s))).collect()
 }
 
 /// Layered BFS with explicit frontiers; `None` if the game has no start position.
-pub fn frontier_bfs<G: Game>(
-    game: &G,
-    layout: &Layout,
-    progress: &Progress,
-) -> Result<Option<Reachable>> {
+pub fn frontier_bfs<G: Game>(game: &G, layout: &Layout, progress: &Progress) -> Result<Option<Reachable>> {
     let Some((slot, r)) = start_index(game, layout)? else {
         return Ok(None);
     };
@@ -137,10 +127,7 @@ pub fn frontier_bfs<G: Game>(
     let mut frontier = vec![(slot as u32, r)];
     let mut layers = vec![1u64];
     while !frontier.is_empty() {
-        progress.phase(
-            &format!("bfs depth {}", layers.len()),
-            frontier.len() as u64,
-        );
+        progress.phase(&format!("bfs depth {}", layers.len()), frontier.len() as u64);
         let next: Vec<(u32, u64)> = frontier
             .par_chunks(1 << 12)
             .flat_map_iter(|chunk| {
@@ -206,17 +193,11 @@ impl TwoBitArray {
 }
 
 /// Seed 001's two-bit BFS (depth mod 3 per index): layer sizes from the start.
-pub fn two_bit_bfs<G: Game>(
-    game: &G,
-    layout: &Layout,
-    progress: &Progress,
-) -> Result<Option<Vec<u64>>> {
+pub fn two_bit_bfs<G: Game>(game: &G, layout: &Layout, progress: &Progress) -> Result<Option<Vec<u64>>> {
     let Some((slot, r)) = start_index(game, layout)? else {
         return Ok(None);
     };
-    let arrays: Vec<TwoBitArray> = (0..layout.len())
-        .map(|s| TwoBitArray::new(layout.size(s)))
-        .collect();
+    let arrays: Vec<TwoBitArray> = (0..layout.len()).map(|s| TwoBitArray::new(layout.size(s))).collect();
     arrays[slot].claim(r, 1);
     let ex = Expander {
         game,
@@ -232,23 +213,21 @@ pub fn two_bit_bfs<G: Game>(
         progress.phase(&format!("2-bit bfs depth {depth}"), layout.total_size());
         for s in 0..layout.len() {
             let size = layout.size(s);
-            (0..size.div_ceil(1 << 12))
-                .into_par_iter()
-                .for_each_init(Vec::new, |buf, c| {
-                    let (lo, hi) = (c << 12, ((c + 1) << 12).min(size));
-                    let mut n = 0;
-                    for i in lo..hi {
-                        if arrays[s].get(i) == current {
-                            ex.expand(s, i, buf, |ss, sr| {
-                                if arrays[ss].claim(sr, next) {
-                                    n += 1;
-                                }
-                            });
-                        }
+            (0..size.div_ceil(1 << 12)).into_par_iter().for_each_init(Vec::new, |buf, c| {
+                let (lo, hi) = (c << 12, ((c + 1) << 12).min(size));
+                let mut n = 0;
+                for i in lo..hi {
+                    if arrays[s].get(i) == current {
+                        ex.expand(s, i, buf, |ss, sr| {
+                            if arrays[ss].claim(sr, next) {
+                                n += 1;
+                            }
+                        });
                     }
-                    found.fetch_add(n, Ordering::Relaxed);
-                    progress.inc(hi - lo);
-                });
+                }
+                found.fetch_add(n, Ordering::Relaxed);
+                progress.inc(hi - lo);
+            });
         }
         ex.check()?;
         match found.into_inner() {
@@ -261,11 +240,7 @@ pub fn two_bit_bfs<G: Game>(
 }
 
 /// One bit per index, rescanned until nothing changes: the number of reachable positions.
-pub fn one_bit_reachability<G: Game>(
-    game: &G,
-    layout: &Layout,
-    progress: &Progress,
-) -> Result<Option<u64>> {
+pub fn one_bit_reachability<G: Game>(game: &G, layout: &Layout, progress: &Progress) -> Result<Option<u64>> {
     let Some((slot, r)) = start_index(game, layout)? else {
         return Ok(None);
     };
@@ -282,22 +257,20 @@ pub fn one_bit_reachability<G: Game>(
         let changed = AtomicU64::new(0);
         for s in 0..layout.len() {
             let words = bits[s].word_count();
-            (0..words)
-                .into_par_iter()
-                .for_each_init(Vec::new, |buf, w| {
-                    let mut word = bits[s].word(w);
-                    let mut n = 0;
-                    while word != 0 {
-                        let i = (w as u64) * 64 + u64::from(word.trailing_zeros());
-                        word &= word - 1;
-                        ex.expand(s, i, buf, |ss, sr| {
-                            if bits[ss].set(sr) {
-                                n += 1;
-                            }
-                        });
-                    }
-                    changed.fetch_add(n, Ordering::Relaxed);
-                });
+            (0..words).into_par_iter().for_each_init(Vec::new, |buf, w| {
+                let mut word = bits[s].word(w);
+                let mut n = 0;
+                while word != 0 {
+                    let i = (w as u64) * 64 + u64::from(word.trailing_zeros());
+                    word &= word - 1;
+                    ex.expand(s, i, buf, |ss, sr| {
+                        if bits[ss].set(sr) {
+                            n += 1;
+                        }
+                    });
+                }
+                changed.fetch_add(n, Ordering::Relaxed);
+            });
         }
         ex.check()?;
         sweep += 1;

@@ -86,10 +86,7 @@ pub fn solve_partition<G: Game>(
                 max: Value::MAX_DISTANCE,
             });
         }
-        progress.phase(
-            &format!("{} pass {d}", game.partition_name(partition)),
-            size,
-        );
+        progress.phase(&format!("{} pass {d}", game.partition_name(partition)), size);
         let decided = AtomicU64::new(0);
         chunks(size).for_each_init(Vec::new, |succ, (lo, hi)| {
             let mut n = 0;
@@ -144,10 +141,7 @@ enum Succ {
 impl<G: Game> Ctx<'_, G> {
     fn fail(&self, message: String) {
         if !self.broken.swap(true, Ordering::Relaxed) {
-            *self
-                .broken_message
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()) = Some(message);
+            *self.broken_message.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
         }
     }
 
@@ -170,9 +164,7 @@ impl<G: Game> Ctx<'_, G> {
     fn classify(&self, pos: &G::Position) -> Option<Succ> {
         let (p, r) = self.game.rank(pos);
         let Some(slot) = self.layout.locate(p, r) else {
-            self.fail(format!(
-                "successor ({p}, {r}) is outside the game's partitions"
-            ));
+            self.fail(format!("successor ({p}, {r}) is outside the game's partitions"));
             return None;
         };
         if slot == self.slot {
@@ -201,7 +193,11 @@ impl<G: Game> Ctx<'_, G> {
     }
 
     /// The first scan: (value, has a successor in this partition, largest distance seen).
-    fn first_scan(&self, r: Rank, succ: &mut Vec<(G::Move, G::Position)>) -> (Value, bool, u32) {
+    fn first_scan(
+        &self,
+        r: Rank,
+        succ: &mut Vec<(G::Move, G::Position)>,
+    ) -> (Value, bool, u32) {
         let Some(pos) = self.game.unrank(self.partition, r) else {
             return (Value::ILLEGAL, false, 0);
         };
@@ -257,9 +253,7 @@ impl<G: Game> Ctx<'_, G> {
         // pass's own writes, and ignoring them keeps the pass order-independent.
         let read = |s: &G::Position| -> Option<Option<u32>> {
             let v = match self.classify(s)? {
-                Succ::Internal(i) => {
-                    Value::from_byte(self.values[i as usize].load(Ordering::Relaxed))
-                }
+                Succ::Internal(i) => Value::from_byte(self.values[i as usize].load(Ordering::Relaxed)),
                 Succ::External(v) => v,
             };
             Some(v.distance().filter(|&e| e < d))
