@@ -13,6 +13,7 @@ use std::fmt::Debug;
 
 mod compositions;
 pub mod connect4;
+pub mod morris;
 pub mod nim;
 pub mod registry;
 pub mod tictactoe;

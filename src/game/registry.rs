@@ -44,6 +44,8 @@ pub enum AnyGame {
     Nim(super::nim::Nim),
     /// Connect Four.
     Connect4(super::connect4::Connect4),
+    /// Nine Men's Morris, phases II and III.
+    Morris(super::morris::Morris),
 }
 
 /// Generic code run on whichever game an [`AnyGame`] holds.
@@ -61,6 +63,7 @@ impl AnyGame {
             AnyGame::TicTacToe(g) => visitor.visit(g),
             AnyGame::Nim(g) => visitor.visit(g),
             AnyGame::Connect4(g) => visitor.visit(g),
+            AnyGame::Morris(g) => visitor.visit(g),
         }
     }
 
@@ -83,6 +86,7 @@ pub fn catalog() -> Vec<GameDescriptor> {
         super::tictactoe::DESCRIPTOR,
         super::nim::DESCRIPTOR,
         super::connect4::DESCRIPTOR,
+        super::morris::DESCRIPTOR,
     ]
 }
 
@@ -96,6 +100,7 @@ pub fn open_game(name: &str, params: &BTreeMap<String, String>) -> Result<AnyGam
         "connect4" => Ok(AnyGame::Connect4(super::connect4::Connect4::from_params(
             params,
         )?)),
+        "morris" => Ok(AnyGame::Morris(super::morris::Morris::from_params(params)?)),
         _ => Err(Error::UnknownGame(name.to_string())),
     }
 }
