@@ -136,13 +136,23 @@ fn refuses_to_resume_another_game() {
     });
     std::fs::write(out.join(".tbforge-build.json"), state.to_string()).unwrap();
     let o = Command::new(exe)
-        .args(["build", "tictactoe", "--backend", "cpu", "--resume", "--out"])
+        .args([
+            "build",
+            "tictactoe",
+            "--backend",
+            "cpu",
+            "--resume",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("cannot resume") && err.contains("connect4"), "{err}");
+    assert!(
+        err.contains("cannot resume") && err.contains("connect4"),
+        "{err}"
+    );
 }
 
 /// Kills a CLI build at several moments, resumes it each time, and checks the

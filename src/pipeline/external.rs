@@ -256,11 +256,13 @@ pub fn solve_partition_external<G: Game>(
                 max: Value::MAX_DISTANCE,
             });
         }
-        let decided = solver.pass(d)?;
+        let (decided, requests) = solver.pass(d)?;
         solver.sync()?;
         state.next_pass = d + 1;
         checkpoint(state)?;
-        if decided == 0 && d > state.max_seen {
+        // No requests: no pending position has a move inside the partition,
+        // so no later pass can decide anything either.
+        if requests == 0 || (decided == 0 && d > state.max_seen) {
             break;
         }
     }
@@ -593,9 +595,13 @@ impl<G: Game> Solver<'_, G> {
         Ok(max_seen)
     }
 
-    /// Pass `d`: returns how many positions it decided.
-    fn pass(&self, d: u32) -> Result<u64> {
+    /// Pass `d`: returns how many positions it decided and the request bytes it exchanged.
+    fn pass(&self, d: u32) -> Result<(u64, u64)> {
         let requests = self.expand(d)?;
+        if requests.bytes == 0 {
+            return Ok((0, 0));
+        }
+        let requests_bytes = requests.bytes;
         let answers = self.answer(&requests, d)?;
         self.disks.clear_runs(Some("req"))?;
         let kind = self.kind;
@@ -659,6 +665,6 @@ impl<G: Game> Solver<'_, G> {
             },
         )?;
         self.disks.clear_runs(None)?;
-        Ok(decided)
+        Ok((decided, requests_bytes))
     }
 }
