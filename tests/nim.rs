@@ -138,7 +138,7 @@ fn bfs_layers_are_heaps_touched() {
     let two_bit = two_bit_bfs(&g, &layout, &Progress::hidden())
         .unwrap()
         .unwrap();
-    assert_eq!(two_bit, expected);
+    assert_eq!(two_bit.layers, expected);
 }
 
 #[test]
