@@ -44,10 +44,13 @@ pub struct ExternalPlan {
 impl ExternalPlan {
     /// A plan whose buffers stay within `mem_limit` bytes. Per chunk position
     /// the combine step holds value, summary, flags and accumulator (about 20
-    /// bytes) twice (double buffering); the write buffer gets a quarter.
+    /// bytes), twice over with double buffering: a chunk gets 1/128 of the
+    /// budget. The answer step holds four record buffers at once (the bucket
+    /// being read, its records, the answers, the writer's buffer) of 16-byte
+    /// records: each gets 1/16.
     pub fn for_mem_limit(mem_limit: u64) -> ExternalPlan {
-        let chunk = ((mem_limit / 64).max(4096) / 64) * 64;
-        let run_capacity = ((mem_limit / 4) / 16).max(1024) as usize;
+        let chunk = ((mem_limit / 128).max(4096) / 64) * 64;
+        let run_capacity = ((mem_limit / 16) / 16).max(1024) as usize;
         ExternalPlan {
             chunk,
             run_capacity,
