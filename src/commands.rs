@@ -1,7 +1,7 @@
 //! One function per subcommand: parse nothing (clap did), call the library,
 //! print text or one JSON object.
 
-use crate::{default_set, open, Backend, BenchWhat, BuildArgs, CheckFailed};
+use crate::{open, Backend, BenchWhat, BuildArgs, CheckFailed, DEFAULT_SET};
 use anyhow::{bail, Context};
 use serde_json::json;
 use std::path::Path;
@@ -25,15 +25,15 @@ pub fn games(json: bool) -> anyhow::Result<ExitCode> {
             tbforge::GameKind::TwoPlayer => "two-player",
             tbforge::GameKind::Puzzle => "puzzle",
         };
-        println!(
-            "{}  ({kind}){}",
-            g.name,
-            if g.in_default_set {
-                "  [default set]"
-            } else {
-                ""
-            }
-        );
+        let default = DEFAULT_SET
+            .iter()
+            .find(|(name, _)| *name == g.name)
+            .map(|(_, p)| match p.len() {
+                0 => "  [default set]".to_string(),
+                _ => format!("  [default set: {}]", p.join(" ")),
+            })
+            .unwrap_or_default();
+        println!("{}  ({kind}){default}", g.name);
         println!("    {}", g.summary);
         for p in g.params {
             println!(
@@ -88,19 +88,20 @@ fn parse_size(text: &str) -> anyhow::Result<u64> {
 }
 
 pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
-    let names: Vec<String> = match &args.game {
-        Some(g) => vec![g.clone()],
+    let games = match &args.game {
+        Some(g) => vec![open(g, &args.params)?],
         None => {
             if !args.params.is_empty() || args.out.is_some() {
                 bail!("--param and --out need a GAME; give one (see `tbforge games`)");
             }
-            default_set().into_iter().map(String::from).collect()
+            DEFAULT_SET
+                .iter()
+                .map(|(g, params)| {
+                    open(g, &params.iter().map(|p| p.to_string()).collect::<Vec<_>>())
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?
         }
     };
-    let games = names
-        .iter()
-        .map(|name| open(name, &args.params))
-        .collect::<anyhow::Result<Vec<_>>>()?;
     let mem_limit = args.mem_limit.as_deref().map(parse_size).transpose()?;
     match args.backend {
         Backend::Cuda => bail!("the CUDA backend is not built yet; use --backend cpu"),

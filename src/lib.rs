@@ -7,7 +7,7 @@
 //! - [`hash`]: perfect hash functions (rank/unrank) of boards and permutations;
 //! - [`game`]: the [`Game`] trait and the built-in games;
 //! - `solve` (feature `build`): forward search and retrograde analysis;
-//! - [`format`]: the tablebase file format and the manifest;
+//! - [`mod@format`]: the tablebase file format and the manifest;
 //! - [`probe`]: what engines link to read values back.
 #![warn(missing_docs)]
 
@@ -27,4 +27,5 @@ pub mod solve;
 
 pub use error::{Error, Result};
 pub use game::{Game, GameInfo, GameKind, Status};
+pub use probe::Tablebase;
 pub use value::{Outcome, PartitionId, Rank, Value};

@@ -68,7 +68,7 @@ fn build_with(g: &AnyGame, out: &Path, threads: usize, tweak: impl FnOnce(&mut B
 
 /// In memory with 1 and 3 threads, and through the external path with small
 /// chunks over two disks: identical directories.
-pub fn paths_agree(g: &AnyGame) {
+pub fn paths_agree(g: &AnyGame, chunk: u64) {
     let tmp = tempfile::tempdir().unwrap();
     let reference = tmp.path().join("memory1");
     build_with(g, &reference, 1, |_| {});
@@ -93,8 +93,8 @@ pub fn paths_agree(g: &AnyGame) {
     build_with(g, &external, 2, |o| {
         o.disks = disks.clone();
         o.external_plan = Some(ExternalPlan {
-            chunk: 256,
-            run_capacity: 1000,
+            chunk,
+            run_capacity: 100_000,
         });
     });
     assert_same(
@@ -110,7 +110,49 @@ pub fn paths_agree(g: &AnyGame) {
 
 #[test]
 fn tictactoe_paths_agree() {
-    paths_agree(&game("tictactoe", &[]));
+    paths_agree(&game("tictactoe", &[]), 256);
+}
+
+#[test]
+fn connect4_paths_agree() {
+    paths_agree(&game("connect4", &[("width", "4"), ("height", "4")]), 4096);
+}
+
+#[test]
+fn morris_paths_agree() {
+    // Cycles inside partitions, captures across them, symmetry-unused indices.
+    paths_agree(&game("morris", &[("max", "3")]), 1 << 16);
+}
+
+#[test]
+fn refuses_to_resume_another_game() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tb");
+    let exe = env!("CARGO_BIN_EXE_tbforge");
+    std::fs::create_dir_all(&out).unwrap();
+    let state = serde_json::json!({
+        "format_version": 1, "game": "connect4:height=4,width=4", "param_hash": "0",
+        "external": false, "layers": null, "reachable_per_slot": null, "finished": [], "current": null
+    });
+    std::fs::write(out.join(".tbforge-build.json"), state.to_string()).unwrap();
+    let o = Command::new(exe)
+        .args([
+            "build",
+            "tictactoe",
+            "--backend",
+            "cpu",
+            "--resume",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot resume") && err.contains("connect4"),
+        "{err}"
+    );
 }
 
 /// Kills a CLI build at several moments, resumes it each time, and checks the
@@ -174,6 +216,13 @@ pub fn resume_after_kills(name: &str, params: &[&str], delays_ms: &[u64]) {
 #[test]
 fn tictactoe_resumes_after_kill() {
     resume_after_kills("tictactoe", &[], &[5, 40, 80, 120]);
+}
+
+#[test]
+fn morris_resumes_after_kills() {
+    // Kills land in the forward search, inside the passes of a partition
+    // (resumed from its pass checkpoint) and between partitions.
+    resume_after_kills("morris", &["max=3"], &[150, 700, 1500, 2500, 4000]);
 }
 
 #[test]

@@ -408,3 +408,49 @@ fn verify_names_missing_swapped_and_mislisted_files() {
     let r = verify_dir(d.path(), false).unwrap();
     assert!(!r.ok && r.files.iter().all(|f| !f.ok));
 }
+
+#[test]
+fn info_summarises_the_manifest() {
+    let g = game();
+    let s = solved();
+    let dir = tempfile::tempdir().unwrap();
+    let m = write_solved(dir.path(), &g, &s, ValueEncoding::Byte).unwrap();
+    let r = tbforge::format::info(dir.path()).unwrap();
+    let v = serde_json::to_value(&r).unwrap();
+    // The fields DESIGN.md promises for `tbforge info --json`.
+    for key in [
+        "positions",
+        "wins",
+        "draws",
+        "losses",
+        "illegal",
+        "reachable",
+        "layers",
+        "max_distance",
+        "files",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    assert_eq!(v["reachable"], 5478);
+    assert_eq!(v["positions"], m.totals.positions);
+    assert_eq!(v["files"].as_array().unwrap().len(), 10);
+    assert_eq!(r.bytes, m.files.iter().map(|f| f.bytes).sum::<u64>());
+    let text = tbforge::format::render_info_text(&r);
+    assert!(text.contains("reachable   5478"), "{text}");
+    assert!(text.contains("marks5.tbf"), "{text}");
+
+    // The human verify text names the failing file and block.
+    let path = dir.path().join("marks5.tbf");
+    let mut bytes = fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 20] ^= 1; // inside the last (only) block
+    fs::write(&path, bytes).unwrap();
+    let report = verify_dir(dir.path(), false).unwrap();
+    let text = tbforge::format::render_verify_text(&report);
+    assert!(text.contains("FAIL marks5.tbf block 0:"), "{text}");
+    assert!(text.contains("FAILED (1 files)"), "{text}");
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["ok"], false);
+    assert_eq!(json["files"][4]["name"], "marks5.tbf");
+    assert_eq!(json["files"][4]["failures"][1]["block"], 0);
+}

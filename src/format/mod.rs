@@ -184,7 +184,7 @@ pub enum FormatError {
         message: String,
     },
     /// A file was written by a newer or older, incompatible format.
-    #[error("{file} has format version {found}; this tbforge reads version {supported}")]
+    #[error("{file} has format version {found}; this tbforge reads version {supported} (a different tbforge wrote it, or it is damaged)")]
     Version {
         /// The file's name.
         file: String,

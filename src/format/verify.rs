@@ -139,11 +139,24 @@ pub fn verify_dir_with(dir: &Path, options: &VerifyOptions) -> Result<VerifyRepo
             .manifest_failures
             .push(format!("the manifest's game cannot be opened: {e}")),
     }
-    for entry in &manifest.files {
-        let check = check_file(dir, &manifest, entry);
-        report.blocks_checked += check.blocks;
-        report.files.push(check);
-    }
+    #[cfg(feature = "build")]
+    let checks: Vec<FileCheck> = {
+        use rayon::prelude::*;
+        // Files are independent; collect keeps manifest order.
+        manifest
+            .files
+            .par_iter()
+            .map(|entry| check_file(dir, &manifest, entry))
+            .collect()
+    };
+    #[cfg(not(feature = "build"))]
+    let checks: Vec<FileCheck> = manifest
+        .files
+        .iter()
+        .map(|entry| check_file(dir, &manifest, entry))
+        .collect();
+    report.blocks_checked = checks.iter().map(|c| c.blocks).sum();
+    report.files = checks;
     report.files_checked = report.files.len();
 
     if options.deep {
@@ -282,11 +295,22 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
         return c;
     }
     let path = dir.join(&entry.name);
-    let bytes = match std::fs::File::open(&path).and_then(|mut f| {
-        let mut v = Vec::new();
-        f.read_to_end(&mut v).map(|_| v)
-    }) {
-        Ok(b) => b,
+    // Streamed: files can be far larger than memory.
+    let whole = std::fs::File::open(&path).and_then(|mut f| {
+        let mut crc = crc32fast::Hasher::new();
+        let mut len = 0u64;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = f.read(&mut buf)?;
+            if n == 0 {
+                return Ok((len, crc.finalize()));
+            }
+            len += n as u64;
+            crc.update(&buf[..n]);
+        }
+    });
+    let (len, crc) = match whole {
+        Ok(x) => x,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             c.fail(None, "missing");
             return c;
@@ -296,13 +320,12 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
             return c;
         }
     };
-    if bytes.len() as u64 != entry.bytes {
+    if len != entry.bytes {
         c.fail(
             None,
-            format!("{} bytes, the manifest says {}", bytes.len(), entry.bytes),
+            format!("{len} bytes, the manifest says {}", entry.bytes),
         );
     }
-    let crc = crc32fast::hash(&bytes);
     if crc != entry.crc32 {
         c.fail(
             None,
@@ -312,7 +335,7 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
             ),
         );
     }
-    let file = match TableFile::from_bytes(&entry.name, bytes) {
+    let file = match TableFile::open_read(&path) {
         Ok(f) => f,
         Err(e) => {
             c.fail(block_of(&e), e.to_string());

@@ -11,6 +11,10 @@ use crate::Result;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
+mod compositions;
+pub mod connect4;
+pub mod morris;
+pub mod nim;
 pub mod registry;
 pub mod tictactoe;
 

@@ -40,6 +40,12 @@ pub struct GameDescriptor {
 pub enum AnyGame {
     /// Tic-tac-toe.
     TicTacToe(super::tictactoe::TicTacToe),
+    /// Nim.
+    Nim(super::nim::Nim),
+    /// Connect Four.
+    Connect4(super::connect4::Connect4),
+    /// Nine Men's Morris, phases II and III.
+    Morris(super::morris::Morris),
 }
 
 /// Generic code run on whichever game an [`AnyGame`] holds.
@@ -55,6 +61,9 @@ impl AnyGame {
     pub fn visit<V: GameVisitor>(&self, visitor: V) -> V::Output {
         match self {
             AnyGame::TicTacToe(g) => visitor.visit(g),
+            AnyGame::Nim(g) => visitor.visit(g),
+            AnyGame::Connect4(g) => visitor.visit(g),
+            AnyGame::Morris(g) => visitor.visit(g),
         }
     }
 
@@ -73,7 +82,12 @@ impl AnyGame {
 
 /// Every game tbforge knows, in the order `tbforge games` lists them.
 pub fn catalog() -> Vec<GameDescriptor> {
-    vec![super::tictactoe::DESCRIPTOR]
+    vec![
+        super::tictactoe::DESCRIPTOR,
+        super::nim::DESCRIPTOR,
+        super::connect4::DESCRIPTOR,
+        super::morris::DESCRIPTOR,
+    ]
 }
 
 /// The game called `name` with the given `--param`s (unknown keys are an error).
@@ -82,6 +96,11 @@ pub fn open_game(name: &str, params: &BTreeMap<String, String>) -> Result<AnyGam
         "tictactoe" => Ok(AnyGame::TicTacToe(
             super::tictactoe::TicTacToe::from_params(params)?,
         )),
+        "nim" => Ok(AnyGame::Nim(super::nim::Nim::from_params(params)?)),
+        "connect4" => Ok(AnyGame::Connect4(super::connect4::Connect4::from_params(
+            params,
+        )?)),
+        "morris" => Ok(AnyGame::Morris(super::morris::Morris::from_params(params)?)),
         _ => Err(Error::UnknownGame(name.to_string())),
     }
 }

@@ -44,10 +44,13 @@ pub struct ExternalPlan {
 impl ExternalPlan {
     /// A plan whose buffers stay within `mem_limit` bytes. Per chunk position
     /// the combine step holds value, summary, flags and accumulator (about 20
-    /// bytes) twice (double buffering); the write buffer gets a quarter.
+    /// bytes), twice over with double buffering: a chunk gets 1/128 of the
+    /// budget. The answer step holds four record buffers at once (the bucket
+    /// being read, its records, the answers, the writer's buffer) of 16-byte
+    /// records: each gets 1/16.
     pub fn for_mem_limit(mem_limit: u64) -> ExternalPlan {
-        let chunk = ((mem_limit / 64).max(4096) / 64) * 64;
-        let run_capacity = ((mem_limit / 4) / 16).max(1024) as usize;
+        let chunk = ((mem_limit / 128).max(4096) / 64) * 64;
+        let run_capacity = ((mem_limit / 16) / 16).max(1024) as usize;
         ExternalPlan {
             chunk,
             run_capacity,
@@ -256,11 +259,13 @@ pub fn solve_partition_external<G: Game>(
                 max: Value::MAX_DISTANCE,
             });
         }
-        let decided = solver.pass(d)?;
+        let (decided, requests) = solver.pass(d)?;
         solver.sync()?;
         state.next_pass = d + 1;
         checkpoint(state)?;
-        if decided == 0 && d > state.max_seen {
+        // No requests: no pending position has a move inside the partition,
+        // so no later pass can decide anything either.
+        if requests == 0 || (decided == 0 && d > state.max_seen) {
             break;
         }
     }
@@ -593,9 +598,13 @@ impl<G: Game> Solver<'_, G> {
         Ok(max_seen)
     }
 
-    /// Pass `d`: returns how many positions it decided.
-    fn pass(&self, d: u32) -> Result<u64> {
+    /// Pass `d`: returns how many positions it decided and the request bytes it exchanged.
+    fn pass(&self, d: u32) -> Result<(u64, u64)> {
         let requests = self.expand(d)?;
+        if requests.bytes == 0 {
+            return Ok((0, 0));
+        }
+        let requests_bytes = requests.bytes;
         let answers = self.answer(&requests, d)?;
         self.disks.clear_runs(Some("req"))?;
         let kind = self.kind;
@@ -659,6 +668,6 @@ impl<G: Game> Solver<'_, G> {
             },
         )?;
         self.disks.clear_runs(None)?;
-        Ok(decided)
+        Ok((decided, requests_bytes))
     }
 }

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-/// Settings for [`bench`].
+/// Settings for [`bench()`].
 #[derive(Clone, Copy, Debug)]
 pub struct BenchOptions {
     /// Timed probes in the hot-cache loop.

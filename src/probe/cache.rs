@@ -25,10 +25,10 @@ pub(crate) struct BlockCache {
 impl BlockCache {
     /// A cache of at most `blocks` blocks in all (0 turns caching off).
     pub(crate) fn new(blocks: usize) -> BlockCache {
-        let per_shard = blocks.div_ceil(SHARDS);
         BlockCache {
             shards: (0..SHARDS)
-                .map(|_| {
+                .map(|i| {
+                    let per_shard = blocks / SHARDS + usize::from(i < blocks % SHARDS);
                     Mutex::new(Shard {
                         capacity: per_shard,
                         tick: 0,

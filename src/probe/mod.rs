@@ -2,10 +2,21 @@
 //! get best moves.
 //!
 //! ```no_run
-//! use tbforge::probe::Tablebase;
-//! let tb = Tablebase::open("tablebases/tictactoe".as_ref())?;
-//! let report = tbforge::probe::probe_text("tablebases/tictactoe".as_ref(), "x...o....")?;
-//! println!("{} in {:?}, best: {:?}", report.result.outcome, report.result.distance, report.result.best_moves);
+//! use tbforge::game::tictactoe::TicTacToe;
+//! use tbforge::probe::{GameTablebase, Tablebase};
+//! use tbforge::Game;
+//! use std::path::Path;
+//!
+//! // An engine that knows its game: bind the tablebase to it once.
+//! let game = TicTacToe::from_params(&Default::default())?;
+//! let tb = GameTablebase::new(game, Tablebase::open(Path::new("tablebases/tictactoe"))?)?;
+//! let pos = tb.game().parse_position("x...o....")?;
+//! let r = tb.probe(&pos)?;
+//! println!("{} in {:?}, best: {:?}", r.outcome, r.distance, r.best_moves);
+//!
+//! // The command line's way: the game named in the manifest, a position as text.
+//! let report = tbforge::probe::probe_text(Path::new("tablebases/tictactoe"), "x...o....")?;
+//! println!("{}", report.to_text());
 //! # Ok::<(), tbforge::Error>(())
 //! ```
 //!

@@ -303,7 +303,15 @@ pub fn one_bit_reachability<G: Game>(
     loop {
         progress.phase(&format!("1-bit sweep {sweep}"), layout.total_size());
         let changed = AtomicU64::new(0);
-        for s in 0..layout.len() {
+        // Alternate the sweep direction: whichever way moves run between
+        // partitions, a sweep in that direction carries a new index to the
+        // end of the chain, so few sweeps are needed.
+        let order: Vec<usize> = if sweep % 2 == 0 {
+            (0..layout.len()).collect()
+        } else {
+            (0..layout.len()).rev().collect()
+        };
+        for s in order {
             let words = bits[s].word_count();
             (0..words)
                 .into_par_iter()

@@ -73,6 +73,11 @@ pub fn solve_partition<G: Game>(
 
     // Passes: only positions left pending with a successor inside this partition.
     let max_seen = max_seen.load(Ordering::Relaxed);
+    // Without a move inside the partition (Connect Four's plies, tic-tac-toe's
+    // marks) the first scan decided everything: no pass could change a byte.
+    if has_internal.iter().all(|w| w.load(Ordering::Relaxed) == 0) {
+        return Ok(values.into_iter().map(AtomicU8::into_inner).collect());
+    }
     let mut d: u32 = 1;
     loop {
         if d > Value::MAX_DISTANCE {

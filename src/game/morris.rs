@@ -1,0 +1,827 @@
+//! Nine Men's Morris, phases II and III (moving and flying), as in seed 000.
+//!
+//! # Board
+//! 24 points on three concentric squares joined at the middles of their sides,
+//! named as in the usual notation by column `a`..`g` and row `1`..`7`:
+//!
+//! ```text
+//! 7  a7 ----------- d7 ----------- g7
+//!    |              |              |
+//! 6  |   b6 ------- d6 ------- f6  |
+//!    |   |          |          |   |
+//! 5  |   |   c5 --- d5 --- e5  |   |
+//!    |   |   |             |   |   |
+//! 4  a4 -b4 -c4            e4 -f4 -g4
+//!    |   |   |             |   |   |
+//! 3  |   |   c3 --- d3 --- e3  |   |
+//!    |   |          |          |   |
+//! 2  |   b2 ------- d2 ------- f2  |
+//!    |              |              |
+//! 1  a1 ----------- d1 ----------- g1
+//!    a   b   c      d      e   f   g
+//! ```
+//!
+//! Points are numbered 0..24 in the order a1, a4, a7, b2, b4, b6, c3, c4, c5,
+//! d1, d2, d3, d5, d6, d7, e3, e4, e5, f2, f4, f6, g1, g4, g7 (bit `i` of a
+//! bitboard is point `i`). A *mill* is three points on one drawn line: the
+//! eight rows and eight columns of three above (16 mills; the middle lines
+//! a4-b4-c4, e4-f4-g4, d1-d2-d3, d5-d6-d7 count, lines through the centre do not).
+//!
+//! # Rules (seed 000, the standard game after all pieces are placed)
+//! - The side to move moves one of its pieces along a line to an adjacent
+//!   empty point. A player with exactly three pieces may instead *fly*: move
+//!   a piece to any empty point.
+//! - A move that closes a mill (the moved piece ends on a line of three of its
+//!   own colour) removes one opponent piece that is not in a mill; if every
+//!   opponent piece is in a mill, any of them may be removed. Closing two
+//!   mills at once still removes only one piece (after the opening this cannot
+//!   happen: a sliding piece leaves one of the two lines through its target,
+//!   and a flying side has too few pieces). Each choice of removed piece is a
+//!   separate move.
+//! - A player reduced to two pieces loses. A player who cannot move (every
+//!   piece blocked, and not flying) loses.
+//! - A position that can repeat forever without a decision is a draw.
+//!
+//! Phase I (placing the nine pieces) is not built here.
+//!
+//! # Partitions and hash
+//! Positions are stored from the side to move: colour 1 is the mover, colour
+//! 2 the opponent, so a value needs no colour flip. The set S(a, b) (mover has
+//! `a` pieces, opponent `b`) is ranked with the multinomial hash of seed 000
+//! (Algorithms 1 and 2, the same order as [`crate::hash::Multinomial`] with
+//! counts `[a, b]`), table-driven here because it runs in the solver's inner loop.
+//!
+//! A move without capture leads from S(a, b) to S(b, a), and back: the two are
+//! one cycle, so they share a partition. Partition `k1-k2` (k1 >= k2 >= 3)
+//! holds S(k1, k2) at ranks `0..M` and, when k1 != k2, S(k2, k1) at ranks
+//! `M..2M`, where M = 24! / (k1! k2! (24-k1-k2)!) is seed 000 Table 1's size of
+//! `k1-k2`. A capture lowers the total piece count, so partitions are solved
+//! by increasing total. Partition `2-k` holds S(2, k): the side to move was
+//! just reduced to two pieces, every index is a loss at distance 0. They exist
+//! so that a capture that ends the game has a successor to point at.
+//!
+//! `--param max=K` builds every `k1-k2` with 3 <= k2 <= k1 <= K and `2-k` for
+//! 3 <= k <= K. Every board is a legal position (the seed counts the whole
+//! multinomial space too); only symmetry folding leaves indices unused.
+//!
+//! Symmetries: the board has 16 (the square's 8 rotations and reflections,
+//! times swapping the inner and outer squares), and every rule is invariant
+//! under them. With `symmetry=on` (the default) [`Game::rank`] maps a position
+//! to its class representative (the image with the smallest mover bitboard,
+//! then the smallest opponent bitboard) and [`Game::unrank`] calls every other
+//! index unused, so the solver works on about 1/16 of the positions while the
+//! index stays the seed's multinomial (files keep Table 1's sizes; the unused
+//! indices compress to nothing). Probing any position of a class gives the
+//! same answer. Win/draw/loss counts of such a build are counts of classes;
+//! `symmetry=off` stores and counts every position.
+//!
+//! # Notation
+//! `W:a1,a4,d2;B:g7,g4,f4;w`: white's points, black's points, the side to
+//! move (`w` or `b`). Moves are `from-to` (`a4-b4`, or a flight `a4-e5`),
+//! a bare point for a placement, with `xPOINT` appended for the removed piece
+//! (`d6-d5xa1`). The colour in a position is presentation only: positions
+//! with colours and side swapped are the same game state and compare equal.
+
+use super::registry::{GameDescriptor, ParamDoc, ParamReader};
+use super::{Game, GameInfo, GameKind, Status};
+use crate::value::{PartitionId, Rank};
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// What `tbforge games` shows.
+pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
+    name: "morris",
+    summary: "Nine Men's Morris phases II and III (moving, flying): every position \
+              with 3..=max pieces per side, values with distance (seed 000)",
+    kind: GameKind::TwoPlayer,
+    params: &[
+        ParamDoc {
+            key: "max",
+            default: "3",
+            help: "most pieces per side, 3..=9: builds partitions k1-k2 with 3 <= k2 <= k1 <= max \
+                   and the lost 2-k (indices: max=3 3.1 M, max=4 81 M, max=5 0.99 G, \
+                   max=9 143 G, all of phases II/III)",
+        },
+        ParamDoc {
+            key: "symmetry",
+            default: "on",
+            help: "on: solve one position per class of the board's 16 symmetries (the others \
+                   are stored as unused indices; probes of any of them give the class's value); \
+                   off: solve every position",
+        },
+    ],
+    notation: "W:<white points>;B:<black points>;<w|b to move>, points a1..g7 as in the usual \
+               Morris notation (a1 a4 a7 b2 b4 b6 c3 c4 c5 d1 d2 d3 d5 d6 d7 e3 e4 e5 f2 f4 f6 \
+               g1 g4 g7); moves are from-to (a4-b4) plus xPOINT for a removed piece (d6-d5xa1)",
+    example: "W:a1,a4,d2;B:g7,g4,f4;w",
+    in_default_set: false,
+};
+
+/// Point names in index order (bit `i` of a bitboard).
+pub const POINT_NAMES: [&str; 24] = [
+    "a1", "a4", "a7", "b2", "b4", "b6", "c3", "c4", "c5", "d1", "d2", "d3", "d5", "d6", "d7", "e3",
+    "e4", "e5", "f2", "f4", "f6", "g1", "g4", "g7",
+];
+
+/// The 16 mills as point indices, each line in order along it (so that the
+/// middle point is adjacent to both ends).
+const MILLS: [[u8; 3]; 16] = [
+    // rows
+    [2, 14, 23],  // a7 d7 g7
+    [5, 13, 20],  // b6 d6 f6
+    [8, 12, 17],  // c5 d5 e5
+    [1, 4, 7],    // a4 b4 c4
+    [16, 19, 22], // e4 f4 g4
+    [6, 11, 15],  // c3 d3 e3
+    [3, 10, 18],  // b2 d2 f2
+    [0, 9, 21],   // a1 d1 g1
+    // columns
+    [0, 1, 2],    // a1 a4 a7
+    [3, 4, 5],    // b2 b4 b6
+    [6, 7, 8],    // c3 c4 c5
+    [9, 10, 11],  // d1 d2 d3
+    [12, 13, 14], // d5 d6 d7
+    [15, 16, 17], // e3 e4 e5
+    [18, 19, 20], // f2 f4 f6
+    [21, 22, 23], // g1 g4 g7
+];
+
+const FULL: u32 = (1 << 24) - 1;
+
+/// Bitboard of each mill.
+const MILL_MASKS: [u32; 16] = {
+    let mut out = [0u32; 16];
+    let mut i = 0;
+    while i < 16 {
+        out[i] = (1 << MILLS[i][0]) | (1 << MILLS[i][1]) | (1 << MILLS[i][2]);
+        i += 1;
+    }
+    out
+};
+
+/// Neighbours of each point: the consecutive points of the lines through it.
+const ADJACENT: [u32; 24] = {
+    let mut out = [0u32; 24];
+    let mut i = 0;
+    while i < 16 {
+        let [x, y, z] = MILLS[i];
+        out[x as usize] |= 1 << y;
+        out[y as usize] |= (1 << x) | (1 << z);
+        out[z as usize] |= 1 << y;
+        i += 1;
+    }
+    out
+};
+
+/// The two mills through each point.
+const MILLS_AT: [[u32; 2]; 24] = {
+    let mut out = [[0u32; 2]; 24];
+    let mut seen = [0usize; 24];
+    let mut i = 0;
+    while i < 16 {
+        let mut j = 0;
+        while j < 3 {
+            let p = MILLS[i][j] as usize;
+            out[p][seen[p]] = MILL_MASKS[i];
+            seen[p] += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+};
+
+/// Most pieces one side has.
+const MAX_PIECES: usize = 9;
+
+/// `COEF[m][a + 1][b + 1]` = m! / (a! b! (m-a-b)!) (0 when a + b > m); index 0
+/// stands for a count of -1 and holds 0, which keeps rank/unrank branch-light.
+type CoefTable = [[[u64; MAX_PIECES + 2]; MAX_PIECES + 2]; 25];
+
+static COEF: CoefTable = {
+    let mut binom = [[0u64; 25]; 25];
+    let mut n = 0;
+    while n < 25 {
+        binom[n][0] = 1;
+        let mut k = 1;
+        while k <= n {
+            binom[n][k] = binom[n - 1][k - 1] + if k < n { binom[n - 1][k] } else { 0 };
+            k += 1;
+        }
+        n += 1;
+    }
+    let mut out = [[[0u64; MAX_PIECES + 2]; MAX_PIECES + 2]; 25];
+    let mut m = 0;
+    while m < 25 {
+        let mut a = 0;
+        while a <= MAX_PIECES {
+            let mut b = 0;
+            while b <= MAX_PIECES {
+                if a + b <= m {
+                    out[m][a + 1][b + 1] = binom[m][a] * binom[m - a][b];
+                }
+                b += 1;
+            }
+            a += 1;
+        }
+        m += 1;
+    }
+    out
+};
+
+/// Size of S(a, b): boards with `a` mover and `b` opponent pieces.
+fn space(a: u32, b: u32) -> u64 {
+    COEF[24][a as usize + 1][b as usize + 1]
+}
+
+/// Seed 000 Algorithm 1 for two colours (1 = mover, 2 = opponent, 0 empty).
+///
+/// Algorithm 1 adds, at an empty cell with `m` cells after it, M(m; a, b-1) +
+/// M(m; a-1, b) = M(m+1; a, b) - M(m; a, b) (Pascal's rule for multinomials:
+/// the cell is a 1, a 2 or empty). Over a run of empty cells the sum
+/// telescopes, so the loop visits only the occupied cells: O(pieces), not
+/// O(24), for the same rank. Tests check it against [`crate::hash::Multinomial`].
+#[inline]
+fn rank_boards(mover: u32, opponent: u32) -> u64 {
+    let mut a = mover.count_ones() as usize;
+    let mut b = opponent.count_ones() as usize;
+    let mut occupied = mover | opponent;
+    let mut r = 0u64;
+    // First cell not yet accounted for.
+    let mut p = 0usize;
+    while occupied != 0 {
+        let q = occupied.trailing_zeros() as usize;
+        occupied &= occupied - 1;
+        // The empty cells p..q.
+        r += COEF[24 - p][a + 1][b + 1] - COEF[24 - q][a + 1][b + 1];
+        let is_mover = ((mover >> q) & 1) as usize;
+        // A 1 here counts the boards with a 2 here instead.
+        r += COEF[23 - q][a + 1][b] * is_mover as u64;
+        a -= is_mover;
+        b -= 1 - is_mover;
+        p = q + 1;
+    }
+    r
+}
+
+/// Seed 000 Algorithm 2: the (mover, opponent) boards with index `r` of S(a, b).
+#[inline]
+fn unrank_boards(mut r: u64, mut a: usize, mut b: usize) -> (u32, u32) {
+    let (mut mover, mut opponent) = (0u32, 0u32);
+    let mut i = 0usize;
+    while a + b > 0 {
+        let m = 23 - i;
+        let twos = COEF[m][a + 1][b];
+        let ones = COEF[m][a][b + 1];
+        if r < twos {
+            opponent |= 1 << i;
+            b -= 1;
+        } else if r < twos + ones {
+            r -= twos;
+            mover |= 1 << i;
+            a -= 1;
+        } else {
+            r -= twos + ones;
+        }
+        i += 1;
+    }
+    (mover, opponent)
+}
+
+/// The board's 16 symmetries as bit permutations, one 256-entry table per
+/// byte of a bitboard: `SYMMETRIES[s][k][byte]` is the image of `byte << 8k`.
+type SymmetryTables = [[[u32; 256]; 3]; 16];
+
+static SYMMETRIES: LazyLock<Box<SymmetryTables>> = LazyLock::new(|| {
+    // Points as (dx, dy) from the centre d4; ring = max(|dx|, |dy|) in 1..=3.
+    let coords: Vec<(i32, i32)> = POINT_NAMES
+        .iter()
+        .map(|n| {
+            let b = n.as_bytes();
+            (i32::from(b[0] - b'a') - 3, i32::from(b[1] - b'1') - 3)
+        })
+        .collect();
+    let index = |c: (i32, i32)| {
+        coords
+            .iter()
+            .position(|&d| d == c)
+            .expect("a symmetry maps points to points")
+    };
+    let mut tables = Box::new([[[0u32; 256]; 3]; 16]);
+    for (s, table) in tables.iter_mut().enumerate() {
+        let (swap_rings, mirror, turns) = (s & 8 != 0, s & 4 != 0, s & 3);
+        let image: Vec<usize> = coords
+            .iter()
+            .map(|&(mut dx, mut dy)| {
+                if swap_rings {
+                    // Inner and outer squares trade places; the middle one stays.
+                    match dx.abs().max(dy.abs()) {
+                        3 => (dx, dy) = (dx / 3, dy / 3),
+                        1 => (dx, dy) = (dx * 3, dy * 3),
+                        _ => {}
+                    }
+                }
+                if mirror {
+                    dx = -dx;
+                }
+                for _ in 0..turns {
+                    (dx, dy) = (-dy, dx);
+                }
+                index((dx, dy))
+            })
+            .collect();
+        for (k, bytes) in table.iter_mut().enumerate() {
+            for (byte, out) in bytes.iter_mut().enumerate() {
+                *out = bits(byte as u32)
+                    .map(|bit| 1u32 << image[8 * k + bit as usize])
+                    .fold(0, |acc, b| acc | b);
+            }
+        }
+    }
+    tables
+});
+
+/// The image of bitboard `mask` under symmetry table `t`.
+#[inline]
+fn map_board(t: &[[u32; 256]; 3], mask: u32) -> u32 {
+    t[0][(mask & 0xff) as usize] | t[1][((mask >> 8) & 0xff) as usize] | t[2][(mask >> 16) as usize]
+}
+
+/// The representative of (mover, opponent) under the 16 symmetries: the image
+/// with the smallest mover bitboard, ties broken by the opponent's.
+#[inline]
+fn canonical(mover: u32, opponent: u32) -> (u32, u32) {
+    let mut best = (mover, opponent);
+    for t in &SYMMETRIES[1..] {
+        let m = map_board(t, mover);
+        if m <= best.0 {
+            let o = map_board(t, opponent);
+            if (m, o) < best {
+                best = (m, o);
+            }
+        }
+    }
+    best
+}
+
+/// Every point of `mask` that lies in a mill of `mask`.
+#[inline]
+fn in_mills(mask: u32) -> u32 {
+    let mut out = 0;
+    for m in MILL_MASKS {
+        if mask & m == m {
+            out |= m;
+        }
+    }
+    out
+}
+
+/// Iterates the set bits of a bitboard, lowest first.
+#[inline]
+fn bits(mut mask: u32) -> impl Iterator<Item = u8> {
+    std::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let i = mask.trailing_zeros() as u8;
+            mask &= mask - 1;
+            i
+        })
+    })
+}
+
+/// A position: the pieces of the side to move and of its opponent.
+///
+/// `white_to_move` only says which colour the mover plays when the position
+/// is written out; it takes no part in rank or equality (a position and its
+/// colour-swapped twin are the same game state).
+#[derive(Clone, Copy, Debug, Eq)]
+pub struct Position {
+    /// Bitboard of the side to move's pieces (bit `i` = [`POINT_NAMES`]`[i]`).
+    pub mover: u32,
+    /// Bitboard of the opponent's pieces.
+    pub opponent: u32,
+    /// Whether the side to move plays white (for notation only).
+    pub white_to_move: bool,
+}
+
+impl PartialEq for Position {
+    fn eq(&self, other: &Position) -> bool {
+        self.mover == other.mover && self.opponent == other.opponent
+    }
+}
+
+impl Position {
+    /// The position after the mover's pieces became `moved` and the
+    /// opponent's `left`: the opponent is to move.
+    fn after(&self, moved: u32, left: u32) -> Position {
+        Position {
+            mover: left,
+            opponent: moved,
+            white_to_move: !self.white_to_move,
+        }
+    }
+
+    /// White's pieces.
+    pub fn white(&self) -> u32 {
+        if self.white_to_move {
+            self.mover
+        } else {
+            self.opponent
+        }
+    }
+
+    /// Black's pieces.
+    pub fn black(&self) -> u32 {
+        if self.white_to_move {
+            self.opponent
+        } else {
+            self.mover
+        }
+    }
+}
+
+/// A move: a slide or flight `from`-`to` (or a placement when `from` is `None`),
+/// with the removed opponent piece when it closes a mill.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Move {
+    /// Point the piece leaves (`None` for a placement, phase I).
+    pub from: Option<u8>,
+    /// Point the piece arrives at.
+    pub to: u8,
+    /// Opponent point emptied by a closed mill.
+    pub capture: Option<u8>,
+}
+
+/// A partition: `k1-k2` (both sides to move) or the lost `2-k`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// k1 >= k2 >= 3: S(k1, k2) then, if k1 != k2, S(k2, k1).
+    Pair(u32, u32),
+    /// S(2, k): the side to move has two pieces left.
+    Lost(u32),
+}
+
+impl Part {
+    /// `k1-k2` is id 10 k1 + k2 (33..=99); `2-k` is id k (3..=9).
+    fn id(self) -> PartitionId {
+        PartitionId(match self {
+            Part::Pair(k1, k2) => 10 * k1 + k2,
+            Part::Lost(k) => k,
+        })
+    }
+
+    fn from_id(p: PartitionId) -> Option<Part> {
+        let (hi, lo) = (p.0 / 10, p.0 % 10);
+        match (hi, lo) {
+            (0, k) if (3..=9).contains(&k) => Some(Part::Lost(k)),
+            (k1, k2) if k1 <= 9 && k2 >= 3 && k1 >= k2 => Some(Part::Pair(k1, k2)),
+            _ => None,
+        }
+    }
+
+    fn size(self) -> u64 {
+        match self {
+            Part::Pair(k1, k2) if k1 == k2 => space(k1, k2),
+            Part::Pair(k1, k2) => 2 * space(k1, k2),
+            Part::Lost(k) => space(2, k),
+        }
+    }
+}
+
+/// The game: phases II and III with up to `max` pieces per side.
+#[derive(Clone, Debug)]
+pub struct Morris {
+    max: u32,
+    symmetry: bool,
+}
+
+impl Morris {
+    /// Reads `max` (3..=9, default 3).
+    pub fn from_params(raw: &BTreeMap<String, String>) -> Result<Self> {
+        let mut p = ParamReader::new("morris", raw);
+        let max = p.uint("max", 3, 3..=MAX_PIECES as u64)? as u32;
+        let symmetry = match p.text("symmetry").map(str::trim) {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => {
+                return Err(p.error(format!(
+                    "`symmetry={other}`: write `symmetry=on` (store one position per symmetry class) or `symmetry=off`"
+                )))
+            }
+        };
+        p.finish()?;
+        Ok(Morris { max, symmetry })
+    }
+
+    /// The game with up to `max` pieces per side (3..=9), storing one position
+    /// per symmetry class when `symmetry` is true.
+    pub fn new(max: u32, symmetry: bool) -> Result<Self> {
+        let mut raw = BTreeMap::new();
+        raw.insert("max".to_string(), max.to_string());
+        let sym = if symmetry { "on" } else { "off" };
+        raw.insert("symmetry".to_string(), sym.to_string());
+        Self::from_params(&raw)
+    }
+
+    /// Whether positions are folded by the board's symmetries.
+    pub fn symmetry(&self) -> bool {
+        self.symmetry
+    }
+
+    /// Most pieces per side.
+    pub fn max(&self) -> u32 {
+        self.max
+    }
+
+    /// The partition id of `k1-k2` (k1 >= k2 >= 3) or, with `k2 == 2`, of `2-k1`.
+    pub fn partition_of(k1: u32, k2: u32) -> PartitionId {
+        if k2 == 2 {
+            Part::Lost(k1).id()
+        } else {
+            Part::Pair(k1.max(k2), k1.min(k2)).id()
+        }
+    }
+
+    /// The number of boards with `a` pieces of one colour and `b` of the
+    /// other: 24! / (a! b! (24-a-b)!), seed 000's size of S(a, b).
+    pub fn space_size(a: u32, b: u32) -> u64 {
+        if a as usize > MAX_PIECES || b as usize > MAX_PIECES {
+            return 0;
+        }
+        space(a, b)
+    }
+
+    fn mobile(pos: &Position) -> bool {
+        if pos.mover.count_ones() == 3 {
+            return true;
+        }
+        let empty = !(pos.mover | pos.opponent) & FULL;
+        bits(pos.mover).any(|p| ADJACENT[p as usize] & empty != 0)
+    }
+
+    fn bad(&self, text: &str, message: impl Into<String>) -> Error {
+        Error::BadPosition {
+            game: "morris".into(),
+            text: text.into(),
+            message: format!(
+                "{}; write e.g. `W:a1,a4,d2;B:g7,g4,f4;w` (white points; black points; side to move)",
+                message.into()
+            ),
+        }
+    }
+
+    fn parse_points(&self, text: &str, list: &str) -> Result<u32> {
+        let mut mask = 0u32;
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let lower = name.to_ascii_lowercase();
+            let Some(i) = POINT_NAMES.iter().position(|&p| p == lower) else {
+                return Err(self.bad(
+                    text,
+                    format!("`{name}` is not a point of the board (a1 a4 a7 b2 b4 b6 c3 c4 c5 d1 d2 d3 d5 d6 d7 e3 e4 e5 f2 f4 f6 g1 g4 g7)"),
+                ));
+            };
+            if mask & (1 << i) != 0 {
+                return Err(self.bad(text, format!("point {lower} is listed twice")));
+            }
+            mask |= 1 << i;
+        }
+        Ok(mask)
+    }
+
+    fn write_points(mask: u32) -> String {
+        bits(mask)
+            .map(|i| POINT_NAMES[i as usize])
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+impl Game for Morris {
+    type Position = Position;
+    type Move = Move;
+
+    fn info(&self) -> GameInfo {
+        GameInfo {
+            id: "morris",
+            params: super::registry::params([
+                ("max", self.max.to_string()),
+                (
+                    "symmetry",
+                    if self.symmetry { "on" } else { "off" }.to_string(),
+                ),
+            ]),
+            kind: GameKind::TwoPlayer,
+        }
+    }
+
+    fn partitions(&self) -> Vec<PartitionId> {
+        let mut out: Vec<PartitionId> = (3..=self.max).map(|k| Part::Lost(k).id()).collect();
+        // Captures lower the total piece count: solve by increasing total.
+        let mut pairs: Vec<(u32, u32)> = (3..=self.max)
+            .flat_map(|k1| (3..=k1).map(move |k2| (k1, k2)))
+            .collect();
+        pairs.sort_by_key(|&(k1, k2)| (k1 + k2, k1));
+        out.extend(pairs.into_iter().map(|(k1, k2)| Part::Pair(k1, k2).id()));
+        out
+    }
+
+    fn partition_size(&self, p: PartitionId) -> u64 {
+        Part::from_id(p).map_or(0, Part::size)
+    }
+
+    fn partition_name(&self, p: PartitionId) -> String {
+        match Part::from_id(p) {
+            Some(Part::Pair(k1, k2)) => format!("{k1}-{k2}"),
+            Some(Part::Lost(k)) => format!("2-{k}"),
+            None => format!("invalid{}", p.0),
+        }
+    }
+
+    fn unrank(&self, p: PartitionId, r: Rank) -> Option<Position> {
+        let (a, b, r) = match Part::from_id(p)? {
+            Part::Pair(k1, k2) => {
+                let half = space(k1, k2);
+                if r.0 < half {
+                    (k1, k2, r.0)
+                } else if k1 != k2 && r.0 < 2 * half {
+                    (k2, k1, r.0 - half)
+                } else {
+                    return None;
+                }
+            }
+            Part::Lost(k) => {
+                if r.0 >= space(2, k) {
+                    return None;
+                }
+                (2, k, r.0)
+            }
+        };
+        let (mover, opponent) = unrank_boards(r, a as usize, b as usize);
+        if self.symmetry && canonical(mover, opponent) != (mover, opponent) {
+            return None;
+        }
+        Some(Position {
+            mover,
+            opponent,
+            white_to_move: true,
+        })
+    }
+
+    fn rank(&self, pos: &Position) -> (PartitionId, Rank) {
+        let a = pos.mover.count_ones();
+        let b = pos.opponent.count_ones();
+        let (mover, opponent) = if self.symmetry {
+            canonical(pos.mover, pos.opponent)
+        } else {
+            (pos.mover, pos.opponent)
+        };
+        let r = rank_boards(mover, opponent);
+        if a == 2 {
+            return (Part::Lost(b).id(), Rank(r));
+        }
+        let offset = if a < b { space(b, a) } else { 0 };
+        (Part::Pair(a.max(b), a.min(b)).id(), Rank(offset + r))
+    }
+
+    fn status(&self, pos: &Position) -> Status {
+        if pos.mover.count_ones() < 3 || !Self::mobile(pos) {
+            Status::Lost
+        } else {
+            Status::Ongoing
+        }
+    }
+
+    fn successors(&self, pos: &Position, out: &mut Vec<(Move, Position)>) {
+        let own = pos.mover;
+        let opp = pos.opponent;
+        let empty = !(own | opp) & FULL;
+        let flying = own.count_ones() == 3;
+        // Pieces in a mill are protected unless every piece is in one.
+        let protected = in_mills(opp);
+        let removable = if protected == opp {
+            opp
+        } else {
+            opp & !protected
+        };
+        for from in bits(own) {
+            let targets = if flying {
+                empty
+            } else {
+                ADJACENT[from as usize] & empty
+            };
+            for to in bits(targets) {
+                let moved = (own & !(1 << from)) | (1 << to);
+                let [m1, m2] = MILLS_AT[to as usize];
+                let closes = moved & m1 == m1 || moved & m2 == m2;
+                let mut mv = Move {
+                    from: Some(from),
+                    to,
+                    capture: None,
+                };
+                if closes {
+                    for x in bits(removable) {
+                        mv.capture = Some(x);
+                        out.push((mv, pos.after(moved, opp & !(1 << x))));
+                    }
+                } else {
+                    out.push((mv, pos.after(moved, opp)));
+                }
+            }
+        }
+    }
+
+    fn start(&self) -> Option<Position> {
+        // Phases II/III have no single start: phase I (not built) leads into them.
+        None
+    }
+
+    fn parse_position(&self, text: &str) -> Result<Position> {
+        let parts: Vec<&str> = text.trim().split(';').map(str::trim).collect();
+        if parts.len() != 3 {
+            return Err(self.bad(text, format!("{} `;`-separated parts, not 3", parts.len())));
+        }
+        let mut white = None;
+        let mut black = None;
+        for part in &parts[..2] {
+            let (tag, list) = part.split_once(':').ok_or_else(|| {
+                self.bad(text, format!("`{part}` should start with `W:` or `B:`"))
+            })?;
+            let slot = match tag.trim().to_ascii_lowercase().as_str() {
+                "w" => &mut white,
+                "b" => &mut black,
+                other => return Err(self.bad(text, format!("`{other}:` is neither `W:` nor `B:`"))),
+            };
+            if slot.is_some() {
+                return Err(self.bad(text, format!("`{}:` given twice", tag.trim())));
+            }
+            *slot = Some(self.parse_points(text, list)?);
+        }
+        let (Some(white), Some(black)) = (white, black) else {
+            return Err(self.bad(text, "give both `W:` and `B:` points"));
+        };
+        if white & black != 0 {
+            let both = Self::write_points(white & black);
+            return Err(self.bad(text, format!("{both} held by both colours")));
+        }
+        let white_to_move = match parts[2].to_ascii_lowercase().as_str() {
+            "w" => true,
+            "b" => false,
+            other => {
+                return Err(self.bad(text, format!("side to move `{other}` is neither w nor b")))
+            }
+        };
+        let (mover, opponent) = if white_to_move {
+            (white, black)
+        } else {
+            (black, white)
+        };
+        let (a, b) = (mover.count_ones(), opponent.count_ones());
+        let side = |w: bool| if w { "white" } else { "black" };
+        if !(2..=MAX_PIECES as u32).contains(&a) {
+            return Err(self.bad(
+                text,
+                format!(
+                    "{} (to move) has {a} pieces; phases II/III need 3..=9 (2: already lost)",
+                    side(white_to_move)
+                ),
+            ));
+        }
+        if !(3..=MAX_PIECES as u32).contains(&b) {
+            return Err(self.bad(
+                text,
+                format!(
+                    "{} has {b} pieces; the side not to move needs 3..=9 (with 2 the game ended before its move)",
+                    side(!white_to_move)
+                ),
+            ));
+        }
+        Ok(Position {
+            mover,
+            opponent,
+            white_to_move,
+        })
+    }
+
+    fn format_position(&self, pos: &Position) -> String {
+        format!(
+            "W:{};B:{};{}",
+            Self::write_points(pos.white()),
+            Self::write_points(pos.black()),
+            if pos.white_to_move { 'w' } else { 'b' }
+        )
+    }
+
+    fn format_move(&self, _pos: &Position, mv: &Move) -> String {
+        let mut s = String::new();
+        if let Some(from) = mv.from {
+            s.push_str(POINT_NAMES[from as usize]);
+            s.push('-');
+        }
+        s.push_str(POINT_NAMES[mv.to as usize]);
+        if let Some(x) = mv.capture {
+            s.push('x');
+            s.push_str(POINT_NAMES[x as usize]);
+        }
+        s
+    }
+}
