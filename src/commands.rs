@@ -103,11 +103,7 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mem_limit = args.mem_limit.as_deref().map(parse_size).transpose()?;
-    match args.backend {
-        Backend::Cuda => bail!("the CUDA backend is not built yet; use --backend cpu"),
-        Backend::Auto => eprintln!("tbforge: no CUDA backend in this build yet; using the CPU"),
-        Backend::Cpu => {}
-    }
+    let gpu = open_gpu(args.backend)?;
     set_threads(args.threads)?;
     let mut reports = Vec::new();
     for game in &games {
@@ -120,7 +116,11 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
         opts.mem_limit = mem_limit;
         opts.disks = args.disk.clone();
         opts.resume = args.resume;
-        let report = game.visit(BuildVisitor { opts })?;
+        let report = game.visit(BuildVisitor {
+            opts,
+            gpu: gpu.clone(),
+            require_gpu: args.backend == Backend::Cuda,
+        })?;
         if !args.json {
             println!(
                 "{}: {} positions{} in {:.2} s ({:.3e} positions/s), {} files in {}",
@@ -144,14 +144,71 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The GPU the build may use, per `--backend`.
+#[cfg(feature = "cuda")]
+type Gpu = Option<std::sync::Arc<tbforge::backend::cuda::CudaBackend>>;
+#[cfg(not(feature = "cuda"))]
+type Gpu = Option<()>;
+
+/// `cuda`: a GPU or an error; `auto`: a GPU if one is usable, else the CPU (said on stderr).
+fn open_gpu(backend: Backend) -> anyhow::Result<Gpu> {
+    #[cfg(feature = "cuda")]
+    {
+        use tbforge::backend::cuda::CudaBackend;
+        match backend {
+            Backend::Cpu => Ok(None),
+            Backend::Cuda => Ok(Some(std::sync::Arc::new(
+                CudaBackend::open(0).map_err(|e| anyhow::anyhow!("{e}; use --backend cpu"))?,
+            ))),
+            Backend::Auto => match CudaBackend::open(0) {
+                Ok(b) => Ok(Some(std::sync::Arc::new(b))),
+                Err(e) => {
+                    eprintln!("tbforge: building on the CPU ({e})");
+                    Ok(None)
+                }
+            },
+        }
+    }
+    #[cfg(not(feature = "cuda"))]
+    match backend {
+        Backend::Cuda => {
+            bail!("this tbforge was built without the `cuda` feature; use --backend cpu")
+        }
+        _ => Ok(None),
+    }
+}
+
 struct BuildVisitor {
     opts: BuildOptions,
+    gpu: Gpu,
+    require_gpu: bool,
 }
 
 impl GameVisitor for BuildVisitor {
-    type Output = tbforge::Result<BuildReport>;
+    type Output = anyhow::Result<BuildReport>;
     fn visit<G: Game>(self, game: &G) -> Self::Output {
-        build_game(game, &self.opts)
+        let id = game.info().id;
+        // Only Morris has GPU kernels; other games are small enough for the CPU.
+        if self.require_gpu && id != "morris" {
+            bail!(
+                "the CUDA backend has kernels for morris only, not {id}; use --backend cpu or auto"
+            );
+        }
+        #[cfg(feature = "cuda")]
+        let opts = {
+            let mut opts = self.opts;
+            if let Some(gpu) = self.gpu {
+                use tbforge::backend::accel::MorrisAccelerator;
+                opts.accelerator = Some(std::sync::Arc::new(MorrisAccelerator::<G>::new(gpu)));
+            }
+            opts
+        };
+        #[cfg(not(feature = "cuda"))]
+        let opts = {
+            let _ = self.gpu;
+            self.opts
+        };
+        Ok(build_game(game, &opts)?)
     }
 }
 
