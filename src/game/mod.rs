@@ -11,6 +11,7 @@ use crate::Result;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
+pub mod pegsolitaire;
 pub mod registry;
 pub mod tictactoe;
 
@@ -59,7 +60,11 @@ pub struct GameInfo {
 impl GameInfo {
     /// The canonical text of game and parameters: `connect4:height=5,width=5`.
     pub fn canonical(&self) -> String {
-        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         format!("{}:{}", self.id, params.join(","))
     }
 
@@ -80,8 +85,11 @@ impl GameInfo {
         if self.params.is_empty() {
             self.id.to_string()
         } else {
-            let params: Vec<String> =
-                self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let params: Vec<String> = self
+                .params
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
             format!("{}-{}", self.id, params.join(","))
         }
     }

@@ -40,6 +40,8 @@ pub struct GameDescriptor {
 pub enum AnyGame {
     /// Tic-tac-toe.
     TicTacToe(super::tictactoe::TicTacToe),
+    /// Peg solitaire, English board.
+    PegSolitaire(super::pegsolitaire::PegSolitaire),
 }
 
 /// Generic code run on whichever game an [`AnyGame`] holds.
@@ -55,6 +57,7 @@ impl AnyGame {
     pub fn visit<V: GameVisitor>(&self, visitor: V) -> V::Output {
         match self {
             AnyGame::TicTacToe(g) => visitor.visit(g),
+            AnyGame::PegSolitaire(g) => visitor.visit(g),
         }
     }
 
@@ -73,15 +76,21 @@ impl AnyGame {
 
 /// Every game tbforge knows, in the order `tbforge games` lists them.
 pub fn catalog() -> Vec<GameDescriptor> {
-    vec![super::tictactoe::DESCRIPTOR]
+    vec![
+        super::tictactoe::DESCRIPTOR,
+        super::pegsolitaire::DESCRIPTOR,
+    ]
 }
 
 /// The game called `name` with the given `--param`s (unknown keys are an error).
 pub fn open_game(name: &str, params: &BTreeMap<String, String>) -> Result<AnyGame> {
     match name {
-        "tictactoe" => Ok(AnyGame::TicTacToe(super::tictactoe::TicTacToe::from_params(
-            params,
-        )?)),
+        "tictactoe" => Ok(AnyGame::TicTacToe(
+            super::tictactoe::TicTacToe::from_params(params)?,
+        )),
+        "pegsolitaire" => Ok(AnyGame::PegSolitaire(
+            super::pegsolitaire::PegSolitaire::from_params(params)?,
+        )),
         _ => Err(Error::UnknownGame(name.to_string())),
     }
 }
@@ -133,7 +142,9 @@ impl<'a> ParamReader<'a> {
         let value = match self.text(key) {
             None => default,
             Some(t) => t.trim().parse::<u64>().map_err(|_| {
-                self.error(format!("`{key}={t}` is not a whole number; use e.g. `{key}={default}`"))
+                self.error(format!(
+                    "`{key}={t}` is not a whole number; use e.g. `{key}={default}`"
+                ))
             })?,
         };
         if !range.contains(&value) {
@@ -159,7 +170,9 @@ impl<'a> ParamReader<'a> {
         let mut out = Vec::new();
         for part in t.split(',') {
             let v: u64 = part.trim().parse().map_err(|_| {
-                self.error(format!("`{key}={t}`: `{part}` is not a whole number; write e.g. `{key}=1,3,5,7`"))
+                self.error(format!(
+                    "`{key}={t}`: `{part}` is not a whole number; write e.g. `{key}=1,3,5,7`"
+                ))
             })?;
             if !range.contains(&v) {
                 return Err(self.error(format!(

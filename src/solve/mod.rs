@@ -3,6 +3,7 @@
 
 mod bfs;
 mod bitset;
+mod layered;
 mod layout;
 mod progress;
 mod retro;
@@ -10,6 +11,7 @@ mod schedule;
 
 pub use bfs::{frontier_bfs, one_bit_reachability, two_bit_bfs, Reachable};
 pub use bitset::AtomicBitSet;
+pub use layered::{one_bit_bfs, partition_layer_bfs, PartitionLayers};
 pub use layout::Layout;
 pub use progress::Progress;
 pub use retro::solve_partition;
