@@ -60,11 +60,7 @@ pub struct GameInfo {
 impl GameInfo {
     /// The canonical text of game and parameters: `connect4:height=5,width=5`.
     pub fn canonical(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
+        let params: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
         format!("{}:{}", self.id, params.join(","))
     }
 
@@ -85,11 +81,8 @@ impl GameInfo {
         if self.params.is_empty() {
             self.id.to_string()
         } else {
-            let params: Vec<String> = self
-                .params
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
+            let params: Vec<String> =
+                self.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
             format!("{}-{}", self.id, params.join(","))
         }
     }

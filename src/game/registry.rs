@@ -85,9 +85,9 @@ pub fn catalog() -> Vec<GameDescriptor> {
 /// The game called `name` with the given `--param`s (unknown keys are an error).
 pub fn open_game(name: &str, params: &BTreeMap<String, String>) -> Result<AnyGame> {
     match name {
-        "tictactoe" => Ok(AnyGame::TicTacToe(
-            super::tictactoe::TicTacToe::from_params(params)?,
-        )),
+        "tictactoe" => Ok(AnyGame::TicTacToe(super::tictactoe::TicTacToe::from_params(
+            params,
+        )?)),
         "pegsolitaire" => Ok(AnyGame::PegSolitaire(
             super::pegsolitaire::PegSolitaire::from_params(params)?,
         )),
@@ -142,9 +142,7 @@ impl<'a> ParamReader<'a> {
         let value = match self.text(key) {
             None => default,
             Some(t) => t.trim().parse::<u64>().map_err(|_| {
-                self.error(format!(
-                    "`{key}={t}` is not a whole number; use e.g. `{key}={default}`"
-                ))
+                self.error(format!("`{key}={t}` is not a whole number; use e.g. `{key}={default}`"))
             })?,
         };
         if !range.contains(&value) {
@@ -170,9 +168,7 @@ impl<'a> ParamReader<'a> {
         let mut out = Vec::new();
         for part in t.split(',') {
             let v: u64 = part.trim().parse().map_err(|_| {
-                self.error(format!(
-                    "`{key}={t}`: `{part}` is not a whole number; write e.g. `{key}=1,3,5,7`"
-                ))
+                self.error(format!("`{key}={t}`: `{part}` is not a whole number; write e.g. `{key}=1,3,5,7`"))
             })?;
             if !range.contains(&v) {
                 return Err(self.error(format!(
