@@ -11,9 +11,12 @@ use crate::Result;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
+pub mod foreandaft;
+pub mod pancake;
 pub mod pegsolitaire;
 pub mod registry;
 pub mod tictactoe;
+pub mod topspin;
 
 pub use registry::{catalog, open_game, AnyGame, GameDescriptor, GameVisitor};
 

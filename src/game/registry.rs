@@ -42,6 +42,12 @@ pub enum AnyGame {
     TicTacToe(super::tictactoe::TicTacToe),
     /// Peg solitaire, English board.
     PegSolitaire(super::pegsolitaire::PegSolitaire),
+    /// Fore and Aft.
+    ForeAndAft(super::foreandaft::ForeAndAft),
+    /// Pancake problem (plain or burnt).
+    Pancake(super::pancake::Pancake),
+    /// (n, k) Top-Spin.
+    TopSpin(super::topspin::TopSpin),
 }
 
 /// Generic code run on whichever game an [`AnyGame`] holds.
@@ -58,6 +64,9 @@ impl AnyGame {
         match self {
             AnyGame::TicTacToe(g) => visitor.visit(g),
             AnyGame::PegSolitaire(g) => visitor.visit(g),
+            AnyGame::ForeAndAft(g) => visitor.visit(g),
+            AnyGame::Pancake(g) => visitor.visit(g),
+            AnyGame::TopSpin(g) => visitor.visit(g),
         }
     }
 
@@ -79,6 +88,9 @@ pub fn catalog() -> Vec<GameDescriptor> {
     vec![
         super::tictactoe::DESCRIPTOR,
         super::pegsolitaire::DESCRIPTOR,
+        super::foreandaft::DESCRIPTOR,
+        super::pancake::DESCRIPTOR,
+        super::topspin::DESCRIPTOR,
     ]
 }
 
@@ -91,6 +103,15 @@ pub fn open_game(name: &str, params: &BTreeMap<String, String>) -> Result<AnyGam
         "pegsolitaire" => Ok(AnyGame::PegSolitaire(
             super::pegsolitaire::PegSolitaire::from_params(params)?,
         )),
+        "foreandaft" => Ok(AnyGame::ForeAndAft(
+            super::foreandaft::ForeAndAft::from_params(params)?,
+        )),
+        "pancake" => Ok(AnyGame::Pancake(super::pancake::Pancake::from_params(
+            params,
+        )?)),
+        "topspin" => Ok(AnyGame::TopSpin(super::topspin::TopSpin::from_params(
+            params,
+        )?)),
         _ => Err(Error::UnknownGame(name.to_string())),
     }
 }
