@@ -15,6 +15,7 @@ pub mod foreandaft;
 pub mod pancake;
 pub mod pegsolitaire;
 pub mod registry;
+pub mod slidingtile;
 pub mod tictactoe;
 pub mod topspin;
 

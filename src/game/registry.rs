@@ -48,6 +48,8 @@ pub enum AnyGame {
     Pancake(super::pancake::Pancake),
     /// (n, k) Top-Spin.
     TopSpin(super::topspin::TopSpin),
+    /// Sliding-tile puzzle.
+    SlidingTile(super::slidingtile::SlidingTile),
 }
 
 /// Generic code run on whichever game an [`AnyGame`] holds.
@@ -67,6 +69,7 @@ impl AnyGame {
             AnyGame::ForeAndAft(g) => visitor.visit(g),
             AnyGame::Pancake(g) => visitor.visit(g),
             AnyGame::TopSpin(g) => visitor.visit(g),
+            AnyGame::SlidingTile(g) => visitor.visit(g),
         }
     }
 
@@ -91,6 +94,7 @@ pub fn catalog() -> Vec<GameDescriptor> {
         super::foreandaft::DESCRIPTOR,
         super::pancake::DESCRIPTOR,
         super::topspin::DESCRIPTOR,
+        super::slidingtile::DESCRIPTOR,
     ]
 }
 
@@ -112,6 +116,9 @@ pub fn open_game(name: &str, params: &BTreeMap<String, String>) -> Result<AnyGam
         "topspin" => Ok(AnyGame::TopSpin(super::topspin::TopSpin::from_params(
             params,
         )?)),
+        "slidingtile" => Ok(AnyGame::SlidingTile(
+            super::slidingtile::SlidingTile::from_params(params)?,
+        )),
         _ => Err(Error::UnknownGame(name.to_string())),
     }
 }
