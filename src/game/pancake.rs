@@ -129,7 +129,7 @@ impl MyrvoldRuskey {
     }
 }
 
-/// A stack, top first: pancake sizes `0..n`, with [`BURNT_UP`] set on burnt-side-up ones.
+/// A stack, top first: pancake sizes `0..n`, with bit 7 set on burnt-side-up ones.
 pub type Stack = [u8; MAX_N];
 
 /// The pancake problem for one `n`, plain or burnt.
