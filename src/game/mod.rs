@@ -13,10 +13,15 @@ use std::fmt::Debug;
 
 mod compositions;
 pub mod connect4;
+pub mod foreandaft;
 pub mod morris;
 pub mod nim;
+pub mod pancake;
+pub mod pegsolitaire;
 pub mod registry;
+pub mod slidingtile;
 pub mod tictactoe;
+pub mod topspin;
 
 pub use registry::{catalog, open_game, AnyGame, GameDescriptor, GameVisitor};
 

@@ -46,6 +46,16 @@ pub enum AnyGame {
     Connect4(super::connect4::Connect4),
     /// Nine Men's Morris, phases II and III.
     Morris(super::morris::Morris),
+    /// Peg solitaire, English board.
+    PegSolitaire(super::pegsolitaire::PegSolitaire),
+    /// Fore and Aft.
+    ForeAndAft(super::foreandaft::ForeAndAft),
+    /// Pancake problem (plain or burnt).
+    Pancake(super::pancake::Pancake),
+    /// (n, k) Top-Spin.
+    TopSpin(super::topspin::TopSpin),
+    /// Sliding-tile puzzle.
+    SlidingTile(super::slidingtile::SlidingTile),
 }
 
 /// Generic code run on whichever game an [`AnyGame`] holds.
@@ -64,6 +74,11 @@ impl AnyGame {
             AnyGame::Nim(g) => visitor.visit(g),
             AnyGame::Connect4(g) => visitor.visit(g),
             AnyGame::Morris(g) => visitor.visit(g),
+            AnyGame::PegSolitaire(g) => visitor.visit(g),
+            AnyGame::ForeAndAft(g) => visitor.visit(g),
+            AnyGame::Pancake(g) => visitor.visit(g),
+            AnyGame::TopSpin(g) => visitor.visit(g),
+            AnyGame::SlidingTile(g) => visitor.visit(g),
         }
     }
 
@@ -87,6 +102,11 @@ pub fn catalog() -> Vec<GameDescriptor> {
         super::nim::DESCRIPTOR,
         super::connect4::DESCRIPTOR,
         super::morris::DESCRIPTOR,
+        super::pegsolitaire::DESCRIPTOR,
+        super::foreandaft::DESCRIPTOR,
+        super::pancake::DESCRIPTOR,
+        super::topspin::DESCRIPTOR,
+        super::slidingtile::DESCRIPTOR,
     ]
 }
 
@@ -101,6 +121,21 @@ pub fn open_game(name: &str, params: &BTreeMap<String, String>) -> Result<AnyGam
             params,
         )?)),
         "morris" => Ok(AnyGame::Morris(super::morris::Morris::from_params(params)?)),
+        "pegsolitaire" => Ok(AnyGame::PegSolitaire(
+            super::pegsolitaire::PegSolitaire::from_params(params)?,
+        )),
+        "foreandaft" => Ok(AnyGame::ForeAndAft(
+            super::foreandaft::ForeAndAft::from_params(params)?,
+        )),
+        "pancake" => Ok(AnyGame::Pancake(super::pancake::Pancake::from_params(
+            params,
+        )?)),
+        "topspin" => Ok(AnyGame::TopSpin(super::topspin::TopSpin::from_params(
+            params,
+        )?)),
+        "slidingtile" => Ok(AnyGame::SlidingTile(
+            super::slidingtile::SlidingTile::from_params(params)?,
+        )),
         _ => Err(Error::UnknownGame(name.to_string())),
     }
 }

@@ -4,6 +4,7 @@
 mod bfs;
 mod bitset;
 mod build;
+mod layered;
 mod layout;
 mod progress;
 mod retro;
@@ -13,6 +14,7 @@ mod schedule;
 pub use bfs::{frontier_bfs, one_bit_reachability, two_bit_bfs, Reachable, TwoBitResult};
 pub use bitset::AtomicBitSet;
 pub use build::{build_game, BuildOptions, BuildReport, PartitionAccelerator, BUILD_LOG};
+pub use layered::{one_bit_bfs, partition_layer_bfs, PartitionLayers};
 pub use layout::Layout;
 pub use progress::Progress;
 pub use retro::solve_partition;

@@ -1,0 +1,379 @@
+//! Peg solitaire on the English 33-hole board (seed 001, Table 0.4).
+//!
+//! Rules: a peg jumps orthogonally over an adjacent peg into an empty hole
+//! directly beyond it; the jumped peg is removed. Start: every hole filled but
+//! the centre. Goal: a single peg, in the centre (the start's complement).
+//!
+//! Hash: partition `p` = pegs on the board (0..=33); inside it the binomial
+//! rank of the 33-bit peg mask with `p` bits set. Every jump removes one peg,
+//! so successors lie in partition `p - 1`, and partitions are solved from 0
+//! pegs upward. Every index is a legal board (most are unreachable from the
+//! start; they still get their distance to the goal, or "unreachable").
+//!
+//! Distances: a position with `p` pegs that can reach the goal does so in
+//! exactly `p - 1` jumps, so the database is the set of solvable positions.
+//! Forward BFS layer `d` (d jumps from the start) is the reachable part of the
+//! partition with `32 - d` pegs: one bit per index, layer by layer
+//! ([`crate::solve::partition_layer_bfs`]).
+//!
+//! Notation: the 7 rows of the board from the top, `o` a peg and `.` a hole,
+//! rows of 3 or 7 cells separated by `/`:
+//! `ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo` is the start. Moves are written
+//! `from-to` with columns `a`..`g` from the left and rows `1`..`7` from the top
+//! (`d2-d4` jumps the peg on d2 over d3 into the centre).
+
+use super::registry::{GameDescriptor, ParamReader};
+use super::{Game, GameInfo, GameKind, Params, Status};
+use crate::value::{PartitionId, Rank};
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+
+/// What `tbforge games` shows.
+pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
+    name: "pegsolitaire",
+    summary: "Peg solitaire, English 33-hole board: jumps to a single peg in the centre (seed 001 Table 0.4)",
+    kind: GameKind::Puzzle,
+    params: &[],
+    notation: "7 rows from the top, o peg / . hole, rows separated by /; moves from-to, columns a-g, rows 1-7 from the top",
+    example: "ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo",
+    in_default_set: false,
+};
+
+/// Holes on the board.
+pub const CELLS: usize = 33;
+/// The centre hole's index (row 4, column d).
+pub const CENTRE: usize = 16;
+
+/// Pegs as a bit mask over the 33 holes, numbered row by row from the top left.
+pub type Board = u64;
+
+/// A jump: the peg on `from` jumps into `to` (cell indices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Jump {
+    /// The jumping peg's hole.
+    pub from: u8,
+    /// The hole it lands in.
+    pub to: u8,
+}
+
+/// Row and column (0..7) of each hole.
+const fn coords() -> [(u8, u8); CELLS] {
+    let mut out = [(0u8, 0u8); CELLS];
+    let mut n = 0;
+    let mut row = 0;
+    while row < 7 {
+        let mut col = 0;
+        while col < 7 {
+            if on_board(row as i32, col as i32) {
+                out[n] = (row, col);
+                n += 1;
+            }
+            col += 1;
+        }
+        row += 1;
+    }
+    out
+}
+
+const fn on_board(row: i32, col: i32) -> bool {
+    row >= 0 && row < 7 && col >= 0 && col < 7 && ((row >= 2 && row <= 4) || (col >= 2 && col <= 4))
+}
+
+const COORDS: [(u8, u8); CELLS] = coords();
+
+fn cell_at(row: i32, col: i32) -> Option<usize> {
+    if !on_board(row, col) {
+        return None;
+    }
+    COORDS
+        .iter()
+        .position(|&(r, c)| i32::from(r) == row && i32::from(c) == col)
+}
+
+/// Every jump on the board as (from, over, to): 76 on the English board.
+fn all_jumps() -> Vec<(u8, u8, u8)> {
+    let mut jumps = Vec::new();
+    for (from, &(r, c)) in COORDS.iter().enumerate() {
+        for (dr, dc) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
+            let (r, c) = (i32::from(r), i32::from(c));
+            if let (Some(over), Some(to)) =
+                (cell_at(r + dr, c + dc), cell_at(r + 2 * dr, c + 2 * dc))
+            {
+                jumps.push((from as u8, over as u8, to as u8));
+            }
+        }
+    }
+    jumps
+}
+
+// TEMPORARY: replace with crate::hash::Binomial when the `hash` branch lands
+// (same API: new(n, k), size(), rank(mask), unrank(r)). The first-cut
+// Multinomial allocates on every call, far too slow for 187 million positions.
+/// Binomial coefficients C(n, k) for n, k <= 64, or u64::MAX where they overflow.
+fn binomial_table() -> Vec<[u64; 65]> {
+    let mut c = vec![[0u64; 65]; 65];
+    for n in 0..=64 {
+        c[n][0] = 1;
+        for k in 1..=n {
+            c[n][k] = c[n - 1][k - 1].saturating_add(c[n - 1][k]);
+        }
+    }
+    c
+}
+
+/// Masks of `n` cells with `k` bits set, ranked in the combinatorial number
+/// system (colex order): rank = sum over the j-th set bit (from 1) at cell p of C(p, j).
+#[derive(Clone, Debug)]
+struct Binomial {
+    n: usize,
+    k: usize,
+    size: u64,
+    table: std::sync::Arc<Vec<[u64; 65]>>,
+}
+
+impl Binomial {
+    fn new(n: usize, k: usize, table: std::sync::Arc<Vec<[u64; 65]>>) -> Binomial {
+        let size = if k <= n { table[n][k] } else { 0 };
+        Binomial { n, k, size, table }
+    }
+
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn rank(&self, mut mask: u64) -> u64 {
+        let mut r = 0;
+        let mut j = 1;
+        while mask != 0 {
+            let p = mask.trailing_zeros() as usize;
+            r += self.table[p][j];
+            j += 1;
+            mask &= mask - 1;
+        }
+        r
+    }
+
+    fn unrank(&self, mut r: u64) -> u64 {
+        let mut mask = 0u64;
+        let mut p = self.n;
+        for j in (1..=self.k).rev() {
+            // The largest p with C(p, j) <= r: the j-th set bit.
+            p -= 1;
+            while self.table[p][j] > r {
+                p -= 1;
+            }
+            r -= self.table[p][j];
+            mask |= 1 << p;
+        }
+        mask
+    }
+}
+
+/// The English board (it has no parameters).
+#[derive(Clone, Debug)]
+pub struct PegSolitaire {
+    /// (from mask, over mask, to mask) per jump, as single bits.
+    jumps: Vec<(u64, u64, u64)>,
+    hashes: Vec<Binomial>,
+}
+
+impl PegSolitaire {
+    /// The English 33-hole board; it accepts no parameters.
+    pub fn from_params(raw: &BTreeMap<String, String>) -> Result<Self> {
+        ParamReader::new("pegsolitaire", raw).finish()?;
+        Ok(Self::english())
+    }
+
+    /// The English 33-hole board.
+    pub fn english() -> Self {
+        let table = std::sync::Arc::new(binomial_table());
+        let jumps = all_jumps()
+            .into_iter()
+            .map(|(f, o, t)| (1u64 << f, 1u64 << o, 1u64 << t))
+            .collect();
+        let hashes = (0..=CELLS)
+            .map(|k| Binomial::new(CELLS, k, table.clone()))
+            .collect();
+        PegSolitaire { jumps, hashes }
+    }
+
+    /// Number of distinct jumps on the board.
+    pub fn jump_count(&self) -> usize {
+        self.jumps.len()
+    }
+
+    /// The goal: one peg, in the centre.
+    pub fn goal(&self) -> Board {
+        1 << CENTRE
+    }
+
+    fn bad(&self, text: &str, message: impl std::fmt::Display) -> Error {
+        Error::BadPosition {
+            game: "pegsolitaire".into(),
+            text: text.into(),
+            message: format!(
+                "{message}; write 7 rows of o (peg) and . (hole) separated by /, e.g. ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo"
+            ),
+        }
+    }
+}
+
+fn cell_name(cell: u8) -> String {
+    let (r, c) = COORDS[cell as usize];
+    format!("{}{}", (b'a' + c) as char, r + 1)
+}
+
+impl Game for PegSolitaire {
+    type Position = Board;
+    type Move = Jump;
+
+    fn info(&self) -> GameInfo {
+        GameInfo {
+            id: "pegsolitaire",
+            params: Params::new(),
+            kind: GameKind::Puzzle,
+        }
+    }
+
+    fn partitions(&self) -> Vec<PartitionId> {
+        (0..=CELLS as u32).map(PartitionId).collect()
+    }
+
+    fn partition_size(&self, p: PartitionId) -> u64 {
+        self.hashes.get(p.0 as usize).map_or(0, Binomial::size)
+    }
+
+    fn partition_name(&self, p: PartitionId) -> String {
+        format!("pegs{:02}", p.0)
+    }
+
+    fn unrank(&self, p: PartitionId, r: Rank) -> Option<Board> {
+        let h = self.hashes.get(p.0 as usize)?;
+        (r.0 < h.size()).then(|| h.unrank(r.0))
+    }
+
+    fn rank(&self, board: &Board) -> (PartitionId, Rank) {
+        let pegs = board.count_ones();
+        (
+            PartitionId(pegs),
+            Rank(self.hashes[pegs as usize].rank(*board)),
+        )
+    }
+
+    fn status(&self, board: &Board) -> Status {
+        if *board == self.goal() {
+            Status::Goal
+        } else {
+            Status::Ongoing
+        }
+    }
+
+    fn successors(&self, board: &Board, out: &mut Vec<(Jump, Board)>) {
+        let holes = !*board;
+        for &(from, over, to) in &self.jumps {
+            if *board & from != 0 && *board & over != 0 && holes & to != 0 {
+                let jump = Jump {
+                    from: from.trailing_zeros() as u8,
+                    to: to.trailing_zeros() as u8,
+                };
+                out.push((jump, *board ^ (from | over | to)));
+            }
+        }
+    }
+
+    fn start(&self) -> Option<Board> {
+        Some(((1u64 << CELLS) - 1) & !(1 << CENTRE))
+    }
+
+    fn parse_position(&self, text: &str) -> Result<Board> {
+        let rows: Vec<&str> = text.trim().split('/').map(str::trim).collect();
+        if rows.len() != 7 {
+            return Err(self.bad(text, format!("{} rows, not 7", rows.len())));
+        }
+        let mut board = 0u64;
+        let mut cell = 0;
+        for (r, row) in rows.iter().enumerate() {
+            let want = if (2..=4).contains(&r) { 7 } else { 3 };
+            let chars: Vec<char> = row.chars().collect();
+            if chars.len() != want {
+                return Err(self.bad(
+                    text,
+                    format!("row {} has {} cells, not {want}", r + 1, chars.len()),
+                ));
+            }
+            for ch in chars {
+                match ch {
+                    'o' | 'O' | 'x' | 'X' | '1' => board |= 1 << cell,
+                    '.' | '_' | '-' | '0' => {}
+                    other => return Err(self.bad(text, format!("`{other}` is neither o nor ."))),
+                }
+                cell += 1;
+            }
+        }
+        Ok(board)
+    }
+
+    fn format_position(&self, board: &Board) -> String {
+        let mut s = String::new();
+        for (cell, &(r, _)) in COORDS.iter().enumerate() {
+            if cell > 0 && COORDS[cell - 1].0 != r {
+                s.push('/');
+            }
+            s.push(if board & (1 << cell) != 0 { 'o' } else { '.' });
+        }
+        s
+    }
+
+    fn format_move(&self, _board: &Board, jump: &Jump) -> String {
+        format!("{}-{}", cell_name(jump.from), cell_name(jump.to))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn board_shape() {
+        let g = PegSolitaire::english();
+        assert_eq!(COORDS[CENTRE], (3, 3));
+        assert_eq!(g.jump_count(), 76);
+        let start = g.start().unwrap();
+        assert_eq!(
+            g.format_position(&start),
+            "ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo"
+        );
+        assert_eq!(
+            g.parse_position("ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo")
+                .unwrap(),
+            start
+        );
+        assert!(g.parse_position("ooo/ooo").is_err());
+        assert!(g
+            .parse_position("ooo/ooo/ooooooo/ooo?ooo/ooooooo/ooo/ooo")
+            .is_err());
+        let mut succ = Vec::new();
+        g.successors(&start, &mut succ);
+        assert_eq!(succ.len(), 4);
+        let names: Vec<String> = succ.iter().map(|(m, _)| g.format_move(&start, m)).collect();
+        assert!(names.contains(&"d2-d4".to_string()), "{names:?}");
+    }
+
+    #[test]
+    fn binomial_round_trip() {
+        let g = PegSolitaire::english();
+        for k in [0usize, 1, 2, 5, 16, 32, 33] {
+            let h = &g.hashes[k];
+            let step = (h.size() / 5000).max(1);
+            let mut r = 0;
+            while r < h.size() {
+                let m = h.unrank(r);
+                assert_eq!(m.count_ones() as usize, k);
+                assert!(m < 1 << CELLS);
+                assert_eq!(h.rank(m), r);
+                r += step;
+            }
+            assert_eq!(h.rank(h.unrank(h.size() - 1)), h.size() - 1);
+        }
+    }
+}
