@@ -24,6 +24,7 @@
 
 use super::registry::{GameDescriptor, ParamReader};
 use super::{Game, GameInfo, GameKind, Params, Status};
+use crate::hash::Multinomial;
 use crate::value::{PartitionId, Rank};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
@@ -99,70 +100,13 @@ const BLACK_PLACEMENTS: u64 = 12_870;
 /// Index positions in all.
 const SIZE: u64 = CELLS as u64 * BLACK_PLACEMENTS;
 
-// TEMPORARY: a hand-rolled multinomial rank, to be replaced by the fast
-// crate::hash::Multinomial when the `hash` branch lands; the first-cut one
-// allocates per call and makes the retrograde passes take minutes.
-/// C(n, k) for n <= 16, k <= 8.
-const fn binomials() -> [[u64; 9]; 17] {
-    let mut c = [[0u64; 9]; 17];
-    let mut n = 0;
-    while n <= 16 {
-        c[n][0] = 1;
-        let mut k = 1;
-        while k <= 8 && k <= n {
-            c[n][k] = c[n - 1][k - 1] + if k < n { c[n - 1][k] } else { 0 };
-            k += 1;
-        }
-        n += 1;
-    }
-    c
-}
-
-const C: [[u64; 9]; 17] = binomials();
-
-fn rank_board(board: &Board) -> u64 {
-    let mut empty = 0;
-    let mut colex = 0;
-    let mut j = 0;
-    let mut pos = 0;
-    for (cell, &v) in board.iter().enumerate() {
-        match v {
-            0 => empty = cell as u64,
-            1 => {
-                j += 1;
-                colex += C[pos][j];
-                pos += 1;
-            }
-            _ => pos += 1,
-        }
-    }
-    empty * BLACK_PLACEMENTS + colex
-}
-
-fn unrank_board(r: u64) -> Board {
-    let empty = (r / BLACK_PLACEMENTS) as usize;
-    let mut colex = r % BLACK_PLACEMENTS;
-    let mut b = [2u8; CELLS];
-    b[empty] = 0;
-    // The j-th black piece (from the top) sits at the largest position p with C(p, j) <= rest.
-    let mut p = 16;
-    for j in (1..=PIECES as usize).rev() {
-        p -= 1;
-        while C[p][j] > colex {
-            p -= 1;
-        }
-        colex -= C[p][j];
-        let cell = if p >= empty { p + 1 } else { p };
-        b[cell] = 1;
-    }
-    b
-}
-
 /// Fore and Aft (no parameters).
 #[derive(Clone, Debug)]
 pub struct ForeAndAft {
     /// For each empty cell: the cells a piece can come from (adjacent, or two away with a piece between).
     sources: Vec<Vec<(u8, Option<u8>)>>,
+    /// The multinomial hash of 17 cells holding 8 + 8 pieces and one empty.
+    hash: Multinomial,
 }
 
 impl ForeAndAft {
@@ -186,7 +130,9 @@ impl ForeAndAft {
                 }
             }
         }
-        Ok(ForeAndAft { sources })
+        let hash = Multinomial::new(CELLS, &[PIECES, PIECES])?;
+        debug_assert_eq!(hash.size(), SIZE);
+        Ok(ForeAndAft { sources, hash })
     }
 
     /// The position with every piece in place of the given colours: `upper` in
@@ -243,11 +189,15 @@ impl Game for ForeAndAft {
         if p.0 != 0 || r.0 >= SIZE {
             return None;
         }
-        Some(unrank_board(r.0))
+        {
+            let mut b = [0u8; CELLS];
+            self.hash.unrank(r.0, &mut b);
+            Some(b)
+        }
     }
 
     fn rank(&self, board: &Board) -> (PartitionId, Rank) {
-        (PartitionId(0), Rank(rank_board(board)))
+        (PartitionId(0), Rank(self.hash.rank(board)))
     }
 
     fn status(&self, board: &Board) -> Status {
@@ -357,12 +307,13 @@ mod tests {
     #[test]
     fn rank_is_a_bijection() {
         assert_eq!(SIZE, 218_790);
+        let g = ForeAndAft::new().unwrap();
         let mut seen = vec![false; SIZE as usize];
         for r in 0..SIZE {
-            let b = unrank_board(r);
+            let b = g.unrank(PartitionId(0), Rank(r)).unwrap();
             assert_eq!(b.iter().filter(|&&c| c == 0).count(), 1);
             assert_eq!(b.iter().filter(|&&c| c == 1).count(), PIECES as usize);
-            assert_eq!(rank_board(&b), r);
+            assert_eq!(g.rank(&b), (PartitionId(0), Rank(r)));
             seen[r as usize] = true;
         }
         assert!(seen.iter().all(|&s| s));

@@ -17,6 +17,7 @@
 
 use super::registry::{GameDescriptor, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
+use crate::hash::{Parity, Permutation};
 use crate::value::{PartitionId, Rank};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
@@ -49,76 +50,38 @@ pub const MAX_N: usize = 16;
 /// The burnt-side-up flag in a stack entry.
 const BURNT_UP: u8 = 0x80;
 
-// TEMPORARY: Myrvold–Ruskey ranking, to be replaced by the permutation hash of
-// crate::hash when the `hash` branch lands (the lead reconciles). The other
-// permutation puzzles (topspin, slidingtile) share it from here.
-/// Myrvold and Ruskey's rank1/unrank1 of permutations of `0..n`, with the
-/// parity computed on the fly (seed 002 Alg. 1, Theorem 3) and the
-/// parity-halved index (Theorem 4: indices `r` and `r + n!/2` differ by
-/// exchanging the first two entries, so one parity class fits in `n!/2`).
+/// Myrvold and Ruskey's rank of permutations of `0..n` with the parity
+/// computed on the fly (seed 002 Alg. 1, Theorem 3), as the permutation
+/// puzzles use it: a thin view of [`crate::hash::Permutation`] with the parity
+/// as a flag and the parity-halved unrank (Theorem 4: indices `r` and
+/// `r + n!/2` differ by exchanging the first two entries).
 #[derive(Clone, Debug)]
 pub(crate) struct MyrvoldRuskey {
-    n: usize,
-    size: u64,
+    perm: Permutation,
 }
 
 impl MyrvoldRuskey {
-    /// Permutations of `0..n`, `n <= MAX_N` (so that `n!` fits a u64 for n <= 20).
+    /// Permutations of `0..n`, `n <= MAX_N` (so that `n!` fits a u64).
     pub(crate) fn new(n: usize) -> MyrvoldRuskey {
-        debug_assert!(n <= MAX_N);
         MyrvoldRuskey {
-            n,
-            size: (1..=n as u64).product(),
+            perm: Permutation::new(n).expect("n <= MAX_N = 20, checked by the puzzles' parameters"),
         }
     }
 
     /// `n!`.
     pub(crate) fn size(&self) -> u64 {
-        self.size
+        self.perm.size()
     }
 
     /// The rank of `perm[..n]` and its parity (true: odd).
     pub(crate) fn rank(&self, perm: &[u8]) -> (u64, bool) {
-        let n = self.n;
-        let mut p = [0u8; MAX_N];
-        let mut inv = [0u8; MAX_N];
-        p[..n].copy_from_slice(&perm[..n]);
-        for (i, &v) in perm[..n].iter().enumerate() {
-            inv[v as usize] = i as u8;
-        }
-        let mut r = 0u64;
-        let mut mult = 1u64;
-        let mut odd = false;
-        for m in (2..=n).rev() {
-            let s = p[m - 1];
-            let at = inv[m - 1] as usize;
-            if s as usize != m - 1 {
-                odd = !odd;
-            }
-            p.swap(m - 1, at);
-            inv.swap(s as usize, m - 1);
-            r += u64::from(s) * mult;
-            mult *= m as u64;
-        }
-        (r, odd)
+        let (r, parity) = self.perm.mr_rank(perm);
+        (r, parity == Parity::Odd)
     }
 
     /// Writes the permutation of rank `r` into `perm[..n]`; returns its parity (true: odd).
-    pub(crate) fn unrank(&self, mut r: u64, perm: &mut [u8]) -> bool {
-        let n = self.n;
-        for (i, v) in perm[..n].iter_mut().enumerate() {
-            *v = i as u8;
-        }
-        let mut odd = false;
-        for m in (2..=n).rev() {
-            let j = (r % m as u64) as usize;
-            r /= m as u64;
-            if j != m - 1 {
-                odd = !odd;
-                perm.swap(m - 1, j);
-            }
-        }
-        odd
+    pub(crate) fn unrank(&self, r: u64, perm: &mut [u8]) -> bool {
+        self.perm.mr_unrank(r, perm) == Parity::Odd
     }
 
     /// Writes the permutation of parity `odd` with halved index `r`.

@@ -24,6 +24,7 @@
 
 use super::registry::{GameDescriptor, ParamReader};
 use super::{Game, GameInfo, GameKind, Params, Status};
+use crate::hash::Binomial;
 use crate::value::{PartitionId, Rank};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
@@ -106,69 +107,6 @@ fn all_jumps() -> Vec<(u8, u8, u8)> {
     jumps
 }
 
-// TEMPORARY: replace with crate::hash::Binomial when the `hash` branch lands
-// (same API: new(n, k), size(), rank(mask), unrank(r)). The first-cut
-// Multinomial allocates on every call, far too slow for 187 million positions.
-/// Binomial coefficients C(n, k) for n, k <= 64, or u64::MAX where they overflow.
-fn binomial_table() -> Vec<[u64; 65]> {
-    let mut c = vec![[0u64; 65]; 65];
-    for n in 0..=64 {
-        c[n][0] = 1;
-        for k in 1..=n {
-            c[n][k] = c[n - 1][k - 1].saturating_add(c[n - 1][k]);
-        }
-    }
-    c
-}
-
-/// Masks of `n` cells with `k` bits set, ranked in the combinatorial number
-/// system (colex order): rank = sum over the j-th set bit (from 1) at cell p of C(p, j).
-#[derive(Clone, Debug)]
-struct Binomial {
-    n: usize,
-    k: usize,
-    size: u64,
-    table: std::sync::Arc<Vec<[u64; 65]>>,
-}
-
-impl Binomial {
-    fn new(n: usize, k: usize, table: std::sync::Arc<Vec<[u64; 65]>>) -> Binomial {
-        let size = if k <= n { table[n][k] } else { 0 };
-        Binomial { n, k, size, table }
-    }
-
-    fn size(&self) -> u64 {
-        self.size
-    }
-
-    fn rank(&self, mut mask: u64) -> u64 {
-        let mut r = 0;
-        let mut j = 1;
-        while mask != 0 {
-            let p = mask.trailing_zeros() as usize;
-            r += self.table[p][j];
-            j += 1;
-            mask &= mask - 1;
-        }
-        r
-    }
-
-    fn unrank(&self, mut r: u64) -> u64 {
-        let mut mask = 0u64;
-        let mut p = self.n;
-        for j in (1..=self.k).rev() {
-            // The largest p with C(p, j) <= r: the j-th set bit.
-            p -= 1;
-            while self.table[p][j] > r {
-                p -= 1;
-            }
-            r -= self.table[p][j];
-            mask |= 1 << p;
-        }
-        mask
-    }
-}
-
 /// The English board (it has no parameters).
 #[derive(Clone, Debug)]
 pub struct PegSolitaire {
@@ -186,13 +124,12 @@ impl PegSolitaire {
 
     /// The English 33-hole board.
     pub fn english() -> Self {
-        let table = std::sync::Arc::new(binomial_table());
         let jumps = all_jumps()
             .into_iter()
             .map(|(f, o, t)| (1u64 << f, 1u64 << o, 1u64 << t))
             .collect();
         let hashes = (0..=CELLS)
-            .map(|k| Binomial::new(CELLS, k, table.clone()))
+            .map(|k| Binomial::new(CELLS, k).expect("C(33, k) fits a u64"))
             .collect();
         PegSolitaire { jumps, hashes }
     }
