@@ -267,12 +267,7 @@ impl Manifest {
 
     /// `game:key=value,...`, as [`GameInfo::canonical`] writes it.
     pub fn canonical_game(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!("{}:{}", self.game, params.join(","))
+        crate::game::canonical_text(&self.game, &self.params)
     }
 
     /// The entry of `partition`, if the manifest lists one.

@@ -69,15 +69,7 @@ impl GameInfo {
     /// The canonical text of game and parameters: `connect4:height=5,width=5`,
     /// or the bare id for a game without parameters.
     pub fn canonical(&self) -> String {
-        if self.params.is_empty() {
-            return self.id.to_string();
-        }
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!("{}:{}", self.id, params.join(","))
+        canonical_text(self.id, &self.params)
     }
 
     /// A stable 64-bit hash (FNV-1a) of [`GameInfo::canonical`]. Headers carry it so that a
@@ -94,17 +86,19 @@ impl GameInfo {
     /// The default output directory name: `connect4-height=5,width=5`, or the bare
     /// id for a game without parameters.
     pub fn dir_name(&self) -> String {
-        if self.params.is_empty() {
-            self.id.to_string()
-        } else {
-            let params: Vec<String> = self
-                .params
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            format!("{}-{}", self.id, params.join(","))
-        }
+        // The canonical text with `-` for `:`, which some file systems refuse.
+        self.canonical().replacen(':', "-", 1)
     }
+}
+
+/// `id:key=value,...` (keys sorted), or the bare id without parameters: how
+/// manifests, headers' parameter hash and logs name a game instance.
+pub fn canonical_text(id: &str, params: &Params) -> String {
+    if params.is_empty() {
+        return id.to_string();
+    }
+    let params: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{id}:{}", params.join(","))
 }
 
 /// A game whose state space tbforge can hash, solve and probe.
