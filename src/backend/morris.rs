@@ -46,32 +46,9 @@
 
 use super::rank24::{self, CELLS, FULL};
 
-/// Point names in cell order (bit `i` of a bitboard).
-pub const POINT_NAMES: [&str; CELLS] = [
-    "a1", "a4", "a7", "b2", "b4", "b6", "c3", "c4", "c5", "d1", "d2", "d3", "d5", "d6", "d7", "e3",
-    "e4", "e5", "f2", "f4", "f6", "g1", "g4", "g7",
-];
-
-/// The 16 mills, each as its three cells in order along the line (so the middle
-/// one is adjacent to both ends): 8 horizontal lines, then 8 vertical.
-pub const MILL_LINES: [[u8; 3]; 16] = [
-    [2, 14, 23],  // a7 d7 g7
-    [5, 13, 20],  // b6 d6 f6
-    [8, 12, 17],  // c5 d5 e5
-    [1, 4, 7],    // a4 b4 c4
-    [16, 19, 22], // e4 f4 g4
-    [6, 11, 15],  // c3 d3 e3
-    [3, 10, 18],  // b2 d2 f2
-    [0, 9, 21],   // a1 d1 g1
-    [0, 1, 2],    // a1 a4 a7
-    [3, 4, 5],    // b2 b4 b6
-    [6, 7, 8],    // c3 c4 c5
-    [9, 10, 11],  // d1 d2 d3
-    [12, 13, 14], // d5 d6 d7
-    [15, 16, 17], // e3 e4 e5
-    [18, 19, 20], // f2 f4 f6
-    [21, 22, 23], // g1 g4 g7
-];
+/// Point names and mill lines: the game's own tables, so the kernels and
+/// the rules cannot drift apart.
+pub use crate::game::morris::{MILL_LINES, POINT_NAMES};
 
 /// Bitboard of each mill (`__constant__ MORRIS_MILLS` in the kernel).
 pub const MILLS: [u32; 16] = {

@@ -125,8 +125,9 @@ pub const POINT_NAMES: [&str; 24] = [
 ];
 
 /// The 16 mills as point indices, each line in order along it (so that the
-/// middle point is adjacent to both ends).
-const MILLS: [[u8; 3]; 16] = [
+/// middle point is adjacent to both ends): 8 rows, then 8 columns. The CUDA
+/// backend's tables are built from this one.
+pub const MILL_LINES: [[u8; 3]; 16] = [
     // rows
     [2, 14, 23],  // a7 d7 g7
     [5, 13, 20],  // b6 d6 f6
@@ -154,7 +155,7 @@ const MILL_MASKS: [u32; 16] = {
     let mut out = [0u32; 16];
     let mut i = 0;
     while i < 16 {
-        out[i] = (1 << MILLS[i][0]) | (1 << MILLS[i][1]) | (1 << MILLS[i][2]);
+        out[i] = (1 << MILL_LINES[i][0]) | (1 << MILL_LINES[i][1]) | (1 << MILL_LINES[i][2]);
         i += 1;
     }
     out
@@ -165,7 +166,7 @@ const ADJACENT: [u32; 24] = {
     let mut out = [0u32; 24];
     let mut i = 0;
     while i < 16 {
-        let [x, y, z] = MILLS[i];
+        let [x, y, z] = MILL_LINES[i];
         out[x as usize] |= 1 << y;
         out[y as usize] |= (1 << x) | (1 << z);
         out[z as usize] |= 1 << y;
@@ -182,7 +183,7 @@ const MILLS_AT: [[u32; 2]; 24] = {
     while i < 16 {
         let mut j = 0;
         while j < 3 {
-            let p = MILLS[i][j] as usize;
+            let p = MILL_LINES[i][j] as usize;
             out[p][seen[p]] = MILL_MASKS[i];
             seen[p] += 1;
             j += 1;
