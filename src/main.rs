@@ -219,4 +219,5 @@ const DEFAULT_SET: &[(&str, &[&str])] = &[
     ("nim", &["heaps=1,3,5,7"]),
     ("connect4", &["width=5", "height=4"]),
     ("morris", &["max=3"]),
+    ("foreandaft", &[]),
 ];

@@ -53,7 +53,6 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     ],
     notation: "the columns played, 1-based, first move first (`4453`); empty for the start",
     example: "4453",
-    in_default_set: false,
 };
 
 const MAX_WIDTH: u64 = 9;

@@ -37,7 +37,6 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     params: &[],
     notation: "rows from the top of 3,3,5,3,3 cells, b black / w white / . empty, separated by /; moves from-to, columns a-e, rows 1-5",
     example: "bbb/bbb/bb.ww/www/www",
-    in_default_set: true,
 };
 
 /// Cells on the board.

@@ -115,7 +115,6 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
                Morris notation (a1 a4 a7 b2 b4 b6 c3 c4 c5 d1 d2 d3 d5 d6 d7 e3 e4 e5 f2 f4 f6 \
                g1 g4 g7); moves are from-to (a4-b4) plus xPOINT for a removed piece (d6-d5xa1)",
     example: "W:a1,a4,d2;B:g7,g4,f4;w",
-    in_default_set: false,
 };
 
 /// Point names in index order (bit `i` of a bitboard).

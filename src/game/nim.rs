@@ -34,7 +34,6 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     }],
     notation: "heap sizes, comma-separated, heap 1 first; a move `h3-2` takes 2 from heap 3",
     example: "1,2,5,4",
-    in_default_set: true,
 };
 
 const DEFAULT_HEAPS: [u64; 4] = [1, 3, 5, 7];

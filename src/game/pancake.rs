@@ -41,7 +41,6 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     ],
     notation: "the stack top first, sizes 1..n separated by spaces; burnt: -k for a pancake burnt side up",
     example: "3 1 2 5 4 8 7 6",
-    in_default_set: false,
 };
 
 /// Longest permutation a position holds.

@@ -37,7 +37,6 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     params: &[],
     notation: "7 rows from the top, o peg / . hole, rows separated by /; moves from-to, columns a-g, rows 1-7 from the top",
     example: "ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo",
-    in_default_set: false,
 };
 
 /// Holes on the board.

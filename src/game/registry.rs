@@ -31,8 +31,6 @@ pub struct GameDescriptor {
     pub notation: &'static str,
     /// A position in that notation.
     pub example: &'static str,
-    /// Whether `tbforge build` with no game builds it (with its defaults).
-    pub in_default_set: bool,
 }
 
 /// A concrete game behind a name; [`AnyGame::visit`] hands it to generic code.

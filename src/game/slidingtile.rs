@@ -49,7 +49,6 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     ],
     notation: "rows from the top separated by /, tiles by spaces, 0 or . the blank; moves U D L R (the blank's direction)",
     example: "1 0 2/3 4 5/6 7 8",
-    in_default_set: true,
 };
 
 /// A board: the tile on each cell in reading order, 0 the blank.

@@ -28,7 +28,6 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     params: &[],
     notation: "9 characters of x, o, . row by row from the top left; X moves first",
     example: "x...o....",
-    in_default_set: true,
 };
 
 const LINES: [[usize; 3]; 8] = [

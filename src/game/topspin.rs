@@ -42,7 +42,6 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     ],
     notation: "the tokens 1..n around the ring separated by spaces, any rotation; moves `twist i`",
     example: "1 3 2 4 5 6 7 8 9",
-    in_default_set: false,
 };
 
 /// A ring, normalised: token 0 (written 1) at index 0, then the others.
