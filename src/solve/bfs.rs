@@ -45,16 +45,25 @@ impl Reachable {
     }
 }
 
-struct Expander<'a, G: Game> {
+/// Expands indices and reports the first contract breach.
+pub(super) struct Expander<'a, G: Game> {
     game: &'a G,
     layout: &'a Layout,
     error: Mutex<Option<String>>,
 }
 
-impl<G: Game> Expander<'_, G> {
+impl<'a, G: Game> Expander<'a, G> {
+    pub(super) fn new(game: &'a G, layout: &'a Layout) -> Self {
+        Expander {
+            game,
+            layout,
+            error: Mutex::new(None),
+        }
+    }
+
     /// Calls `visit(slot, rank)` for each successor of the position at (slot, r),
     /// unless the position is terminal.
-    fn expand(
+    pub(super) fn expand(
         &self,
         slot: usize,
         r: u64,
@@ -84,12 +93,12 @@ impl<G: Game> Expander<'_, G> {
         }
     }
 
-    fn fail(&self, message: String) {
+    pub(super) fn fail(&self, message: String) {
         let mut e = self.error.lock().unwrap_or_else(|e| e.into_inner());
         e.get_or_insert(message);
     }
 
-    fn check(&self) -> Result<()> {
+    pub(super) fn check(&self) -> Result<()> {
         match self.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
             Some(message) => Err(Error::GameContract {
                 game: self.game.info().id.to_string(),
@@ -100,7 +109,7 @@ impl<G: Game> Expander<'_, G> {
     }
 }
 
-fn start_index<G: Game>(game: &G, layout: &Layout) -> Result<Option<(usize, u64)>> {
+pub(super) fn start_index<G: Game>(game: &G, layout: &Layout) -> Result<Option<(usize, u64)>> {
     let Some(start) = game.start() else {
         return Ok(None);
     };

@@ -15,15 +15,16 @@
 //! Both read one side (or partition) while writing only the other, so the
 //! result never depends on thread count or timing.
 
+use super::bfs::{start_index, Expander};
 use super::bitset::AtomicBitSet;
 use super::layout::Layout;
 use super::{Progress, Reachable};
-use crate::game::{Game, Status};
+use crate::game::Game;
 use crate::value::{PartitionId, Rank};
-use crate::{Error, Result};
+use crate::Result;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// 64-bit words per parallel work item.
 const WORDS_PER_TASK: usize = 1 << 10;
@@ -42,81 +43,6 @@ impl PartitionLayers {
     pub fn total(&self) -> u64 {
         self.layers.iter().sum()
     }
-}
-
-/// Expands indices and reports contract breaches once.
-struct Expand<'a, G: Game> {
-    game: &'a G,
-    layout: &'a Layout,
-    error: Mutex<Option<String>>,
-}
-
-impl<'a, G: Game> Expand<'a, G> {
-    fn new(game: &'a G, layout: &'a Layout) -> Self {
-        Expand {
-            game,
-            layout,
-            error: Mutex::new(None),
-        }
-    }
-
-    /// Calls `visit(slot, rank)` for each successor of the position at `(slot, r)`.
-    fn expand(
-        &self,
-        slot: usize,
-        r: u64,
-        buf: &mut Vec<(G::Move, G::Position)>,
-        mut visit: impl FnMut(usize, PartitionId, u64),
-    ) {
-        let p = self.layout.order()[slot];
-        let Some(pos) = self.game.unrank(p, Rank(r)) else {
-            self.fail(format!(
-                "reached index ({p}, {r}), which the game calls illegal"
-            ));
-            return;
-        };
-        if matches!(self.game.status(&pos), Status::Lost | Status::Drawn) {
-            return;
-        }
-        buf.clear();
-        self.game.successors(&pos, buf);
-        for (_, s) in buf.iter() {
-            let (sp, sr) = self.game.rank(s);
-            match self.layout.locate(sp, sr) {
-                Some(ss) => visit(ss, sp, sr.0),
-                None => self.fail(format!(
-                    "successor ({sp}, {sr}) is outside the game's partitions"
-                )),
-            }
-        }
-    }
-
-    fn fail(&self, message: String) {
-        let mut e = self.error.lock().unwrap_or_else(|e| e.into_inner());
-        e.get_or_insert(message);
-    }
-
-    fn check(&self) -> Result<()> {
-        match self.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            Some(message) => Err(Error::GameContract {
-                game: self.game.info().id.to_string(),
-                message,
-            }),
-            None => Ok(()),
-        }
-    }
-}
-
-fn start_index<G: Game>(game: &G, layout: &Layout) -> Result<Option<(usize, PartitionId, u64)>> {
-    let Some(start) = game.start() else {
-        return Ok(None);
-    };
-    let (p, r) = game.rank(&start);
-    let slot = layout.locate(p, r).ok_or_else(|| Error::GameContract {
-        game: game.info().id.to_string(),
-        message: format!("start position ranks to ({p}, {r}), outside the partitions"),
-    })?;
-    Ok(Some((slot, p, r.0)))
 }
 
 /// Calls `f(scratch, index)` for every set bit of `bits`, in parallel over
@@ -156,23 +82,25 @@ pub fn partition_layer_bfs<G: Game>(
     max_depth: Option<usize>,
     progress: &Progress,
 ) -> Result<Option<PartitionLayers>> {
-    let Some((slot, p, r)) = start_index(game, layout)? else {
+    let Some((slot, r)) = start_index(game, layout)? else {
         return Ok(None);
     };
+    let p = layout.order()[slot];
     let mut current = (slot, AtomicBitSet::new(layout.size(slot)));
     current.1.set(r);
     let mut out = PartitionLayers {
         layers: vec![1],
         partitions: vec![p],
     };
-    let ex = Expand::new(game, layout);
+    let ex = Expander::new(game, layout);
     while max_depth.is_none_or(|m| out.layers.len() <= m) {
         let (cur_slot, cur_bits) = &current;
         let name = game.partition_name(layout.order()[*cur_slot]);
         progress.phase(&format!("1-bit bfs {name}"), cur_bits.len());
         let next: OnceLock<(usize, AtomicBitSet)> = OnceLock::new();
         for_each_set(cur_bits, progress, Vec::new, |buf, i| {
-            ex.expand(*cur_slot, i, buf, |ss, sp, sr| {
+            ex.expand(*cur_slot, i, buf, |ss, sr| {
+                let sp = layout.order()[ss];
                 let (ns, bits) = next.get_or_init(|| (ss, AtomicBitSet::new(layout.size(ss))));
                 if ss == *cur_slot {
                     ex.fail(format!("a move from partition {sp} stays in it; layers need a new partition"));
@@ -217,15 +145,16 @@ where
     G: Game,
     F: Fn(PartitionId, Rank) -> bool + Sync,
 {
-    let Some((slot, p, r)) = start_index(game, layout)? else {
+    let Some((slot, r)) = start_index(game, layout)? else {
         return Ok(None);
     };
+    let p = layout.order()[slot];
     let bits: Vec<AtomicBitSet> = (0..layout.len())
         .map(|s| AtomicBitSet::new(layout.size(s)))
         .collect();
     bits[slot].set(r);
     let start_side = side(p, Rank(r));
-    let ex = Expand::new(game, layout);
+    let ex = Expander::new(game, layout);
     let mut layers = vec![1u64];
     loop {
         let level = layers.len();
@@ -240,7 +169,8 @@ where
                     return;
                 }
                 let mut n = 0;
-                ex.expand(s, i, buf, |ss, sp, sr| {
+                ex.expand(s, i, buf, |ss, sr| {
+                let sp = layout.order()[ss];
                     if side(sp, Rank(sr)) == expand_side {
                         ex.fail(format!(
                             "a move from ({part}, {i}) to ({sp}, {sr}) keeps its side; one-bit BFS needs every move to change it"
