@@ -282,11 +282,18 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> anyhow::Result<ExitCode>
             }
             Ok(ExitCode::SUCCESS)
         }
-        Err(
-            e @ tbforge::Error::Format(
-                FormatError::NotInTablebase { .. } | FormatError::IllegalIndex { .. },
-            ),
-        ) => Err(CheckFailed(e.to_string()).into()),
+        Err(e @ tbforge::Error::Format(FormatError::NotInTablebase { .. })) => {
+            Err(CheckFailed(format!(
+                "{e}; the position has more pieces or moves than {} was built for: build a larger \
+                 instance (see `tbforge info {}`)",
+                dir.display(),
+                dir.display()
+            ))
+            .into())
+        }
+        Err(e @ tbforge::Error::Format(FormatError::IllegalIndex { .. })) => {
+            Err(CheckFailed(e.to_string()).into())
+        }
         Err(e) => Err(e.into()),
     }
 }

@@ -76,3 +76,37 @@ fn bad_params_are_usage_errors() {
         );
     }
 }
+
+#[test]
+fn probe_exit_codes_follow_the_contract() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("m3");
+    let d = dir.to_str().unwrap();
+    let o = tbforge(&[
+        "build",
+        "morris",
+        "--param",
+        "max=3",
+        "--backend",
+        "cpu",
+        "--out",
+        d,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A flying mill wins at once: found, exit 0.
+    let o = tbforge(&["probe", d, "W:a1,a4,g7;B:c3,e5,f2;w", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["outcome"].as_str(), v["distance"].as_u64()),
+        (Some("win"), Some(1))
+    );
+    // Four white pieces: partition 4-3 was not built: exit 1, one line naming the fix.
+    let o = tbforge(&["probe", d, "W:a1,a4,a7,d2;B:g7,g4,f4;w"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1);
+    assert!(stderr(&o).contains("build a larger instance"));
+    // Not a position: exit 2.
+    let o = tbforge(&["probe", d, "W:a1,zz;B:g7;w"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
