@@ -23,8 +23,8 @@
 //! gives the same bytes. Pending positions are kept in a list that each pass
 //! shrinks (order irrelevant for the same reason).
 
-use super::morris::{ADJACENT, MILLS, MILLS_AT, POINT_NAMES};
-use super::rank24::{self, CELLS, FULL};
+use super::morris::{ADJACENT, MILLS, MILLS_AT};
+use super::rank24::{self, FULL};
 use crate::value::Value;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -56,44 +56,8 @@ pub static SYM_NIBBLES: LazyLock<Vec<u32>> = LazyLock::new(|| {
     out
 });
 
-/// The 16 symmetries of the board as point permutations (identity first):
-/// rotations by quarter turns, a mirror, and the swap of the inner and outer
-/// squares, on points placed at (column - d, row - 4).
-pub fn symmetry_permutations() -> Vec<[usize; CELLS]> {
-    let coords: Vec<(i32, i32)> = POINT_NAMES
-        .iter()
-        .map(|n| {
-            let b = n.as_bytes();
-            (i32::from(b[0] - b'a') - 3, i32::from(b[1] - b'1') - 3)
-        })
-        .collect();
-    (0..16)
-        .map(|s| {
-            let (swap, mirror, turns) = (s & 8 != 0, s & 4 != 0, s & 3);
-            let mut perm = [0usize; CELLS];
-            for (i, &(mut dx, mut dy)) in coords.iter().enumerate() {
-                if swap {
-                    match dx.abs().max(dy.abs()) {
-                        3 => (dx, dy) = (dx / 3, dy / 3),
-                        1 => (dx, dy) = (dx * 3, dy * 3),
-                        _ => {}
-                    }
-                }
-                if mirror {
-                    dx = -dx;
-                }
-                for _ in 0..turns {
-                    (dx, dy) = (-dy, dx);
-                }
-                perm[i] = coords
-                    .iter()
-                    .position(|&c| c == (dx, dy))
-                    .expect("the 16 symmetries map points to points");
-            }
-            perm
-        })
-        .collect()
-}
+/// The 16 symmetries of the board as point permutations: the game's own list.
+pub use crate::game::morris::symmetry_permutations;
 
 fn sym_map(t: &[u32], x: u32) -> u32 {
     (0..6).fold(0, |acc, k| acc | t[k * 16 + ((x >> (4 * k)) & 15) as usize])
@@ -581,6 +545,7 @@ pub struct SolveStats<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::rank24::CELLS;
 
     #[test]
     fn symmetries_form_a_group_that_keeps_mills_and_adjacency() {

@@ -293,7 +293,11 @@ fn unrank_boards(mut r: u64, mut a: usize, mut b: usize) -> (u32, u32) {
 /// byte of a bitboard: `SYMMETRIES[s][k][byte]` is the image of `byte << 8k`.
 type SymmetryTables = [[[u32; 256]; 3]; 16];
 
-static SYMMETRIES: LazyLock<Box<SymmetryTables>> = LazyLock::new(|| {
+/// The 16 symmetries of the board as point permutations (identity first):
+/// bit 3 swaps the inner and outer squares, bit 2 mirrors, bits 0-1 turn by
+/// quarter turns, on points placed at (column - d, row - 4). The CUDA backend
+/// builds its tables from this list too.
+pub fn symmetry_permutations() -> Vec<[usize; 24]> {
     // Points as (dx, dy) from the centre d4; ring = max(|dx|, |dy|) in 1..=3.
     let coords: Vec<(i32, i32)> = POINT_NAMES
         .iter()
@@ -302,18 +306,11 @@ static SYMMETRIES: LazyLock<Box<SymmetryTables>> = LazyLock::new(|| {
             (i32::from(b[0] - b'a') - 3, i32::from(b[1] - b'1') - 3)
         })
         .collect();
-    let index = |c: (i32, i32)| {
-        coords
-            .iter()
-            .position(|&d| d == c)
-            .expect("a symmetry maps points to points")
-    };
-    let mut tables = Box::new([[[0u32; 256]; 3]; 16]);
-    for (s, table) in tables.iter_mut().enumerate() {
-        let (swap_rings, mirror, turns) = (s & 8 != 0, s & 4 != 0, s & 3);
-        let image: Vec<usize> = coords
-            .iter()
-            .map(|&(mut dx, mut dy)| {
+    (0..16)
+        .map(|s| {
+            let (swap_rings, mirror, turns) = (s & 8 != 0, s & 4 != 0, s & 3);
+            let mut perm = [0usize; 24];
+            for (i, &(mut dx, mut dy)) in coords.iter().enumerate() {
                 if swap_rings {
                     // Inner and outer squares trade places; the middle one stays.
                     match dx.abs().max(dy.abs()) {
@@ -328,9 +325,19 @@ static SYMMETRIES: LazyLock<Box<SymmetryTables>> = LazyLock::new(|| {
                 for _ in 0..turns {
                     (dx, dy) = (-dy, dx);
                 }
-                index((dx, dy))
-            })
-            .collect();
+                perm[i] = coords
+                    .iter()
+                    .position(|&c| c == (dx, dy))
+                    .expect("a symmetry maps points to points");
+            }
+            perm
+        })
+        .collect()
+}
+
+static SYMMETRIES: LazyLock<Box<SymmetryTables>> = LazyLock::new(|| {
+    let mut tables = Box::new([[[0u32; 256]; 3]; 16]);
+    for (table, image) in tables.iter_mut().zip(symmetry_permutations()) {
         for (k, bytes) in table.iter_mut().enumerate() {
             for (byte, out) in bytes.iter_mut().enumerate() {
                 *out = bits(byte as u32)
