@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # External-memory pipeline benchmark, in one run on one machine:
 #   1. the scratch disk's sequential write and read bandwidth (dd, 1 GiB, fdatasync / direct I/O);
-#   2. a build forced through the pipeline (--mem-limit far below the data), from its build log:
-#      scratch bytes read + written per second of the build;
-#   3. the ratio of 2 to 1, and the same build in memory to check the bytes are identical.
-# Usage: scripts/bench_pipeline.sh [SCRATCH_DIR]   (env: TBFORGE, GAME, PARAMS, MEM)
+#   2. a build forced through the pipeline (--mem-limit far below the data, two scratch dirs), run
+#      in a memory cgroup (when this user may make one) so that the page cache cannot hold the
+#      scratch files and the disk really carries them, as on a machine whose RAM is far smaller
+#      than the data;
+#   3. from its build log: the pipeline's scratch bytes read and written, the bytes the kernel
+#      really moved to and from storage, and the disk time those bytes need at the sequential
+#      rates of step 1 as a fraction of the pipeline's wall time (100% = the disk never idles);
+#   4. the same build in memory, to check the bytes are identical.
+# Usage: scripts/bench_pipeline.sh [SCRATCH_DIR]
+#   env: TBFORGE (binary), GAME, PARAMS, MEM (--mem-limit), CGROUP_MB (memory cgroup limit,
+#        0 = none; default 48), OUT (where the table and logs go; default SCRATCH_DIR)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${TBFORGE:-target/release/tbforge}
 dir=${1:-/tmp/tbforge-pipeline-bench}
-game=${GAME:-connect4}
-params=${PARAMS-"width=5 height=4"}
-mem=${MEM:-4M}
+game=${GAME:-nim}
+params=${PARAMS-"heaps=7,7,7,7,7,7,7"}
+mem=${MEM:-16M}
+cgroup_mb=${CGROUP_MB:-48}
 [ -x "$bin" ] || cargo build --release --quiet
 rm -rf "$dir" && mkdir -p "$dir"
 pargs=(); for p in $params; do pargs+=(--param "$p"); done
@@ -24,8 +32,28 @@ to_bytes() { awk -v v="$1" -v u="$2" 'BEGIN { m = (u ~ /^G/) ? 1e9 : (u ~ /^M/) 
 w=$(to_bytes $wbps); r=$(to_bytes $rbps)
 echo "sequential write $wbps, read $rbps"
 
+# A memory cgroup for the pipeline build (v2 memory.max or v1 memory.limit_in_bytes).
+cg=""
+if [ "$cgroup_mb" != 0 ]; then
+  for base in /sys/fs/cgroup /sys/fs/cgroup/memory; do
+    c="$base/tbforge-bench-$$"
+    if mkdir "$c" 2>/dev/null; then
+      if [ -e "$c/memory.max" ] && echo $((cgroup_mb << 20)) > "$c/memory.max" 2>/dev/null; then cg=$c; break; fi
+      if [ -e "$c/memory.limit_in_bytes" ] && echo $((cgroup_mb << 20)) > "$c/memory.limit_in_bytes" 2>/dev/null; then cg=$c; break; fi
+      rmdir "$c" 2>/dev/null || true
+    fi
+  done
+fi
+cleanup() { [ -n "$cg" ] && rmdir "$cg" 2>/dev/null || true; }
+trap cleanup EXIT
+if [ -n "$cg" ]; then echo "== memory cgroup $cg: ${cgroup_mb} MiB (process + page cache)"
+else echo "== no memory cgroup (not permitted or CGROUP_MB=0): the page cache may absorb scratch I/O"; fi
+
 echo "== build $game ($params) through the pipeline, --mem-limit $mem, two scratch dirs"
-"$bin" build "$game" "${pargs[@]}" --backend cpu --out "$dir/external" --mem-limit "$mem" \
+run_in_cgroup() {
+  if [ -n "$cg" ]; then sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; else "$@"; fi
+}
+run_in_cgroup "$bin" build "$game" "${pargs[@]}" --backend cpu --out "$dir/external" --mem-limit "$mem" \
   --disk "$dir/diskA" --disk "$dir/diskB" --json > "$dir/external.json"
 echo "== the same build in memory"
 "$bin" build "$game" "${pargs[@]}" --backend cpu --out "$dir/memory" --json > "$dir/memory.json"
@@ -35,29 +63,34 @@ for f in "$dir"/memory/*; do
 done
 echo "pipeline and in-memory builds: identical bytes"
 
-python3 - "$dir/external/build-log.json" "$dir/memory/build-log.json" "$w" "$r" "$mem" <<'PY'
+python3 - "$dir/external/build-log.json" "$dir/memory/build-log.json" "$w" "$r" "$mem" "${cg:+$cgroup_mb MiB}" <<'PY'
 import json, sys
 ext, mem = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-w, r, limit = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
-io = ext["scratch_bytes_read"] + ext["scratch_bytes_written"]
-rate = io / ext["seconds"]
-disk = (w + r) / 2
+w, r, limit, cgroup = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6] or "none"
+R, W = ext["scratch_bytes_read"], ext["scratch_bytes_written"]
+t = ext["pipeline_seconds"]
+sio = ext.get("storage_io") or {}
+SR, SW = sio.get("read_bytes", 0), sio.get("write_bytes", 0)
 print()
-print(f"| {'measure':44} | {'value':>16} |")
-print(f"|{'-'*46}|{'-'*18}|")
+print(f"| {'measure':52} | {'value':>16} |")
+print(f"|{'-'*54}|{'-'*18}|")
 rows = [
+    ("game", ext["game"]),
     ("positions", f"{ext['positions']:,}"),
-    ("memory limit", limit),
+    ("threads", ext["threads"]),
+    ("memory limit / cgroup (RSS + page cache)", f"{limit} / {cgroup}"),
     ("peak RSS, pipeline build (MB)", f"{(ext['peak_rss'] or 0)/1e6:.1f}"),
     ("peak RSS, in-memory build (MB)", f"{(mem['peak_rss'] or 0)/1e6:.1f}"),
-    ("pipeline build seconds", f"{ext['seconds']:.2f}"),
-    ("in-memory build seconds", f"{mem['seconds']:.2f}"),
-    ("scratch bytes read + written (MB)", f"{io/1e6:.1f}"),
-    ("pipeline scratch throughput (MB/s)", f"{rate/1e6:.1f}"),
+    ("build seconds: pipeline / in memory", f"{ext['seconds']:.2f} / {mem['seconds']:.2f}"),
+    ("seconds in pipeline passes", f"{t:.2f}"),
+    ("scratch MB read / written", f"{R/1e6:.0f} / {W/1e6:.0f}"),
+    ("storage MB read / written (below page cache)", f"{SR/1e6:.0f} / {SW/1e6:.0f}"),
     ("disk sequential write / read (MB/s)", f"{w/1e6:.0f} / {r/1e6:.0f}"),
-    ("pipeline / disk bandwidth", f"{rate/disk:.1%}"),
-    ("positions/s through the pipeline", f"{ext['positions']/ext['seconds']:.3e}"),
+    ("pipeline scratch throughput (MB/s)", f"{(R+W)/t/1e6:.0f}"),
+    ("disk time of scratch bytes / pipeline time", f"{(R/r + W/w)/t:.1%}"),
+    ("disk time of storage bytes / pipeline time", f"{(SR/r + SW/w)/t:.1%}"),
+    ("positions/s through the pipeline build", f"{ext['positions']/ext['seconds']:.3e}"),
 ]
 for k, v in rows:
-    print(f"| {k:44} | {v:>16} |")
+    print(f"| {k:52} | {v:>16} |")
 PY

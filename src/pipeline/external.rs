@@ -45,9 +45,10 @@ impl ExternalPlan {
     /// A plan whose buffers stay within `mem_limit` bytes. Per chunk position
     /// the combine step holds value, summary, flags and accumulator (about 20
     /// bytes), twice over with double buffering: a chunk gets 1/128 of the
-    /// budget. The answer step holds four record buffers at once (the bucket
-    /// being read, its records, the answers, the writer's buffer) of 16-byte
-    /// records: each gets 1/16.
+    /// budget (31%). The answer step holds six record buffers of 16-byte
+    /// records at once (the run reader's bytes, the block it reads, the block
+    /// being answered, the answers, the write buffer being filled and the one
+    /// being flushed): each gets 1/16 (37.5% together).
     pub fn for_mem_limit(mem_limit: u64) -> ExternalPlan {
         let chunk = ((mem_limit / 128).max(4096) / 64) * 64;
         let run_capacity = ((mem_limit / 16) / 16).max(1024) as usize;
@@ -145,6 +146,10 @@ impl Summary {
     }
 }
 
+/// Records an expanding thread collects before it hands them to the write
+/// buffer (64 KiB per thread).
+const LOCAL_RECORDS: usize = 4096;
+
 /// Flag: the position is ongoing (not illegal, not terminal).
 const ONGOING: u8 = 1;
 /// Flag: the position has a successor in its own partition.
@@ -187,6 +192,26 @@ struct Solver<'a, G: Game> {
 /// reading earlier partitions' values from their scratch files.
 #[allow(clippy::too_many_arguments)]
 pub fn solve_partition_external<G: Game>(
+    game: &G,
+    layout: &Layout,
+    disks: &ScratchDisks,
+    slot: usize,
+    plan: ExternalPlan,
+    progress: &Progress,
+    stats: &IoStats,
+    resume: Option<PassCheckpoint>,
+    checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
+) -> Result<()> {
+    let started = std::time::Instant::now();
+    let solved = solve_external(
+        game, layout, disks, slot, plan, progress, stats, resume, checkpoint,
+    );
+    stats.busy(started.elapsed());
+    solved
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve_external<G: Game>(
     game: &G,
     layout: &Layout,
     disks: &ScratchDisks,
@@ -467,6 +492,13 @@ impl<G: Game> Solver<'_, G> {
                                         let (b, idx) = self.bucket_of(ss, sr.0);
                                         out.push(Record::new(b, idx, r));
                                     }
+                                }
+                                // Bounded per thread, whatever the branching factor.
+                                if out.len() >= LOCAL_RECORDS {
+                                    if let Err(e) = requests.push(out) {
+                                        self.fail(e);
+                                    }
+                                    out.clear();
                                 }
                             }
                             if let Err(e) = requests.push(out) {

@@ -10,4 +10,4 @@ mod stats;
 
 pub use disks::{ByteFile, ScratchDisks};
 pub use external::{solve_partition_external, ExternalPlan, PassCheckpoint};
-pub use stats::{peak_rss, IoStats};
+pub use stats::{peak_rss, IoStats, StorageIo};

@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
 
 /// Bits of a record key below the bucket number.
 pub const LOW_BITS: u32 = 44;
@@ -62,14 +63,28 @@ impl RadixKey for Record {
 const RECORD_BYTES: usize = 16;
 
 /// A bounded write buffer over per-bucket run files.
-pub struct RunWriter<'a> {
-    disks: &'a ScratchDisks,
-    kind: &'static str,
+///
+/// Producers fill one buffer while a flusher thread sorts and writes the
+/// previous one, so expansion never waits for the disk unless the disk is
+/// slower than the producers (then `push` blocks: back-pressure). At most two
+/// buffers of `capacity` records exist at once.
+pub struct RunWriter {
+    shared: Arc<Shared>,
     buffer: Mutex<Vec<Record>>,
     capacity: usize,
+    full: Option<SyncSender<Vec<Record>>>,
+    empty: Mutex<Receiver<Vec<Record>>>,
+    flusher: Option<std::thread::JoinHandle<()>>,
+}
+
+/// What the flusher thread and the writer share.
+struct Shared {
+    disks: ScratchDisks,
+    kind: &'static str,
     bytes_written: AtomicU64,
     /// Bytes per bucket, so a reader notices a run file that was deleted or cut.
     written: Mutex<BTreeMap<u64, u64>>,
+    error: Mutex<Option<Error>>,
 }
 
 /// What a finished [`RunWriter`] wrote: bytes per bucket.
@@ -80,22 +95,51 @@ pub struct RunIndex {
     pub bytes: u64,
 }
 
-impl<'a> RunWriter<'a> {
-    /// A writer of run files of `kind` holding at most `capacity` records in memory.
-    pub fn new(disks: &'a ScratchDisks, kind: &'static str, capacity: usize) -> RunWriter<'a> {
-        RunWriter {
-            disks,
+impl RunWriter {
+    /// A writer of run files of `kind` holding at most `capacity` records in
+    /// memory per buffer (two buffers).
+    pub fn new(disks: &ScratchDisks, kind: &'static str, capacity: usize) -> RunWriter {
+        let capacity = capacity.max(1);
+        let shared = Arc::new(Shared {
+            disks: disks.clone(),
             kind,
-            buffer: Mutex::new(Vec::with_capacity(capacity.max(1))),
-            capacity: capacity.max(1),
             bytes_written: AtomicU64::new(0),
             written: Mutex::new(BTreeMap::new()),
+            error: Mutex::new(None),
+        });
+        // Rendezvous: a full buffer is handed over only when the flusher is
+        // free, which bounds the buffers to the one being filled and the one
+        // being flushed.
+        let (full_tx, full_rx) = sync_channel::<Vec<Record>>(0);
+        let (empty_tx, empty_rx) = sync_channel::<Vec<Record>>(1);
+        let flusher = {
+            let shared = Arc::clone(&shared);
+            std::thread::spawn(move || {
+                for mut buf in full_rx {
+                    if lock(&shared.error).is_none() {
+                        if let Err(e) = shared.flush(&mut buf) {
+                            lock(&shared.error).get_or_insert(e);
+                        }
+                    }
+                    buf.clear();
+                    // The writer may be gone or already hold a spare: then drop it.
+                    let _ = empty_tx.try_send(buf);
+                }
+            })
+        };
+        RunWriter {
+            shared,
+            buffer: Mutex::new(Vec::with_capacity(capacity)),
+            capacity,
+            full: Some(full_tx),
+            empty: Mutex::new(empty_rx),
+            flusher: Some(flusher),
         }
     }
 
-    /// Adds records; flushes when the buffer is full.
+    /// Adds records; hands the buffer to the flusher when it is full.
     pub fn push(&self, records: &[Record]) -> Result<()> {
-        let mut buf = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buf = lock(&self.buffer);
         let mut rest = records;
         while !rest.is_empty() {
             let room = self.capacity - buf.len();
@@ -103,28 +147,102 @@ impl<'a> RunWriter<'a> {
             buf.extend_from_slice(now);
             rest = later;
             if buf.len() >= self.capacity {
-                self.flush(&mut buf)?;
+                let spare = lock(&self.empty)
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(self.capacity));
+                let full = std::mem::replace(&mut *buf, spare);
+                self.hand_over(full)?;
             }
         }
-        Ok(())
+        drop(buf);
+        self.check()
     }
 
-    /// Flushes what is left; says what was written.
-    pub fn finish(self) -> Result<RunIndex> {
-        let mut buf = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
-        self.flush(&mut buf)?;
-        drop(buf);
+    fn hand_over(&self, full: Vec<Record>) -> Result<()> {
+        let sent = self.full.as_ref().map(|tx| tx.send(full));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            _ => {
+                self.check()?;
+                Err(Error::NotAvailable(format!(
+                    "the {} run writer thread stopped",
+                    self.shared.kind
+                )))
+            }
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        match lock(&self.shared.error).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Flushes what is left, waits for the flusher; says what was written.
+    pub fn finish(mut self) -> Result<RunIndex> {
+        let last = std::mem::take(&mut *lock(&self.buffer));
+        if !last.is_empty() {
+            self.hand_over(last)?;
+        }
+        self.stop();
+        self.check()?;
+        let written = std::mem::take(&mut *lock(&self.shared.written));
         Ok(RunIndex {
-            written: self.written.into_inner().unwrap_or_else(|e| e.into_inner()),
-            bytes: self.bytes_written.load(Ordering::Relaxed),
+            written,
+            bytes: self.shared.bytes_written.load(Ordering::Relaxed),
         })
     }
 
-    fn flush(&self, buf: &mut Vec<Record>) -> Result<()> {
+    /// Closes the channel and joins the flusher (also on drop, after an error).
+    fn stop(&mut self) {
+        self.full = None;
+        if let Some(handle) = self.flusher.take() {
+            if handle.join().is_err() {
+                lock(&self.shared.error).get_or_insert(Error::NotAvailable(format!(
+                    "the {} run writer thread panicked",
+                    self.shared.kind
+                )));
+            }
+        }
+    }
+}
+
+impl Drop for RunWriter {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The flushers' own threads for sorting: a quarter of the cores, at least one.
+/// (None if the threads cannot be started: then the flusher sorts alone.)
+fn sort_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads((rayon::current_num_threads() / 4).max(1))
+            .thread_name(|i| format!("tbforge-sort-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    fn flush(&self, buf: &mut [Record]) -> Result<()> {
         if buf.is_empty() {
             return Ok(());
         }
-        buf.radix_sort_unstable();
+        // Not on rayon's global pool: its threads may be the producers blocked
+        // in `push` waiting for this very flush.
+        match sort_pool() {
+            Some(pool) => pool.install(|| buf.radix_sort_unstable()),
+            None => buf.radix_sort_builder().with_parallel(false).sort(),
+        }
         let mut bytes = Vec::new();
         let mut start = 0;
         while start < buf.len() {
@@ -145,21 +263,16 @@ impl<'a> RunWriter<'a> {
                 .map_err(|e| Error::io("writing run file", &path, e))?;
             self.bytes_written
                 .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-            *self
-                .written
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .entry(bucket)
-                .or_default() += bytes.len() as u64;
+            *lock(&self.written).entry(bucket).or_default() += bytes.len() as u64;
             start = end;
         }
-        buf.clear();
         Ok(())
     }
 }
 
-/// Streams bucket `bucket`'s records of `kind` in blocks of at most `block` records;
-/// returns the bytes read.
+/// Streams bucket `bucket`'s records of `kind` in blocks of at most `block`
+/// records (a reader thread fetches the next block while `apply` works on
+/// this one); returns the bytes read.
 pub fn read_bucket(
     disks: &ScratchDisks,
     kind: &str,
@@ -193,33 +306,60 @@ pub fn read_bucket(
         return Err(damaged(format!("{have} bytes, {expected} were written")));
     }
     let block = block.max(1);
-    let mut bytes = vec![0u8; block * RECORD_BYTES];
-    let mut records = Vec::with_capacity(block);
-    let mut total = 0u64;
-    loop {
-        let mut filled = 0;
-        while filled < bytes.len() {
-            let n = file
-                .read(&mut bytes[filled..])
-                .map_err(|e| Error::io("reading run file", &path, e))?;
+    let read_block =
+        |file: &mut std::fs::File, bytes: &mut [u8], records: &mut Vec<Record>| -> Result<usize> {
+            let mut filled = 0;
+            while filled < bytes.len() {
+                let n = file
+                    .read(&mut bytes[filled..])
+                    .map_err(|e| Error::io("reading run file", &path, e))?;
+                if n == 0 {
+                    break;
+                }
+                filled += n;
+            }
+            if filled % RECORD_BYTES != 0 {
+                return Err(damaged("ends inside a record".into()));
+            }
+            records.clear();
+            records.extend(bytes[..filled].chunks_exact(RECORD_BYTES).map(|c| Record {
+                key: u64::from_le_bytes(c[..8].try_into().expect("8 bytes")),
+                payload: u64::from_le_bytes(c[8..].try_into().expect("8 bytes")),
+            }));
+            Ok(filled)
+        };
+    if expected <= (block * RECORD_BYTES) as u64 {
+        // One block: no thread to start.
+        let mut records = Vec::new();
+        let mut bytes = vec![0u8; expected as usize];
+        let n = read_block(&mut file, &mut bytes, &mut records)?;
+        apply(&records)?;
+        return Ok(n as u64);
+    }
+    std::thread::scope(|scope| {
+        // Two blocks in memory: the one applied and the one being read.
+        let (tx, rx) = sync_channel::<Result<(usize, Vec<Record>)>>(0);
+        let read_block = &read_block;
+        scope.spawn(move || {
+            let mut bytes = vec![0u8; block * RECORD_BYTES];
+            loop {
+                let mut records = Vec::with_capacity(block);
+                let got = read_block(&mut file, &mut bytes, &mut records).map(|n| (n, records));
+                let stop = !matches!(got, Ok((n, _)) if n > 0);
+                if tx.send(got).is_err() || stop {
+                    return;
+                }
+            }
+        });
+        let mut total = 0u64;
+        for got in rx {
+            let (n, records) = got?;
             if n == 0 {
                 break;
             }
-            filled += n;
+            total += n as u64;
+            apply(&records)?;
         }
-        if filled % RECORD_BYTES != 0 {
-            return Err(damaged("ends inside a record".into()));
-        }
-        if filled == 0 {
-            return Ok(total);
-        }
-        total += filled as u64;
-        records.clear();
-        for c in bytes[..filled].chunks_exact(RECORD_BYTES) {
-            let key = u64::from_le_bytes(c[..8].try_into().expect("8 bytes"));
-            let payload = u64::from_le_bytes(c[8..].try_into().expect("8 bytes"));
-            records.push(Record { key, payload });
-        }
-        apply(&records)?;
-    }
+        Ok(total)
+    })
 }

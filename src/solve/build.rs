@@ -18,7 +18,7 @@ use crate::format::{
 use crate::game::Game;
 use crate::pipeline::{
     peak_rss, solve_partition_external, ByteFile, ExternalPlan, IoStats, PassCheckpoint,
-    ScratchDisks,
+    ScratchDisks, StorageIo,
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -105,6 +105,12 @@ pub struct BuildReport {
     pub scratch_bytes_read: u64,
     /// Scratch bytes written by the pipeline.
     pub scratch_bytes_written: u64,
+    /// Seconds spent in the pipeline's passes (external partitions only).
+    pub pipeline_seconds: f64,
+    /// What the process read from and wrote to storage, below the page cache
+    /// (Linux `/proc/self/io`; written bytes less those dropped before
+    /// write-back), if known.
+    pub storage_io: Option<StorageIo>,
     /// Peak resident memory of the process, bytes.
     pub peak_rss: Option<u64>,
     /// Partitions taken over from an interrupted build.
@@ -328,6 +334,8 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
         positions_per_second: total as f64 / seconds.max(1e-9),
         scratch_bytes_read: stats.bytes_read(),
         scratch_bytes_written: stats.bytes_written(),
+        pipeline_seconds: stats.busy_seconds(),
+        storage_io: StorageIo::of_process(),
         peak_rss: peak_rss(),
         resumed_partitions,
         accelerated_partitions,
