@@ -552,8 +552,9 @@ enum C4Solver {
     Twin,
 }
 
-/// One partition solved: values, host seconds, kernel seconds.
-type C4Solve = (Vec<u8>, f64, f64);
+/// One partition solved: values, host seconds, kernel seconds, whether
+/// partition n + 1 was still on the device.
+type C4Solve = (Vec<u8>, f64, f64, bool);
 
 impl C4Solver {
     fn solve(
@@ -564,13 +565,13 @@ impl C4Solver {
         match self {
             C4Solver::Gpu(g) => {
                 let r = g.solve(spec, next)?;
-                Ok((r.values, r.seconds, r.kernel_seconds))
+                Ok((r.values, r.seconds, r.kernel_seconds, r.reused_next))
             }
             C4Solver::Twin => {
                 let t = Instant::now();
                 let v = tbforge::backend::connect4::Connect4Twin::new(spec, next)?.solve()?;
                 let s = t.elapsed().as_secs_f64();
-                Ok((v, s, s))
+                Ok((v, s, s, false))
             }
         }
     }
@@ -608,6 +609,8 @@ struct C4Row {
     gpu_s: f64,
     kernel_s: f64,
     same: Option<bool>,
+    /// Partitions solved from partition n + 1 still on the device.
+    reused: usize,
     /// GPU-only boards: indices checked against the twin, and mismatches.
     sampled: u64,
     sample_mismatches: u64,
@@ -640,6 +643,7 @@ fn connect4_board(
         gpu_s: 0.0,
         kernel_s: 0.0,
         same: cpu.then_some(true),
+        reused: 0,
         sampled: 0,
         sample_mismatches: 0,
     };
@@ -647,7 +651,8 @@ fn connect4_board(
         let spec = connect4_spec(&game, &layout, slot).ok_or_else(|| {
             tbforge::Error::Cuda(format!("{width}x{height}: slot {slot} has no spec"))
         })?;
-        let (values, secs, kernel) = solver.solve(spec, gpu_prev.as_deref())?;
+        let (values, secs, kernel, reused) = solver.solve(spec, gpu_prev.as_deref())?;
+        row.reused += usize::from(reused);
         row.gpu_s += secs;
         row.kernel_s += kernel;
         let mut note = String::new();
@@ -851,7 +856,7 @@ fn connect4_main() -> tbforge::Result<bool> {
     let mut table = String::new();
     let _ = writeln!(
         table,
-        "\n| board | partitions | positions | CPU {threads} thr s | CPU M pos/s | GPU s | GPU M pos/s | kernel s | ratio | bytes |"
+        "\n| board | partitions (n+1 on device) | positions | CPU {threads} thr s | CPU M pos/s | GPU s | GPU M pos/s | kernel s | ratio | bytes |"
     );
     let _ = writeln!(
         table,
@@ -861,9 +866,10 @@ fn connect4_main() -> tbforge::Result<bool> {
         let rate = |s: f64| format!("{:.1}", r.positions as f64 / s.max(1e-9) / 1e6);
         let _ = writeln!(
             table,
-            "| {} | {} | {} | {} | {} | {:.3} | {} | {:.3} | {} | {} |",
+            "| {} | {} ({}) | {} | {} | {} | {:.3} | {} | {:.3} | {} | {} |",
             r.board,
             r.partitions,
+            r.reused,
             r.positions,
             r.cpu_s.map_or("-".into(), |s| format!("{s:.3}")),
             r.cpu_s.map_or("-".into(), rate),

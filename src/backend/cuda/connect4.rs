@@ -6,11 +6,16 @@
 //! and uses that copy, instead of uploading the host's, when the next call's
 //! dependency is the very buffer it returned (same partition, same address
 //! and length, same sampled fingerprint).
+//!
+//! The values come back through two pinned (page-locked, CPU-readable)
+//! staging buffers on two streams: while one chunk is copied from the device,
+//! the previous one is copied, on all cores, into the result.
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PinnedHostSlice, PushKernelArg};
+use rayon::prelude::*;
 
 use super::{cuda_err, CudaBackend, BLOCK, KERNEL_SOURCES};
 use crate::backend::accel_connect4::Connect4Solver;
@@ -39,6 +44,23 @@ struct Cached {
     values: CudaSlice<u8>,
 }
 
+/// Bytes per staging buffer: whole ones come back through pinned memory, the
+/// rest of a partition (and any small partition) straight into the result.
+const STAGE: usize = 32 << 20;
+
+/// Two streams with a pinned staging buffer each.
+struct Staging {
+    streams: [Arc<CudaStream>; 2],
+    pinned: [PinnedHostSlice<u8>; 2],
+}
+
+/// What the solver keeps between calls.
+#[derive(Default)]
+struct State {
+    cache: Option<Cached>,
+    staging: Option<Staging>,
+}
+
 /// A CRC of up to 4096 bytes sampled evenly (cheap next to the partition).
 fn fingerprint(v: &[u8]) -> u32 {
     let step = (v.len() / 4096).max(1);
@@ -53,7 +75,7 @@ fn fingerprint(v: &[u8]) -> u32 {
 pub struct Connect4Cuda {
     gpu: Arc<CudaBackend>,
     function: CudaFunction,
-    cache: Mutex<Option<Cached>>,
+    state: Mutex<State>,
 }
 
 impl std::fmt::Debug for Connect4Cuda {
@@ -80,7 +102,7 @@ impl Connect4Cuda {
         Ok(Connect4Cuda {
             gpu,
             function,
-            cache: Mutex::new(None),
+            state: Mutex::new(State::default()),
         })
     }
 
@@ -91,7 +113,7 @@ impl Connect4Cuda {
 
     /// Drops the partition kept on the device.
     pub fn forget(&self) {
-        *self.cache.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).cache = None;
     }
 
     /// Solves partition `spec` given partition `n + 1`'s values (`None` for
@@ -103,8 +125,8 @@ impl Connect4Cuda {
         check_next(spec, &tables, next)?;
         let size = usize::try_from(tables.size(spec.n))
             .map_err(|_| Error::Cuda("partition larger than the address space".into()))?;
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        let hit = cache.take().filter(|c| {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let hit = state.cache.take().filter(|c| {
             Some(c.spec) == spec.next()
                 && c.addr == next.as_ptr() as usize
                 && c.len == next.len()
@@ -127,11 +149,8 @@ impl Connect4Cuda {
             self.gpu
                 .connect4_launch(&self.function, spec, &tables, None, &dev_next, &mut out)?;
         drop(dev_next);
-        let mut values = s
-            .clone_dtoh(&out)
-            .map_err(cuda_err("copying the values back"))?;
-        values.truncate(size);
-        *cache = Some(Cached {
+        let values = self.download(&mut state, &out, size)?;
+        state.cache = Some(Cached {
             spec,
             addr: values.as_ptr() as usize,
             len: values.len(),
@@ -144,6 +163,71 @@ impl Connect4Cuda {
             kernel_seconds,
             reused_next,
         })
+    }
+
+    /// The first `size` bytes of `out` (the kernel finished): whole
+    /// [`STAGE`]s through the staging buffers, the tail directly.
+    fn download(&self, state: &mut State, out: &CudaSlice<u8>, size: usize) -> Result<Vec<u8>> {
+        if state.staging.is_none() {
+            let ctx = &self.gpu.ctx;
+            let stream = || ctx.new_stream().map_err(cuda_err("creating a stream"));
+            // SAFETY: flags 0 asks for plain page-locked memory (not
+            // write-combined: the CPU reads it); its contents are read only
+            // after a device copy into it has completed (as_slice waits).
+            let pinned = || unsafe {
+                ctx.alloc_pinned_with_flags::<u8>(STAGE, 0)
+                    .map_err(cuda_err("allocating pinned memory"))
+            };
+            state.staging = Some(Staging {
+                streams: [stream()?, stream()?],
+                pinned: [pinned()?, pinned()?],
+            });
+        }
+        let st = state.staging.as_mut().expect("just set");
+        let mut values = vec![0u8; size];
+        let chunks = size / STAGE;
+        if size > chunks * STAGE {
+            // Pageable destination: the call returns once the copy is done.
+            let tail = out.slice(chunks * STAGE..size);
+            self.gpu
+                .stream
+                .memcpy_dtoh(&tail, &mut values[chunks * STAGE..])
+                .map_err(cuda_err("copying the values back"))?;
+            self.gpu
+                .stream
+                .synchronize()
+                .map_err(cuda_err("copying the values back"))?;
+        }
+        // Chunk waiting in each staging buffer.
+        let mut pending: [Option<usize>; 2] = [None, None];
+        fn drain(st: &Staging, slot: usize, j: usize, values: &mut [u8]) -> Result<()> {
+            let src = st.pinned[slot]
+                .as_slice()
+                .map_err(cuda_err("waiting for a copy"))?;
+            let lo = j * STAGE;
+            values[lo..lo + STAGE]
+                .par_chunks_mut(1 << 20)
+                .zip(src.par_chunks(1 << 20))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+            Ok(())
+        }
+        for j in 0..chunks {
+            let slot = j % 2;
+            if let Some(prev) = pending[slot].take() {
+                drain(st, slot, prev, &mut values)?;
+            }
+            let view = out.slice(j * STAGE..(j + 1) * STAGE);
+            st.streams[slot]
+                .memcpy_dtoh(&view, &mut st.pinned[slot])
+                .map_err(cuda_err("copying the values back"))?;
+            pending[slot] = Some(j);
+        }
+        for j in chunks.saturating_sub(2)..chunks {
+            if let Some(prev) = pending[j % 2].take() {
+                drain(st, j % 2, prev, &mut values)?;
+            }
+        }
+        Ok(values)
     }
 
     /// The bytes of the given ranks of `spec` (kernel over a rank list) and
