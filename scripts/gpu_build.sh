@@ -3,7 +3,9 @@
 # CPU backend vs CUDA backend, must give byte-identical tablebase files and
 # manifests; then verify --deep; then a table of build times.
 #   cargo build --release && cp target/release/tbforge scripts/gpu_build.sh .device/
-# Arguments: morris max values to compare (default "4"). Logs under $OUT.
+# Arguments: morris max values to compare (default "4"; "none" for none).
+# C4_BOARDS: Connect Four boards WIDTHxHEIGHT (default "5x4 4x6 5x5"), solved
+# on the GPU through the same --backend auto. Logs under $OUT.
 set -uo pipefail
 BIN=${BIN:-.device/tbforge}
 OUT=${OUT:-/tmp/tbforge-gpubuild}
@@ -22,7 +24,9 @@ compare() { # name dir_a dir_b
   return $bad
 }
 secs() { python3 -c "import json,sys; print('%.2f' % json.load(open(sys.argv[1]))['seconds'])" "$1/build-log.json"; }
-for spec in "tictactoe" "nim heaps=1,3,5,7" "connect4 width=5 height=4" $(for m in ${@:-4}; do echo "morris:max=$m"; done); do
+c4=$(for b in ${C4_BOARDS:-5x4 4x6 5x5}; do echo "connect4:width=${b%x*}:height=${b#*x}"; done)
+morris=$(for m in ${@:-4}; do [ "$m" = none ] || echo "morris:max=$m"; done)
+for spec in "tictactoe" "nim heaps=1,3,5,7" $c4 $morris; do
   spec=${spec//:/ }
   set -- $spec; game=$1; shift
   pargs=(); for p in "$@"; do pargs+=(--param "$p"); done

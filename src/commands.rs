@@ -188,18 +188,28 @@ impl GameVisitor for BuildVisitor {
     type Output = anyhow::Result<BuildReport>;
     fn visit<G: Game>(self, game: &G) -> Self::Output {
         let id = game.info().id;
-        // Only Morris has GPU kernels; other games are small enough for the CPU.
-        if self.require_gpu && id != "morris" {
+        // Only Morris and Connect Four have GPU kernels; other games are small
+        // enough for the CPU.
+        if self.require_gpu && id != "morris" && id != "connect4" {
             bail!(
-                "the CUDA backend has kernels for morris only, not {id}; use --backend cpu or auto"
+                "the CUDA backend has kernels for morris and connect4 only, not {id}; \
+                 use --backend cpu or auto"
             );
         }
         #[cfg(feature = "cuda")]
         let opts = {
             let mut opts = self.opts;
             if let Some(gpu) = self.gpu {
+                use std::sync::Arc;
                 use tbforge::backend::accel::MorrisAccelerator;
-                opts.accelerator = Some(std::sync::Arc::new(MorrisAccelerator::<G>::new(gpu)));
+                use tbforge::backend::accel_connect4::Connect4Accelerator;
+                use tbforge::backend::cuda::Connect4Cuda;
+                opts.accelerator = match id {
+                    "connect4" => Some(Arc::new(Connect4Accelerator::<G>::new(Arc::new(
+                        Connect4Cuda::new(gpu)?,
+                    )))),
+                    _ => Some(Arc::new(MorrisAccelerator::<G>::new(gpu))),
+                };
             }
             opts
         };

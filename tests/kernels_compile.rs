@@ -23,6 +23,7 @@ fn entries(file: &str) -> &'static [&'static str] {
         "hash.cu" => &["tb_rank_check"],
         "morris.cu" => &["morris_expand", "morris_summary"],
         "retro.cu" => &["retro_first_scan", "retro_pass_kernel"],
+        "connect4.cu" => &["connect4_solve"],
         other => panic!("kernel file {other} has no entry list in this test: add one"),
     }
 }
@@ -73,6 +74,11 @@ fn every_kernel_compiles_for_sm_90() {
                 "{file}: no entry point {entry}"
             );
         }
+        // CudaBackend::open fills TB_BIN in every module: it must survive.
+        assert!(
+            text.contains(" TB_BIN["),
+            "{file}: __constant__ TB_BIN was optimised away"
+        );
         // A per-thread array spilled to local memory would show as a depot:
         // the kernels keep everything in registers and shared memory.
         assert!(

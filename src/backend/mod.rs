@@ -6,10 +6,15 @@
 //!   (`kernels/common.cuh`).
 //! - [`morris`]: Nine Men's Morris move expansion with incremental successor
 //!   ranking, and the board tables the kernel receives (`kernels/morris.cu`).
+//! - [`connect4`]: one Connect Four partition from the next one's values, one
+//!   index per thread (`kernels/connect4.cu`), with its CPU twin;
+//!   [`accel_connect4`] hands a build's partitions to it.
 //! - [`cpu`]: rayon drivers over rank ranges and rank lists.
 //! - `cuda`: the device, NVRTC compilation, pinned double-buffered streaming.
 
 pub mod accel;
+pub mod accel_connect4;
+pub mod connect4;
 pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;

@@ -11,6 +11,16 @@
 //! (solve::solve_partition, all cores) and with the GPU (CudaBackend::morris_solve),
 //! compares the bytes and prints a table of positions/s and the ratio; partitions
 //! with more than S indices (default: all) are solved on the GPU only.
+//!
+//! `tbforge-gpucheck connect4 [--boards 4x4,5x4,...] [--cpu-max-positions P]
+//! [--samples N] [--seed S] [--twin] [--out DIR]` first checks the kernel
+//! `connect4_solve` against its CPU twin on fresh random indices of large boards
+//! (7x6, 8x7, 9x6, 4x15; synthetic successor values), then solves every
+//! partition of each board with the CPU solver (solve::solve_partition, all
+//! cores) and with the GPU (each partition from the GPU's previous one, kept on
+//! the device, as a build does), compares the bytes and prints positions/s per
+//! board; boards of more than P positions are solved on the GPU only. `--twin`
+//! puts the CPU twin in the GPU's place (a dry run without a GPU).
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -94,6 +104,16 @@ fn random_ranks(seed: &mut u64, size: u64, n: usize) -> Vec<Rank> {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("connect4") {
+        match connect4_main() {
+            Ok(true) => return,
+            Ok(false) => std::process::exit(1),
+            Err(e) => {
+                eprintln!("tbforge-gpucheck connect4: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
     if std::env::args().nth(1).as_deref() == Some("solve") {
         match solve_main() {
             Ok(true) => return,
@@ -522,6 +542,357 @@ fn solve_main() -> tbforge::Result<bool> {
     if let Some(dir) = out {
         let _ = std::fs::create_dir_all(&dir);
         let _ = std::fs::write(dir.join(format!("solve-max{max}.log")), &log.0);
+    }
+    Ok(ok)
+}
+
+/// The device solver of the `connect4` subcommand, or the CPU twin in its place.
+enum C4Solver {
+    Gpu(tbforge::backend::cuda::Connect4Cuda),
+    Twin,
+}
+
+/// One partition solved: values, host seconds, kernel seconds, whether
+/// partition n + 1 was still on the device.
+type C4Solve = (Vec<u8>, f64, f64, bool);
+
+impl C4Solver {
+    fn solve(
+        &self,
+        spec: tbforge::backend::connect4::Connect4SolveSpec,
+        next: Option<&[u8]>,
+    ) -> tbforge::Result<C4Solve> {
+        match self {
+            C4Solver::Gpu(g) => {
+                let r = g.solve(spec, next)?;
+                Ok((r.values, r.seconds, r.kernel_seconds, r.reused_next))
+            }
+            C4Solver::Twin => {
+                let t = Instant::now();
+                let v = tbforge::backend::connect4::Connect4Twin::new(spec, next)?.solve()?;
+                let s = t.elapsed().as_secs_f64();
+                Ok((v, s, s, false))
+            }
+        }
+    }
+
+    fn values_of(
+        &self,
+        spec: tbforge::backend::connect4::Connect4SolveSpec,
+        next: Option<&[u8]>,
+        ranks: &[Rank],
+    ) -> tbforge::Result<(Vec<u8>, u32)> {
+        match self {
+            C4Solver::Gpu(g) => g.values_of(spec, next, ranks),
+            C4Solver::Twin => {
+                let twin = tbforge::backend::connect4::Connect4Twin::new(spec, next)?;
+                let mut bits = 0;
+                let v = ranks
+                    .iter()
+                    .map(|r| {
+                        let (v, b) = twin.value_of(r.0);
+                        bits |= b;
+                        v
+                    })
+                    .collect();
+                Ok((v, bits))
+            }
+        }
+    }
+}
+
+struct C4Row {
+    board: String,
+    positions: u64,
+    partitions: usize,
+    cpu_s: Option<f64>,
+    gpu_s: f64,
+    kernel_s: f64,
+    same: Option<bool>,
+    /// Partitions solved from partition n + 1 still on the device.
+    reused: usize,
+    /// GPU-only boards: indices checked against the twin, and mismatches.
+    sampled: u64,
+    sample_mismatches: u64,
+}
+
+fn connect4_board(
+    solver: &C4Solver,
+    width: u32,
+    height: u32,
+    cpu: bool,
+    seed: &mut u64,
+    samples: usize,
+    log: &mut Log,
+) -> tbforge::Result<C4Row> {
+    use tbforge::backend::accel_connect4::connect4_spec;
+    use tbforge::game::connect4::Connect4;
+    use tbforge::solve::{solve_partition, Layout, Progress};
+    let mut params = std::collections::BTreeMap::new();
+    params.insert("width".to_string(), width.to_string());
+    params.insert("height".to_string(), height.to_string());
+    let game = Connect4::from_params(&params)?;
+    let layout = Layout::new(&game)?;
+    let mut cpu_values: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
+    let mut gpu_prev: Option<Vec<u8>> = None;
+    let mut row = C4Row {
+        board: format!("{width}x{height}"),
+        positions: layout.total_size(),
+        partitions: layout.len(),
+        cpu_s: cpu.then_some(0.0),
+        gpu_s: 0.0,
+        kernel_s: 0.0,
+        same: cpu.then_some(true),
+        reused: 0,
+        sampled: 0,
+        sample_mismatches: 0,
+    };
+    for slot in 0..layout.len() {
+        let spec = connect4_spec(&game, &layout, slot).ok_or_else(|| {
+            tbforge::Error::Cuda(format!("{width}x{height}: slot {slot} has no spec"))
+        })?;
+        let (values, secs, kernel, reused) = solver.solve(spec, gpu_prev.as_deref())?;
+        row.reused += usize::from(reused);
+        row.gpu_s += secs;
+        row.kernel_s += kernel;
+        let mut note = String::new();
+        if !cpu {
+            // GPU only: random indices against the twin, from the same partition n + 1.
+            let twin = tbforge::backend::connect4::Connect4Twin::new(spec, gpu_prev.as_deref())?;
+            let ranks = random_ranks(seed, values.len() as u64, samples.min(values.len() * 2));
+            let bad = ranks
+                .iter()
+                .filter(|r| twin.value_of(r.0) != (values[r.0 as usize], 0))
+                .count();
+            row.sampled += ranks.len() as u64;
+            row.sample_mismatches += bad as u64;
+            note = format!("{} sampled vs twin, {bad} mismatches", ranks.len());
+        }
+        if cpu {
+            let deps: Vec<Option<&[u8]>> = cpu_values.iter().map(|v| v.as_deref()).collect();
+            let t = Instant::now();
+            let c = solve_partition(&game, &layout, &deps, slot, &Progress::hidden())?;
+            let cs = t.elapsed().as_secs_f64();
+            *row.cpu_s.as_mut().expect("cpu") += cs;
+            let same = c == values;
+            if !same {
+                row.same = Some(false);
+                let i = (0..c.len().min(values.len()))
+                    .find(|&i| c[i] != values[i])
+                    .unwrap_or(0);
+                note = format!(
+                    "DIFFERENT (first at index {i}: cpu {} gpu {})",
+                    c.get(i).copied().unwrap_or(0),
+                    values.get(i).copied().unwrap_or(0)
+                );
+            } else {
+                note = format!("identical, cpu {cs:.3}s");
+            }
+            cpu_values[slot] = Some(c);
+            // The CPU solver only reads the partition just before.
+            if slot > 0 {
+                cpu_values[slot - 1] = None;
+            }
+        }
+        log.line(format!(
+            "  {width}x{height} {} {:>11} gpu {secs:.3}s (kernel {kernel:.3}s) {note}",
+            spec.name(),
+            layout.size(slot)
+        ));
+        gpu_prev = Some(values);
+    }
+    if let C4Solver::Gpu(g) = solver {
+        g.forget();
+    }
+    Ok(row)
+}
+
+/// Kernel vs twin on random indices of large boards: the full board (no
+/// successors) and the largest partition whose successor partition has at
+/// most 2^26 indices, with synthetic successor values 1..=60.
+fn connect4_random(
+    solver: &C4Solver,
+    seed: &mut u64,
+    samples: usize,
+    log: &mut Log,
+) -> tbforge::Result<bool> {
+    use tbforge::backend::connect4::{Connect4SolveSpec, Connect4Tables, Connect4Twin};
+    let mut ok = true;
+    for (w, h) in [(7u32, 6u32), (8, 7), (9, 6), (4, 15), (6, 7)] {
+        let top = Connect4SolveSpec::new(w, h, w * h)?;
+        let tables = Connect4Tables::new(top)?;
+        let n = (0..w * h)
+            .rev()
+            .find(|&n| tables.size(n + 1) <= 1 << 26)
+            .unwrap_or(0);
+        for n in [w * h, n] {
+            let spec = Connect4SolveSpec::new(w, h, n)?;
+            let next: Option<Vec<u8>> = spec.next().map(|s| {
+                (0..tables.size(s.n))
+                    .map(|i| 1 + (morris::mix64(i ^ *seed) % 60) as u8)
+                    .collect()
+            });
+            let size = tables.size(n);
+            let ranks = random_ranks(seed, size, samples);
+            let twin = Connect4Twin::new(spec, next.as_deref())?;
+            let mut want_bits = 0;
+            let want: Vec<u8> = ranks
+                .iter()
+                .map(|r| {
+                    let (v, b) = twin.value_of(r.0);
+                    want_bits |= b;
+                    v
+                })
+                .collect();
+            let (got, bits) = solver.values_of(spec, next.as_deref(), &ranks)?;
+            let bad = want.iter().zip(&got).filter(|(a, b)| a != b).count()
+                + usize::from(bits != want_bits)
+                + want.len().abs_diff(got.len());
+            let mut hist = [0u64; 4];
+            for &v in &want {
+                hist[match v {
+                    0 => 0,
+                    1 => 1,
+                    v if v % 2 == 0 => 2,
+                    _ => 3,
+                }] += 1;
+            }
+            ok &= bad == 0;
+            log.line(format!(
+                "connect4 {w}x{h} ply{n:02} ({size} indices): {} random ranks (illegal {} draw {} loss {} win {}), {bad} mismatches",
+                ranks.len(), hist[0], hist[1], hist[2], hist[3]
+            ));
+        }
+    }
+    Ok(ok)
+}
+
+fn connect4_main() -> tbforge::Result<bool> {
+    let usage = "usage: connect4 [--boards 4x4,5x4,...] [--cpu-max-positions P] [--samples N] \
+                 [--seed S] [--twin] [--out DIR]";
+    let mut boards = "4x4,5x4,4x5,5x5,6x4,5x6".to_string();
+    let mut cpu_max = u64::MAX;
+    let mut samples = 1usize << 20;
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1);
+    let mut twin = false;
+    let mut out: Option<PathBuf> = None;
+    let mut args = std::env::args().skip(2);
+    while let Some(a) = args.next() {
+        if a == "--twin" {
+            twin = true;
+            continue;
+        }
+        let v = args
+            .next()
+            .ok_or_else(|| tbforge::Error::Cuda(format!("{a} needs a value; {usage}")))?;
+        let bad = |e: std::num::ParseIntError| tbforge::Error::Cuda(format!("{a}: {e}"));
+        match a.as_str() {
+            "--boards" => boards = v,
+            "--cpu-max-positions" => cpu_max = v.parse().map_err(bad)?,
+            "--samples" => samples = v.parse().map_err(bad)?,
+            "--seed" => seed = v.parse().map_err(bad)?,
+            "--out" => out = Some(PathBuf::from(v)),
+            other => {
+                return Err(tbforge::Error::Cuda(format!(
+                    "unknown argument {other}; {usage}"
+                )))
+            }
+        }
+    }
+    let mut sizes = Vec::new();
+    for b in boards.split(',').filter(|b| !b.is_empty()) {
+        let parsed = b
+            .split_once('x')
+            .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
+        let (w, h) = parsed.ok_or_else(|| {
+            tbforge::Error::Cuda(format!("--boards: `{b}` is not WIDTHxHEIGHT; {usage}"))
+        })?;
+        tbforge::backend::connect4::Connect4SolveSpec::new(w, h, 0)?;
+        sizes.push((w, h));
+    }
+    let mut log = Log(String::new());
+    let threads = rayon::current_num_threads();
+    let t = Instant::now();
+    let (solver, device) = if twin {
+        (C4Solver::Twin, "cpu twin (no GPU)".to_string())
+    } else {
+        let gpu = std::sync::Arc::new(CudaBackend::open(0)?);
+        let name = format!(
+            "{} ({} SMs, open + NVRTC {:.2} s)",
+            gpu.device_name(),
+            gpu.multiprocessors(),
+            t.elapsed().as_secs_f64()
+        );
+        (
+            C4Solver::Gpu(tbforge::backend::cuda::Connect4Cuda::new(gpu)?),
+            name,
+        )
+    };
+    log.line(format!(
+        "device: {device}  cpu threads {threads}  seed {seed}"
+    ));
+    let mut ok = connect4_random(&solver, &mut seed, samples, &mut log)?;
+    let mut rows = Vec::new();
+    for (w, h) in sizes {
+        let tables = tbforge::backend::connect4::Connect4Tables::new(
+            tbforge::backend::connect4::Connect4SolveSpec::new(w, h, 0)?,
+        )?;
+        let positions: u64 = (0..=w * h).map(|n| tables.size(n)).sum();
+        let row = connect4_board(
+            &solver,
+            w,
+            h,
+            positions <= cpu_max,
+            &mut seed,
+            samples / 16,
+            &mut log,
+        )?;
+        ok &= row.same != Some(false) && row.sample_mismatches == 0;
+        rows.push(row);
+    }
+    let mut table = String::new();
+    let _ = writeln!(
+        table,
+        "\n| board | partitions (n+1 on device) | positions | CPU {threads} thr s | CPU M pos/s | GPU s | GPU M pos/s | kernel s | ratio | bytes |"
+    );
+    let _ = writeln!(
+        table,
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+    );
+    for r in &rows {
+        let rate = |s: f64| format!("{:.1}", r.positions as f64 / s.max(1e-9) / 1e6);
+        let _ = writeln!(
+            table,
+            "| {} | {} ({}) | {} | {} | {} | {:.3} | {} | {:.3} | {} | {} |",
+            r.board,
+            r.partitions,
+            r.reused,
+            r.positions,
+            r.cpu_s.map_or("-".into(), |s| format!("{s:.3}")),
+            r.cpu_s.map_or("-".into(), rate),
+            r.gpu_s,
+            rate(r.gpu_s),
+            r.kernel_s,
+            r.cpu_s
+                .map_or("-".into(), |c| format!("{:.1}x", c / r.gpu_s.max(1e-9))),
+            match r.same {
+                Some(true) => "identical".to_string(),
+                Some(false) => "DIFFERENT".to_string(),
+                None => format!(
+                    "GPU only; {} sampled vs twin, {} mismatches",
+                    r.sampled, r.sample_mismatches
+                ),
+            }
+        );
+    }
+    let _ = writeln!(table, "\ndevice: {device}; all compared identical: {ok}");
+    log.line(&table);
+    if let Some(dir) = out {
+        let _ = std::fs::create_dir_all(&dir);
+        let _ = std::fs::write(dir.join("connect4.log"), &log.0);
     }
     Ok(ok)
 }

@@ -23,6 +23,10 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
+mod connect4;
+
+pub use connect4::Connect4Cuda;
+
 use super::accel::MorrisSolver;
 use super::cpu::{self, RankCheck};
 use super::morris::{self, Expansion, MorrisPartition, Summary};
@@ -39,6 +43,7 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("hash.cu", include_str!("../../../kernels/hash.cu")),
     ("morris.cu", include_str!("../../../kernels/morris.cu")),
     ("retro.cu", include_str!("../../../kernels/retro.cu")),
+    ("connect4.cu", include_str!("../../../kernels/connect4.cu")),
 ];
 
 /// Threads per block of every launch (a multiple of the warp size; the
