@@ -139,9 +139,14 @@ struct BuildArgs {
     /// Scratch/output directory to stripe over (repeatable), as over RAID disks.
     #[arg(long, value_name = "DIR")]
     disk: Vec<PathBuf>,
-    /// Continue an interrupted build from its last finished partition.
+    /// Continue an interrupted build from its last checkpoint (a finished
+    /// partition, pass, or point inside a long pass).
     #[arg(long)]
     resume: bool,
+    /// Seconds between checkpoints inside a long pipeline pass (0: at every
+    /// chunk); the output does not depend on it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    checkpoint_every: u64,
     /// Print one JSON object (the build summary) instead of text.
     #[arg(long)]
     json: bool,

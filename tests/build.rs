@@ -93,6 +93,7 @@ pub fn paths_agree(g: &AnyGame, chunk: u64) {
     build_with(g, &external, 2, |o| {
         o.disks = disks.clone();
         o.external_plan = Some(ExternalPlan {
+            checkpoint_every: std::time::Duration::ZERO,
             chunk,
             run_capacity: 100_000,
         });
@@ -158,6 +159,17 @@ fn refuses_to_resume_another_game() {
 /// Kills a CLI build at several moments, resumes it each time, and checks the
 /// result against an uninterrupted build.
 pub fn resume_after_kills(name: &str, params: &[&str], delays_ms: &[u64]) {
+    resume_after_kills_with(name, params, &[], delays_ms);
+}
+
+/// [`resume_after_kills`] with more build arguments; returns how many kills
+/// hit a build whose last checkpoint lay inside a pass.
+pub fn resume_after_kills_with(
+    name: &str,
+    params: &[&str],
+    more: &[&str],
+    delays_ms: &[u64],
+) -> usize {
     let tmp = tempfile::tempdir().unwrap();
     let exe = env!("CARGO_BIN_EXE_tbforge");
     let run = |out: &Path, extra: &[&str]| {
@@ -179,7 +191,9 @@ pub fn resume_after_kills(name: &str, params: &[&str], delays_ms: &[u64]) {
     let disk = tmp.path().join("disk");
     let mut extra = vec!["--mem-limit", "1M", "--disk"];
     extra.push(disk.to_str().unwrap());
+    extra.extend_from_slice(more);
     let mut killed = 0;
+    let mut inside_pass = 0;
     for (i, &delay) in delays_ms.iter().enumerate() {
         let mut args = extra.clone();
         if i > 0 {
@@ -194,6 +208,12 @@ pub fn resume_after_kills(name: &str, params: &[&str], delays_ms: &[u64]) {
         if child.try_wait().unwrap().is_none() {
             child.kill().unwrap(); // SIGKILL: no chance to clean up
             killed += 1;
+            child.wait().unwrap();
+            let state =
+                std::fs::read_to_string(out.join(".tbforge-build.json")).unwrap_or_default();
+            if state.contains("\"within\"") {
+                inside_pass += 1;
+            }
         }
         child.wait().unwrap();
     }
@@ -211,6 +231,7 @@ pub fn resume_after_kills(name: &str, params: &[&str], delays_ms: &[u64]) {
         &expected,
         "a resumed build changed the bytes",
     );
+    inside_pass
 }
 
 #[test]
@@ -223,6 +244,38 @@ fn morris_resumes_after_kills() {
     // Kills land in the forward search, inside the passes of a partition
     // (resumed from its pass checkpoint) and between partitions.
     resume_after_kills("morris", &["max=3"], &[150, 700, 1500, 2500, 4000]);
+}
+
+#[test]
+fn connect4_resumes_from_checkpoints_inside_passes() {
+    // Checkpoints after every chunk and bucket; kills at fresh random moments
+    // (the seed is printed) must land inside passes, and every resume must
+    // end with the uninterrupted build's bytes.
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    println!("kill delays seed {seed}");
+    let mut x = seed | 1;
+    let delays: Vec<u64> = (0..8)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            30 + x % 1000
+        })
+        .collect();
+    println!("kill delays {delays:?} ms");
+    let inside = resume_after_kills_with(
+        "connect4",
+        &["width=4", "height=4"],
+        &["--checkpoint-every", "0"],
+        &delays,
+    );
+    assert!(
+        inside > 0,
+        "no kill landed inside a pass (delays {delays:?})"
+    );
 }
 
 #[test]

@@ -93,6 +93,7 @@ fn check(kind: GameKind) {
             .collect();
         let scratch = ScratchDisks::open(&dirs, &format!("{chunk}")).unwrap();
         let plan = ExternalPlan {
+            checkpoint_every: std::time::Duration::ZERO,
             chunk,
             run_capacity: capacity,
         };

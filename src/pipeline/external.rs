@@ -22,7 +22,7 @@
 //! run again gives the same result, which is what makes `--resume` exact.
 
 use super::disks::{ByteFile, ScratchDisks};
-use super::runs::{read_bucket, Record, RunIndex, RunWriter, MAX_BUCKETS};
+use super::runs::{read_bucket, sync_runs, Record, RunIndex, RunWriter, MAX_BUCKETS};
 use super::stats::IoStats;
 use crate::game::{Game, GameKind, Status};
 use crate::solve::rules::{at, PassAcc, PENDING};
@@ -31,6 +31,7 @@ use crate::value::{Rank, Value};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// Chunking of an external solve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +40,10 @@ pub struct ExternalPlan {
     pub chunk: u64,
     /// Records a write buffer holds before it flushes.
     pub run_capacity: usize,
+    /// How often a pass makes its progress durable at a chunk or bucket
+    /// boundary (zero: at every boundary), so that a long pass interrupted
+    /// near its end does not start over.
+    pub checkpoint_every: Duration,
 }
 
 impl ExternalPlan {
@@ -55,18 +60,68 @@ impl ExternalPlan {
         ExternalPlan {
             chunk,
             run_capacity,
+            checkpoint_every: DEFAULT_CHECKPOINT_EVERY,
         }
     }
 }
 
+/// How often a long pass records its progress, unless the plan says otherwise.
+pub const DEFAULT_CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
+
 /// Where an interrupted solve of a partition stands: `next_pass` 0 is the first scan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PassCheckpoint {
-    /// The pass to run next (0: the first scan).
+    /// The pass to run next, or under way when `within` is set (0: the first scan).
     pub next_pass: u32,
     /// The longest distance among values the first scan saw.
     pub max_seen: u32,
+    /// How far pass `next_pass` got, if it had started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<WithinPass>,
 }
+
+/// Durable progress inside a pass: every chunk (or bucket) before `next` of
+/// `step` is done, and the run files hold exactly the recorded bytes.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WithinPass {
+    /// The step under way.
+    pub step: Step,
+    /// The next chunk (expand, combine) or bucket (answer, counted in order) to do.
+    pub next: u64,
+    requests: RunIndex,
+    answers: RunIndex,
+    /// Positions the combine step decided so far.
+    decided: u64,
+    /// The first scan's longest distance so far.
+    max_seen: u32,
+}
+
+/// The steps of a pass, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Step {
+    /// Turning pending positions into requests.
+    Expand,
+    /// Answering requests from the successors' values.
+    Answer,
+    /// Applying answers and deciding.
+    Combine,
+}
+
+impl WithinPass {
+    fn at(step: Step) -> WithinPass {
+        WithinPass {
+            step,
+            next: 0,
+            requests: RunIndex::default(),
+            answers: RunIndex::default(),
+            decided: 0,
+            max_seen: 0,
+        }
+    }
+}
+
+/// Records progress inside a pass.
+type SaveWithin<'s> = dyn FnMut(WithinPass) -> Result<()> + 's;
 
 /// Per-position summary of successors in earlier partitions, kept on disk
 /// between passes: nearest loss (puzzles: nearest goal distance), longest win,
@@ -170,6 +225,10 @@ fn clear_flags(flags: &mut [u8], j: usize) {
     flags[j / 4] &= !(3 << (2 * (j % 4)));
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 struct Solver<'a, G: Game> {
     game: &'a G,
     layout: &'a Layout,
@@ -186,6 +245,7 @@ struct Solver<'a, G: Game> {
     /// Two bits per position: [`ONGOING`] and [`INTERNAL`].
     flags: ByteFile,
     error: Mutex<Option<Error>>,
+    last_saved: Mutex<Instant>,
 }
 
 /// Solves partition `slot` with its values on disk at `disks.values_path(slot)`,
@@ -254,26 +314,32 @@ fn solve_external<G: Game>(
         )?,
         flags: ByteFile::create_or_open(&disks.side_path(slot, "flags"), size.div_ceil(4))?,
         error: Mutex::new(None),
+        last_saved: Mutex::new(Instant::now()),
     };
-    disks.clear_runs(None)?;
-    let mut state = match resume {
-        Some(c) => c,
-        None => {
-            let max_seen = solver.first_scan()?;
-            let c = PassCheckpoint {
-                next_pass: 1,
-                max_seen,
-            };
-            solver.sync()?;
-            checkpoint(c)?;
-            c
-        }
-    };
+    let mut state = resume.unwrap_or(PassCheckpoint {
+        next_pass: 0,
+        max_seen: 0,
+        within: None,
+    });
+    // Run files belong to the pass under way; a resumed step cuts them back itself.
+    if state.within.is_none() {
+        disks.clear_runs(None)?;
+    }
     if state.next_pass == 0 {
-        state.max_seen = solver.first_scan()?;
+        let within = state.within.take();
+        let mut save = |w: WithinPass| {
+            checkpoint(PassCheckpoint {
+                next_pass: 0,
+                max_seen: 0,
+                within: Some(w),
+            })
+        };
+        state.max_seen = solver.first_scan(within, &mut save)?;
         state.next_pass = 1;
         solver.sync()?;
-        checkpoint(state)?;
+        checkpoint(state.clone())?;
+        // Only now: a resume from a checkpoint inside the scan reads them.
+        disks.clear_runs(None)?;
     }
     loop {
         let d = state.next_pass;
@@ -284,10 +350,20 @@ fn solve_external<G: Game>(
                 max: Value::MAX_DISTANCE,
             });
         }
-        let (decided, requests) = solver.pass(d)?;
+        let within = state.within.take();
+        let max_seen = state.max_seen;
+        let mut save = |w: WithinPass| {
+            checkpoint(PassCheckpoint {
+                next_pass: d,
+                max_seen,
+                within: Some(w),
+            })
+        };
+        let (decided, requests) = solver.pass(d, within, &mut save)?;
         solver.sync()?;
         state.next_pass = d + 1;
-        checkpoint(state)?;
+        checkpoint(state.clone())?;
+        disks.clear_runs(None)?;
         // No requests: no pending position has a move inside the partition,
         // so no later pass can decide anything either.
         if requests == 0 || (decided == 0 && d > state.max_seen) {
@@ -304,14 +380,11 @@ impl<G: Game> Solver<'_, G> {
     }
 
     fn fail(&self, e: Error) {
-        self.error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert(e);
+        lock(&self.error).get_or_insert(e);
     }
 
     fn check(&self) -> Result<()> {
-        match self.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        match lock(&self.error).take() {
             Some(e) => Err(e),
             None => Ok(()),
         }
@@ -328,6 +401,27 @@ impl<G: Game> Solver<'_, G> {
         self.values.sync()?;
         self.summary.sync()?;
         self.flags.sync()
+    }
+
+    /// Whether progress inside a pass should be made durable now.
+    fn checkpoint_due(&self) -> bool {
+        lock(&self.last_saved).elapsed() >= self.plan.checkpoint_every
+    }
+
+    /// Makes the partition's files durable and records `within`.
+    fn save(&self, within: WithinPass, save: &mut SaveWithin<'_>) -> Result<()> {
+        self.sync()?;
+        // Finished steps' runs the checkpoint names (a running step's writer
+        // made its own durable); syncing an already clean file costs little.
+        if within.step != Step::Expand {
+            sync_runs(self.disks, "req", &within.requests)?;
+        }
+        if within.step == Step::Combine {
+            sync_runs(self.disks, "ans", &within.answers)?;
+        }
+        save(within)?;
+        *lock(&self.last_saved) = Instant::now();
+        Ok(())
     }
 
     fn chunk_range(&self, size: u64, c: u64) -> (u64, u64) {
@@ -368,6 +462,7 @@ impl<G: Game> Solver<'_, G> {
     /// thread loads the next one (double buffering).
     fn for_each_chunk<T: Send>(
         &self,
+        first: u64,
         load: impl Fn(u64) -> Result<T> + Sync,
         mut work: impl FnMut(u64, T) -> Result<()>,
     ) -> Result<()> {
@@ -376,7 +471,7 @@ impl<G: Game> Solver<'_, G> {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Result<T>>(1);
             let load = &load;
             scope.spawn(move || {
-                for c in 0..n {
+                for c in first..n {
                     let loaded = load(c);
                     let failed = loaded.is_err();
                     if tx.send(loaded).is_err() || failed {
@@ -384,7 +479,7 @@ impl<G: Game> Solver<'_, G> {
                     }
                 }
             });
-            for c in 0..n {
+            for c in first..n {
                 let loaded = rx
                     .recv()
                     .map_err(|_| Error::NotAvailable("the chunk reader thread stopped".into()))??;
@@ -406,8 +501,22 @@ impl<G: Game> Solver<'_, G> {
     /// scan (`d == 0`) it also sets illegal and terminal values and the
     /// internal-successor flags, and asks only about earlier partitions; in
     /// pass `d` it asks only about this one.
-    fn expand(&self, d: u32) -> Result<RunIndex> {
-        let requests = RunWriter::new(self.disks, "req", self.plan.run_capacity);
+    fn expand(
+        &self,
+        d: u32,
+        from: Option<WithinPass>,
+        save: &mut SaveWithin<'_>,
+    ) -> Result<RunIndex> {
+        let (first, requests) = match from {
+            Some(w) => (
+                w.next,
+                RunWriter::resume(self.disks, "req", self.plan.run_capacity, w.requests)?,
+            ),
+            None => (
+                0,
+                RunWriter::new(self.disks, "req", self.plan.run_capacity)?,
+            ),
+        };
         let phase = if d == 0 {
             "first scan".to_string()
         } else {
@@ -415,8 +524,12 @@ impl<G: Game> Solver<'_, G> {
         };
         self.progress
             .phase(&format!("{} {phase}: expand", self.name()), self.size());
+        self.progress
+            .inc((first * self.plan.chunk).min(self.size()));
         let partition = self.layout.order()[self.slot];
+        let chunks = self.chunk_count();
         self.for_each_chunk(
+            first,
             |c| self.read_chunk(c),
             |c, (mut values, mut flags)| {
                 let (lo, _) = self.chunk_range(self.size(), c);
@@ -512,6 +625,12 @@ impl<G: Game> Solver<'_, G> {
                     self.write(&self.values, lo, &values)?;
                     self.write(&self.flags, lo / 4, &flags)?;
                 }
+                if c + 1 < chunks && self.checkpoint_due() {
+                    let mut w = WithinPass::at(Step::Expand);
+                    w.next = c + 1;
+                    w.requests = requests.durable()?;
+                    self.save(w, save)?;
+                }
                 Ok(())
             },
         )?;
@@ -521,8 +640,23 @@ impl<G: Game> Solver<'_, G> {
     }
 
     /// Answers every request with the successor's stored value.
-    fn answer(&self, requests: &RunIndex, d: u32) -> Result<RunIndex> {
-        let answers = RunWriter::new(self.disks, "ans", self.plan.run_capacity);
+    fn answer(
+        &self,
+        requests: &RunIndex,
+        d: u32,
+        from: Option<WithinPass>,
+        save: &mut SaveWithin<'_>,
+    ) -> Result<RunIndex> {
+        let (first, answers) = match from {
+            Some(w) => (
+                w.next,
+                RunWriter::resume(self.disks, "ans", self.plan.run_capacity, w.answers)?,
+            ),
+            None => (
+                0,
+                RunWriter::new(self.disks, "ans", self.plan.run_capacity)?,
+            ),
+        };
         let slots: Vec<usize> = if d == 0 {
             (0..self.slot).collect()
         } else {
@@ -530,10 +664,22 @@ impl<G: Game> Solver<'_, G> {
         };
         self.progress
             .phase(&format!("{} answer", self.name()), requests.bytes / 16);
-        for s in slots {
-            let size = self.layout.size(s);
-            let file = ByteFile::open_existing(&self.disks.values_path(s), size)?;
-            for c in 0..size.div_ceil(self.plan.chunk) {
+        // Buckets in order, numbered for checkpoints.
+        let buckets: Vec<(usize, u64)> = slots
+            .iter()
+            .flat_map(|&s| (0..self.layout.size(s).div_ceil(self.plan.chunk)).map(move |c| (s, c)))
+            .collect();
+        let mut file: Option<(usize, ByteFile)> = None;
+        for (ordinal, &(s, c)) in buckets.iter().enumerate().skip(first as usize) {
+            {
+                let size = self.layout.size(s);
+                if file.as_ref().is_none_or(|(fs, _)| *fs != s) {
+                    file = Some((
+                        s,
+                        ByteFile::open_existing(&self.disks.values_path(s), size)?,
+                    ));
+                }
+                let file = &file.as_ref().expect("opened above").1;
                 let bucket = self.bucket_base[s] + c;
                 let (lo, hi) = self.chunk_range(size, c);
                 let mut chunk: Option<Vec<u8>> = None;
@@ -546,7 +692,7 @@ impl<G: Game> Solver<'_, G> {
                     |records| {
                         let values = match &chunk {
                             Some(v) => v,
-                            None => chunk.insert(self.read(&file, lo, (hi - lo) as usize)?),
+                            None => chunk.insert(self.read(file, lo, (hi - lo) as usize)?),
                         };
                         let out: Vec<Record> = records
                             .par_iter()
@@ -566,6 +712,13 @@ impl<G: Game> Solver<'_, G> {
                 )?;
                 self.stats.read(read);
             }
+            if ordinal + 1 < buckets.len() && self.checkpoint_due() {
+                let mut w = WithinPass::at(Step::Answer);
+                w.next = ordinal as u64 + 1;
+                w.requests = requests.clone();
+                w.answers = answers.durable()?;
+                self.save(w, save)?;
+            }
         }
         let index = answers.finish()?;
         self.stats.wrote(index.bytes);
@@ -573,16 +726,18 @@ impl<G: Game> Solver<'_, G> {
     }
 
     /// The first scan: returns the longest distance seen.
-    fn first_scan(&self) -> Result<u32> {
-        let requests = self.expand(0)?;
-        let answers = self.answer(&requests, 0)?;
-        self.disks.clear_runs(Some("req"))?;
+    fn first_scan(&self, from: Option<WithinPass>, save: &mut SaveWithin<'_>) -> Result<u32> {
+        let (requests, answers, from) = self.exchange(0, from, save)?;
         let kind = self.kind;
-        let mut max_seen = 0u32;
+        let (first, mut max_seen) = from.map_or((0, 0), |w| (w.next, w.max_seen));
         self.progress
             .phase(&format!("{} first scan: combine", self.name()), self.size());
+        self.progress
+            .inc((first * self.plan.chunk).min(self.size()));
         let answers = &answers;
+        let chunks = self.chunk_count();
         self.for_each_chunk(
+            first,
             |c| self.read_chunk(c),
             |c, (mut values, flags)| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
@@ -623,28 +778,71 @@ impl<G: Game> Solver<'_, G> {
                 }
                 self.progress.inc(hi - lo);
                 self.write(&self.values, lo, &values)?;
-                self.write(&self.summary, lo * Summary::BYTES as u64, &packed)
+                self.write(&self.summary, lo * Summary::BYTES as u64, &packed)?;
+                if c + 1 < chunks && self.checkpoint_due() {
+                    let mut w = WithinPass::at(Step::Combine);
+                    w.next = c + 1;
+                    w.requests = requests.clone();
+                    w.answers = answers.clone();
+                    w.max_seen = max_seen;
+                    self.save(w, save)?;
+                }
+                Ok(())
             },
         )?;
-        self.disks.clear_runs(None)?;
         Ok(max_seen)
     }
 
+    /// The expand and answer steps of pass `d` (0: the first scan), or what a
+    /// checkpoint says of them: the requests, the answers, and where the
+    /// combine step starts if it had started.
+    fn exchange(
+        &self,
+        d: u32,
+        from: Option<WithinPass>,
+        save: &mut SaveWithin<'_>,
+    ) -> Result<(RunIndex, RunIndex, Option<WithinPass>)> {
+        let (requests, from) = match from {
+            None => (self.expand(d, None, save)?, None),
+            Some(w) if w.step == Step::Expand => (self.expand(d, Some(w), save)?, None),
+            Some(w) => (w.requests.clone(), Some(w)),
+        };
+        if requests.bytes == 0 {
+            return Ok((requests, RunIndex::default(), None));
+        }
+        let (answers, from) = match from {
+            None => (self.answer(&requests, d, None, save)?, None),
+            Some(w) if w.step == Step::Answer => (self.answer(&requests, d, Some(w), save)?, None),
+            Some(w) => (w.answers.clone(), Some(w)),
+        };
+        // The request runs stay until the pass's last checkpoint: an answer
+        // step resumed from its checkpoint reads them again.
+        Ok((requests, answers, from))
+    }
+
     /// Pass `d`: returns how many positions it decided and the request bytes it exchanged.
-    fn pass(&self, d: u32) -> Result<(u64, u64)> {
-        let requests = self.expand(d)?;
+    fn pass(
+        &self,
+        d: u32,
+        from: Option<WithinPass>,
+        save: &mut SaveWithin<'_>,
+    ) -> Result<(u64, u64)> {
+        let (requests, answers, from) = self.exchange(d, from, save)?;
         if requests.bytes == 0 {
             return Ok((0, 0));
         }
         let requests_bytes = requests.bytes;
-        let answers = self.answer(&requests, d)?;
-        self.disks.clear_runs(Some("req"))?;
         let kind = self.kind;
-        let mut decided = 0u64;
+        let (first, mut decided) = from.map_or((0, 0), |w| (w.next, w.decided));
         self.progress
             .phase(&format!("{} pass {d}: combine", self.name()), self.size());
+        self.progress
+            .inc((first * self.plan.chunk).min(self.size()));
         let answers = &answers;
+        let chunks = self.chunk_count();
+        let decided_byte = at(d).to_byte();
         self.for_each_chunk(
+            first,
             |c| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
                 let (values, flags) = self.read_chunk(c)?;
@@ -683,23 +881,37 @@ impl<G: Game> Solver<'_, G> {
                 self.stats.read(read);
                 let mut changed = false;
                 for (j, acc) in accs.iter().enumerate() {
-                    if flag(&flags, j) != ONGOING | INTERNAL || values[j] != PENDING {
+                    if flag(&flags, j) != ONGOING | INTERNAL {
                         continue;
                     }
-                    if let Some(v) = acc.decide(kind, d) {
-                        values[j] = v.to_byte();
+                    if values[j] == PENDING {
+                        if let Some(v) = acc.decide(kind, d) {
+                            values[j] = v.to_byte();
+                            changed = true;
+                        }
+                    }
+                    // Counted by value, not by change: a chunk redone after an
+                    // interruption finds some of its decisions already written,
+                    // and the pass loop's end test needs the full count.
+                    if values[j] == decided_byte {
                         decided += 1;
-                        changed = true;
                     }
                 }
                 self.progress.inc(hi - lo);
                 if changed {
                     self.write(&self.values, lo, &values)?;
                 }
+                if c + 1 < chunks && self.checkpoint_due() {
+                    let mut w = WithinPass::at(Step::Combine);
+                    w.next = c + 1;
+                    w.requests = requests.clone();
+                    w.answers = answers.clone();
+                    w.decided = decided;
+                    self.save(w, save)?;
+                }
                 Ok(())
             },
         )?;
-        self.disks.clear_runs(None)?;
         Ok((decided, requests_bytes))
     }
 }

@@ -9,5 +9,8 @@ mod runs;
 mod stats;
 
 pub use disks::{ByteFile, ScratchDisks};
-pub use external::{solve_partition_external, ExternalPlan, PassCheckpoint};
+pub use external::{
+    solve_partition_external, ExternalPlan, PassCheckpoint, Step, WithinPass,
+    DEFAULT_CHECKPOINT_EVERY,
+};
 pub use stats::{peak_rss, IoStats, StorageIo};

@@ -72,9 +72,17 @@ pub struct RunWriter {
     shared: Arc<Shared>,
     buffer: Mutex<Vec<Record>>,
     capacity: usize,
-    full: Option<SyncSender<Vec<Record>>>,
+    full: Option<SyncSender<ToFlusher>>,
     empty: Mutex<Receiver<Vec<Record>>>,
     flusher: Option<std::thread::JoinHandle<()>>,
+}
+
+/// What the writer sends its flusher thread.
+enum ToFlusher {
+    /// A full buffer to sort and append.
+    Buffer(Vec<Record>),
+    /// Answer once everything sent before is written.
+    Barrier(SyncSender<()>),
 }
 
 /// What the flusher thread and the writer share.
@@ -88,7 +96,7 @@ struct Shared {
 }
 
 /// What a finished [`RunWriter`] wrote: bytes per bucket.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunIndex {
     written: BTreeMap<u64, u64>,
     /// Total bytes written.
@@ -96,26 +104,51 @@ pub struct RunIndex {
 }
 
 impl RunWriter {
-    /// A writer of run files of `kind` holding at most `capacity` records in
-    /// memory per buffer (two buffers).
-    pub fn new(disks: &ScratchDisks, kind: &'static str, capacity: usize) -> RunWriter {
+    /// A writer of new run files of `kind` (any left by an interrupted step
+    /// are removed) holding at most `capacity` records in memory per buffer
+    /// (two buffers).
+    pub fn new(disks: &ScratchDisks, kind: &'static str, capacity: usize) -> Result<RunWriter> {
+        RunWriter::resume(disks, kind, capacity, RunIndex::default())
+    }
+
+    /// A writer that continues the run files of `kind` as a checkpoint recorded
+    /// them: files are cut back to the recorded sizes (dropping what was
+    /// appended after the checkpoint) and files of other buckets are removed.
+    pub fn resume(
+        disks: &ScratchDisks,
+        kind: &'static str,
+        capacity: usize,
+        at: RunIndex,
+    ) -> Result<RunWriter> {
+        cut_runs_back(disks, kind, &at.written)?;
+        Ok(RunWriter::start(disks, kind, capacity, at))
+    }
+
+    fn start(disks: &ScratchDisks, kind: &'static str, capacity: usize, at: RunIndex) -> RunWriter {
         let capacity = capacity.max(1);
         let shared = Arc::new(Shared {
             disks: disks.clone(),
             kind,
-            bytes_written: AtomicU64::new(0),
-            written: Mutex::new(BTreeMap::new()),
+            bytes_written: AtomicU64::new(at.bytes),
+            written: Mutex::new(at.written),
             error: Mutex::new(None),
         });
         // Rendezvous: a full buffer is handed over only when the flusher is
         // free, which bounds the buffers to the one being filled and the one
         // being flushed.
-        let (full_tx, full_rx) = sync_channel::<Vec<Record>>(0);
+        let (full_tx, full_rx) = sync_channel::<ToFlusher>(0);
         let (empty_tx, empty_rx) = sync_channel::<Vec<Record>>(1);
         let flusher = {
             let shared = Arc::clone(&shared);
             std::thread::spawn(move || {
-                for mut buf in full_rx {
+                for message in full_rx {
+                    let mut buf = match message {
+                        ToFlusher::Buffer(buf) => buf,
+                        ToFlusher::Barrier(done) => {
+                            let _ = done.send(());
+                            continue;
+                        }
+                    };
                     if lock(&shared.error).is_none() {
                         if let Err(e) = shared.flush(&mut buf) {
                             lock(&shared.error).get_or_insert(e);
@@ -159,7 +192,11 @@ impl RunWriter {
     }
 
     fn hand_over(&self, full: Vec<Record>) -> Result<()> {
-        let sent = self.full.as_ref().map(|tx| tx.send(full));
+        self.send(ToFlusher::Buffer(full))
+    }
+
+    fn send(&self, message: ToFlusher) -> Result<()> {
+        let sent = self.full.as_ref().map(|tx| tx.send(message));
         match sent {
             Some(Ok(())) => Ok(()),
             _ => {
@@ -177,6 +214,28 @@ impl RunWriter {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// Writes out every record pushed so far and syncs the run files, for a
+    /// checkpoint: returns what a [`RunWriter::resume`] continues from.
+    pub fn durable(&self) -> Result<RunIndex> {
+        let buf = std::mem::take(&mut *lock(&self.buffer));
+        if !buf.is_empty() {
+            self.hand_over(buf)?;
+        }
+        let (done_tx, done_rx) = sync_channel(1);
+        self.send(ToFlusher::Barrier(done_tx))?;
+        if done_rx.recv().is_err() {
+            self.check()?;
+        }
+        self.check()?;
+        let written = lock(&self.shared.written).clone();
+        let index = RunIndex {
+            bytes: written.values().sum(),
+            written,
+        };
+        sync_runs(&self.shared.disks, self.shared.kind, &index)?;
+        Ok(index)
     }
 
     /// Flushes what is left, waits for the flusher; says what was written.
@@ -212,6 +271,79 @@ impl Drop for RunWriter {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Syncs every run file of `kind` that `index` names.
+pub fn sync_runs(disks: &ScratchDisks, kind: &str, index: &RunIndex) -> Result<()> {
+    for &bucket in index.written.keys() {
+        let path = disks.run_path(kind, bucket as usize);
+        std::fs::File::open(&path)
+            .and_then(|f| f.sync_data())
+            .map_err(|e| Error::io("syncing run file", &path, e))?;
+    }
+    Ok(())
+}
+
+/// Cuts the run files of `kind` back to `sizes` and removes the others; a
+/// file shorter than its recorded size is damage, reported as such.
+fn cut_runs_back(disks: &ScratchDisks, kind: &str, sizes: &BTreeMap<u64, u64>) -> Result<()> {
+    let prefix = format!("{kind}-");
+    for dir in disks.dirs() {
+        let entries =
+            std::fs::read_dir(dir).map_err(|e| Error::io("listing scratch directory", dir, e))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            let Some(bucket) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(&prefix)?.strip_suffix(".run"))
+                .and_then(|b| b.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            match sizes.get(&bucket) {
+                Some(&len) => {
+                    let file = OpenOptions::new()
+                        .write(true)
+                        .open(&path)
+                        .map_err(|e| Error::io("opening run file", &path, e))?;
+                    let have = file
+                        .metadata()
+                        .map_err(|e| Error::io("reading size of", &path, e))?
+                        .len();
+                    if have < len {
+                        return Err(Error::io(
+                            "resuming from run file",
+                            &path,
+                            std::io::Error::new(
+                                std::io::ErrorKind::UnexpectedEof,
+                                format!("{have} bytes, the checkpoint recorded {len}: scratch was changed; delete the scratch directories and build again"),
+                            ),
+                        ));
+                    }
+                    file.set_len(len)
+                        .map_err(|e| Error::io("cutting back run file", &path, e))?;
+                }
+                None => std::fs::remove_file(&path)
+                    .map_err(|e| Error::io("removing run file", &path, e))?,
+            }
+        }
+    }
+    // A recorded bucket whose file is gone is damage too.
+    for (&bucket, &len) in sizes {
+        let path = disks.run_path(kind, bucket as usize);
+        if len > 0 && !path.exists() {
+            return Err(Error::io(
+                "resuming from run file",
+                &path,
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "missing: scratch was changed; delete the scratch directories and build again",
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The flushers' own threads for sorting: a quarter of the cores, at least one.

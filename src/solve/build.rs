@@ -44,6 +44,9 @@ pub struct BuildOptions {
     pub resume: bool,
     /// Force the external path with this chunking (tests and benchmarks).
     pub external_plan: Option<ExternalPlan>,
+    /// How often a long pipeline pass records its progress (unless
+    /// `external_plan` says).
+    pub checkpoint_every: std::time::Duration,
     /// Solves in-memory partitions of the games it supports (the GPU).
     pub accelerator: Option<Arc<dyn PartitionAccelerator>>,
 }
@@ -76,6 +79,7 @@ impl BuildOptions {
             disks: Vec::new(),
             resume: false,
             external_plan: None,
+            checkpoint_every: crate::pipeline::DEFAULT_CHECKPOINT_EVERY,
             accelerator: None,
         }
     }
@@ -241,9 +245,10 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
     } else {
         None
     };
-    let plan = opts
-        .external_plan
-        .unwrap_or_else(|| ExternalPlan::for_mem_limit(opts.mem_limit.unwrap_or(1 << 30)));
+    let plan = opts.external_plan.unwrap_or_else(|| ExternalPlan {
+        checkpoint_every: opts.checkpoint_every,
+        ..ExternalPlan::for_mem_limit(opts.mem_limit.unwrap_or(1 << 30))
+    });
 
     let mut in_memory: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
     let mut accelerated_partitions = 0usize;
@@ -275,7 +280,11 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
                 }
             }
             Some(disks) => {
-                let resume = state.current.filter(|(s, _)| *s == slot).map(|(_, c)| c);
+                let resume = state
+                    .current
+                    .clone()
+                    .filter(|(s, _)| *s == slot)
+                    .map(|(_, c)| c);
                 solve_partition_external(
                     game,
                     &layout,
