@@ -13,7 +13,8 @@ use super::layout::Layout;
 use super::retro::solve_partition;
 use super::Progress;
 use crate::format::{
-    self, file_name, write_manifest, FileEntry, Manifest, TableFile, ValueEncoding, FORMAT_VERSION,
+    self, file_name, write_manifest, Counts, FileEntry, Manifest, TableFile, ValueEncoding,
+    WriteOptions, FORMAT_VERSION,
 };
 use crate::game::Game;
 use crate::pipeline::{
@@ -253,20 +254,27 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
             }
             continue;
         }
-        let solved = match &disks {
+        let reachable = state.reachable_per_slot.as_ref().map(|r| r[slot]);
+        let entry = match &disks {
             None => {
                 let deps: Vec<Option<&[u8]>> = in_memory.iter().map(|v| v.as_deref()).collect();
                 let accelerated = opts
                     .accelerator
                     .as_ref()
                     .and_then(|a| a.solve_partition(game as &dyn Any, &layout, &deps, slot));
-                match accelerated {
+                let values = match accelerated {
                     Some(values) => {
                         accelerated_partitions += 1;
-                        Solved::Memory(values?)
+                        values?
                     }
-                    None => Solved::Memory(solve_partition(game, &layout, &deps, slot, &progress)?),
-                }
+                    None => solve_partition(game, &layout, &deps, slot, &progress)?,
+                };
+                progress.phase(&format!("{name} write"), 1);
+                let summary =
+                    format::write_partition_file(&path, &info, p, opts.encoding, &values)?;
+                let entry = FileEntry::new(info.kind, p, &name, &values, reachable, summary);
+                in_memory[slot] = Some(values);
+                entry
             }
             Some(disks) => {
                 let resume = state.current.filter(|(s, _)| *s == slot).map(|(_, c)| c);
@@ -284,22 +292,31 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
                         write_state(out, &state)
                     },
                 )?;
+                progress.phase(&format!("{name} write"), 1);
+                // Streamed from the scratch value file a few blocks at a time:
+                // a partition larger than the memory budget is never held whole.
                 let file = ByteFile::open_existing(&disks.values_path(slot), layout.size(slot))?;
-                Solved::Mapped(map(&file)?)
+                let mut counts = Counts::default();
+                let summary = format::write_partition_file_from(
+                    &path,
+                    &info,
+                    p,
+                    opts.encoding,
+                    file.len(),
+                    &WriteOptions::default(),
+                    |offset, buf: &mut [u8]| {
+                        file.read_at(offset, buf)?;
+                        stats.read(buf.len() as u64);
+                        counts.add_values(info.kind, buf);
+                        Ok::<(), Error>(())
+                    },
+                )?;
+                FileEntry::from_counts(p, &name, &counts, reachable, summary)
             }
         };
-        let values = solved.values();
-        progress.phase(&format!("{name} write"), 1);
-        let summary = format::write_partition_file(&path, &info, p, opts.encoding, values)?;
-        let reachable = state.reachable_per_slot.as_ref().map(|r| r[slot]);
-        state.finished.push(FileEntry::new(
-            info.kind, p, &name, values, reachable, summary,
-        ));
+        state.finished.push(entry);
         state.current = None;
         write_state(out, &state)?;
-        if let Solved::Memory(v) = solved {
-            in_memory[slot] = Some(v);
-        }
     }
     progress.finish();
 
@@ -343,21 +360,6 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
     Ok(report)
 }
 
-/// A solved partition's values: in memory, or mapped from its scratch file.
-enum Solved {
-    Memory(Vec<u8>),
-    Mapped(memmap2::Mmap),
-}
-
-impl Solved {
-    fn values(&self) -> &[u8] {
-        match self {
-            Solved::Memory(v) => v,
-            Solved::Mapped(m) => m,
-        }
-    }
-}
-
 /// Removes what a killed writer left under temporary names (`.NAME.tmpPID`):
 /// never read by anyone, but not to be shipped either.
 fn remove_stale_temporaries(out: &Path) -> Result<()> {
@@ -396,13 +398,4 @@ fn read_values(path: &Path, size: u64) -> Result<Vec<u8>> {
         )));
     }
     Ok(values)
-}
-
-fn map(file: &ByteFile) -> Result<memmap2::Mmap> {
-    let f = std::fs::File::open(file.path()).map_err(|e| Error::io("opening", file.path(), e))?;
-    // SAFETY: the scratch value file belongs to this build alone: it lives in a
-    // directory named for the build, the solver has finished writing it (and
-    // synced it), and nothing writes it while this map is alive; the map is
-    // dropped before the next partition is solved.
-    unsafe { memmap2::Mmap::map(&f) }.map_err(|e| Error::io("mapping", file.path(), e))
 }
