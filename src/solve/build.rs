@@ -119,6 +119,8 @@ pub struct BuildReport {
 }
 
 const STATE_FILE: &str = ".tbforge-build.json";
+/// Part of every scratch directory's name (see `ScratchDisks::open`).
+const SCRATCH_MARK: &str = ".tbforge-scratch-";
 /// The build log's name inside the output directory.
 pub const BUILD_LOG: &str = "build-log.json";
 
@@ -146,11 +148,74 @@ fn write_state(out: &Path, state: &State) -> Result<()> {
         std::fs::rename(&tmp, &path)?;
         std::fs::File::open(out)?.sync_all()
     };
-    write().map_err(|e| Error::io("saving build state", &path, e))
+    write().map_err(|e| {
+        // The previous state file still stands; a half-written one must not.
+        let _ = std::fs::remove_file(&tmp);
+        Error::io("saving build state", &path, e)
+    })
 }
 
 /// Builds `game` into `opts.out`.
+///
+/// An I/O failure names the path and says what to do: a full disk or a file
+/// size limit stops the build where it stands (finished files stay, temporary
+/// ones are removed) and the same command with `--resume` continues it once
+/// there is room.
 pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
+    build(game, opts).map_err(explain_io)
+}
+
+/// Adds what to do to the I/O errors a user can fix.
+fn explain_io(e: Error) -> Error {
+    use std::io::ErrorKind as K;
+    let (action, path, source) = match e {
+        Error::Io {
+            action,
+            path,
+            source,
+        }
+        | Error::Format(format::FormatError::Io {
+            action,
+            path,
+            source,
+        }) => (action, path, source),
+        other => return other,
+    };
+    let hint = match source.kind() {
+        K::StorageFull | K::QuotaExceeded => Some(
+            "disk full: free space there (or move the directory to a larger disk), \
+             then run the same command with --resume to continue",
+        ),
+        K::FileTooLarge => Some(
+            "file too large for this file system or for the file size limit \
+             (`ulimit -f`): raise the limit or use another file system, \
+             then run the same command with --resume to continue",
+        ),
+        K::NotADirectory | K::AlreadyExists => Some(
+            "a file is in the way of a directory tbforge needs: \
+             remove it, or pass another --out or --disk",
+        ),
+        K::ReadOnlyFilesystem | K::PermissionDenied => {
+            Some("not writable: pass an --out or --disk directory this user can write")
+        }
+        K::NotFound if path.to_string_lossy().contains(SCRATCH_MARK) => Some(
+            "a scratch file vanished during the build (removed by another program?): \
+             run the same command with --resume; if that fails the same way, \
+             delete the output and scratch directories and build again",
+        ),
+        _ => None,
+    };
+    match hint {
+        Some(hint) => Error::io(
+            action,
+            path,
+            std::io::Error::new(source.kind(), format!("{hint} ({source})")),
+        ),
+        None => Error::io(action, path, source),
+    }
+}
+
+fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     let started = Instant::now();
     let info = game.info();
     let out = &opts.out;
@@ -209,6 +274,18 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
     let resumed_partitions = state.finished.len();
     // A resumed build keeps the path it started on: the scratch it left is for that path.
     let external = state.external;
+    // Scratch directories are checked before the state file is written, so a
+    // bad --disk leaves no unfinished build behind.
+    let disks = if external {
+        let dirs = if opts.disks.is_empty() {
+            vec![out.clone()]
+        } else {
+            opts.disks.clone()
+        };
+        Some(ScratchDisks::open(&dirs, &param_hash)?)
+    } else {
+        None
+    };
     write_state(out, &state)?;
 
     if state.layers.is_none() && game.start().is_some() {
@@ -226,16 +303,6 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
     }
 
     let stats = IoStats::default();
-    let disks = if external {
-        let dirs = if opts.disks.is_empty() {
-            vec![out.clone()]
-        } else {
-            opts.disks.clone()
-        };
-        Some(ScratchDisks::open(&dirs, &param_hash)?)
-    } else {
-        None
-    };
     // The pipeline's buffers get what the process and the file writer leave
     // of the budget (the writer runs between solves, but its compressors are
     // freed to the allocator, which need not give them back to the system).
@@ -283,7 +350,25 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
                 entry
             }
             Some(disks) => {
-                let resume = state.current.filter(|(s, _)| *s == slot).map(|(_, c)| c);
+                // A checkpoint is only as good as the scratch it describes: if
+                // this partition's scratch files went missing, redo it whole
+                // (exact: the first scan recomputes everything they held).
+                let resume = state
+                    .current
+                    .filter(|(s, _)| *s == slot)
+                    .map(|(_, c)| c)
+                    .filter(|_| scratch_intact(disks, &layout, slot));
+                for earlier in 0..slot {
+                    let values = disks.values_path(earlier);
+                    if !values.is_file() {
+                        return Err(Error::NotAvailable(format!(
+                            "cannot continue: {} (the values of a finished partition) is missing; \
+                             delete {} and the scratch directories, then build again",
+                            values.display(),
+                            out.display()
+                        )));
+                    }
+                }
                 solve_partition_external(
                     game,
                     &layout,
@@ -364,6 +449,15 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
     )
     .map_err(|e| Error::io("writing build log", &log, e))?;
     Ok(report)
+}
+
+/// Whether partition `slot`'s scratch files are all there, at their sizes.
+fn scratch_intact(disks: &ScratchDisks, layout: &Layout, slot: usize) -> bool {
+    let size = layout.size(slot);
+    let sized = |path: PathBuf, len: u64| std::fs::metadata(path).is_ok_and(|m| m.len() == len);
+    sized(disks.values_path(slot), size)
+        && sized(disks.side_path(slot, "summary"), size * 3)
+        && sized(disks.side_path(slot, "flags"), size.div_ceil(4))
 }
 
 /// Removes what a killed writer left under temporary names (`.NAME.tmpPID`):
