@@ -169,8 +169,17 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            // One line: the chain of causes joined.
-            eprintln!("tbforge: error: {err:#}");
+            // One line: the chain of causes joined, each cause once (many
+            // errors already print their source in their own message).
+            let mut line = err.to_string();
+            for cause in err.chain().skip(1) {
+                let cause = cause.to_string();
+                if !line.contains(&cause) {
+                    line.push_str(": ");
+                    line.push_str(&cause);
+                }
+            }
+            eprintln!("tbforge: error: {line}");
             if err.downcast_ref::<CheckFailed>().is_some() {
                 ExitCode::from(1)
             } else {

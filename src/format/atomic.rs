@@ -19,21 +19,36 @@ pub(crate) fn temp_path(path: &Path) -> PathBuf {
 
 /// Writes `parts` (concatenated) to `path` atomically.
 pub(crate) fn write_atomic(path: &Path, parts: &[&[u8]]) -> Result<(), FormatError> {
+    write_atomic_with(path, |f, tmp| {
+        for part in parts {
+            f.write_all(part)
+                .map_err(|e| FormatError::io("writing", tmp, e))?;
+        }
+        Ok(())
+    })
+}
+
+/// Creates the temporary file of `path`, lets `write` fill it (given the file
+/// and its temporary name), then syncs it and renames it over `path`. On any
+/// error the temporary is removed, so a failed write leaves nothing behind.
+pub(crate) fn write_atomic_with<R, E: From<FormatError>>(
+    path: &Path,
+    write: impl FnOnce(&mut File, &Path) -> Result<R, E>,
+) -> Result<R, E> {
     let tmp = temp_path(path);
     let result = (|| {
         let mut f = File::create(&tmp).map_err(|e| FormatError::io("creating", &tmp, e))?;
-        for part in parts {
-            f.write_all(part)
-                .map_err(|e| FormatError::io("writing", &tmp, e))?;
-        }
+        let r = write(&mut f, &tmp)?;
         f.sync_all()
             .map_err(|e| FormatError::io("syncing", &tmp, e))?;
         drop(f);
         fs::rename(&tmp, path).map_err(|e| FormatError::io("renaming into place", path, e))?;
-        sync_dir(path)
+        sync_dir(path)?;
+        Ok(r)
     })();
     if result.is_err() {
-        // Best effort: a leftover temporary is harmless but untidy.
+        // Best effort: a leftover temporary is harmless but untidy (and the
+        // next build removes it).
         let _ = fs::remove_file(&tmp);
     }
     result

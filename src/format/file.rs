@@ -1,7 +1,7 @@
 //! One tablebase file: the writer and the checked reader. FORMAT.md is the
 //! specification; this code follows it field by field.
 
-use super::atomic::write_atomic;
+use super::atomic::write_atomic_with;
 use super::{FormatError, Stored, ValueEncoding};
 use crate::game::{GameInfo, GameKind};
 use crate::value::{PartitionId, Rank, Value};
@@ -173,6 +173,41 @@ pub fn write_partition_file_with(
     values: &[u8],
     options: &WriteOptions,
 ) -> Result<FileSummary, FormatError> {
+    write_partition_file_from(
+        path,
+        game,
+        partition,
+        encoding,
+        values.len() as u64,
+        options,
+        |offset, buf: &mut [u8]| {
+            let start = offset as usize;
+            buf.copy_from_slice(&values[start..start + buf.len()]);
+            Ok::<(), FormatError>(())
+        },
+    )
+}
+
+/// Writes one partition's values to `path` atomically without holding them
+/// all: `fill(offset, buf)` must put the value bytes of indices
+/// `offset..offset + buf.len()` into `buf`. It is called in index order, a few
+/// blocks at a time (bounded memory whatever the partition's size), and may
+/// fail with the caller's own error type.
+///
+/// The file's bytes are those [`write_partition_file_with`] writes for the
+/// same values: blocks are compressed one by one either way, and the header
+/// and block index, known only at the end, go into room reserved before the
+/// first block.
+pub fn write_partition_file_from<E: From<FormatError>>(
+    path: &Path,
+    game: &GameInfo,
+    partition: PartitionId,
+    encoding: ValueEncoding,
+    positions: u64,
+    options: &WriteOptions,
+    mut fill: impl FnMut(u64, &mut [u8]) -> Result<(), E>,
+) -> Result<FileSummary, E> {
+    use std::io::{Seek, SeekFrom, Write};
     let bad = |message: String| FormatError::BadInput {
         file: path.display().to_string(),
         message,
@@ -184,64 +219,111 @@ pub fn write_partition_file_with(
         return Err(bad(format!(
             "game id `{}` must be 1..={GAME_ID_LEN} printable ASCII characters",
             game.id
-        )));
+        ))
+        .into());
     }
     let bp = options.block_positions(encoding);
     if bp % 4 != 0 || !(4..=MAX_BLOCK_POSITIONS).contains(&bp) {
         return Err(bad(format!(
             "block size {bp} must be a multiple of 4 in 4..={MAX_BLOCK_POSITIONS}"
-        )));
+        ))
+        .into());
     }
-    let positions = values.len() as u64;
     let block_count = positions.div_ceil(u64::from(bp));
-    let data_offset = (HEADER_LEN + INDEX_ENTRY_LEN * block_count as usize) as u64;
+    let index_len = usize::try_from(block_count)
+        .ok()
+        .and_then(|n| n.checked_mul(INDEX_ENTRY_LEN))
+        .ok_or_else(|| bad(format!("{positions} positions need too many blocks")))?;
+    let data_offset = (HEADER_LEN + index_len) as u64;
+    let group = (group_blocks() as u64 * u64::from(bp)).min(positions) as usize;
 
-    let raw_blocks: Vec<&[u8]> = values.chunks(bp as usize).collect();
-    let blocks = compress_blocks(&raw_blocks, encoding, game.kind)
-        .map_err(|e| FormatError::io("compressing", path, e))?;
+    write_atomic_with(path, |f, tmp| {
+        let write_err = |e| FormatError::io("writing", tmp, e);
+        f.seek(SeekFrom::Start(data_offset)).map_err(write_err)?;
+        let mut raw = vec![0u8; group];
+        let mut index = Vec::with_capacity(index_len);
+        let mut blocks_crc = crc32fast::Hasher::new();
+        let mut offset = data_offset;
+        let mut done = 0u64;
+        while done < positions {
+            let n = (positions - done).min(group as u64) as usize;
+            fill(done, &mut raw[..n])?;
+            let raw_blocks: Vec<&[u8]> = raw[..n].chunks(bp as usize).collect();
+            let blocks = compress_blocks(&raw_blocks, encoding, game.kind)
+                .map_err(|e| FormatError::io("compressing", path, e))?;
+            for block in &blocks {
+                index.extend_from_slice(&offset.to_le_bytes());
+                index.extend_from_slice(&(block.len() as u32).to_le_bytes());
+                index.extend_from_slice(&crc32fast::hash(block).to_le_bytes());
+                blocks_crc.update(block);
+                f.write_all(block).map_err(write_err)?;
+                offset += block.len() as u64;
+            }
+            done += n as u64;
+        }
+        let file_len = offset + TRAILER_LEN as u64;
+        let header = Header {
+            format_version: FORMAT_VERSION,
+            game: game.id.to_string(),
+            param_hash: game.param_hash(),
+            kind: game.kind,
+            partition,
+            encoding,
+            positions,
+            block_positions: bp,
+            block_count,
+            data_offset,
+            file_len,
+        }
+        .encode();
+        let mut sealed = crc32fast::Hasher::new();
+        sealed.update(&header);
+        sealed.update(&index);
+        let mut trailer = [0u8; TRAILER_LEN];
+        trailer[0..4].copy_from_slice(&sealed.finalize().to_le_bytes());
+        trailer[8..16].copy_from_slice(&TRAILER_MAGIC);
+        f.write_all(&trailer).map_err(write_err)?;
+        f.seek(SeekFrom::Start(0)).map_err(write_err)?;
+        f.write_all(&header).map_err(write_err)?;
+        f.write_all(&index).map_err(write_err)?;
 
-    let mut index = Vec::with_capacity(INDEX_ENTRY_LEN * blocks.len());
-    let mut offset = data_offset;
-    for block in &blocks {
-        index.extend_from_slice(&offset.to_le_bytes());
-        index.extend_from_slice(&(block.len() as u32).to_le_bytes());
-        index.extend_from_slice(&crc32fast::hash(block).to_le_bytes());
-        offset += block.len() as u64;
-    }
-    let file_len = offset + TRAILER_LEN as u64;
-    let header = Header {
-        format_version: FORMAT_VERSION,
-        game: game.id.to_string(),
-        param_hash: game.param_hash(),
-        kind: game.kind,
-        partition,
-        encoding,
-        positions,
-        block_positions: bp,
-        block_count,
-        data_offset,
-        file_len,
-    }
-    .encode();
-    let mut sealed = crc32fast::Hasher::new();
-    sealed.update(&header);
-    sealed.update(&index);
-    let mut trailer = [0u8; TRAILER_LEN];
-    trailer[0..4].copy_from_slice(&sealed.finalize().to_le_bytes());
-    trailer[8..16].copy_from_slice(&TRAILER_MAGIC);
-
-    let mut parts: Vec<&[u8]> = vec![&header, &index];
-    parts.extend(blocks.iter().map(Vec::as_slice));
-    parts.push(&trailer);
-    let mut whole = crc32fast::Hasher::new();
-    for p in &parts {
-        whole.update(p);
-    }
-    write_atomic(path, &parts)?;
-    Ok(FileSummary {
-        bytes: file_len,
-        crc32: whole.finalize(),
+        let mut whole = crc32fast::Hasher::new();
+        whole.update(&header);
+        whole.update(&index);
+        whole.combine(&blocks_crc);
+        whole.update(&trailer);
+        Ok(FileSummary {
+            bytes: file_len,
+            crc32: whole.finalize(),
+        })
     })
+}
+
+/// About how much memory [`write_partition_file_from`] holds while it writes
+/// a file of `encoding` with the default block size (index not counted: 16
+/// bytes per block): a group of raw blocks, their compressed copies, and one
+/// zstd context per thread (a level-15 context for 64 KiB blocks is about
+/// 1.8 MB, measured with heaptrack).
+pub fn write_memory_bytes(encoding: ValueEncoding) -> u64 {
+    const CONTEXT_BYTES: u64 = 2 << 20;
+    let group = group_blocks() as u64;
+    let block = u64::from(BLOCK_BYTES) * encoding.positions_per_byte();
+    let contexts = group.min(threads() as u64);
+    group * (block + u64::from(BLOCK_BYTES)) + contexts * CONTEXT_BYTES
+}
+
+fn threads() -> usize {
+    #[cfg(feature = "build")]
+    return rayon::current_num_threads();
+    #[cfg(not(feature = "build"))]
+    return 1;
+}
+
+/// Blocks compressed at once by [`write_partition_file_from`]: enough to keep
+/// every thread busy, few enough that a group stays small (a group of 64 KiB
+/// blocks on 2 threads is 256 KiB of values).
+fn group_blocks() -> usize {
+    (2 * threads()).clamp(4, 64)
 }
 
 /// The stored bytes of one block of values.
@@ -277,13 +359,22 @@ fn compress_blocks(
     kind: GameKind,
 ) -> std::io::Result<Vec<Vec<u8>>> {
     use rayon::prelude::*;
-    // Each block is compressed on its own, so the thread that does it cannot change its bytes.
-    raw.par_iter()
-        .map_init(compressor, |c, block| match c {
-            Ok(c) => c.compress(&pack(block, encoding, kind)),
-            Err(e) => Err(std::io::Error::new(e.kind(), e.to_string())),
+    // Each block is compressed on its own, so the thread that does it cannot
+    // change its bytes. One compressor per thread's share of the blocks: a
+    // level-15 context holds about a megabyte, and `map_init` may make one per
+    // work split, several per thread.
+    let share = raw.len().div_ceil(rayon::current_num_threads()).max(1);
+    let shares: Vec<Vec<Vec<u8>>> = raw
+        .par_chunks(share)
+        .map(|blocks| {
+            let mut c = compressor()?;
+            blocks
+                .iter()
+                .map(|block| c.compress(&pack(block, encoding, kind)))
+                .collect()
         })
-        .collect()
+        .collect::<std::io::Result<_>>()?;
+    Ok(shares.into_iter().flatten().collect())
 }
 
 #[cfg(not(feature = "build"))]
@@ -720,4 +811,183 @@ fn decompress(bytes: &[u8], capacity: usize) -> std::io::Result<Vec<u8>> {
         let d = d.as_mut().expect("set above");
         d.decompress(bytes, capacity)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::Params;
+
+    /// The writer as it was before streaming: every block compressed in
+    /// memory, then header, index, blocks and trailer assembled at once.
+    /// The streamed writer must give exactly these bytes.
+    fn whole_in_memory(
+        game: &GameInfo,
+        partition: PartitionId,
+        encoding: ValueEncoding,
+        values: &[u8],
+        bp: u32,
+    ) -> Vec<u8> {
+        let block_count = (values.len() as u64).div_ceil(u64::from(bp));
+        let data_offset = (HEADER_LEN + INDEX_ENTRY_LEN * block_count as usize) as u64;
+        let raw: Vec<&[u8]> = values.chunks(bp as usize).collect();
+        let blocks = compress_blocks(&raw, encoding, game.kind).unwrap();
+        let mut index = Vec::new();
+        let mut offset = data_offset;
+        for b in &blocks {
+            index.extend_from_slice(&offset.to_le_bytes());
+            index.extend_from_slice(&(b.len() as u32).to_le_bytes());
+            index.extend_from_slice(&crc32fast::hash(b).to_le_bytes());
+            offset += b.len() as u64;
+        }
+        let header = Header {
+            format_version: FORMAT_VERSION,
+            game: game.id.to_string(),
+            param_hash: game.param_hash(),
+            kind: game.kind,
+            partition,
+            encoding,
+            positions: values.len() as u64,
+            block_positions: bp,
+            block_count,
+            data_offset,
+            file_len: offset + TRAILER_LEN as u64,
+        }
+        .encode();
+        let mut sealed = crc32fast::Hasher::new();
+        sealed.update(&header);
+        sealed.update(&index);
+        let mut out = header.to_vec();
+        out.extend_from_slice(&index);
+        for b in &blocks {
+            out.extend_from_slice(b);
+        }
+        out.extend_from_slice(&sealed.finalize().to_le_bytes());
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&TRAILER_MAGIC);
+        out
+    }
+
+    /// Value bytes with long runs (compressible) and noise, all below 40.
+    fn values(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if (i / 1000) % 3 == 0 {
+                    ((i / 1000) % 40) as u8
+                } else {
+                    (x % 40) as u8
+                }
+            })
+            .collect()
+    }
+
+    fn info(kind: GameKind) -> GameInfo {
+        GameInfo {
+            id: "streamtest",
+            params: Params::new(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn streamed_bytes_equal_the_whole_in_memory_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.tbf");
+        let small = group_blocks();
+        // Block sizes: tiny (many groups, partial last block and group), and
+        // the defaults, with partitions over a few groups of default blocks.
+        let cases: Vec<(Option<u32>, usize)> = vec![
+            (Some(4), 0),
+            (Some(4), 1),
+            (Some(4), 3),
+            (Some(4), 4),
+            (Some(4), 4 * small),
+            (Some(4), 4 * small + 1),
+            (Some(8), 8 * small * 3 - 5),
+            (Some(64), 10_007),
+            (None, 70_000),
+            (None, (BLOCK_BYTES as usize) * small * 2 + 12_345),
+            (None, (BLOCK_BYTES as usize) * 4 * small + 77),
+        ];
+        for kind in [GameKind::TwoPlayer, GameKind::Puzzle] {
+            for encoding in [ValueEncoding::Byte, ValueEncoding::Wdl2] {
+                for &(block_positions, n) in &cases {
+                    let v = values(n, n as u64 + 7);
+                    let opts = WriteOptions { block_positions };
+                    let bp = opts.block_positions(encoding);
+                    let expected = whole_in_memory(&info(kind), PartitionId(3), encoding, &v, bp);
+                    let mut calls = 0;
+                    let sum = write_partition_file_from(
+                        &path,
+                        &info(kind),
+                        PartitionId(3),
+                        encoding,
+                        n as u64,
+                        &opts,
+                        |offset, buf: &mut [u8]| {
+                            calls += 1;
+                            assert!(buf.len() <= small * bp as usize, "a group is bounded");
+                            let o = offset as usize;
+                            buf.copy_from_slice(&v[o..o + buf.len()]);
+                            Ok::<(), FormatError>(())
+                        },
+                    )
+                    .unwrap();
+                    let got = std::fs::read(&path).unwrap();
+                    let what = format!("{kind:?} {encoding} block {bp}, {n} positions");
+                    assert!(got == expected, "{what}: bytes differ");
+                    assert_eq!(calls, n.div_ceil(small * bp as usize), "{what}");
+                    assert_eq!(sum.bytes, got.len() as u64, "{what}");
+                    assert_eq!(sum.crc32, crc32fast::hash(&got), "{what}");
+                    let sum2 = write_partition_file_with(
+                        &path,
+                        &info(kind),
+                        PartitionId(3),
+                        encoding,
+                        &v,
+                        &opts,
+                    )
+                    .unwrap();
+                    assert_eq!(sum2, sum, "{what}");
+                    assert!(
+                        std::fs::read(&path).unwrap() == expected,
+                        "{what}: slice API"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_failing_source_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.tbf");
+        let err = write_partition_file_from(
+            &path,
+            &info(GameKind::TwoPlayer),
+            PartitionId(0),
+            ValueEncoding::Byte,
+            1 << 20,
+            &WriteOptions::default(),
+            |offset, buf: &mut [u8]| {
+                if offset > 0 {
+                    return Err(FormatError::io(
+                        "reading",
+                        "scratch",
+                        std::io::Error::other("gone"),
+                    ));
+                }
+                buf.fill(1);
+                Ok(())
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("gone"), "{err}");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
 }

@@ -145,20 +145,24 @@ impl Counts {
         c
     }
 
+    /// Adds a further slice of [`Value`] bytes of a game of `kind`: counting
+    /// a partition piece by piece gives [`Counts::of_values`] of the whole.
+    pub fn add_values(&mut self, kind: GameKind, values: &[u8]) {
+        let c = Counts::of_values(kind, values);
+        self.positions += c.positions;
+        self.wins += c.wins;
+        self.draws += c.draws;
+        self.losses += c.losses;
+        self.illegal += c.illegal;
+        self.longest_win = max_opt(self.longest_win, c.longest_win);
+        self.max_distance = max_opt(self.max_distance, c.max_distance);
+    }
+
     /// Adds one decoded block's codes into these counts (`encoding` says how
     /// to read them); used by verify.
     pub(crate) fn add_codes(&mut self, kind: GameKind, encoding: ValueEncoding, codes: &[u8]) {
         match encoding {
-            ValueEncoding::Byte => {
-                let c = Counts::of_values(kind, codes);
-                self.positions += c.positions;
-                self.wins += c.wins;
-                self.draws += c.draws;
-                self.losses += c.losses;
-                self.illegal += c.illegal;
-                self.longest_win = max_opt(self.longest_win, c.longest_win);
-                self.max_distance = max_opt(self.max_distance, c.max_distance);
-            }
+            ValueEncoding::Byte => self.add_values(kind, codes),
             ValueEncoding::Wdl2 => {
                 for &code in codes {
                     self.positions += 1;
@@ -193,7 +197,24 @@ impl FileEntry {
         reachable: Option<u64>,
         summary: super::FileSummary,
     ) -> FileEntry {
-        let c = Counts::of_values(kind, values);
+        FileEntry::from_counts(
+            partition,
+            partition_name,
+            &Counts::of_values(kind, values),
+            reachable,
+            summary,
+        )
+    }
+
+    /// The entry for a file whose values were counted into `c` (for values
+    /// streamed from disk, counted piece by piece with [`Counts::add_values`]).
+    pub fn from_counts(
+        partition: PartitionId,
+        partition_name: &str,
+        c: &Counts,
+        reachable: Option<u64>,
+        summary: super::FileSummary,
+    ) -> FileEntry {
         FileEntry {
             name: file_name(partition_name),
             partition,
@@ -332,5 +353,26 @@ mod hex32 {
         }
         u32::from_str_radix(&s, 16)
             .map_err(|_| serde::de::Error::custom(format!("crc32 `{s}` is not 8 hex digits")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_added_piece_by_piece_equal_the_whole() {
+        let values: Vec<u8> = (0..10_000u32).map(|i| ((i * 7919) % 61) as u8).collect();
+        for kind in [GameKind::TwoPlayer, GameKind::Puzzle] {
+            let whole = Counts::of_values(kind, &values);
+            assert!(whole.wins > 0 && whole.draws > 0 && whole.illegal > 0);
+            for piece in [1, 7, 4096, 10_000] {
+                let mut c = Counts::default();
+                for p in values.chunks(piece) {
+                    c.add_values(kind, p);
+                }
+                assert_eq!(c, whole, "{kind:?}, pieces of {piece}");
+            }
+        }
     }
 }

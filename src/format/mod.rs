@@ -13,9 +13,9 @@ mod solved;
 mod verify;
 
 pub use file::{
-    write_partition_file, write_partition_file_with, BlockRef, FileSummary, Header, TableFile,
-    WriteOptions, BLOCK_BYTES, FORMAT_VERSION, HEADER_LEN, INDEX_ENTRY_LEN, MAGIC, TRAILER_LEN,
-    TRAILER_MAGIC, ZSTD_LEVEL,
+    write_memory_bytes, write_partition_file, write_partition_file_from, write_partition_file_with,
+    BlockRef, FileSummary, Header, TableFile, WriteOptions, BLOCK_BYTES, FORMAT_VERSION,
+    HEADER_LEN, INDEX_ENTRY_LEN, MAGIC, TRAILER_LEN, TRAILER_MAGIC, ZSTD_LEVEL,
 };
 pub use info::{info, render_info_text, InfoReport};
 pub use manifest::{

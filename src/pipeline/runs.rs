@@ -465,6 +465,9 @@ pub fn read_bucket(
         let mut records = Vec::new();
         let mut bytes = vec![0u8; expected as usize];
         let n = read_block(&mut file, &mut bytes, &mut records)?;
+        if n as u64 != expected {
+            return Err(damaged(format!("{n} bytes read, {expected} were written")));
+        }
         apply(&records)?;
         return Ok(n as u64);
     }
@@ -491,6 +494,9 @@ pub fn read_bucket(
             }
             total += n as u64;
             apply(&records)?;
+        }
+        if total != expected {
+            return Err(damaged(format!("{total} bytes read, {expected} were written")));
         }
         Ok(total)
     })

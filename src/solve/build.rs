@@ -13,7 +13,8 @@ use super::layout::Layout;
 use super::retro::solve_partition;
 use super::Progress;
 use crate::format::{
-    self, file_name, write_manifest, FileEntry, Manifest, TableFile, ValueEncoding, FORMAT_VERSION,
+    self, file_name, write_manifest, Counts, FileEntry, Manifest, TableFile, ValueEncoding,
+    WriteOptions, FORMAT_VERSION,
 };
 use crate::game::Game;
 use crate::pipeline::{
@@ -128,6 +129,8 @@ pub struct BuildReport {
 }
 
 const STATE_FILE: &str = ".tbforge-build.json";
+/// Part of every scratch directory's name (see `ScratchDisks::open`).
+const SCRATCH_MARK: &str = ".tbforge-scratch-";
 /// The build log's name inside the output directory.
 pub const BUILD_LOG: &str = "build-log.json";
 
@@ -155,11 +158,74 @@ fn write_state(out: &Path, state: &State) -> Result<()> {
         std::fs::rename(&tmp, &path)?;
         std::fs::File::open(out)?.sync_all()
     };
-    write().map_err(|e| Error::io("saving build state", &path, e))
+    write().map_err(|e| {
+        // The previous state file still stands; a half-written one must not.
+        let _ = std::fs::remove_file(&tmp);
+        Error::io("saving build state", &path, e)
+    })
 }
 
 /// Builds `game` into `opts.out`.
+///
+/// An I/O failure names the path and says what to do: a full disk or a file
+/// size limit stops the build where it stands (finished files stay, temporary
+/// ones are removed) and the same command with `--resume` continues it once
+/// there is room.
 pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
+    build(game, opts).map_err(explain_io)
+}
+
+/// Adds what to do to the I/O errors a user can fix.
+fn explain_io(e: Error) -> Error {
+    use std::io::ErrorKind as K;
+    let (action, path, source) = match e {
+        Error::Io {
+            action,
+            path,
+            source,
+        }
+        | Error::Format(format::FormatError::Io {
+            action,
+            path,
+            source,
+        }) => (action, path, source),
+        other => return other,
+    };
+    let hint = match source.kind() {
+        K::StorageFull | K::QuotaExceeded => Some(
+            "disk full: free space there (or move the directory to a larger disk), \
+             then run the same command with --resume to continue",
+        ),
+        K::FileTooLarge => Some(
+            "file too large for this file system or for the file size limit \
+             (`ulimit -f`): raise the limit or use another file system, \
+             then run the same command with --resume to continue",
+        ),
+        K::NotADirectory | K::AlreadyExists => Some(
+            "a file is in the way of a directory tbforge needs: \
+             remove it, or pass another --out or --disk",
+        ),
+        K::ReadOnlyFilesystem | K::PermissionDenied => {
+            Some("not writable: pass an --out or --disk directory this user can write")
+        }
+        K::NotFound if path.to_string_lossy().contains(SCRATCH_MARK) => Some(
+            "a scratch file vanished during the build (removed by another program?): \
+             run the same command with --resume; if that fails the same way, \
+             delete the output and scratch directories and build again",
+        ),
+        _ => None,
+    };
+    match hint {
+        Some(hint) => Error::io(
+            action,
+            path,
+            std::io::Error::new(source.kind(), format!("{hint} ({source})")),
+        ),
+        None => Error::io(action, path, source),
+    }
+}
+
+fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     let started = Instant::now();
     let info = game.info();
     let out = &opts.out;
@@ -171,7 +237,7 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
     let external = opts.external_plan.is_some()
         || opts
             .mem_limit
-            .is_some_and(|limit| in_memory_bytes(&layout) > limit);
+            .is_some_and(|limit| in_memory_bytes(&layout, opts.encoding) > limit);
 
     let state_path = out.join(STATE_FILE);
     let mut state = match std::fs::read(&state_path) {
@@ -218,6 +284,18 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
     let resumed_partitions = state.finished.len();
     // A resumed build keeps the path it started on: the scratch it left is for that path.
     let external = state.external;
+    // Scratch directories are checked before the state file is written, so a
+    // bad --disk leaves no unfinished build behind.
+    let disks = if external {
+        let dirs = if opts.disks.is_empty() {
+            vec![out.clone()]
+        } else {
+            opts.disks.clone()
+        };
+        Some(ScratchDisks::open(&dirs, &param_hash)?)
+    } else {
+        None
+    };
     write_state(out, &state)?;
 
     if state.layers.is_none() && game.start().is_some() {
@@ -235,19 +313,17 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
     }
 
     let stats = IoStats::default();
-    let disks = if external {
-        let dirs = if opts.disks.is_empty() {
-            vec![out.clone()]
-        } else {
-            opts.disks.clone()
-        };
-        Some(ScratchDisks::open(&dirs, &param_hash)?)
-    } else {
-        None
-    };
-    let plan = opts.external_plan.unwrap_or_else(|| ExternalPlan {
-        checkpoint_every: opts.checkpoint_every,
-        ..ExternalPlan::for_mem_limit(opts.mem_limit.unwrap_or(1 << 30))
+    // The pipeline's buffers get what the process and the file writer leave
+    // of the budget (the writer runs between solves, but its compressors are
+    // freed to the allocator, which need not give them back to the system).
+    let plan = opts.external_plan.unwrap_or_else(|| {
+        let limit = opts.mem_limit.unwrap_or(1 << 30);
+        ExternalPlan {
+            checkpoint_every: opts.checkpoint_every,
+            ..ExternalPlan::for_mem_limit(
+                limit.saturating_sub(BASELINE_BYTES + format::write_memory_bytes(opts.encoding)),
+            )
+        }
     });
 
     let mut in_memory: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
@@ -264,27 +340,49 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
             }
             continue;
         }
-        let solved = match &disks {
+        let reachable = state.reachable_per_slot.as_ref().map(|r| r[slot]);
+        let entry = match &disks {
             None => {
                 let deps: Vec<Option<&[u8]>> = in_memory.iter().map(|v| v.as_deref()).collect();
                 let accelerated = opts
                     .accelerator
                     .as_ref()
                     .and_then(|a| a.solve_partition(game as &dyn Any, &layout, &deps, slot));
-                match accelerated {
+                let values = match accelerated {
                     Some(values) => {
                         accelerated_partitions += 1;
-                        Solved::Memory(values?)
+                        values?
                     }
-                    None => Solved::Memory(solve_partition(game, &layout, &deps, slot, &progress)?),
-                }
+                    None => solve_partition(game, &layout, &deps, slot, &progress)?,
+                };
+                progress.phase(&format!("{name} write"), 1);
+                let summary =
+                    format::write_partition_file(&path, &info, p, opts.encoding, &values)?;
+                let entry = FileEntry::new(info.kind, p, &name, &values, reachable, summary);
+                in_memory[slot] = Some(values);
+                entry
             }
             Some(disks) => {
+                // A checkpoint is only as good as the scratch it describes: if
+                // this partition's scratch files went missing, redo it whole
+                // (exact: the first scan recomputes everything they held).
                 let resume = state
                     .current
                     .clone()
                     .filter(|(s, _)| *s == slot)
-                    .map(|(_, c)| c);
+                    .map(|(_, c)| c)
+                    .filter(|_| scratch_intact(disks, &layout, slot));
+                for earlier in 0..slot {
+                    let values = disks.values_path(earlier);
+                    if !values.is_file() {
+                        return Err(Error::NotAvailable(format!(
+                            "cannot continue: {} (the values of a finished partition) is missing; \
+                             delete {} and the scratch directories, then build again",
+                            values.display(),
+                            out.display()
+                        )));
+                    }
+                }
                 solve_partition_external(
                     game,
                     &layout,
@@ -299,22 +397,31 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
                         write_state(out, &state)
                     },
                 )?;
+                progress.phase(&format!("{name} write"), 1);
+                // Streamed from the scratch value file a few blocks at a time:
+                // a partition larger than the memory budget is never held whole.
                 let file = ByteFile::open_existing(&disks.values_path(slot), layout.size(slot))?;
-                Solved::Mapped(map(&file)?)
+                let mut counts = Counts::default();
+                let summary = format::write_partition_file_from(
+                    &path,
+                    &info,
+                    p,
+                    opts.encoding,
+                    file.len(),
+                    &WriteOptions::default(),
+                    |offset, buf: &mut [u8]| {
+                        file.read_at(offset, buf)?;
+                        stats.read(buf.len() as u64);
+                        counts.add_values(info.kind, buf);
+                        Ok::<(), Error>(())
+                    },
+                )?;
+                FileEntry::from_counts(p, &name, &counts, reachable, summary)
             }
         };
-        let values = solved.values();
-        progress.phase(&format!("{name} write"), 1);
-        let summary = format::write_partition_file(&path, &info, p, opts.encoding, values)?;
-        let reachable = state.reachable_per_slot.as_ref().map(|r| r[slot]);
-        state.finished.push(FileEntry::new(
-            info.kind, p, &name, values, reachable, summary,
-        ));
+        state.finished.push(entry);
         state.current = None;
         write_state(out, &state)?;
-        if let Solved::Memory(v) = solved {
-            in_memory[slot] = Some(v);
-        }
     }
     progress.finish();
 
@@ -360,19 +467,13 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
     Ok(report)
 }
 
-/// A solved partition's values: in memory, or mapped from its scratch file.
-enum Solved {
-    Memory(Vec<u8>),
-    Mapped(memmap2::Mmap),
-}
-
-impl Solved {
-    fn values(&self) -> &[u8] {
-        match self {
-            Solved::Memory(v) => v,
-            Solved::Mapped(m) => m,
-        }
-    }
+/// Whether partition `slot`'s scratch files are all there, at their sizes.
+fn scratch_intact(disks: &ScratchDisks, layout: &Layout, slot: usize) -> bool {
+    let size = layout.size(slot);
+    let sized = |path: PathBuf, len: u64| std::fs::metadata(path).is_ok_and(|m| m.len() == len);
+    sized(disks.values_path(slot), size)
+        && sized(disks.side_path(slot, "summary"), size * 3)
+        && sized(disks.side_path(slot, "flags"), size.div_ceil(4))
 }
 
 /// Removes what a killed writer left under temporary names (`.NAME.tmpPID`):
@@ -392,14 +493,18 @@ fn remove_stale_temporaries(out: &Path) -> Result<()> {
 }
 
 /// What an all-in-memory build holds at its peak: every partition's values
-/// (later partitions read earlier ones) plus the forward-search bits.
-fn in_memory_bytes(layout: &Layout) -> u64 {
+/// (later partitions read earlier ones), the forward search's two bits per
+/// index or the solver's bit per index of the largest partition, the file
+/// writer and the process itself.
+fn in_memory_bytes(layout: &Layout, encoding: ValueEncoding) -> u64 {
     let total = layout.total_size();
-    total + total / 4 + BASELINE_BYTES
+    let largest = (0..layout.len()).map(|s| layout.size(s)).max().unwrap_or(0);
+    total + (total / 4).max(largest / 8) + format::write_memory_bytes(encoding) + BASELINE_BYTES
 }
 
 /// The process before any data: code, thread stacks, allocator (measured at
-/// about 5 MB for a tic-tac-toe build).
+/// 6-7 MB peak RSS for a tic-tac-toe build, about 6 MB of it the binary's
+/// mapped pages).
 const BASELINE_BYTES: u64 = 8 << 20;
 
 /// A finished partition's values read back from its tablebase file.
@@ -413,13 +518,4 @@ fn read_values(path: &Path, size: u64) -> Result<Vec<u8>> {
         )));
     }
     Ok(values)
-}
-
-fn map(file: &ByteFile) -> Result<memmap2::Mmap> {
-    let f = std::fs::File::open(file.path()).map_err(|e| Error::io("opening", file.path(), e))?;
-    // SAFETY: the scratch value file belongs to this build alone: it lives in a
-    // directory named for the build, the solver has finished writing it (and
-    // synced it), and nothing writes it while this map is alive; the map is
-    // dropped before the next partition is solved.
-    unsafe { memmap2::Mmap::map(&f) }.map_err(|e| Error::io("mapping", file.path(), e))
 }

@@ -1,0 +1,596 @@
+//! Faults a build meets on real machines, through the real command line: a
+//! full disk, a file size limit, a directory that cannot be created or
+//! written, scratch files removed while the build runs. Each must end in one
+//! line naming the path and the fix (exit 2, no panic), leave no file under a
+//! final name that is not a finished, correct one, and let `--resume` finish
+//! with the bytes of a clean build once the cause is gone.
+//!
+//! The full-disk tests mount small tmpfs file systems in a private mount
+//! namespace (`unshare -m`, needs root or user namespaces); where that is not
+//! possible they say so and return, and the file-size-limit test
+//! (RLIMIT_FSIZE, any Unix) still covers the write-failure path.
+
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+const EXE: &str = env!("CARGO_BIN_EXE_tbforge");
+/// Small (201,755 indices, 1.5 s through the pipeline) with 17 files.
+const SMALL: &[&str] = &["connect4", "--param", "width=4", "--param", "height=4"];
+/// Big enough (5.6 M indices) that a pipeline build runs for seconds.
+const BIG: &[&str] = &["connect4", "--param", "width=5", "--param", "height=4"];
+
+/// `tbforge build GAME --backend cpu --json --out OUT EXTRA...`.
+fn build_cmd(game: &[&str], out: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(EXE);
+    c.arg("build")
+        .args(game)
+        .args(["--backend", "cpu", "--json", "--out"])
+        .arg(out)
+        .args(extra);
+    c
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every file of a tablebase directory except the build log, by name.
+fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != "build-log.json")
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn assert_same(
+    actual: &BTreeMap<String, Vec<u8>>,
+    expected: &BTreeMap<String, Vec<u8>>,
+    what: &str,
+) {
+    let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(actual), names(expected), "{what}: different files");
+    for (name, bytes) in expected {
+        assert!(actual[name] == *bytes, "{what}: {name} differs");
+    }
+}
+
+/// A clean in-memory build of `game`, made once per test binary.
+fn reference(game: &'static [&'static str]) -> &'static BTreeMap<String, Vec<u8>> {
+    static SMALL_REF: OnceLock<BTreeMap<String, Vec<u8>>> = OnceLock::new();
+    static BIG_REF: OnceLock<BTreeMap<String, Vec<u8>>> = OnceLock::new();
+    let cell = if game == SMALL { &SMALL_REF } else { &BIG_REF };
+    cell.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("reference");
+        let o = build_cmd(game, &out, &[]).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        contents(&out)
+    })
+}
+
+/// The failed build's one-line error: exit 2, no panic, names `needle`
+/// (a path) and contains each of `words`.
+fn assert_clear_error(o: &Output, needle: &str, words: &[&str]) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "exit code; stderr: {err}");
+    assert!(!err.contains("panicked"), "a panic: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.contains(needle), "does not name {needle}: {err}");
+    for w in words {
+        assert!(err.contains(w), "does not say `{w}`: {err}");
+    }
+    err
+}
+
+/// After a failed build: every file under a final name is finished and equal
+/// to the clean build's; nothing else but the state file is left.
+fn assert_only_finished_files(out: &Path, expected: &BTreeMap<String, Vec<u8>>) -> usize {
+    let mut finished = 0;
+    for (name, bytes) in contents(out) {
+        if name == ".tbforge-build.json" {
+            continue;
+        }
+        assert!(!name.contains(".tmp"), "temporary file left: {name}");
+        let want = expected
+            .get(&name)
+            .unwrap_or_else(|| panic!("unexpected file {name}"));
+        assert!(
+            bytes == *want,
+            "{name} is under its final name but is not the finished file"
+        );
+        finished += 1;
+    }
+    finished
+}
+
+fn verify(out: &Path) {
+    let o = Command::new(EXE).arg("verify").arg(out).output().unwrap();
+    assert!(
+        o.status.success(),
+        "verify failed: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// Whether `unshare -m` can mount a tmpfs here; if not, says why.
+fn can_mount_tmpfs() -> bool {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    match Command::new("unshare")
+        .args([
+            "-m",
+            "sh",
+            "-c",
+            &format!("mount -t tmpfs -o size=64k tmpfs {dir}"),
+        ])
+        .output()
+    {
+        Ok(o) if o.status.success() => true,
+        Ok(o) => {
+            eprintln!(
+                "skipping: `unshare -m` + tmpfs mount failed here ({}); the file size limit test covers write failures",
+                stderr(&o).trim()
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("skipping: `unshare` is not available ({e}); the file size limit test covers write failures");
+            false
+        }
+    }
+}
+
+/// Runs `script` in a private mount namespace with `$T` the tbforge binary.
+fn in_namespace(dir: &Path, script: &str) -> Output {
+    let o = Command::new("unshare")
+        .args(["-m", "sh", "-euc", script])
+        .env("T", EXE)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "script failed: {}", stderr(&o));
+    o
+}
+
+/// Output `(status, stderr)` saved by a script as `NAME.rc` and `NAME.err`.
+fn saved(dir: &Path, name: &str) -> Output {
+    use std::os::unix::process::ExitStatusExt;
+    let rc: i32 = std::fs::read_to_string(dir.join(format!("{name}.rc")))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    Output {
+        status: std::process::ExitStatus::from_raw(rc << 8),
+        stdout: Vec::new(),
+        stderr: std::fs::read(dir.join(format!("{name}.err"))).unwrap(),
+    }
+}
+
+fn words(args: &[&str]) -> String {
+    args.join(" ")
+}
+
+#[test]
+fn full_output_disk_stops_cleanly_and_resumes_after_more_space() {
+    if !can_mount_tmpfs() {
+        return;
+    }
+    let expected = reference(SMALL);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir(dir.join("out")).unwrap();
+    // Room for some of the 17 files (each takes whole 4 KiB pages), not all.
+    let game = words(SMALL);
+    let script = format!(
+        r#"mount -t tmpfs -o size=40k tmpfs out
+rc=0; $T build {game} --backend cpu --json --out out/tb 2> full.err >/dev/null || rc=$?; echo $rc > full.rc
+mkdir failed; cp -a out/tb/. failed/
+mount -o remount,size=4m out
+rc=0; $T build {game} --backend cpu --json --out out/tb --resume 2> resumed.err >/dev/null || rc=$?; echo $rc > resumed.rc
+mkdir resumed; cp -a out/tb/. resumed/"#
+    );
+    in_namespace(dir, &script);
+    let full = saved(dir, "full");
+    assert_clear_error(&full, "out/tb/", &["disk full", "--resume"]);
+    let finished = assert_only_finished_files(&dir.join("failed"), expected);
+    assert!(
+        finished > 0,
+        "the disk filled before any file: make the tmpfs larger"
+    );
+    let resumed = saved(dir, "resumed");
+    assert!(resumed.status.success(), "resume: {}", stderr(&resumed));
+    assert_same(
+        &contents(&dir.join("resumed")),
+        expected,
+        "resumed after a full disk",
+    );
+    verify(&dir.join("resumed"));
+}
+
+#[test]
+fn full_scratch_disk_stops_cleanly_and_resumes_after_more_space() {
+    if !can_mount_tmpfs() {
+        return;
+    }
+    let expected = reference(SMALL);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir(dir.join("small")).unwrap();
+    // The pipeline's scratch (values, summaries, runs) of 201,755 indices
+    // striped over two disks: one of them holds only 64 KiB.
+    let game = words(SMALL);
+    let args = "--backend cpu --json --mem-limit 1M --out out --disk small --disk big";
+    let script = format!(
+        r#"mount -t tmpfs -o size=64k tmpfs small
+rc=0; $T build {game} {args} 2> full.err >/dev/null || rc=$?; echo $rc > full.rc
+mkdir failed; cp -a out/. failed/
+mount -o remount,size=16m small
+rc=0; $T build {game} {args} --resume 2> resumed.err >/dev/null || rc=$?; echo $rc > resumed.rc
+ls -A small > small.left"#
+    );
+    in_namespace(dir, &script);
+    let full = saved(dir, "full");
+    assert_clear_error(&full, "small/.tbforge-scratch-", &["disk full", "--resume"]);
+    assert_only_finished_files(&dir.join("failed"), expected);
+    let resumed = saved(dir, "resumed");
+    assert!(resumed.status.success(), "resume: {}", stderr(&resumed));
+    assert_same(
+        &contents(&dir.join("out")),
+        expected,
+        "resumed after a full scratch disk",
+    );
+    verify(&dir.join("out"));
+    let left = std::fs::read_to_string(dir.join("small.left")).unwrap();
+    assert!(left.trim().is_empty(), "scratch left behind: {left}");
+}
+
+/// Sets RLIMIT_FSIZE for the child and ignores SIGXFSZ, so that writes past
+/// the limit fail with EFBIG instead of killing it: a write failure on any
+/// Unix, no mount needed.
+fn limit_file_size(c: &mut Command, bytes: u64) {
+    // SAFETY: runs in the forked child before exec; setrlimit and signal are
+    // async-signal-safe and touch no memory of the parent.
+    unsafe {
+        c.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: bytes as libc::rlim_t,
+                rlim_max: bytes as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+}
+
+#[test]
+fn file_size_limit_stops_cleanly_and_resumes_without_it() {
+    let expected = reference(SMALL);
+    let biggest = expected.values().map(Vec::len).max().unwrap() as u64;
+    for (what, extra) in [
+        ("in memory", vec![]),
+        ("pipeline", vec!["--mem-limit", "1M", "--disk", "DISK"]),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        let disk = tmp.path().join("disk");
+        let extra: Vec<&str> = extra
+            .iter()
+            .map(|a| {
+                if *a == "DISK" {
+                    disk.to_str().unwrap()
+                } else {
+                    a
+                }
+            })
+            .collect();
+        let mut c = build_cmd(SMALL, &out, &extra);
+        limit_file_size(&mut c, biggest / 2);
+        let o = c.stdout(Stdio::null()).output().unwrap();
+        let err = assert_clear_error(
+            &o,
+            tmp.path().to_str().unwrap(),
+            &["file too large", "--resume"],
+        );
+        assert!(err.contains("ulimit"), "{what}: {err}");
+        assert_only_finished_files(&out, expected);
+        let o = build_cmd(SMALL, &out, &[extra.as_slice(), &["--resume"]].concat())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{what}: resume: {}", stderr(&o));
+        assert_same(&contents(&out), expected, what);
+        verify(&out);
+    }
+}
+
+#[test]
+fn a_file_in_the_way_is_a_clear_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("file");
+    std::fs::write(&file, b"not a directory").unwrap();
+    let f = file.to_str().unwrap();
+    let fine = tmp.path().join("fine");
+    let unused = tmp.path().join("unused");
+    let cases: Vec<(Vec<String>, &Path)> = vec![
+        (vec!["--out".into(), f.into()], &unused),
+        (vec!["--out".into(), format!("{f}/tb")], &unused),
+        (
+            vec!["--mem-limit".into(), "1M".into(), "--disk".into(), f.into()],
+            &fine,
+        ),
+        (
+            vec![
+                "--mem-limit".into(),
+                "1M".into(),
+                "--disk".into(),
+                format!("{f}/scratch"),
+            ],
+            &fine,
+        ),
+    ];
+    for (args, default_out) in cases {
+        let mut c = Command::new(EXE);
+        c.args(["build", "tictactoe", "--backend", "cpu"]);
+        if !args.iter().any(|a| a == "--out") {
+            c.arg("--out").arg(default_out);
+        }
+        let o = c.args(&args).output().unwrap();
+        assert_clear_error(&o, f, &["a file is in the way", "remove it"]);
+        if default_out.exists() {
+            // A refused --disk must not leave an unfinished build behind.
+            assert!(
+                !default_out.join(".tbforge-build.json").exists(),
+                "{args:?} left a state file"
+            );
+        }
+    }
+    // After removing the file, the same command works (no --resume needed).
+    std::fs::remove_file(&file).unwrap();
+    let o = Command::new(EXE)
+        .args([
+            "build",
+            "tictactoe",
+            "--backend",
+            "cpu",
+            "--mem-limit",
+            "1M",
+            "--disk",
+            f,
+            "--out",
+        ])
+        .arg(&fine)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_read_only_file_system_is_a_clear_usage_error() {
+    if !can_mount_tmpfs() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir(dir.join("ro")).unwrap();
+    let script = r#"mount -t tmpfs -o ro,size=64k tmpfs ro
+rc=0; $T build tictactoe --backend cpu --out ro/tb 2> out.err >/dev/null || rc=$?; echo $rc > out.rc
+rc=0; $T build tictactoe --backend cpu --out tb --mem-limit 1M --disk ro 2> disk.err >/dev/null || rc=$?; echo $rc > disk.rc"#;
+    in_namespace(dir, script);
+    for name in ["out", "disk"] {
+        assert_clear_error(&saved(dir, name), "ro/", &["not writable", "--disk"]);
+    }
+    assert!(
+        !dir.join("tb/.tbforge-build.json").exists(),
+        "a refused --disk left a state file"
+    );
+}
+
+/// Removes every run file it finds in the scratch directories under `disks`
+/// until `stop` is set; returns how many it removed.
+fn remove_run_files(disks: &[PathBuf], stop: &AtomicBool, removed: &AtomicUsize) {
+    while !stop.load(Ordering::Relaxed) {
+        for d in disks {
+            let Ok(scratch) = std::fs::read_dir(d) else {
+                continue;
+            };
+            for s in scratch.flatten() {
+                let Ok(files) = std::fs::read_dir(s.path()) else {
+                    continue;
+                };
+                for f in files.flatten() {
+                    let p = f.path();
+                    if p.extension().is_some_and(|x| x == "run") && std::fs::remove_file(&p).is_ok()
+                    {
+                        removed.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn scratch_files_removed_mid_build_give_a_clear_error_and_resume_recovers() {
+    let expected = reference(BIG);
+    let mut failures = 0;
+    for attempt in 0..3 {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        let disks = vec![tmp.path().join("d1"), tmp.path().join("d2")];
+        let extra = [
+            "--mem-limit",
+            "1M",
+            "--disk",
+            disks[0].to_str().unwrap(),
+            "--disk",
+            disks[1].to_str().unwrap(),
+        ];
+        let child = build_cmd(BIG, &out, &extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stop = AtomicBool::new(false);
+        let removed = AtomicUsize::new(0);
+        let o = std::thread::scope(|s| {
+            s.spawn(|| remove_run_files(&disks, &stop, &removed));
+            let o = child.wait_with_output().unwrap();
+            stop.store(true, Ordering::Relaxed);
+            o
+        });
+        let removed = removed.load(Ordering::Relaxed);
+        if o.status.success() {
+            // Every removal fell between a pass's uses of the file: the build
+            // must then be exact all the same.
+            assert_same(&contents(&out), expected, "a build that survived removals");
+            eprintln!("attempt {attempt}: the build survived {removed} removals; again");
+            continue;
+        }
+        assert!(
+            removed > 0,
+            "the build failed without any removal: {}",
+            stderr(&o)
+        );
+        assert_clear_error(&o, ".run", &["--resume"]);
+        assert_only_finished_files(&out, expected);
+        failures += 1;
+        let o = build_cmd(BIG, &out, &[extra.as_slice(), &["--resume"]].concat())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "resume: {}", stderr(&o));
+        assert_same(&contents(&out), expected, "resumed after removed run files");
+        for d in &disks {
+            assert_eq!(
+                std::fs::read_dir(d).unwrap().count(),
+                0,
+                "scratch left in {}",
+                d.display()
+            );
+        }
+        break;
+    }
+    assert!(failures > 0, "no attempt was disturbed by the removals");
+}
+
+/// Runs `cmd` and kills it (SIGKILL) as soon as its build state file in
+/// `out` satisfies `when`; false if the build ended first.
+fn kill_when(mut cmd: Command, out: &Path, when: impl Fn(&serde_json::Value) -> bool) -> bool {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let state = out.join(".tbforge-build.json");
+    let killed = loop {
+        if child.try_wait().unwrap().is_some() {
+            break false;
+        }
+        let seen = std::fs::read(&state)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+        if seen.is_some_and(|v| when(&v)) {
+            child.kill().unwrap();
+            break true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    child.wait().unwrap();
+    killed
+}
+
+#[test]
+fn removed_values_of_finished_partitions_are_a_clear_error() {
+    // Kill a pipeline build after a few partitions and remove the scratch
+    // values of the finished ones, which later partitions read: no pass can
+    // redo them, so resuming must say what to do rather than go on.
+    let expected = reference(BIG);
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let disk = tmp.path().join("disk");
+    let extra = ["--mem-limit", "1M", "--disk", disk.to_str().unwrap()];
+    let killed = kill_when(build_cmd(BIG, &out, &extra), &out, |v| {
+        v["finished"].as_array().is_some_and(|f| f.len() >= 3)
+    });
+    assert!(
+        killed,
+        "the build ended before three partitions were finished"
+    );
+    let finished = assert_only_finished_files(&out, expected);
+    let scratch = std::fs::read_dir(&disk)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut removed = 0;
+    for e in std::fs::read_dir(&scratch).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "values") {
+            std::fs::remove_file(p).unwrap();
+            removed += 1;
+        }
+    }
+    assert!(
+        removed >= finished.max(3),
+        "{removed} value files for {finished} finished partitions"
+    );
+    let o = build_cmd(BIG, &out, &[extra.as_slice(), &["--resume"]].concat())
+        .output()
+        .unwrap();
+    assert_clear_error(&o, ".values", &["is missing", "delete", "build again"]);
+    assert_only_finished_files(&out, expected);
+}
+
+#[test]
+fn a_checkpoint_without_its_scratch_redoes_the_partition() {
+    // Fore and Aft: one partition solved in dozens of passes, each ending in a
+    // checkpoint. Kill the build after a few passes, remove the partition's
+    // scratch values: the checkpoint no longer describes anything, and the
+    // resumed build must redo the partition rather than read zeros.
+    const GAME: &[&str] = &["foreandaft"];
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("reference");
+    let o = build_cmd(GAME, &reference, &[]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let expected = contents(&reference);
+    let out = tmp.path().join("out");
+    let disk = tmp.path().join("disk");
+    let extra = ["--mem-limit", "1M", "--disk", disk.to_str().unwrap()];
+    let checkpointed = kill_when(build_cmd(GAME, &out, &extra), &out, |v| {
+        v["current"][1]["next_pass"]
+            .as_u64()
+            .is_some_and(|p| p >= 3)
+    });
+    assert!(checkpointed, "the build ended before its third pass");
+    let scratch = std::fs::read_dir(&disk)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::remove_file(scratch.join("p00000.values")).expect("the partition's scratch values");
+    let o = build_cmd(GAME, &out, &[extra.as_slice(), &["--resume"]].concat())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_same(
+        &contents(&out),
+        &expected,
+        "resumed after its scratch values vanished",
+    );
+}

@@ -1,0 +1,87 @@
+//! `--mem-limit` bounds the process's peak resident memory (VmHWM, from
+//! build-log.json), not just the pipeline's buffers: a game whose in-memory
+//! build peaks well above the limit builds through the pipeline below it,
+//! with the same bytes.
+//!
+//! Measured on the 2-core CI box (test profile binary, `--threads 2`):
+//! connect4 5x4 (5.6 M indices) peaks at about 42 MB in memory (frontier
+//! BFS, every partition's values) and at about 12.9 MB through the pipeline
+//! with `--mem-limit 16M`; of that, about 6 MB are the binary's own mapped
+//! pages and about 3.6 MB the file writer's two zstd contexts.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+const GAME: &[&str] = &["connect4", "--param", "width=5", "--param", "height=4"];
+const LIMIT: u64 = 16 << 20;
+
+fn build(out: &Path, extra: &[&str]) -> serde_json::Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_tbforge"))
+        .arg("build")
+        .args(GAME)
+        // Thread count fixed: the writer holds one compressor per thread.
+        .args(["--backend", "cpu", "--json", "--threads", "2", "--out"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&std::fs::read(out.join("build-log.json")).unwrap()).unwrap()
+}
+
+fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != "build-log.json")
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn pipeline_peak_rss_stays_under_the_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let memory = tmp.path().join("memory");
+    let log = build(&memory, &[]);
+    assert_eq!(log["mode"], "memory");
+    let Some(memory_peak) = log["peak_rss"].as_u64() else {
+        eprintln!("skipping: no peak RSS on this system (it is read from /proc/self/status)");
+        return;
+    };
+    assert!(
+        memory_peak > LIMIT * 3 / 2,
+        "the in-memory build peaks at {memory_peak} bytes, not clearly above the {LIMIT}-byte limit: pick a bigger game"
+    );
+
+    let piped = tmp.path().join("pipeline");
+    let d1 = tmp.path().join("d1");
+    let d2 = tmp.path().join("d2");
+    let log = build(
+        &piped,
+        &[
+            "--mem-limit",
+            &LIMIT.to_string(),
+            "--disk",
+            d1.to_str().unwrap(),
+            "--disk",
+            d2.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(log["mode"], "external");
+    let peak = log["peak_rss"].as_u64().unwrap();
+    assert!(
+        peak < LIMIT,
+        "pipeline peak RSS {peak} bytes over the {LIMIT}-byte limit (in memory: {memory_peak})"
+    );
+    let (a, b) = (contents(&piped), contents(&memory));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (name, bytes) in &b {
+        assert!(a[name] == *bytes, "{name} differs between the two builds");
+    }
+}
