@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 bin=${TBFORGE:-target/release/tbforge}
 dir=${1:-/tmp/tbforge-pipeline-bench}
 game=${GAME:-nim}
-params=${PARAMS-"heaps=7,7,7,7,7,7,7"}
+params=${PARAMS-"heaps=8,8,8,8,8,8,8"}
 mem=${MEM:-16M}
 cgroup_mb=${CGROUP_MB:-48}
 [ -x "$bin" ] || cargo build --release --quiet

@@ -95,6 +95,7 @@ pub fn paths_agree(g: &AnyGame, chunk: u64) {
         o.external_plan = Some(ExternalPlan {
             checkpoint_every: std::time::Duration::ZERO,
             chunk,
+            lookup_chunk: chunk * 5,
             run_capacity: 100_000,
         });
     });

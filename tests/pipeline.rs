@@ -95,6 +95,7 @@ fn check(kind: GameKind) {
         let plan = ExternalPlan {
             checkpoint_every: std::time::Duration::ZERO,
             chunk,
+            lookup_chunk: chunk * 3,
             run_capacity: capacity,
         };
         let external = solve_game_external(&g, &scratch, plan, &Progress::hidden()).unwrap();

@@ -38,6 +38,11 @@ use std::time::{Duration, Instant};
 pub struct ExternalPlan {
     /// Positions per chunk (a multiple of 64).
     pub chunk: u64,
+    /// Positions per lookup range: the answer step holds one such range of a
+    /// partition's values (a byte each) while it answers the requests for
+    /// it. Requests are bucketed by lookup range, so the larger it is, the
+    /// fewer buckets and the longer each write of a flushed buffer.
+    pub lookup_chunk: u64,
     /// Records a write buffer holds before it flushes.
     pub run_capacity: usize,
     /// How often a pass makes its progress durable at a chunk or bucket
@@ -53,12 +58,15 @@ impl ExternalPlan {
     /// budget (31%). The answer step holds six record buffers of 16-byte
     /// records at once (the run reader's bytes, the block it reads, the block
     /// being answered, the answers, the write buffer being filled and the one
-    /// being flushed): each gets 1/16 (37.5% together).
+    /// being flushed): each gets 1/16 (37.5% together), and one lookup range
+    /// of values, 1/8 (12.5%).
     pub fn for_mem_limit(mem_limit: u64) -> ExternalPlan {
         let chunk = ((mem_limit / 128).max(4096) / 64) * 64;
+        let lookup_chunk = (mem_limit / 8).max(chunk);
         let run_capacity = ((mem_limit / 16) / 16).max(1024) as usize;
         ExternalPlan {
             chunk,
+            lookup_chunk,
             run_capacity,
             checkpoint_every: DEFAULT_CHECKPOINT_EVERY,
         }
@@ -283,14 +291,19 @@ fn solve_external<G: Game>(
     checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
 ) -> Result<()> {
     let size = layout.size(slot);
-    let chunks_of = |s: usize| layout.size(s).div_ceil(plan.chunk);
+    let chunks_of = |s: usize| layout.size(s).div_ceil(plan.lookup_chunk.max(1));
     let mut bucket_base = Vec::with_capacity(slot + 1);
     let mut next = 0u64;
     for s in 0..=slot {
         bucket_base.push(next);
         next += chunks_of(s);
     }
-    if next > MAX_BUCKETS || plan.chunk % 64 != 0 || plan.chunk >= 1 << super::runs::LOW_BITS {
+    if next > MAX_BUCKETS
+        || plan.chunk % 64 != 0
+        || plan.chunk >= 1 << super::runs::LOW_BITS
+        || plan.lookup_chunk == 0
+        || plan.lookup_chunk >= 1 << super::runs::LOW_BITS
+    {
         return Err(Error::NotAvailable(format!(
             "memory limit too small for {} positions: it needs {next} chunks of {}; raise --mem-limit",
             layout.total_size(),
@@ -489,11 +502,11 @@ impl<G: Game> Solver<'_, G> {
         })
     }
 
-    /// The bucket and in-chunk index of (slot, rank).
+    /// The request bucket and in-range index of (slot, rank).
     fn bucket_of(&self, slot: usize, rank: u64) -> (u64, u64) {
         (
-            self.bucket_base[slot] + rank / self.plan.chunk,
-            rank % self.plan.chunk,
+            self.bucket_base[slot] + rank / self.plan.lookup_chunk,
+            rank % self.plan.lookup_chunk,
         )
     }
 
@@ -667,7 +680,9 @@ impl<G: Game> Solver<'_, G> {
         // Buckets in order, numbered for checkpoints.
         let buckets: Vec<(usize, u64)> = slots
             .iter()
-            .flat_map(|&s| (0..self.layout.size(s).div_ceil(self.plan.chunk)).map(move |c| (s, c)))
+            .flat_map(|&s| {
+                (0..self.layout.size(s).div_ceil(self.plan.lookup_chunk)).map(move |c| (s, c))
+            })
             .collect();
         let mut file: Option<(usize, ByteFile)> = None;
         for (ordinal, &(s, c)) in buckets.iter().enumerate().skip(first as usize) {
@@ -681,7 +696,8 @@ impl<G: Game> Solver<'_, G> {
                 }
                 let file = &file.as_ref().expect("opened above").1;
                 let bucket = self.bucket_base[s] + c;
-                let (lo, hi) = self.chunk_range(size, c);
+                let lo = c * self.plan.lookup_chunk;
+                let hi = (lo + self.plan.lookup_chunk).min(size);
                 let mut chunk: Option<Vec<u8>> = None;
                 let read = read_bucket(
                     self.disks,
