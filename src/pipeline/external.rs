@@ -454,12 +454,14 @@ impl<G: Game> Solver<'_, G> {
         let mut buf = vec![0u8; len];
         file.read_at(offset, &mut buf)?;
         self.stats.read(len as u64);
+        self.progress.bytes(len as u64);
         Ok(buf)
     }
 
     fn write(&self, file: &ByteFile, offset: u64, buf: &[u8]) -> Result<()> {
         file.write_at(offset, buf)?;
         self.stats.wrote(buf.len() as u64);
+        self.progress.bytes(buf.len() as u64);
         Ok(())
     }
 
@@ -649,6 +651,7 @@ impl<G: Game> Solver<'_, G> {
         )?;
         let index = requests.finish()?;
         self.stats.wrote(index.bytes);
+        self.progress.bytes(index.bytes);
         Ok(index)
     }
 
@@ -727,6 +730,7 @@ impl<G: Game> Solver<'_, G> {
                     },
                 )?;
                 self.stats.read(read);
+                self.progress.bytes(read);
             }
             if ordinal + 1 < buckets.len() && self.checkpoint_due() {
                 let mut w = WithinPass::at(Step::Answer);
@@ -738,6 +742,7 @@ impl<G: Game> Solver<'_, G> {
         }
         let index = answers.finish()?;
         self.stats.wrote(index.bytes);
+        self.progress.bytes(index.bytes);
         Ok(index)
     }
 
@@ -773,6 +778,7 @@ impl<G: Game> Solver<'_, G> {
                     },
                 )?;
                 self.stats.read(read);
+                self.progress.bytes(read);
                 let mut packed = vec![0u8; summaries.len() * Summary::BYTES];
                 for (j, s) in summaries.iter().enumerate() {
                     s.encode(&mut packed[j * Summary::BYTES..(j + 1) * Summary::BYTES]);
@@ -895,6 +901,7 @@ impl<G: Game> Solver<'_, G> {
                     },
                 )?;
                 self.stats.read(read);
+                self.progress.bytes(read);
                 let mut changed = false;
                 for (j, acc) in accs.iter().enumerate() {
                     if flag(&flags, j) != ONGOING | INTERNAL {
