@@ -66,6 +66,8 @@ echo "pipeline and in-memory builds: identical bytes"
 python3 - "$dir/external/build-log.json" "$dir/memory/build-log.json" "$w" "$r" "$mem" "${cg:+$cgroup_mb MiB}" <<'PY'
 import json, sys
 ext, mem = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+if ext["mode"] != "external" or ext["pipeline_seconds"] <= 0:
+    sys.exit(f"the build fitted in {sys.argv[5]} and ran in memory: lower MEM or use a larger game")
 w, r, limit, cgroup = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6] or "none"
 R, W = ext["scratch_bytes_read"], ext["scratch_bytes_written"]
 t = ext["pipeline_seconds"]
