@@ -110,3 +110,52 @@ fn probe_exit_codes_follow_the_contract() {
     let o = tbforge(&["probe", d, "W:a1,zz;B:g7;w"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+fn memory_limit_below_the_forward_search_is_refused_before_writing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tb");
+    let out_s = out.to_str().unwrap();
+    let o = tbforge(&[
+        "build",
+        "connect4",
+        "--param",
+        "width=4",
+        "--param",
+        "height=4",
+        "--backend",
+        "cpu",
+        "--mem-limit",
+        "16K",
+        "--out",
+        out_s,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("forward search") && err.contains("raise it to at least"),
+        "{err}"
+    );
+    assert!(
+        !out.join(".tbforge-build.json").exists(),
+        "a refused build left state"
+    );
+    // The suggested limit works, with no --resume needed.
+    let o = tbforge(&[
+        "build",
+        "connect4",
+        "--param",
+        "width=4",
+        "--param",
+        "height=4",
+        "--backend",
+        "cpu",
+        "--mem-limit",
+        "1M",
+        "--out",
+        out_s,
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -231,7 +231,7 @@ fn full_scratch_disk_stops_cleanly_and_resumes_after_more_space() {
     // The pipeline's scratch (values, summaries, runs) of 201,755 indices
     // striped over two disks: one of them holds only 64 KiB.
     let game = words(SMALL);
-    let args = "--backend cpu --json --mem-limit 1M --out out --disk small --disk big";
+    let args = "--backend cpu --json --mem-limit 2M --out out --disk small --disk big";
     let script = format!(
         r#"mount -t tmpfs -o size=64k tmpfs small
 rc=0; $T build {game} {args} 2> full.err >/dev/null || rc=$?; echo $rc > full.rc
@@ -283,7 +283,7 @@ fn file_size_limit_stops_cleanly_and_resumes_without_it() {
     let biggest = expected.values().map(Vec::len).max().unwrap() as u64;
     for (what, extra) in [
         ("in memory", vec![]),
-        ("pipeline", vec!["--mem-limit", "1M", "--disk", "DISK"]),
+        ("pipeline", vec!["--mem-limit", "2M", "--disk", "DISK"]),
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("out");
@@ -329,13 +329,13 @@ fn a_file_in_the_way_is_a_clear_usage_error() {
         (vec!["--out".into(), f.into()], &unused),
         (vec!["--out".into(), format!("{f}/tb")], &unused),
         (
-            vec!["--mem-limit".into(), "1M".into(), "--disk".into(), f.into()],
+            vec!["--mem-limit".into(), "2M".into(), "--disk".into(), f.into()],
             &fine,
         ),
         (
             vec![
                 "--mem-limit".into(),
-                "1M".into(),
+                "2M".into(),
                 "--disk".into(),
                 format!("{f}/scratch"),
             ],
@@ -367,7 +367,7 @@ fn a_file_in_the_way_is_a_clear_usage_error() {
             "--backend",
             "cpu",
             "--mem-limit",
-            "1M",
+            "2M",
             "--disk",
             f,
             "--out",
@@ -388,7 +388,7 @@ fn a_read_only_file_system_is_a_clear_usage_error() {
     std::fs::create_dir(dir.join("ro")).unwrap();
     let script = r#"mount -t tmpfs -o ro,size=64k tmpfs ro
 rc=0; $T build tictactoe --backend cpu --out ro/tb 2> out.err >/dev/null || rc=$?; echo $rc > out.rc
-rc=0; $T build tictactoe --backend cpu --out tb --mem-limit 1M --disk ro 2> disk.err >/dev/null || rc=$?; echo $rc > disk.rc"#;
+rc=0; $T build tictactoe --backend cpu --out tb --mem-limit 2M --disk ro 2> disk.err >/dev/null || rc=$?; echo $rc > disk.rc"#;
     in_namespace(dir, script);
     for name in ["out", "disk"] {
         assert_clear_error(&saved(dir, name), "ro/", &["not writable", "--disk"]);
@@ -434,7 +434,7 @@ fn scratch_files_removed_mid_build_give_a_clear_error_and_resume_recovers() {
         let disks = vec![tmp.path().join("d1"), tmp.path().join("d2")];
         let extra = [
             "--mem-limit",
-            "1M",
+            "2M",
             "--disk",
             disks[0].to_str().unwrap(),
             "--disk",
@@ -522,7 +522,7 @@ fn removed_values_of_finished_partitions_are_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let disk = tmp.path().join("disk");
-    let extra = ["--mem-limit", "1M", "--disk", disk.to_str().unwrap()];
+    let extra = ["--mem-limit", "2M", "--disk", disk.to_str().unwrap()];
     let killed = kill_when(build_cmd(BIG, &out, &extra), &out, |v| {
         v["finished"].as_array().is_some_and(|f| f.len() >= 3)
     });
@@ -570,7 +570,7 @@ fn a_checkpoint_without_its_scratch_redoes_the_partition() {
     let expected = contents(&reference);
     let out = tmp.path().join("out");
     let disk = tmp.path().join("disk");
-    let extra = ["--mem-limit", "1M", "--disk", disk.to_str().unwrap()];
+    let extra = ["--mem-limit", "2M", "--disk", disk.to_str().unwrap()];
     let checkpointed = kill_when(build_cmd(GAME, &out, &extra), &out, |v| {
         v["current"][1]["next_pass"]
             .as_u64()

@@ -234,6 +234,17 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     let layout = Layout::new(game)?;
     let param_hash = format!("{:016x}", info.param_hash());
     let total = layout.total_size();
+    // Checked before anything is written, so that a retry needs no --resume.
+    if let (Some(limit), Some(_)) = (opts.mem_limit, game.start()) {
+        let needs = layout.total_size().div_ceil(4);
+        if needs > limit {
+            return Err(Error::NotAvailable(format!(
+                "--mem-limit {limit} bytes is below what the forward search of {} positions keeps in memory ({needs} bytes, 2 bits each): raise it to at least {}M",
+                layout.total_size(),
+                (needs + BASELINE_BYTES + format::write_memory_bytes(opts.encoding)).div_ceil(1 << 20)
+            )));
+        }
+    }
     let external = opts.external_plan.is_some()
         || opts
             .mem_limit
