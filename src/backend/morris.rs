@@ -186,17 +186,32 @@ pub fn mix64(mut z: u64) -> u64 {
 }
 
 /// Hash of a successor: its partition (colour-1 count `k1`, colour-2 count
-/// `k2`, from the successor's side to move) and its rank there.
+/// `k2`, from the successor's side to move) and its rank there. One
+/// multiplication by an odd constant and one xor-shift, both bijective, so
+/// distinct (partition, rank) pairs never collide; cheap because the v3
+/// kernel evaluates it on every board edge (`morris_hash_tagged`).
 #[inline(always)]
 pub fn successor_hash(k1: u32, k2: u32, rank: u64) -> u64 {
     let tag = u64::from(k1 * 32 + k2);
-    mix64(rank | (tag << 40))
+    let h = (rank | (tag << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^ (h >> 32)
 }
 
-/// What one position contributes to a [`Summary`]'s digest.
+/// Odd constant weighing a position's successor count in its digest.
+const COUNT_WEIGHT: u64 = 0xD6E8_FEB8_6659_FD93;
+
+/// What one position contributes to a [`Summary`]'s digest:
+/// `(checksum + successors * COUNT_WEIGHT) * (mix64(rank) | 1)`. Linear in
+/// the checksum and the count for a given rank, so the kernel may add the
+/// contributions of one position's successors at different times and from
+/// different threads (`morris_summary3b` batches capture walks across
+/// positions); the odd multiplier keeps every change of one position's
+/// checksum or count visible in the digest.
 #[inline(always)]
 pub fn position_digest(rank: u64, e: Expansion) -> u64 {
-    mix64(e.checksum ^ (rank << 16) ^ u64::from(e.successors))
+    e.checksum
+        .wrapping_add(u64::from(e.successors).wrapping_mul(COUNT_WEIGHT))
+        .wrapping_mul(mix64(rank) | 1)
 }
 
 /// Algorithm 1's term of a cell with `m` cells after it, `l1` colour-1 and

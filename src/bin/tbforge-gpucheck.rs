@@ -271,6 +271,28 @@ fn run(o: &Opts) -> tbforge::Result<bool> {
         if best.0 == 0.0 {
             return Ok(false);
         }
+        // Ranges that end inside a warp (stand-in lanes) for every kernel; after
+        // the timings, so that a kernel that fails here leaves them in the log.
+        for (k1, k2) in [(7, 7), (9, 9), (3, 9)] {
+            let p = MorrisPartition::new(k1, k2)?;
+            let (start, n) = (Rank(12_345), 1_000_003u64);
+            let want = cpu::morris_summary(p, start, n)?;
+            for (name, _) in MORRIS_SUMMARY_KERNELS {
+                let got = g.morris_summary(p, start, n, 256, name)?;
+                let same = got.value == want;
+                ok &= same;
+                log.line(format!(
+                    "{name} {k1}-{k2} ranks 12345 + 1000003: matches cpu: {same}"
+                ));
+            }
+            let ranks = random_ranks(&mut seed, p.size(), 1001);
+            let want = cpu::morris_expand_ranks(p, &ranks)?;
+            for (name, _) in MORRIS_EXPAND_KERNELS {
+                let same = g.morris_expand_ranks_with(p, &ranks, name)? == want;
+                ok &= same;
+                log.line(format!("{name} {k1}-{k2} 1001 ranks: matches cpu: {same}"));
+            }
+        }
         // Per-position results back to the host, digested there.
         let mut host = Summary::default();
         let streamed =

@@ -77,6 +77,9 @@ pub enum MorrisKernel {
     /// v3 with the capture walks of a warp's mill-closing moves spread over
     /// its lanes.
     V3Warp,
+    /// v3 summary only: capture walks queued across positions and run 32 at
+    /// a time (the digest is linear in each position's checksum and count).
+    V3Batch,
 }
 
 /// The Morris summary kernels by entry point, with their algorithm (the
@@ -88,6 +91,9 @@ pub const MORRIS_SUMMARY_KERNELS: &[(&str, MorrisKernel)] = &[
     ("morris_summary3l_lb", MorrisKernel::V3Lane),
     ("morris_summary3w_lb", MorrisKernel::V3Warp),
     ("morris_summary3w_r80", MorrisKernel::V3Warp),
+    ("morris_summary3w_r48", MorrisKernel::V3Warp),
+    ("morris_summary3b_lb", MorrisKernel::V3Batch),
+    ("morris_summary3b_r80", MorrisKernel::V3Batch),
 ];
 
 /// The per-position Morris expansion kernels by entry point.
@@ -99,26 +105,31 @@ pub const MORRIS_EXPAND_KERNELS: &[(&str, MorrisKernel)] = &[
 
 /// The expansion kernel behind [`CudaBackend::morris_expand_ranks`] and
 /// [`CudaBackend::morris_expand_streamed`].
-const DEFAULT_EXPAND: &str = "morris_expand";
+const DEFAULT_EXPAND: &str = "morris_expand3w";
 
 /// Dynamic shared memory of a v3 kernel (`mc_load` in morris.cu): its term
-/// table (24 x L1 x (L1 + 2) pairs of u64) and 1,920 bytes of queue per warp.
-fn morris3_smem(part: MorrisPartition, block: u32) -> u32 {
+/// table (24 x L1 x (L1 + 2) pairs of u64) and a queue per warp of `queue`
+/// bytes (`mc_smem_queue_bytes`).
+fn morris3_smem(part: MorrisPartition, block: u32, queue: u32) -> u32 {
     let l1 = part.mover().max(part.opponent()) + 1;
-    24 * l1 * (l1 + 2) * 16 + block.div_ceil(32) * (128 * 12 + 32 * 12)
+    24 * l1 * (l1 + 2) * 16 + block.div_ceil(32) * queue
 }
 
 /// Dynamic shared memory of a Morris expansion kernel at `block` threads.
 fn morris_kernel_smem(kind: MorrisKernel, part: MorrisPartition, block: u32) -> u32 {
     match kind {
         MorrisKernel::V2 => morris_smem(part),
-        MorrisKernel::V3Lane | MorrisKernel::V3Warp => morris3_smem(part, block),
+        MorrisKernel::V3Lane | MorrisKernel::V3Warp => {
+            morris3_smem(part, block, 128 * 12 + 32 * 12)
+        }
+        MorrisKernel::V3Batch => morris3_smem(part, block, 128 * 24),
     }
 }
 
 /// The most dynamic shared memory a v3 kernel is allowed (opted in at load:
-/// the table for 9 a side and the queues of 1,024 threads fit).
-const MORRIS3_SMEM_MAX: i32 = 112 * 1024;
+/// the table for 9 a side and the queues of 1,024 threads fit; sm_90 allows
+/// 227 KiB).
+const MORRIS3_SMEM_MAX: i32 = 160 * 1024;
 
 /// Dynamic shared memory of the Morris kernels: common.cuh's term table for
 /// counts up to max(k1, k2), `tb_terms_len(L1)` u64 (at most 38,400 bytes for
