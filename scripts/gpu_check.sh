@@ -4,6 +4,10 @@
 # (Morris 7-7 expansion, CPU all cores vs GPU). The binary is built elsewhere:
 #   cargo build --release --bin tbforge-gpucheck
 #   cp target/release/tbforge-gpucheck scripts/gpu_check.sh .device/
+# The device tool sends the session's own checkout, also when a helper calls
+# it from another worktree: a helper copies the two files into a folder of
+# that checkout's ignored .device/ (e.g. .device/kperf/), carries that folder
+# and runs `BIN=.device/kperf/tbforge-gpucheck bash .device/kperf/gpu_check.sh`.
 # Full logs go to $OUT (default /tmp/tbforge-gpucheck). Extra arguments go to
 # tbforge-gpucheck (--ranks-log2 N, --samples N, --seed S).
 set -uo pipefail

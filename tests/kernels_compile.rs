@@ -21,7 +21,15 @@ fn wheel_lib_dir() -> Option<PathBuf> {
 fn entries(file: &str) -> &'static [&'static str] {
     match file {
         "hash.cu" => &["tb_rank_check"],
-        "morris.cu" => &["morris_expand", "morris_summary"],
+        "morris.cu" => &[
+            "morris_expand",
+            "morris_summary",
+            "morris_expand3l",
+            "morris_expand3w",
+            "morris_summary3l",
+            "morris_summary3w",
+            "morris_summary3w_lb",
+        ],
         "retro.cu" => &["retro_first_scan", "retro_pass_kernel"],
         "connect4.cu" => &["connect4_solve"],
         other => panic!("kernel file {other} has no entry list in this test: add one"),

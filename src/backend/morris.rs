@@ -39,7 +39,9 @@
 //! ([`super::rank24::unrank`]). A slide from cell a to cell b changes only the
 //! terms of Algorithm 1 for cells between a and b (elsewhere the counts of
 //! pieces still to place are unchanged), so the successor's rank is the
-//! swapped parent rank plus the change over that range. The successors of a
+//! swapped parent rank plus the change over that range; one walk over the
+//! board gathers per-cell prefix sums that make each such change a
+//! difference of two numbers ([`Prefix`]), with no loop per move. The successors of a
 //! mill-closing move differ from the slid board by one removed opponent piece
 //! at c; removing it lowers the opponent count seen by every cell before c,
 //! so one walk over the board with both counts yields all of them.
@@ -184,49 +186,100 @@ pub fn mix64(mut z: u64) -> u64 {
 }
 
 /// Hash of a successor: its partition (colour-1 count `k1`, colour-2 count
-/// `k2`, from the successor's side to move) and its rank there.
+/// `k2`, from the successor's side to move) and its rank there. One
+/// multiplication by an odd constant and one xor-shift, both bijective, so
+/// distinct (partition, rank) pairs never collide; cheap because the v3
+/// kernel evaluates it on every board edge (`morris_hash_tagged`).
 #[inline(always)]
 pub fn successor_hash(k1: u32, k2: u32, rank: u64) -> u64 {
     let tag = u64::from(k1 * 32 + k2);
-    mix64(rank | (tag << 40))
+    let h = (rank | (tag << 40)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^ (h >> 32)
 }
 
-/// What one position contributes to a [`Summary`]'s digest.
+/// Odd constant weighing a position's successor count in its digest.
+const COUNT_WEIGHT: u64 = 0xD6E8_FEB8_6659_FD93;
+
+/// What one position contributes to a [`Summary`]'s digest:
+/// `(checksum + successors * COUNT_WEIGHT) * (mix64(rank) | 1)`. Linear in
+/// the checksum and the count for a given rank, so the kernel may add the
+/// contributions of one position's successors at different times and from
+/// different threads (`morris_summary3b` batches capture walks across
+/// positions); the odd multiplier keeps every change of one position's
+/// checksum or count visible in the digest.
 #[inline(always)]
 pub fn position_digest(rank: u64, e: Expansion) -> u64 {
-    mix64(e.checksum ^ (rank << 16) ^ u64::from(e.successors))
+    e.checksum
+        .wrapping_add(u64::from(e.successors).wrapping_mul(COUNT_WEIGHT))
+        .wrapping_mul(mix64(rank) | 1)
 }
 
-/// Cells below cell `i`.
+/// Algorithm 1's term of a cell with `m` cells after it, `l1` colour-1 and
+/// `l2` colour-2 pieces still to place, for a colour-1 cell (`is1`) or an
+/// empty one; 0 where the counts are no board's (`l2` = -1, more than 24
+/// pieces). The kernel's table `mc_table` holds the same values.
 #[inline(always)]
-fn below(i: usize) -> u32 {
-    (1u32 << i) - 1
-}
-
-/// Rank change when a colour-2 piece of the board (`o` colour 1, `x` colour 2,
-/// colour counts `k1`, `k2`) moves from cell `a` to the empty cell `b`: only
-/// cells between them see different counts of pieces still to place.
-#[inline(always)]
-fn slide_delta(o: u32, x: u32, k1: u32, k2: u32, a: usize, b: usize) -> u64 {
-    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-    let x_new = x ^ (1 << a) ^ (1 << b);
-    let mut l1 = (k1 - (o & below(lo)).count_ones()) as usize;
-    let l2 = (k2 - (x & below(lo)).count_ones()) as usize;
-    let (mut l2_old, mut l2_new) = (l2, l2);
-    let mut delta = 0u64;
-    for i in lo..=hi {
-        let m = CELLS - 1 - i;
-        let is1 = (o >> i) & 1 != 0;
-        let old2 = (x >> i) & 1 != 0;
-        let new2 = (x_new >> i) & 1 != 0;
-        let t_old = rank24::term(m, l1 + l2_old, l1, is1, old2);
-        let t_new = rank24::term(m, l1 + l2_new, l1, is1, new2);
-        delta = delta.wrapping_add(t_new).wrapping_sub(t_old);
-        l1 -= usize::from(is1);
-        l2_old -= usize::from(old2);
-        l2_new -= usize::from(new2);
+fn pterm(m: usize, l1: u32, l2: i32, is1: bool) -> u64 {
+    if l2 < 0 {
+        return 0;
     }
-    delta
+    let s = (l1 + l2 as u32) as usize;
+    if s == 0 || s > CELLS {
+        return 0;
+    }
+    rank24::term(m, s, l1 as usize, is1, false)
+}
+
+/// Slide re-ranking by differences of per-cell prefix terms (the kernel's
+/// `mc_cell`). In the successor's view (colour 1 = the opponent `o`, `k1`
+/// pieces; colour 2 = the mover `x`, `k2`), let l1_i, l2_i be the pieces
+/// still to place at cell i, TE_i(d) the term of cell i if it were empty with
+/// l2_i + d colour-2 pieces to place, D+_i / D-_i the change of cell i's own
+/// term when l2_i grows / shrinks by one (0 on colour-2 cells) and P+_i / P-_i
+/// their sums over the cells before i. A colour-2 piece sliding from a to the
+/// empty cell b changes l2 by +1 on the cells strictly between them when
+/// a < b and by -1 when a > b, and swaps the contents of a and b, so the
+/// successor's rank is the swapped parent's plus
+/// `up[a] - up[b]` (a < b) or `down[a] - down[b]` (a > b), where
+/// `up[i] = TE_i(0) - P+_i` and `down[i] = TE_i(-1) + P-_i`. Every term
+/// outside a valid count range cancels in those differences.
+struct Prefix {
+    up: [u64; CELLS],
+    down: [u64; CELLS],
+}
+
+impl Prefix {
+    fn new(o: u32, x: u32, k1: u32, k2: u32) -> Prefix {
+        let (mut up, mut down) = ([0u64; CELLS], [0u64; CELLS]);
+        let (mut l1, mut l2) = (k1, k2 as i32);
+        let (mut pp, mut pm) = (0u64, 0u64);
+        for i in 0..CELLS {
+            let m = CELLS - 1 - i;
+            let is1 = (o >> i) & 1 != 0;
+            let is2 = (x >> i) & 1 != 0;
+            let te = pterm(m, l1, l2, false);
+            up[i] = te.wrapping_sub(pp);
+            down[i] = pterm(m, l1, l2 - 1, false).wrapping_add(pm);
+            if !is2 {
+                let t = pterm(m, l1, l2, is1);
+                pp = pp.wrapping_add(pterm(m, l1, l2 + 1, is1).wrapping_sub(t));
+                pm = pm.wrapping_add(pterm(m, l1, l2 - 1, is1).wrapping_sub(t));
+            }
+            l1 -= u32::from(is1);
+            l2 -= i32::from(is2);
+        }
+        Prefix { up, down }
+    }
+
+    /// Rank change of the slide a -> b.
+    #[inline(always)]
+    fn delta(&self, a: usize, b: usize) -> u64 {
+        if a < b {
+            self.up[a].wrapping_sub(self.up[b])
+        } else {
+            self.down[a].wrapping_sub(self.down[b])
+        }
+    }
 }
 
 /// Adds the successors of a mill-closing move. `o` is the opponent (colour 1
@@ -302,6 +355,8 @@ pub fn expand(part: MorrisPartition, rank: u64) -> Expansion {
     let empty = !(mover | opp) & FULL;
     let flying = k1 == 3;
     let mut free_opp = None;
+    // Successor's view: colour 1 = opponent (k2), colour 2 = mover (k1).
+    let prefix = Prefix::new(opp, mover, k2, k1);
     let mut pieces = mover;
     while pieces != 0 {
         let a = pieces.trailing_zeros() as usize;
@@ -310,10 +365,7 @@ pub fn expand(part: MorrisPartition, rank: u64) -> Expansion {
         while dests != 0 {
             let b = dests.trailing_zeros() as usize;
             dests &= dests - 1;
-            // Successor's view: colour 1 = opponent (k2), colour 2 = mover (k1).
-            let r_slid = board
-                .swapped
-                .wrapping_add(slide_delta(opp, mover, k2, k1, a, b));
+            let r_slid = board.swapped.wrapping_add(prefix.delta(a, b));
             let moved = mover ^ (1 << a) ^ (1 << b);
             let (m0, m1) = (MILLS_AT[2 * b], MILLS_AT[2 * b + 1]);
             let closes = moved & m0 == m0 || moved & m1 == m1;
@@ -412,5 +464,30 @@ mod tests {
         }
         assert_eq!(deg, [0, 0, 12, 8, 4]);
         assert_eq!(ADJACENT[4], (1 << 1) | (1 << 3) | (1 << 5) | (1 << 7)); // b4
+    }
+
+    /// The v3 kernel builds its move and mill tests at compile time from its
+    /// own copy of the mill lines: it must be this table's.
+    #[test]
+    fn kernel_copy_of_mill_lines() {
+        let src = include_str!("../../kernels/morris.cu");
+        let start = src
+            .find("#define MORRIS_LINE_LIST")
+            .expect("morris.cu defines MORRIS_LINE_LIST");
+        let mut cells = Vec::new();
+        for line in src[start + "#define MORRIS_LINE_LIST".len()..].lines() {
+            let body = line.trim_end_matches('\\');
+            cells.extend(
+                body.split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(|t| t.parse::<u8>().expect("a cell number")),
+            );
+            if !line.trim_end().ends_with('\\') {
+                break;
+            }
+        }
+        let want: Vec<u8> = MILL_LINES.iter().flatten().copied().collect();
+        assert_eq!(cells, want);
     }
 }

@@ -71,6 +71,71 @@ pub fn kernel_source(name: &str) -> Result<String> {
     Ok(out)
 }
 
+/// Which algorithm a Morris expansion kernel of `kernels/morris.cu` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MorrisKernel {
+    /// v2: a range loop per slide, mill-closing moves in a second pass.
+    V2,
+    /// v3: prefix-term re-ranking in one unrolled walk; each lane walks the
+    /// captures of its own mill-closing moves.
+    V3Lane,
+    /// v3 with the capture walks of a warp's mill-closing moves spread over
+    /// its lanes.
+    V3Warp,
+    /// v3 summary only: capture walks queued across positions and run 32 at
+    /// a time (the digest is linear in each position's checksum and count).
+    V3Batch,
+}
+
+/// The Morris summary kernels by entry point, with their algorithm (the
+/// `_lb` / `_r80` entries cap registers with `__launch_bounds__`).
+pub const MORRIS_SUMMARY_KERNELS: &[(&str, MorrisKernel)] = &[
+    ("morris_summary", MorrisKernel::V2),
+    ("morris_summary3l", MorrisKernel::V3Lane),
+    ("morris_summary3w", MorrisKernel::V3Warp),
+    ("morris_summary3l_lb", MorrisKernel::V3Lane),
+    ("morris_summary3w_lb", MorrisKernel::V3Warp),
+    ("morris_summary3w_r80", MorrisKernel::V3Warp),
+    ("morris_summary3w_r48", MorrisKernel::V3Warp),
+    ("morris_summary3b_lb", MorrisKernel::V3Batch),
+    ("morris_summary3b_r80", MorrisKernel::V3Batch),
+];
+
+/// The per-position Morris expansion kernels by entry point.
+pub const MORRIS_EXPAND_KERNELS: &[(&str, MorrisKernel)] = &[
+    ("morris_expand", MorrisKernel::V2),
+    ("morris_expand3l", MorrisKernel::V3Lane),
+    ("morris_expand3w", MorrisKernel::V3Warp),
+];
+
+/// The expansion kernel behind [`CudaBackend::morris_expand_ranks`] and
+/// [`CudaBackend::morris_expand_streamed`].
+const DEFAULT_EXPAND: &str = "morris_expand3w";
+
+/// Dynamic shared memory of a v3 kernel (`mc_load` in morris.cu): its term
+/// table (24 x L1 x (L1 + 2) pairs of u64) and a queue per warp of `queue`
+/// bytes (`mc_smem_queue_bytes`).
+fn morris3_smem(part: MorrisPartition, block: u32, queue: u32) -> u32 {
+    let l1 = part.mover().max(part.opponent()) + 1;
+    24 * l1 * (l1 + 2) * 16 + block.div_ceil(32) * queue
+}
+
+/// Dynamic shared memory of a Morris expansion kernel at `block` threads.
+fn morris_kernel_smem(kind: MorrisKernel, part: MorrisPartition, block: u32) -> u32 {
+    match kind {
+        MorrisKernel::V2 => morris_smem(part),
+        MorrisKernel::V3Lane | MorrisKernel::V3Warp => {
+            morris3_smem(part, block, 128 * 12 + 32 * 12)
+        }
+        MorrisKernel::V3Batch => morris3_smem(part, block, 128 * 24),
+    }
+}
+
+/// The most dynamic shared memory a v3 kernel is allowed (opted in at load:
+/// the table for 9 a side and the queues of 1,024 threads fit; sm_90 allows
+/// 227 KiB).
+const MORRIS3_SMEM_MAX: i32 = 160 * 1024;
+
 /// Dynamic shared memory of the Morris kernels: common.cuh's term table for
 /// counts up to max(k1, k2), `tb_terms_len(L1)` u64 (at most 38,400 bytes for
 /// 9 pieces a side, under the 48 KiB a block gets without opting in).
@@ -162,8 +227,9 @@ pub struct CudaBackend {
     // Modules stay loaded while their functions are in use.
     _modules: Vec<Arc<CudaModule>>,
     rank_check: CudaFunction,
-    morris_expand: CudaFunction,
-    morris_summary: CudaFunction,
+    // Parallel to MORRIS_EXPAND_KERNELS / MORRIS_SUMMARY_KERNELS.
+    morris_expands: Vec<CudaFunction>,
+    morris_summaries: Vec<CudaFunction>,
     retro_first: CudaFunction,
     retro_pass: CudaFunction,
 }
@@ -256,8 +322,24 @@ impl CudaBackend {
                 .map_err(cuda_err(&format!("loading kernel {f}")))
         };
         let rank_check = function(&modules[0], "tb_rank_check")?;
-        let morris_expand = function(&modules[1], "morris_expand")?;
-        let morris_summary = function(&modules[1], "morris_summary")?;
+        let mut morris_expands = Vec::new();
+        let mut morris_summaries = Vec::new();
+        for (list, out) in [
+            (MORRIS_EXPAND_KERNELS, &mut morris_expands),
+            (MORRIS_SUMMARY_KERNELS, &mut morris_summaries),
+        ] {
+            for (name, kind) in list {
+                let f = function(&modules[1], name)?;
+                if *kind != MorrisKernel::V2 {
+                    f.set_attribute(
+                        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        MORRIS3_SMEM_MAX,
+                    )
+                    .map_err(cuda_err(&format!("allowing {name} more shared memory")))?;
+                }
+                out.push(f);
+            }
+        }
         let retro_first = function(&modules[2], "retro_first_scan")?;
         let retro_pass = function(&modules[2], "retro_pass_kernel")?;
         stream.synchronize().map_err(cuda_err("filling tables"))?;
@@ -269,8 +351,8 @@ impl CudaBackend {
             sms: sms as u32,
             _modules: modules,
             rank_check,
-            morris_expand,
-            morris_summary,
+            morris_expands,
+            morris_summaries,
             retro_first,
             retro_pass,
         })
@@ -291,12 +373,43 @@ impl CudaBackend {
         self.sms
     }
 
-    /// Blocks of `block` threads of kernel `morris_summary` resident per
-    /// multiprocessor (the occupancy its registers and shared memory allow).
-    pub fn morris_summary_occupancy(&self, part: MorrisPartition, block: u32) -> Result<u32> {
-        self.morris_summary
-            .occupancy_max_active_blocks_per_multiprocessor(block, morris_smem(part) as usize, None)
-            .map_err(cuda_err("querying occupancy"))
+    /// A Morris kernel of `list` by entry point, its function and algorithm.
+    fn morris_kernel<'a>(
+        &'a self,
+        list: &[(&str, MorrisKernel)],
+        functions: &'a [CudaFunction],
+        name: &str,
+    ) -> Result<(&'a CudaFunction, MorrisKernel)> {
+        list.iter()
+            .position(|(n, _)| *n == name)
+            .map(|i| (&functions[i], list[i].1))
+            .ok_or_else(|| Error::Cuda(format!("no Morris kernel named {name}")))
+    }
+
+    /// Blocks of `block` threads of summary kernel `name` (one of
+    /// [`MORRIS_SUMMARY_KERNELS`]) resident per multiprocessor (the occupancy
+    /// its registers and shared memory allow).
+    pub fn morris_summary_occupancy(
+        &self,
+        part: MorrisPartition,
+        block: u32,
+        name: &str,
+    ) -> Result<u32> {
+        let (f, kind) = self.morris_kernel(MORRIS_SUMMARY_KERNELS, &self.morris_summaries, name)?;
+        let most = f
+            .get_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            )
+            .map_err(cuda_err("querying the block limit"))?;
+        if i64::from(block) > i64::from(most) {
+            return Ok(0);
+        }
+        f.occupancy_max_active_blocks_per_multiprocessor(
+            block,
+            morris_kernel_smem(kind, part, block) as usize,
+            None,
+        )
+        .map_err(cuda_err("querying occupancy"))
     }
 
     /// A persistent grid for `f` at `block` threads: as many blocks as fit on
@@ -378,13 +491,25 @@ impl CudaBackend {
             .collect())
     }
 
-    /// Expansions of the given ranks of `part` (kernel `morris_expand` over a
-    /// rank list; twin [`cpu::morris_expand_ranks`]).
+    /// Expansions of the given ranks of `part` (the default expansion kernel
+    /// over a rank list; twin [`cpu::morris_expand_ranks`]).
     pub fn morris_expand_ranks(
         &self,
         part: MorrisPartition,
         ranks: &[Rank],
     ) -> Result<Vec<Expansion>> {
+        self.morris_expand_ranks_with(part, ranks, DEFAULT_EXPAND)
+    }
+
+    /// [`Self::morris_expand_ranks`] with expansion kernel `name` (one of
+    /// [`MORRIS_EXPAND_KERNELS`]).
+    pub fn morris_expand_ranks_with(
+        &self,
+        part: MorrisPartition,
+        ranks: &[Rank],
+        name: &str,
+    ) -> Result<Vec<Expansion>> {
+        let (f, kind) = self.morris_kernel(MORRIS_EXPAND_KERNELS, &self.morris_expands, name)?;
         cpu::check_ranks(part, ranks)?;
         if ranks.is_empty() {
             return Ok(Vec::new());
@@ -399,9 +524,9 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u64>(n)
             .map_err(cuda_err("allocating"))?;
-        let cfg = self.grid(&self.morris_expand, BLOCK, n as u64, morris_smem(part))?;
+        let cfg = self.grid(f, BLOCK, n as u64, morris_kernel_smem(kind, part, BLOCK))?;
         let (k1, k2, start, n64) = (part.mover(), part.opponent(), 0u64, n as u64);
-        let mut launch = self.stream.launch_builder(&self.morris_expand);
+        let mut launch = self.stream.launch_builder(f);
         launch
             .arg(&k1)
             .arg(&k2)
@@ -432,16 +557,18 @@ impl CudaBackend {
     }
 
     /// Summary of the expansions of ranks `start..start + count` of `part`,
-    /// reduced on the device (kernel `morris_summary`; twin
-    /// [`cpu::morris_summary`]), timed with device events; `block` threads per
-    /// block (a multiple of 32, at most 1024).
+    /// reduced on the device (summary kernel `name`, one of
+    /// [`MORRIS_SUMMARY_KERNELS`]; twin [`cpu::morris_summary`]), timed with
+    /// device events; `block` threads per block (a multiple of 32, at most 1024).
     pub fn morris_summary(
         &self,
         part: MorrisPartition,
         start: Rank,
         count: u64,
         block: u32,
+        name: &str,
     ) -> Result<Timed<Summary>> {
+        let (f, kind) = self.morris_kernel(MORRIS_SUMMARY_KERNELS, &self.morris_summaries, name)?;
         cpu::check_range(part, start, count)?;
         if block == 0 || block % 32 != 0 || block > 1024 {
             return Err(Error::Cuda(format!(
@@ -452,7 +579,7 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u64>(2)
             .map_err(cuda_err("allocating"))?;
-        let cfg = self.grid(&self.morris_summary, block, count, morris_smem(part))?;
+        let cfg = self.grid(f, block, count, morris_kernel_smem(kind, part, block))?;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let begin = self
             .ctx
@@ -466,7 +593,7 @@ impl CudaBackend {
         begin
             .record(&self.stream)
             .map_err(cuda_err("recording an event"))?;
-        let mut launch = self.stream.launch_builder(&self.morris_summary);
+        let mut launch = self.stream.launch_builder(f);
         launch.arg(&k1).arg(&k2).arg(&s0).arg(&count).arg(&mut out);
         // SAFETY: arguments match morris_summary in morris.cu; out holds 2
         // elements; ranks start..start+count lie in the partition (checked).
@@ -546,7 +673,14 @@ impl CudaBackend {
                 );
             }
         }
-        let cfg = self.grid(&self.morris_expand, BLOCK, chunk as u64, morris_smem(part))?;
+        let (f, kind) =
+            self.morris_kernel(MORRIS_EXPAND_KERNELS, &self.morris_expands, DEFAULT_EXPAND)?;
+        let cfg = self.grid(
+            f,
+            BLOCK,
+            chunk as u64,
+            morris_kernel_smem(kind, part, BLOCK),
+        )?;
         let setup = t0.elapsed().as_secs_f64();
         let t0 = Instant::now();
         let chunks = count.div_ceil(chunk as u64);
@@ -578,7 +712,7 @@ impl CudaBackend {
             let first = start.0 + j * chunk as u64;
             let len = (count - j * chunk as u64).min(chunk as u64);
             let stream = &streams[slot];
-            let mut launch = stream.launch_builder(&self.morris_expand);
+            let mut launch = stream.launch_builder(f);
             launch
                 .arg(&k1)
                 .arg(&k2)
