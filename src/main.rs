@@ -152,6 +152,22 @@ struct BuildArgs {
     json: bool,
 }
 
+/// Makes glibc serve every allocation of 256 KiB or more (chunks, run
+/// buffers) from its own mapping, returned to the system when freed. By
+/// default glibc raises that threshold after each such free, so later big
+/// buffers come from per-thread heap arenas that keep their freed memory:
+/// measured on 16 threads, a pipeline build under `--mem-limit 128M` grew to
+/// 331 MB that way, and stays at 67 MB with the threshold fixed.
+fn return_large_buffers_to_the_system() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator parameters; it is called first
+    // thing in main, before any other thread exists, and M_MMAP_THRESHOLD with
+    // a value below the 32 MiB maximum is a documented, valid setting.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 256 << 10);
+    }
+}
+
 /// Errors that map to exit code 1 rather than 2.
 #[derive(Debug)]
 struct CheckFailed(String);
@@ -165,6 +181,7 @@ impl std::fmt::Display for CheckFailed {
 impl std::error::Error for CheckFailed {}
 
 fn main() -> ExitCode {
+    return_large_buffers_to_the_system();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
