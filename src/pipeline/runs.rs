@@ -496,7 +496,9 @@ pub fn read_bucket(
             apply(&records)?;
         }
         if total != expected {
-            return Err(damaged(format!("{total} bytes read, {expected} were written")));
+            return Err(damaged(format!(
+                "{total} bytes read, {expected} were written"
+            )));
         }
         Ok(total)
     })
