@@ -33,8 +33,14 @@ impl GameVisitor for Compare {
             };
             let d = morris_deps(game, &layout, &deps, &spec, slot).unwrap();
             let twin = CpuTwin::new(spec, d).unwrap();
+            let t = std::time::Instant::now();
             let fast = twin.solve().unwrap();
+            let t_fast = t.elapsed().as_secs_f64();
             let full = twin.solve_full_scan().unwrap();
+            eprintln!(
+                "{name}: candidates {t_fast:.2} s, full scan {:.2} s",
+                t.elapsed().as_secs_f64() - t_fast
+            );
             assert_eq!(fast.value.len(), full.value.len(), "{name}");
             let diff = (0..full.value.len()).find(|&i| fast.value[i] != full.value[i]);
             assert!(
@@ -67,6 +73,15 @@ fn compare(max: u32, symmetry: &str) -> Option<Vec<(String, u32)>> {
             None
         }
         Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn candidates_match_full_scan_max3() {
+    for symmetry in ["on", "off"] {
+        if let Some(parts) = compare(3, symmetry) {
+            assert_eq!(parts, [("3-3".to_string(), 27)]);
+        }
     }
 }
 

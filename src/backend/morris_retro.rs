@@ -523,7 +523,12 @@ impl<'a> CpuTwin<'a> {
         let (h, mover, opp) = self.board(r)?;
         let dep = self.deps[h.dep];
         let (mut hit, mut blocked, mut longest) = (false, false, 0u32);
+        let odd = d % 2 == 1;
         for_successors(mover, opp, |capture, m, o| {
+            // Settled early: later successors cannot change the decision.
+            if (odd && hit) || (!odd && blocked) {
+                return;
+            }
             let v = if capture {
                 dep[self.succ_rank(&h.capture, m, o) as usize]
             } else {
@@ -551,13 +556,16 @@ impl<'a> CpuTwin<'a> {
     }
 
     /// Solves the partition by candidate-driven passes (module
-    /// documentation), the way the GPU does.
+    /// documentation), the way the GPU does. With the environment variable
+    /// `TBFORGE_TWIN_TRACE` set, says on stderr where the time went.
     pub fn solve(&self) -> Result<SolveStats<Vec<u8>>> {
         let size = self.spec.size();
         let values: Vec<AtomicU8> = (0..size).map(|_| AtomicU8::new(0)).collect();
         let seen = AtomicU32::new(0);
         let fail = AtomicU32::new(0);
         let pending = AtomicU64::new(0);
+        let trace = std::env::var_os("TBFORGE_TWIN_TRACE").is_some();
+        let t0 = std::time::Instant::now();
         let mut events: Vec<u64> = (0..size)
             .into_par_iter()
             .filter_map(|r| {
@@ -574,6 +582,15 @@ impl<'a> CpuTwin<'a> {
             .collect();
         check_fail(&self.spec, fail.into_inner())?;
         events.par_sort_unstable();
+        if trace {
+            eprintln!(
+                "twin {}: first scan {:.2} s, {} events",
+                self.spec.name(),
+                t0.elapsed().as_secs_f64(),
+                events.len()
+            );
+        }
+        let (mut t_cand, mut t_pass, mut n_cand) = (0.0, 0.0, 0usize);
         let max_seen = seen.into_inner();
         // One bit per index: claimed as a candidate of the current pass.
         let marks: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
@@ -604,6 +621,7 @@ impl<'a> CpuTwin<'a> {
                     .filter(|&&k| k & EVENT_CAPTURE == 0)
                     .map(|&k| rank_of(k)),
             );
+            let t1 = std::time::Instant::now();
             let mut candidates: Vec<u64> = frontier
                 .fold(Vec::new, |mut acc, s| {
                     self.predecessor_ranks(s, |p| {
@@ -621,6 +639,9 @@ impl<'a> CpuTwin<'a> {
                     .map(|&k| rank_of(k))
                     .filter(|&p| claim(p)),
             );
+            let t2 = std::time::Instant::now();
+            t_cand += (t2 - t1).as_secs_f64();
+            n_cand += candidates.len();
             // The check reads distances below d only, and writes d.
             decided = candidates
                 .par_iter()
@@ -633,10 +654,17 @@ impl<'a> CpuTwin<'a> {
             candidates.par_iter().for_each(|&p| {
                 marks[(p / 64) as usize].fetch_and(!(1u64 << (p % 64)), Ordering::Relaxed);
             });
+            t_pass += t2.elapsed().as_secs_f64();
             if decided.is_empty() && d > max_seen {
                 break;
             }
             d += 1;
+        }
+        if trace {
+            eprintln!(
+                "twin {}: candidates {t_cand:.2} s ({n_cand}), checks {t_pass:.2} s, {d} passes",
+                self.spec.name()
+            );
         }
         Ok(SolveStats {
             value: values.into_iter().map(AtomicU8::into_inner).collect(),

@@ -631,6 +631,7 @@ impl CudaBackend {
         deps: &[&[u8]],
     ) -> Result<SolveStats<Vec<u8>>> {
         CpuTwin::new(spec, deps.to_vec())?; // checks the dependencies' sizes
+        let t0 = std::time::Instant::now();
         let size = spec.size();
         let s = &self.stream;
         let e = |what: &'static str| cuda_err(what);
@@ -686,6 +687,17 @@ impl CudaBackend {
             cap = st[3];
         };
         let (first_pending, max_seen, n_events) = (st[0], st[1] as u32, st[3]);
+        // TBFORGE_TWIN_TRACE: where the time goes (as CpuTwin::solve prints).
+        let trace = std::env::var_os("TBFORGE_TWIN_TRACE").is_some();
+        let t_passes = std::time::Instant::now();
+        if trace {
+            eprintln!(
+                "gpu {}: first scan {:.3} s, {n_events} events, {first_pending} pending",
+                spec.name(),
+                t0.elapsed().as_secs_f64()
+            );
+        }
+        let mut total_cand = 0u64;
         // Candidates and decided positions are distinct pending positions.
         let l_cap = first_pending.max(1);
         let mut cand = s
@@ -793,10 +805,18 @@ impl CudaBackend {
                     spec.name()
                 )));
             }
+            total_cand += n_cand;
             if decided == 0 && d > max_seen {
                 break;
             }
             d += 1;
+        }
+        if trace {
+            eprintln!(
+                "gpu {}: {d} passes {:.3} s, {total_cand} candidates",
+                spec.name(),
+                t_passes.elapsed().as_secs_f64()
+            );
         }
         let value = s
             .clone_dtoh(&values)
