@@ -24,12 +24,12 @@ extra=()
 status=0
 if [ -n "${PARTITIONS:-}" ]; then
   "$BIN" solve --partitions "$PARTITIONS" --cpu-max-size "${CPU_MAX_SIZE:-18446744073709551615}" \
-    "${extra[@]}" --out "$OUT" 2>&1 | tee "$OUT/solve-partitions.stdout"
+    ${extra[@]+"${extra[@]}"} --out "$OUT" 2>&1 | tee "$OUT/solve-partitions.stdout"
   status=${PIPESTATUS[0]}
 else
   for max in ${@:-5 6}; do
     "$BIN" solve --max "$max" --cpu-max-size "${CPU_MAX_SIZE:-18446744073709551615}" \
-      "${extra[@]}" --out "$OUT" 2>&1 | tee "$OUT/solve-$max.stdout"
+      ${extra[@]+"${extra[@]}"} --out "$OUT" 2>&1 | tee "$OUT/solve-$max.stdout"
     s=${PIPESTATUS[0]}
     [ "$s" -ne 0 ] && status=$s
   done
