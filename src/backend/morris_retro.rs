@@ -560,27 +560,43 @@ impl<'a> CpuTwin<'a> {
     /// `TBFORGE_TWIN_TRACE` set, says on stderr where the time went.
     pub fn solve(&self) -> Result<SolveStats<Vec<u8>>> {
         let size = self.spec.size();
-        let values: Vec<AtomicU8> = (0..size).map(|_| AtomicU8::new(0)).collect();
-        let seen = AtomicU32::new(0);
-        let fail = AtomicU32::new(0);
-        let pending = AtomicU64::new(0);
         let trace = std::env::var_os("TBFORGE_TWIN_TRACE").is_some();
         let t0 = std::time::Instant::now();
-        let mut events: Vec<u64> = (0..size)
+        let values: Vec<AtomicU8> = (0..size)
             .into_par_iter()
-            .filter_map(|r| {
-                let s = self.first_scan(r);
-                values[r as usize].store(s.value, Ordering::Relaxed);
-                seen.fetch_max(s.seen, Ordering::Relaxed);
-                fail.fetch_or(s.fail, Ordering::Relaxed);
-                if s.internal {
-                    pending.fetch_add(1, Ordering::Relaxed);
-                }
-                let kind = if s.internal { EVENT_CAPTURE } else { 0 };
-                s.event.map(|e| (u64::from(e) << EVENT_SHIFT) | kind | r)
-            })
+            .map(|_| AtomicU8::new(0))
             .collect();
-        check_fail(&self.spec, fail.into_inner())?;
+        // Per-chunk tallies: shared atomic counters per index serialized the
+        // threads on one cache line.
+        const CHUNK: u64 = 1 << 16;
+        let (seen, fail, pending, mut events) = (0..size.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let (mut seen, mut fail, mut pending, mut events) = (0u32, 0u32, 0u64, Vec::new());
+                for r in c * CHUNK..(c * CHUNK + CHUNK).min(size) {
+                    let s = self.first_scan(r);
+                    values[r as usize].store(s.value, Ordering::Relaxed);
+                    seen = seen.max(s.seen);
+                    fail |= s.fail;
+                    pending += u64::from(s.internal);
+                    let kind = if s.internal { EVENT_CAPTURE } else { 0 };
+                    if let Some(e) = s.event {
+                        events.push((u64::from(e) << EVENT_SHIFT) | kind | r);
+                    }
+                }
+                (seen, fail, pending, events)
+            })
+            .reduce(
+                || (0, 0, 0, Vec::new()),
+                |mut a, mut b| {
+                    if a.3.len() < b.3.len() {
+                        std::mem::swap(&mut a.3, &mut b.3);
+                    }
+                    a.3.extend_from_slice(&b.3);
+                    (a.0.max(b.0), a.1 | b.1, a.2 + b.2, a.3)
+                },
+            );
+        check_fail(&self.spec, fail)?;
         events.par_sort_unstable();
         if trace {
             eprintln!(
@@ -591,9 +607,12 @@ impl<'a> CpuTwin<'a> {
             );
         }
         let (mut t_cand, mut t_pass, mut n_cand) = (0.0, 0.0, 0usize);
-        let max_seen = seen.into_inner();
+        let max_seen = seen;
         // One bit per index: claimed as a candidate of the current pass.
-        let marks: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let marks: Vec<AtomicU64> = (0..size.div_ceil(64))
+            .into_par_iter()
+            .map(|_| AtomicU64::new(0))
+            .collect();
         let claim = |p: u64| {
             let bit = 1u64 << (p % 64);
             values[p as usize].load(Ordering::Relaxed) == PENDING
@@ -669,7 +688,7 @@ impl<'a> CpuTwin<'a> {
         Ok(SolveStats {
             value: values.into_iter().map(AtomicU8::into_inner).collect(),
             passes: d,
-            first_pending: pending.into_inner(),
+            first_pending: pending,
             max_seen,
         })
     }
