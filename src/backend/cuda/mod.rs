@@ -631,8 +631,8 @@ impl CudaBackend {
         }
         let len = CHUNK.min(n);
         let e = |what: &'static str| cuda_err(what);
-        // SAFETY: flags 0 asks for plain page-locked memory; each buffer is
-        // only read (as_slice waits for its copy) after a copy into it.
+        // SAFETY: flags 0 asks for plain page-locked memory; a buffer is only
+        // read after the event recorded behind the copy into it has passed.
         let mut bufs = unsafe {
             [
                 self.ctx
@@ -645,27 +645,39 @@ impl CudaBackend {
         };
         let chunks = n.div_ceil(CHUNK);
         let part = |j: usize| j * CHUNK..(j * CHUNK + CHUNK).min(n);
-        self.stream
-            .memcpy_dtoh(&src.slice(part(0)), &mut bufs[0])
-            .map_err(e("copying the values back"))?;
+        // With one stream cudarc records no events on pinned buffers (their
+        // as_slice would not wait): own events mark each copy's end.
+        let events = [
+            self.ctx.new_event(None).map_err(e("creating an event"))?,
+            self.ctx.new_event(None).map_err(e("creating an event"))?,
+        ];
+        let [b0, b1] = &mut bufs;
+        let host: [&mut [u8]; 2] = [
+            b0.as_mut_slice().map_err(e("pinned memory"))?,
+            b1.as_mut_slice().map_err(e("pinned memory"))?,
+        ];
+        let copy = |j: usize, dst: &mut [u8]| -> Result<()> {
+            let r = part(j);
+            self.stream
+                .memcpy_dtoh(&src.slice(r.clone()), &mut dst[..r.len()])
+                .map_err(e("copying the values back"))?;
+            events[j % 2]
+                .record(&self.stream)
+                .map_err(e("recording an event"))
+        };
+        copy(0, host[0])?;
         for j in 0..chunks {
-            let (a, b) = bufs.split_at_mut(1);
-            let (now, next) = if j % 2 == 0 {
-                (&a[0], &mut b[0])
-            } else {
-                (&b[0], &mut a[0])
-            };
             if j + 1 < chunks {
-                self.stream
-                    .memcpy_dtoh(&src.slice(part(j + 1)), next)
-                    .map_err(e("copying the values back"))?;
+                copy(j + 1, host[(j + 1) % 2])?;
             }
-            let host = now.as_slice().map_err(e("waiting for a copy"))?;
+            events[j % 2]
+                .synchronize()
+                .map_err(e("waiting for a copy"))?;
             let r = part(j);
             use rayon::prelude::*;
             out[r.clone()]
                 .par_chunks_mut(1 << 20)
-                .zip(host[..r.len()].par_chunks(1 << 20))
+                .zip(host[j % 2][..r.len()].par_chunks(1 << 20))
                 .for_each(|(o, i)| o.copy_from_slice(i));
         }
         Ok(out)
