@@ -2,8 +2,15 @@
 // twin and documentation of every rule: src/backend/morris_retro.rs, whose
 // bytes equal those of solve::solve_partition (src/solve/retro.rs).
 //
+// Passes are candidate-driven (the twin's module documentation): pass d
+// checks only the pending quiet predecessors of what was decided at distance
+// d - 1 and the pending positions whose capture event is d - 1. Per pass:
+// retro_candidates marks them in a bitmap, retro_compact turns the bitmap
+// into a list (and clears it), retro_pass_candidates checks the list and
+// appends what it decides (the next pass's frontier).
+//
 // Launch with dynamic shared memory tb_terms_len(L1) * 8 bytes, L1 =
-// max(k1, k2) + 1. Grid-stride loops walk whole warps together (warp-uniform
+// max(k1, k2) + 1 (retro_compact needs none). Grid-stride loops walk whole warps together (warp-uniform
 // trip counts) so that ballots can build bitmaps and append to lists.
 #include "common.cuh"
 
@@ -191,25 +198,34 @@ __device__ __forceinline__ void retro_successors(const RCtx& c, u32 mover, u32 o
     }
 }
 
-// First scan of r: value byte; *internal, *seen, *fail as the twin's FirstScan.
-__device__ __forceinline__ unsigned char retro_first(const RCtx& c, u64 r, bool* internal, u32* seen, u32* fail) {
+#define NO_EVENT 0xffffffffu
+
+// First scan of r: value byte; *internal, *seen, *fail, *event as the twin's
+// FirstScan (NO_EVENT for none).
+__device__ __forceinline__ unsigned char retro_first(const RCtx& c, u64 r, bool* internal, u32* seen, u32* fail,
+                                                     u32* event) {
     *internal = false;
     *seen = 0;
     *fail = 0;
+    *event = NO_EVENT;
     RHalf h;
     u32 mover, opp;
     if (!retro_board(c, r, h, mover, opp)) return 0;
     u32 empty = ~(mover | opp) & ((1u << TB_CELLS) - 1u);
     bool mobile = h.a == 3;
     for (u32 p = mover; p && !mobile; p &= p - 1) mobile = (c.adj[__ffs(p) - 1] & empty) != 0;
-    if (!mobile) return 2;
+    if (!mobile) {
+        *event = 0;
+        return 2;
+    }
     u32 best_win = 0xffffffffu, longest = 0, s = 0, fl = 0;
-    bool all_lost = true, in = false;
+    bool all_lost = true, in = false, captures = false;
     retro_successors(c, mover, opp, [&](bool capture, u32 m, u32 o) {
         if (!capture) {
             in = true;
             return;
         }
+        captures = true;
         unsigned char v = h.dep[retro_succ_rank(c, m, o, h.ca, h.cb, h.coff)];
         if (v == 0) {
             fl |= FAIL_ILLEGAL_DEP;
@@ -231,6 +247,8 @@ __device__ __forceinline__ unsigned char retro_first(const RCtx& c, u64 r, bool*
     }
     if (in) {
         *internal = true;
+        if (best_win != 0xffffffffu) *event = best_win;
+        else if (all_lost && captures) *event = longest;
         return 1;
     }
     u32 d;
@@ -242,6 +260,7 @@ __device__ __forceinline__ unsigned char retro_first(const RCtx& c, u64 r, bool*
         return 0;
     }
     *seen = max(s, d);
+    *event = d;
     return (unsigned char)(d + 2);
 }
 
@@ -284,10 +303,18 @@ __device__ __forceinline__ void retro_append(bool want, u64 r, u64* list, u64 ca
     if (want && at < cap) list[at] = r;
 }
 
-// stats[0]: pending count, stats[1]: max seen, stats[2]: fail bits.
+// Event keys (the twin's EVENT_*): distance << 41 | capture << 40 | rank.
+#define EVENT_SHIFT 41
+#define EVENT_CAPTURE (1ull << 40)
+
+// stats[0]: pending count, stats[1]: max seen, stats[2]: fail bits, stats[3]:
+// events (those at or past ev_cap counted, not written), stats[4 + e]:
+// events at distance e.
 extern "C" __global__ void retro_first_scan(u32 k1, u32 k2, u32 symmetry, u64 size, const unsigned char* dep0,
-                                            const unsigned char* dep1, unsigned char* values, u64* list, u64 cap,
-                                            unsigned long long* stats) {
+                                            const unsigned char* dep1, unsigned char* values, u64* events,
+                                            u64 ev_cap, unsigned long long* stats) {
+    __shared__ u32 hist[256];
+    for (u32 i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
     RCtx c;
     retro_load(c, k1, k2);
     retro_halves(c, k1, k2, dep0, dep1);
@@ -296,47 +323,154 @@ extern "C" __global__ void retro_first_scan(u32 k1, u32 k2, u32 symmetry, u64 si
     u64 lane = threadIdx.x & 31u;
     u64 stride = (u64)gridDim.x * blockDim.x;
     u32 seen_max = 0, fails = 0;
+    unsigned long long pending = 0;
     for (u64 base = tid - lane; base < size; base += stride) {
         u64 r = base + lane;
         bool internal = false;
+        u32 event = NO_EVENT;
         if (r < size) {
             u32 seen, fail;
-            values[r] = retro_first(c, r, &internal, &seen, &fail);
+            values[r] = retro_first(c, r, &internal, &seen, &fail, &event);
             seen_max = max(seen_max, seen);
             fails |= fail;
         }
-        retro_append(internal, r, list, cap, &stats[0]);
+        pending += internal;
+        bool want = event != NO_EVENT;
+        if (want) atomicAdd(&hist[event & 255u], 1u);
+        u64 key = ((u64)event << EVENT_SHIFT) | (internal ? EVENT_CAPTURE : 0ull) | r;
+        retro_append(want, key, events, ev_cap, &stats[3]);
     }
     seen_max = __reduce_max_sync(0xffffffffu, seen_max);
     fails = __reduce_or_sync(0xffffffffu, fails);
+    for (int o = 16; o > 0; o >>= 1) pending += __shfl_down_sync(0xffffffffu, pending, o);
     if (lane == 0) {
+        if (pending) atomicAdd(&stats[0], pending);
         if (seen_max) atomicMax(&stats[1], (unsigned long long)seen_max);
         if (fails) atomicOr(&stats[2], (unsigned long long)fails);
     }
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < 256; i += blockDim.x)
+        if (hist[i]) atomicAdd(&stats[4 + i], (unsigned long long)hist[i]);
 }
 
-// Pass d over list_in[0..n]: decided positions get their value, the others
-// go to list_out (count at *out_count).
-extern "C" __global__ void retro_pass_kernel(u32 k1, u32 k2, u32 symmetry, u32 d, const unsigned char* dep0,
-                                             const unsigned char* dep1, unsigned char* values, const u64* list_in,
-                                             u64 n, u64* list_out, unsigned long long* out_count) {
+// Unranks a used index (no representative check).
+__device__ __forceinline__ void retro_unrank(const RCtx& c, u64 r, RHalf& h, u32& mover, u32& opp) {
+    if (c.halves > 1 && r >= c.h[1].base) h = c.h[1];
+    else h = c.h[0];
+    tb_unrank2_t(c.terms, c.L1, r - h.base, h.a, h.b, &mover, &opp);
+}
+
+// Marks p as a candidate if it is pending.
+__device__ __forceinline__ void retro_claim(const unsigned char* values, u32* marks, u64 p) {
+    if (values[p] != 1) return;
+    u32 bit = 1u << (p & 31u);
+    if ((marks[p >> 5] & bit) == 0) atomicOr(&marks[p >> 5], bit);
+}
+
+// Marks the pending canonical quiet predecessors of s (twin:
+// CpuTwin::predecessor_ranks, for_predecessors).
+__device__ __forceinline__ void retro_predecessors(const RCtx& c, const unsigned char* values, u32* marks, u64 s) {
+    RHalf h, y;
+    u32 mover, opp;
+    retro_unrank(c, s, h, mover, opp);
+    if (c.halves > 1 && c.h[0].a != h.b) y = c.h[1];
+    else y = c.h[0];
+    u32 empty = ~(mover | opp) & ((1u << TB_CELLS) - 1u);
+    bool flying = __popc(opp) == 3;
+    for (u32 pieces = opp; pieces; pieces &= pieces - 1) {
+        u32 to = __ffs(pieces) - 1;
+        u32 m1 = c.mills_at[2 * to], m2 = c.mills_at[2 * to + 1];
+        if (((opp & m1) == m1) || ((opp & m2) == m2)) continue;
+        u32 sources = flying ? empty : (c.adj[to] & empty);
+        while (sources) {
+            u32 from = __ffs(sources) - 1;
+            sources &= sources - 1;
+            retro_claim(values, marks,
+                        retro_succ_rank(c, opp ^ (1u << to) ^ (1u << from), mover, y.a, y.b, y.base));
+        }
+    }
+}
+
+// Pass d's candidates into marks: predecessors of frontier[0..*nf] (decided
+// in pass d - 1) and of the scan's decided events at distance d - 1, and the
+// capture events at d - 1, of events[0..ne] (ne = 0 when there are none).
+extern "C" __global__ void retro_candidates(u32 k1, u32 k2, u32 symmetry, u32 d, const unsigned char* values,
+                                            const u64* frontier, const unsigned long long* nf_ptr,
+                                            const u64* events, u64 ne, u32* marks) {
+    RCtx c;
+    retro_load(c, k1, k2);
+    retro_halves(c, k1, k2, nullptr, nullptr);
+    c.symmetry = symmetry;
+    u64 nf = *nf_ptr;
+    u64 n = nf + ne;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        if (i < nf) {
+            retro_predecessors(c, values, marks, frontier[i]);
+            continue;
+        }
+        u64 k = events[i - nf];
+        if ((u32)(k >> EVENT_SHIFT) != d - 1) continue;
+        u64 r = k & (EVENT_CAPTURE - 1);
+        if (k & EVENT_CAPTURE) retro_claim(values, marks, r);
+        else retro_predecessors(c, values, marks, r);
+    }
+}
+
+// Lists the set bits of marks[0..words] (ranks, at *count; entries at or past
+// cap counted, not written) and clears them. Whole warps walk together.
+extern "C" __global__ void retro_compact(u32* marks, u64 words, u64* list, u64 cap, unsigned long long* count) {
+    u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u32 lane = threadIdx.x & 31u;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 base = tid - lane; base < words; base += stride) {
+        u64 i = base + lane;
+        u32 w = 0;
+        if (i < words) {
+            w = marks[i];
+            if (w) marks[i] = 0;
+        }
+        u32 n = __popc(w), incl = n;
+        for (u32 o = 1; o < 32; o <<= 1) {
+            u32 t = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= o) incl += t;
+        }
+        u32 total = __shfl_sync(0xffffffffu, incl, 31);
+        if (total == 0) continue;
+        unsigned long long at = 0;
+        if (lane == 31) at = atomicAdd(count, (unsigned long long)total);
+        at = __shfl_sync(0xffffffffu, at, 31) + (incl - n);
+        for (; w; w &= w - 1, ++at)
+            if (at < cap) list[at] = i * 32 + (__ffs(w) - 1);
+    }
+}
+
+// Pass d over list[0..min(*n, cap)]: decided positions get their value and
+// are appended to decided (count at *decided_count, at most cap).
+extern "C" __global__ void retro_pass_candidates(u32 k1, u32 k2, u32 symmetry, u32 d, const unsigned char* dep0,
+                                                 const unsigned char* dep1, unsigned char* values, const u64* list,
+                                                 const unsigned long long* n_ptr, u64* decided, u64 cap,
+                                                 unsigned long long* decided_count) {
     RCtx c;
     retro_load(c, k1, k2);
     retro_halves(c, k1, k2, dep0, dep1);
     c.symmetry = symmetry;
+    u64 n = min((u64)*n_ptr, cap);
     u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     u64 lane = threadIdx.x & 31u;
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 base = tid - lane; base < n; base += stride) {
         u64 i = base + lane;
-        bool keep = false;
+        bool done = false;
         u64 r = 0;
         if (i < n) {
-            r = list_in[i];
+            r = list[i];
             unsigned char v = retro_pass(c, values, r, d);
-            if (v) values[r] = v;
-            else keep = true;
+            if (v) {
+                values[r] = v;
+                done = true;
+            }
         }
-        retro_append(keep, r, list_out, n, out_count);
+        retro_append(done, r, decided, cap, decided_count);
     }
 }

@@ -197,9 +197,20 @@ impl GameVisitor for BuildVisitor {
                  use --backend cpu or auto"
             );
         }
+        // Without a GPU, Morris partitions go to the CPU backend's own
+        // solver (candidate-driven passes, the GPU's scheme on rayon).
+        let no_gpu = self.gpu.is_none();
+        let mut opts = self.opts;
+        if no_gpu && id == "morris" {
+            use std::sync::Arc;
+            use tbforge::backend::accel::{CpuTwinSolver, MorrisAccelerator};
+            opts.accelerator = Some(Arc::new(MorrisAccelerator::<G>::new(Arc::new(
+                CpuTwinSolver,
+            ))));
+        }
         #[cfg(feature = "cuda")]
         let opts = {
-            let mut opts = self.opts;
+            let mut opts = opts;
             if let Some(gpu) = self.gpu {
                 use std::sync::Arc;
                 use tbforge::backend::accel::MorrisAccelerator;
@@ -215,10 +226,7 @@ impl GameVisitor for BuildVisitor {
             opts
         };
         #[cfg(not(feature = "cuda"))]
-        let opts = {
-            let _ = self.gpu;
-            self.opts
-        };
+        let _ = self.gpu;
         Ok(build_game(game, &opts)?)
     }
 }

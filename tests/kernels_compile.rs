@@ -30,7 +30,12 @@ fn entries(file: &str) -> &'static [&'static str] {
             "morris_summary3w",
             "morris_summary3w_lb",
         ],
-        "retro.cu" => &["retro_first_scan", "retro_pass_kernel"],
+        "retro.cu" => &[
+            "retro_first_scan",
+            "retro_candidates",
+            "retro_compact",
+            "retro_pass_candidates",
+        ],
         "connect4.cu" => &["connect4_solve"],
         other => panic!("kernel file {other} has no entry list in this test: add one"),
     }

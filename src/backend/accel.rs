@@ -1,6 +1,6 @@
 //! The build's [`PartitionAccelerator`] for Nine Men's Morris: finds the
 //! partition and its capture dependencies in the layout and hands them to a
-//! [`MorrisSolver`] (the CUDA backend, or the CPU twin in tests).
+//! [`MorrisSolver`] (the CUDA backend, or the CPU twin: `--backend cpu`).
 //!
 //! Generic over the game type `G` so that this file needs nothing of the game
 //! module but the [`Game`] trait: the caller names the Morris type
@@ -24,7 +24,8 @@ pub trait MorrisSolver: Send + Sync {
     fn solver_name(&self) -> String;
 }
 
-/// The CPU twin as a solver (tests of the accelerator glue without a GPU).
+/// The CPU twin as a solver: the CPU backend of Morris builds (and tests of
+/// the accelerator glue without a GPU).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuTwinSolver;
 

@@ -20,8 +20,19 @@
 //!
 //! A pass only reads values at distances below `d` and writes values at
 //! distance `d`, so the GPU needs no atomics on values: any visiting order
-//! gives the same bytes. Pending positions are kept in a list that each pass
-//! shrinks (order irrelevant for the same reason).
+//! gives the same bytes.
+//!
+//! Candidate-driven passes: a pending position can be decided in pass `d`
+//! only if one of its successors has distance exactly `d - 1` (a win needs a
+//! successor lost at `d - 1`; a loss at `d` has its longest successor at
+//! `d - 1`, or it would have been decided earlier). That successor is either
+//! in this partition (decided in pass `d - 1`, or by the first scan at
+//! distance `d - 1`) or a capture. So pass `d` runs the unchanged check on
+//! the candidates only: the pending quiet predecessors ([`for_predecessors`])
+//! of the positions decided at distance `d - 1`, plus the pending positions
+//! whose capture event ([`FirstScan::event`]) is `d - 1`. Every other pending
+//! position would stay pending, so the bytes are those of the full scan
+//! ([`CpuTwin::solve_full_scan`]).
 
 use super::morris::{ADJACENT, MILLS, MILLS_AT};
 use super::rank24::{self, FULL};
@@ -278,6 +289,52 @@ fn for_successors(mover: u32, opp: u32, mut f: impl FnMut(bool, u32, u32)) {
     }
 }
 
+/// Quiet predecessors of the board (mover, opponent): calls `f(mover',
+/// opponent')` for every board whose side to move reaches it by a move that
+/// closes no mill (such a move captures and leaves the partition). The moved
+/// piece is one of `opponent`'s, back from `to` to an empty `from` (adjacent,
+/// or any empty cell when it has 3 pieces and flies), and `to` must not lie
+/// in a mill of `opponent`. Not canonicalized; the caller folds symmetries.
+pub fn for_predecessors(mover: u32, opponent: u32, mut f: impl FnMut(u32, u32)) {
+    let empty = !(mover | opponent) & FULL;
+    let flying = opponent.count_ones() == 3;
+    let mut pieces = opponent;
+    while pieces != 0 {
+        let to = pieces.trailing_zeros();
+        pieces &= pieces - 1;
+        let (m1, m2) = (MILLS_AT[2 * to as usize], MILLS_AT[2 * to as usize + 1]);
+        if opponent & m1 == m1 || opponent & m2 == m2 {
+            continue;
+        }
+        let mut sources = if flying {
+            empty
+        } else {
+            ADJACENT[to as usize] & empty
+        };
+        while sources != 0 {
+            let from = sources.trailing_zeros();
+            sources &= sources - 1;
+            f(opponent ^ (1 << to) ^ (1 << from), mover);
+        }
+    }
+}
+
+/// Quiet successors of (mover, opponent) in the form [`for_predecessors`]
+/// inverts: `f(mover', opponent')` with the sides swapped.
+pub fn for_quiet_successors(mover: u32, opponent: u32, mut f: impl FnMut(u32, u32)) {
+    for_successors(mover, opponent, |capture, m, o| {
+        if !capture {
+            f(m, o)
+        }
+    });
+}
+
+/// Event kind bit of a sorted event key: the position itself is a candidate
+/// (capture event); clear: its predecessors are (decided by the first scan).
+const EVENT_CAPTURE: u64 = 1 << 40;
+/// Event distance shift of an event key (ranks stay below 2^40).
+const EVENT_SHIFT: u32 = 41;
+
 /// The CPU twin of `kernels/retro.cu`.
 pub struct CpuTwin<'a> {
     spec: MorrisSolveSpec,
@@ -296,6 +353,13 @@ pub struct FirstScan {
     pub seen: u32,
     /// FAIL_* bits.
     pub fail: u32,
+    /// The distance `e` whose pass `e + 1` must look at this position: for
+    /// one decided by the scan, its own distance (its predecessors become
+    /// candidates); for a pending one, that of the capture that decides it
+    /// if nothing in the partition does earlier (the shortest capture lost by
+    /// the opponent, else, when every capture is won by the opponent, the
+    /// longest one).
+    pub event: Option<u32>,
 }
 
 impl<'a> CpuTwin<'a> {
@@ -349,6 +413,7 @@ impl<'a> CpuTwin<'a> {
             internal: false,
             seen: 0,
             fail: 0,
+            event: None,
         };
         let Some((h, mover, opp)) = self.board(r) else {
             return out;
@@ -366,15 +431,18 @@ impl<'a> CpuTwin<'a> {
         };
         if !mobile {
             out.value = 2;
+            out.event = Some(0);
             return out;
         }
         let (mut best_win, mut longest, mut all_lost) = (u32::MAX, 0u32, true);
+        let mut captures = false;
         let dep = self.deps[h.dep];
         for_successors(mover, opp, |capture, m, o| {
             if !capture {
                 out.internal = true;
                 return;
             }
+            captures = true;
             let v = dep[self.succ_rank(&h.capture, m, o) as usize];
             if v == 0 {
                 out.fail |= FAIL_ILLEGAL_DEP;
@@ -398,6 +466,13 @@ impl<'a> CpuTwin<'a> {
         }
         if out.internal {
             out.value = PENDING;
+            out.event = if best_win != u32::MAX {
+                Some(best_win)
+            } else if all_lost && captures {
+                Some(longest)
+            } else {
+                None
+            };
             return out;
         }
         let d = if best_win != u32::MAX {
@@ -415,10 +490,32 @@ impl<'a> CpuTwin<'a> {
             }
             Some(d) => {
                 out.seen = out.seen.max(d);
+                out.event = Some(d);
                 (d + 2) as u8
             }
         };
         out
+    }
+
+    /// Calls `f(rank)` for the canonical quiet predecessors of index `s`
+    /// (a used index), possibly more than once each.
+    pub fn predecessor_ranks(&self, s: u64, mut f: impl FnMut(u64)) {
+        let Some((h, mover, opp)) = self.board(s) else {
+            return;
+        };
+        let y = if self.halves[0].a == h.b {
+            &self.halves[0]
+        } else {
+            &self.halves[1]
+        };
+        for_predecessors(mover, opp, |m, o| {
+            let (m, o) = if self.spec.symmetry {
+                canonical(m, o)
+            } else {
+                (m, o)
+            };
+            f(y.base + rank24::rank(m, o, y.a, y.b));
+        });
     }
 
     /// Pass `d` for a pending index `r`: its value byte if decided.
@@ -426,7 +523,12 @@ impl<'a> CpuTwin<'a> {
         let (h, mover, opp) = self.board(r)?;
         let dep = self.deps[h.dep];
         let (mut hit, mut blocked, mut longest) = (false, false, 0u32);
+        let odd = d % 2 == 1;
         for_successors(mover, opp, |capture, m, o| {
+            // Settled early: later successors cannot change the decision.
+            if (odd && hit) || (!odd && blocked) {
+                return;
+            }
             let v = if capture {
                 dep[self.succ_rank(&h.capture, m, o) as usize]
             } else {
@@ -453,9 +555,147 @@ impl<'a> CpuTwin<'a> {
         }
     }
 
-    /// Solves the partition on the CPU the way the GPU does (pending list
-    /// shrunk by every pass).
+    /// Solves the partition by candidate-driven passes (module
+    /// documentation), the way the GPU does. With the environment variable
+    /// `TBFORGE_TWIN_TRACE` set, says on stderr where the time went.
     pub fn solve(&self) -> Result<SolveStats<Vec<u8>>> {
+        let size = self.spec.size();
+        let trace = std::env::var_os("TBFORGE_TWIN_TRACE").is_some();
+        let t0 = std::time::Instant::now();
+        let values: Vec<AtomicU8> = (0..size)
+            .into_par_iter()
+            .map(|_| AtomicU8::new(0))
+            .collect();
+        // Per-chunk tallies: shared atomic counters per index serialized the
+        // threads on one cache line.
+        const CHUNK: u64 = 1 << 16;
+        let (seen, fail, pending, mut events) = (0..size.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let (mut seen, mut fail, mut pending, mut events) = (0u32, 0u32, 0u64, Vec::new());
+                for r in c * CHUNK..(c * CHUNK + CHUNK).min(size) {
+                    let s = self.first_scan(r);
+                    values[r as usize].store(s.value, Ordering::Relaxed);
+                    seen = seen.max(s.seen);
+                    fail |= s.fail;
+                    pending += u64::from(s.internal);
+                    let kind = if s.internal { EVENT_CAPTURE } else { 0 };
+                    if let Some(e) = s.event {
+                        events.push((u64::from(e) << EVENT_SHIFT) | kind | r);
+                    }
+                }
+                (seen, fail, pending, events)
+            })
+            .reduce(
+                || (0, 0, 0, Vec::new()),
+                |mut a, mut b| {
+                    if a.3.len() < b.3.len() {
+                        std::mem::swap(&mut a.3, &mut b.3);
+                    }
+                    a.3.extend_from_slice(&b.3);
+                    (a.0.max(b.0), a.1 | b.1, a.2 + b.2, a.3)
+                },
+            );
+        check_fail(&self.spec, fail)?;
+        events.par_sort_unstable();
+        if trace {
+            eprintln!(
+                "twin {}: first scan {:.2} s, {} events",
+                self.spec.name(),
+                t0.elapsed().as_secs_f64(),
+                events.len()
+            );
+        }
+        let (mut t_cand, mut t_pass, mut n_cand) = (0.0, 0.0, 0usize);
+        let max_seen = seen;
+        // One bit per index: claimed as a candidate of the current pass.
+        let marks: Vec<AtomicU64> = (0..size.div_ceil(64))
+            .into_par_iter()
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let claim = |p: u64| {
+            let bit = 1u64 << (p % 64);
+            values[p as usize].load(Ordering::Relaxed) == PENDING
+                && marks[(p / 64) as usize].fetch_or(bit, Ordering::Relaxed) & bit == 0
+        };
+        let rank_of = |k: u64| k & (EVENT_CAPTURE - 1);
+        let mut decided: Vec<u64> = Vec::new();
+        let mut next_event = 0usize;
+        let mut d = 1u32;
+        loop {
+            if d > Value::MAX_DISTANCE {
+                return Err(Error::Cuda(format!(
+                    "partition {}: distances beyond {}",
+                    self.spec.name(),
+                    Value::MAX_DISTANCE
+                )));
+            }
+            let end = next_event
+                + events[next_event..].partition_point(|&k| k >> EVENT_SHIFT < u64::from(d));
+            let now = &events[next_event..end];
+            next_event = end;
+            // Everything decided at distance d - 1: last pass, and the scan.
+            let frontier = decided.par_iter().copied().chain(
+                now.par_iter()
+                    .filter(|&&k| k & EVENT_CAPTURE == 0)
+                    .map(|&k| rank_of(k)),
+            );
+            let t1 = std::time::Instant::now();
+            let mut candidates: Vec<u64> = frontier
+                .fold(Vec::new, |mut acc, s| {
+                    self.predecessor_ranks(s, |p| {
+                        if claim(p) {
+                            acc.push(p);
+                        }
+                    });
+                    acc
+                })
+                .flatten()
+                .collect();
+            candidates.par_extend(
+                now.par_iter()
+                    .filter(|&&k| k & EVENT_CAPTURE != 0)
+                    .map(|&k| rank_of(k))
+                    .filter(|&p| claim(p)),
+            );
+            let t2 = std::time::Instant::now();
+            t_cand += (t2 - t1).as_secs_f64();
+            n_cand += candidates.len();
+            // The check reads distances below d only, and writes d.
+            decided = candidates
+                .par_iter()
+                .filter_map(|&r| {
+                    let v = self.pass(&values, r, d)?;
+                    values[r as usize].store(v, Ordering::Relaxed);
+                    Some(r)
+                })
+                .collect();
+            candidates.par_iter().for_each(|&p| {
+                marks[(p / 64) as usize].fetch_and(!(1u64 << (p % 64)), Ordering::Relaxed);
+            });
+            t_pass += t2.elapsed().as_secs_f64();
+            if decided.is_empty() && d > max_seen {
+                break;
+            }
+            d += 1;
+        }
+        if trace {
+            eprintln!(
+                "twin {}: candidates {t_cand:.2} s ({n_cand}), checks {t_pass:.2} s, {d} passes",
+                self.spec.name()
+            );
+        }
+        Ok(SolveStats {
+            value: values.into_iter().map(AtomicU8::into_inner).collect(),
+            passes: d,
+            first_pending: pending,
+            max_seen,
+        })
+    }
+
+    /// Solves the partition with a pending list that every pass scans whole
+    /// and shrinks (the former scheme; a second reference for [`Self::solve`]).
+    pub fn solve_full_scan(&self) -> Result<SolveStats<Vec<u8>>> {
         let size = self.spec.size();
         let values: Vec<AtomicU8> = (0..size).map(|_| AtomicU8::new(0)).collect();
         let seen = AtomicU32::new(0);
@@ -577,6 +817,49 @@ mod tests {
                 assert!(perms.contains(&c));
             }
         }
+    }
+
+    /// Every quiet successor S of a random position P has canonical(P)
+    /// among the canonical predecessors of canonical(S), and every
+    /// predecessor of a random S has S's class among its quiet successors.
+    #[test]
+    fn predecessors_invert_quiet_successors() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed = crate::backend::morris::mix64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
+            seed
+        };
+        let (mut checked, mut preds_seen) = (0u64, 0u64);
+        for (k1, k2) in [(3, 3), (4, 3), (5, 4), (6, 6), (8, 3), (9, 9), (7, 5)] {
+            let spec = MorrisSolveSpec::new(k1, k2, true).unwrap();
+            for h in spec.halves() {
+                let size = rank24::size(h.a, h.b).unwrap();
+                for _ in 0..300 {
+                    let u = rank24::unrank(next() % size, h.a, h.b);
+                    let p = canonical(u.c1, u.c2);
+                    for_quiet_successors(u.c1, u.c2, |sm, so| {
+                        let (sm, so) = canonical(sm, so);
+                        let mut found = false;
+                        for_predecessors(sm, so, |pm, po| found |= canonical(pm, po) == p);
+                        assert!(found, "{k1}-{k2}: {p:?} -> {sm:x}/{so:x} not inverted");
+                        checked += 1;
+                    });
+                    let s = (u.c1, u.c2);
+                    for_predecessors(u.c1, u.c2, |pm, po| {
+                        let mut found = false;
+                        for_quiet_successors(pm, po, |sm, so| {
+                            found |= canonical(sm, so) == canonical(s.0, s.1)
+                        });
+                        assert!(found, "{k1}-{k2}: {pm:x}/{po:x} is no predecessor of {s:?}");
+                        preds_seen += 1;
+                    });
+                }
+            }
+        }
+        assert!(
+            checked > 10_000 && preds_seen > 10_000,
+            "{checked} {preds_seen}"
+        );
     }
 
     #[test]

@@ -6,11 +6,15 @@
 //!
 //! Usage: tbforge-gpucheck [--ranks-log2 N] [--samples N] [--seed S] [--out DIR] [--cpu-only]
 //!
-//! `tbforge-gpucheck solve --max N [--symmetry on|off] [--cpu-max-size S] [--out DIR]`
-//! solves every partition of `morris` (max N) with the CPU solver
-//! (solve::solve_partition, all cores) and with the GPU (CudaBackend::morris_solve),
-//! compares the bytes and prints a table of positions/s and the ratio; partitions
-//! with more than S indices (default: all) are solved on the GPU only.
+//! `tbforge-gpucheck solve [--max N] [--partitions 6-6,7-7] [--symmetry on|off]
+//! [--cpu-max-size S] [--reference] [--out DIR]` solves the partitions of
+//! `morris` (max N; with `--partitions`, only those, after their dependencies,
+//! which are solved on the GPU only, and max defaults to the largest named)
+//! with the CPU backend (the candidate-driven CpuTwin, all cores) and with the
+//! GPU (CudaBackend::morris_solve), compares the bytes and prints a table of
+//! positions/s and the ratio; partitions with more than S indices (default:
+//! all) are solved on the GPU only. `--reference` also solves each compared
+//! partition with solve::solve_partition and checks its bytes.
 //!
 //! `tbforge-gpucheck connect4 [--boards 4x4,5x4,...] [--cpu-max-positions P]
 //! [--samples N] [--seed S] [--twin] [--out DIR]` first checks the kernel
@@ -402,112 +406,187 @@ struct SolveRow {
     passes: u32,
     pending: u64,
     same: Option<bool>,
+    /// Solved only as a dependency of a named partition.
+    dependency: bool,
 }
 
 struct SolveCheck<'a> {
     gpu: &'a CudaBackend,
     cpu_max_size: u64,
+    /// The partitions to compare (None: all).
+    only: Option<Vec<String>>,
+    reference: bool,
     log: &'a mut Log,
+}
+
+/// `names` and every partition their captures lead to, transitively.
+fn with_dependencies(names: &[String], symmetry: bool) -> tbforge::Result<Vec<String>> {
+    use tbforge::backend::morris_retro::MorrisSolveSpec;
+    let mut out: Vec<String> = Vec::new();
+    let mut todo: Vec<String> = names.to_vec();
+    while let Some(n) = todo.pop() {
+        if out.contains(&n) {
+            continue;
+        }
+        let bad = || tbforge::Error::Cuda(format!("--partitions: {n} is no partition k1-k2"));
+        let (a, b) = n.split_once('-').ok_or_else(bad)?;
+        let (k1, k2): (u32, u32) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+        if k1 != 2 {
+            todo.extend(MorrisSolveSpec::new(k1, k2, symmetry)?.dependencies());
+        }
+        out.push(n);
+    }
+    Ok(out)
+}
+
+fn first_difference(c: &[u8], g: &[u8]) -> String {
+    let i = (0..c.len().min(g.len()))
+        .find(|&i| c[i] != g[i])
+        .unwrap_or(0);
+    format!(
+        "  first difference at index {i}: cpu {} gpu {}",
+        c.get(i).copied().unwrap_or(0),
+        g.get(i).copied().unwrap_or(0)
+    )
 }
 
 impl tbforge::game::registry::GameVisitor for SolveCheck<'_> {
     type Output = tbforge::Result<Vec<SolveRow>>;
     fn visit<G: tbforge::Game>(self, game: &G) -> tbforge::Result<Vec<SolveRow>> {
         use tbforge::backend::accel::{morris_deps, morris_spec};
+        use tbforge::backend::morris_retro::CpuTwin;
         use tbforge::solve::{solve_partition, Layout, Progress};
         let layout = Layout::new(game)?;
+        let symmetry = game
+            .info()
+            .params
+            .get("symmetry")
+            .is_some_and(|v| v == "on");
+        let needed = match &self.only {
+            Some(names) => Some(with_dependencies(names, symmetry)?),
+            None => None,
+        };
         let mut solved: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
         let mut rows = Vec::new();
         for slot in 0..layout.len() {
             let name = game.partition_name(layout.order()[slot]);
+            if needed.as_ref().is_some_and(|n| !n.contains(&name)) {
+                continue;
+            }
+            let named = self.only.as_ref().is_none_or(|o| o.contains(&name));
             let size = layout.size(slot);
             let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
-            let spec = morris_spec(game, &layout, slot);
-            let cpu = if spec.is_none() || size <= self.cpu_max_size {
-                let t = Instant::now();
+            let Some(spec) = morris_spec(game, &layout, slot) else {
+                // 2-k: lost everywhere, no kernel; the CPU solver.
                 let v = solve_partition(game, &layout, &deps, slot, &Progress::hidden())?;
-                Some((v, t.elapsed().as_secs_f64()))
+                solved[slot] = Some(v);
+                continue;
+            };
+            let d = morris_deps(game, &layout, &deps, &spec, slot)?;
+            let t = Instant::now();
+            let gpu = self.gpu.morris_solve(spec, &d)?;
+            let gpu_s = t.elapsed().as_secs_f64();
+            let cpu = if named && size <= self.cpu_max_size {
+                let t = Instant::now();
+                let v = CpuTwin::new(spec, d.clone())?.solve()?;
+                Some((v.value, t.elapsed().as_secs_f64()))
             } else {
                 None
             };
-            let gpu = match spec {
-                Some(spec) => {
-                    let d = morris_deps(game, &layout, &deps, &spec, slot)?;
-                    let t = Instant::now();
-                    let st = self.gpu.morris_solve(spec, &d)?;
-                    Some((st, t.elapsed().as_secs_f64()))
-                }
-                None => None,
-            };
-            let same = match (&cpu, &gpu) {
-                (Some((c, _)), Some((g, _))) => Some(*c == g.value),
-                _ => None,
-            };
+            let same = cpu.as_ref().map(|(c, _)| *c == gpu.value);
             let row = SolveRow {
                 name: name.clone(),
                 size,
                 cpu_s: cpu.as_ref().map(|c| c.1),
-                gpu_s: gpu.as_ref().map(|g| g.1),
-                passes: gpu.as_ref().map_or(0, |g| g.0.passes),
-                pending: gpu.as_ref().map_or(0, |g| g.0.first_pending),
+                gpu_s: Some(gpu_s),
+                passes: gpu.passes,
+                pending: gpu.first_pending,
                 same,
+                dependency: !named,
             };
             self.log.line(format!(
-                "{name:>5} {size:>12} cpu {:>9} gpu {:>9} passes {:>3} pending {:>11} {}",
+                "{name:>5} {size:>12} cpu {:>9} gpu {:>9} passes {:>3} pending {:>11} {}{}",
                 row.cpu_s.map_or("-".into(), |s| format!("{s:.3}s")),
-                row.gpu_s.map_or("-".into(), |s| format!("{s:.3}s")),
+                format!("{gpu_s:.3}s"),
                 row.passes,
                 row.pending,
                 match same {
                     Some(true) => "identical",
                     Some(false) => "DIFFERENT",
                     None => "",
-                }
+                },
+                if named { "" } else { " (dependency)" }
             ));
-            if same == Some(false) {
-                let (c, g) = (&cpu.as_ref().unwrap().0, &gpu.as_ref().unwrap().0.value);
-                let i = (0..c.len()).find(|&i| c[i] != g[i]).unwrap_or(0);
+            if let (Some((c, _)), false) = (&cpu, same.unwrap_or(true)) {
+                self.log.line(first_difference(c, &gpu.value));
+            }
+            if named && self.reference {
+                let t = Instant::now();
+                let r = solve_partition(game, &layout, &deps, slot, &Progress::hidden())?;
+                let ok = r == gpu.value;
                 self.log.line(format!(
-                    "  first difference at index {i}: cpu {} gpu {}",
-                    c.get(i).copied().unwrap_or(0),
-                    g.get(i).copied().unwrap_or(0)
+                    "{name:>5} solve::solve_partition {:.3}s: {}",
+                    t.elapsed().as_secs_f64(),
+                    if ok { "identical" } else { "DIFFERENT" }
                 ));
+                if !ok {
+                    self.log.line(first_difference(&r, &gpu.value));
+                }
+                rows.push(SolveRow {
+                    name: format!("{name} (solve_partition)"),
+                    size,
+                    cpu_s: None,
+                    gpu_s: None,
+                    passes: 0,
+                    pending: 0,
+                    same: Some(ok),
+                    dependency: true,
+                });
             }
             rows.push(row);
-            solved[slot] = match (cpu, gpu) {
-                (Some((c, _)), _) => Some(c),
-                (None, Some((g, _))) => Some(g.value),
-                (None, None) => None,
-            };
+            solved[slot] = Some(gpu.value);
         }
         Ok(rows)
     }
 }
 
 fn solve_main() -> tbforge::Result<bool> {
-    let mut max = 4u32;
+    let mut max: Option<u32> = None;
+    let mut only: Option<Vec<String>> = None;
+    let mut reference = false;
     let mut symmetry = "on".to_string();
     let mut cpu_max_size = u64::MAX;
     let mut out: Option<PathBuf> = None;
     let mut args = std::env::args().skip(2);
     while let Some(a) = args.next() {
+        if a == "--reference" {
+            reference = true;
+            continue;
+        }
         let v = args
             .next()
             .ok_or_else(|| tbforge::Error::Cuda(format!("{a} needs a value")))?;
         let bad = |e: std::num::ParseIntError| tbforge::Error::Cuda(format!("{a}: {e}"));
         match a.as_str() {
-            "--max" => max = v.parse().map_err(bad)?,
+            "--max" => max = Some(v.parse().map_err(bad)?),
+            "--partitions" => only = Some(v.split(',').map(|p| p.trim().to_string()).collect()),
             "--symmetry" => symmetry = v,
             "--cpu-max-size" => cpu_max_size = v.parse().map_err(bad)?,
             "--out" => out = Some(PathBuf::from(v)),
             other => {
                 return Err(tbforge::Error::Cuda(format!(
-                    "unknown argument {other}; usage: solve --max N [--symmetry on|off] \
-                     [--cpu-max-size S] [--out DIR]"
+                    "unknown argument {other}; usage: solve [--max N] [--partitions 6-6,7-7] \
+                     [--symmetry on|off] [--cpu-max-size S] [--reference] [--out DIR]"
                 )))
             }
         }
     }
+    let largest = only.as_ref().and_then(|o| {
+        o.iter()
+            .filter_map(|p| p.split_once('-').and_then(|(a, _)| a.parse::<u32>().ok()))
+            .max()
+    });
+    let max = max.or(largest).unwrap_or(4);
     let mut log = Log(String::new());
     let threads = rayon::current_num_threads();
     let t = Instant::now();
@@ -522,10 +601,14 @@ fn solve_main() -> tbforge::Result<bool> {
     params.insert("max".to_string(), max.to_string());
     params.insert("symmetry".to_string(), symmetry.clone());
     let game = tbforge::game::registry::open_game("morris", &params)?;
-    log.line(format!("morris max={max} symmetry={symmetry}"));
+    log.line(format!(
+        "morris max={max} symmetry={symmetry}; CPU = CpuTwin::solve (candidate-driven), {threads} threads"
+    ));
     let rows = game.visit(SolveCheck {
         gpu: &gpu,
         cpu_max_size,
+        only,
+        reference,
         log: &mut log,
     })?;
     let mut table = String::new();
@@ -540,6 +623,10 @@ fn solve_main() -> tbforge::Result<bool> {
     let mut ok = true;
     let (mut tc, mut tg, mut tcg) = (0.0, 0.0, 0.0);
     for r in &rows {
+        ok &= r.same != Some(false);
+        if r.dependency {
+            continue;
+        }
         let rate =
             |s: Option<f64>| s.map_or("-".into(), |s| format!("{:.1}", r.size as f64 / s / 1e6));
         let ratio = match (r.cpu_s, r.gpu_s) {
@@ -551,7 +638,6 @@ fn solve_main() -> tbforge::Result<bool> {
             _ => "-".into(),
         };
         tg += r.gpu_s.unwrap_or(0.0);
-        ok &= r.same != Some(false);
         let _ = writeln!(
             table,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",

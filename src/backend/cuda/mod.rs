@@ -231,6 +231,8 @@ pub struct CudaBackend {
     morris_expands: Vec<CudaFunction>,
     morris_summaries: Vec<CudaFunction>,
     retro_first: CudaFunction,
+    retro_candidates: CudaFunction,
+    retro_compact: CudaFunction,
     retro_pass: CudaFunction,
 }
 
@@ -341,7 +343,9 @@ impl CudaBackend {
             }
         }
         let retro_first = function(&modules[2], "retro_first_scan")?;
-        let retro_pass = function(&modules[2], "retro_pass_kernel")?;
+        let retro_candidates = function(&modules[2], "retro_candidates")?;
+        let retro_compact = function(&modules[2], "retro_compact")?;
+        let retro_pass = function(&modules[2], "retro_pass_candidates")?;
         stream.synchronize().map_err(cuda_err("filling tables"))?;
         Ok(CudaBackend {
             ctx,
@@ -354,6 +358,8 @@ impl CudaBackend {
             morris_expands,
             morris_summaries,
             retro_first,
+            retro_candidates,
+            retro_compact,
             retro_pass,
         })
     }
@@ -747,9 +753,75 @@ impl CudaBackend {
         })
     }
 
-    /// Solves Morris partition `spec` on the device (kernels `retro_first_scan`
-    /// and `retro_pass_kernel`; twin [`CpuTwin::solve`]): the partition's
-    /// values and its dependencies stay on the device for the whole solve;
+    /// Copies `src` back through two pinned 64 MiB buffers (a pageable copy
+    /// into fresh memory ran at ~1 GB/s): the device fills one while the CPU
+    /// threads copy the other into the result, faulting its pages in parallel.
+    fn download(&self, src: &CudaSlice<u8>) -> Result<Vec<u8>> {
+        const CHUNK: usize = 64 << 20;
+        let n = src.len();
+        let mut out = vec![0u8; n];
+        if n == 0 {
+            return Ok(out);
+        }
+        let len = CHUNK.min(n);
+        let e = |what: &'static str| cuda_err(what);
+        // SAFETY: flags 0 asks for plain page-locked memory; a buffer is only
+        // read after the event recorded behind the copy into it has passed.
+        let mut bufs = unsafe {
+            [
+                self.ctx
+                    .alloc_pinned_with_flags::<u8>(len, 0)
+                    .map_err(e("allocating pinned memory"))?,
+                self.ctx
+                    .alloc_pinned_with_flags::<u8>(len, 0)
+                    .map_err(e("allocating pinned memory"))?,
+            ]
+        };
+        let chunks = n.div_ceil(CHUNK);
+        let part = |j: usize| j * CHUNK..(j * CHUNK + CHUNK).min(n);
+        // With one stream cudarc records no events on pinned buffers (their
+        // as_slice would not wait): own events mark each copy's end.
+        let events = [
+            self.ctx.new_event(None).map_err(e("creating an event"))?,
+            self.ctx.new_event(None).map_err(e("creating an event"))?,
+        ];
+        let [b0, b1] = &mut bufs;
+        let host: [&mut [u8]; 2] = [
+            b0.as_mut_slice().map_err(e("pinned memory"))?,
+            b1.as_mut_slice().map_err(e("pinned memory"))?,
+        ];
+        let copy = |j: usize, dst: &mut [u8]| -> Result<()> {
+            let r = part(j);
+            self.stream
+                .memcpy_dtoh(&src.slice(r.clone()), &mut dst[..r.len()])
+                .map_err(e("copying the values back"))?;
+            events[j % 2]
+                .record(&self.stream)
+                .map_err(e("recording an event"))
+        };
+        copy(0, host[0])?;
+        for j in 0..chunks {
+            if j + 1 < chunks {
+                copy(j + 1, host[(j + 1) % 2])?;
+            }
+            events[j % 2]
+                .synchronize()
+                .map_err(e("waiting for a copy"))?;
+            let r = part(j);
+            use rayon::prelude::*;
+            out[r.clone()]
+                .par_chunks_mut(1 << 20)
+                .zip(host[j % 2][..r.len()].par_chunks(1 << 20))
+                .for_each(|(o, i)| o.copy_from_slice(i));
+        }
+        Ok(out)
+    }
+
+    /// Solves Morris partition `spec` on the device by candidate-driven
+    /// passes (kernels `retro_first_scan`, `retro_candidates`,
+    /// `retro_compact`, `retro_pass_candidates`; twin [`CpuTwin::solve`]):
+    /// the partition's values, its dependencies, the event list, the
+    /// candidate bitmap and lists stay on the device for the whole solve;
     /// `deps[i]` holds [`MorrisSolveSpec::dependencies`]`[i]`.
     pub fn morris_solve(
         &self,
@@ -757,6 +829,7 @@ impl CudaBackend {
         deps: &[&[u8]],
     ) -> Result<SolveStats<Vec<u8>>> {
         CpuTwin::new(spec, deps.to_vec())?; // checks the dependencies' sizes
+        let t0 = std::time::Instant::now();
         let size = spec.size();
         let s = &self.stream;
         let e = |what: &'static str| cuda_err(what);
@@ -772,17 +845,18 @@ impl CudaBackend {
         let mut values = s
             .alloc_zeros::<u8>(size as usize)
             .map_err(e("allocating the partition's values"))?;
-        let mut stats = s.alloc_zeros::<u64>(3).map_err(e("allocating"))?;
+        let mut stats = s.alloc_zeros::<u64>(4 + 256).map_err(e("allocating"))?;
         let part = MorrisPartition::new(spec.k1, spec.k2)?;
         let smem = morris_smem(part);
         let (k1, k2, sym) = (spec.k1, spec.k2, u32::from(spec.symmetry));
-        // Pending positions: about 1/16 of the indices with symmetry folding;
-        // the kernel counts past the capacity and the scan is rerun if needed.
+        // Events: at most one per used index, about 1/16 of the indices with
+        // symmetry folding; the kernel counts past the capacity and the scan
+        // is rerun if needed.
         let mut cap = if spec.symmetry { size / 6 + 1024 } else { size };
-        let (pending, max_seen) = loop {
-            let mut list = s
+        let (events, st) = loop {
+            let mut events = s
                 .alloc_zeros::<u64>(cap as usize)
-                .map_err(e("allocating the pending list"))?;
+                .map_err(e("allocating the event list"))?;
             s.memset_zeros(&mut stats).map_err(e("clearing"))?;
             let cfg = self.grid(&self.retro_first, BLOCK, size, smem)?;
             let mut launch = s.launch_builder(&self.retro_first);
@@ -794,29 +868,57 @@ impl CudaBackend {
                 .arg(dep0)
                 .arg(dep1)
                 .arg(&mut values)
-                .arg(&mut list)
+                .arg(&mut events)
                 .arg(&cap)
                 .arg(&mut stats);
             // SAFETY: arguments match retro_first_scan in retro.cu; values holds
-            // `size` bytes, list `cap` entries (the kernel writes below cap
-            // only), the dependencies their partitions' sizes (checked above),
-            // and every rank the kernel reads in them is a rank of that partition.
+            // `size` bytes, events `cap` entries (the kernel writes below cap
+            // only), stats 260, the dependencies their partitions' sizes
+            // (checked above), and every rank the kernel reads in them is a
+            // rank of that partition.
             unsafe { launch.launch(cfg) }.map_err(e("launching retro_first_scan"))?;
             let st = s.clone_dtoh(&stats).map_err(e("copying back"))?;
             morris_retro::check_fail(&spec, st[2] as u32)?;
-            if st[0] <= cap {
-                break ((list, st[0]), st[1] as u32);
+            if st[3] <= cap {
+                break (events, st);
             }
-            cap = st[0];
+            cap = st[3];
         };
-        let first_pending = pending.1;
-        let n_cap = first_pending.max(1) as usize;
-        let mut lists = [
-            pending.0,
-            s.alloc_zeros::<u64>(n_cap).map_err(e("allocating"))?,
+        let (first_pending, max_seen, n_events) = (st[0], st[1] as u32, st[3]);
+        // TBFORGE_TWIN_TRACE: where the time goes (as CpuTwin::solve prints).
+        let trace = std::env::var_os("TBFORGE_TWIN_TRACE").is_some();
+        let t_passes = std::time::Instant::now();
+        if trace {
+            eprintln!(
+                "gpu {}: first scan {:.3} s, {n_events} events, {first_pending} pending",
+                spec.name(),
+                t0.elapsed().as_secs_f64()
+            );
+        }
+        let mut total_cand = 0u64;
+        // Candidates and decided positions are distinct pending positions.
+        let l_cap = first_pending.max(1);
+        let mut cand = s
+            .alloc_zeros::<u64>(l_cap as usize)
+            .map_err(e("allocating"))?;
+        let mut frontier = [
+            s.alloc_zeros::<u64>(l_cap as usize)
+                .map_err(e("allocating"))?,
+            s.alloc_zeros::<u64>(l_cap as usize)
+                .map_err(e("allocating"))?,
         ];
-        let mut n = first_pending;
-        let mut count = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        let mut counts = [
+            s.alloc_zeros::<u64>(1).map_err(e("allocating"))?,
+            s.alloc_zeros::<u64>(1).map_err(e("allocating"))?,
+        ];
+        let mut cand_count = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        let words = size.div_ceil(32);
+        let mut marks = s
+            .alloc_zeros::<u32>(words as usize)
+            .map_err(e("allocating the candidate bitmap"))?;
+        let cfg_cand = self.grid(&self.retro_candidates, BLOCK, l_cap + n_events, smem)?;
+        let cfg_compact = self.grid(&self.retro_compact, BLOCK, words, 0)?;
+        let cfg_pass = self.grid(&self.retro_pass, BLOCK, l_cap, smem)?;
         let mut d = 1u32;
         loop {
             if d > crate::Value::MAX_DISTANCE {
@@ -826,45 +928,95 @@ impl CudaBackend {
                     crate::Value::MAX_DISTANCE
                 )));
             }
-            let mut m = 0;
-            if n > 0 {
-                s.memset_zeros(&mut count).map_err(e("clearing"))?;
-                let (a, b) = lists.split_at_mut(1);
-                let (list_in, list_out) = if d % 2 == 1 {
-                    (&a[0], &mut b[0])
-                } else {
-                    (&b[0], &mut a[0])
-                };
-                let cfg = self.grid(&self.retro_pass, BLOCK, n, smem)?;
-                let mut launch = s.launch_builder(&self.retro_pass);
-                launch
-                    .arg(&k1)
-                    .arg(&k2)
-                    .arg(&sym)
-                    .arg(&d)
-                    .arg(dep0)
-                    .arg(dep1)
-                    .arg(&mut values)
-                    .arg(list_in)
-                    .arg(&n)
-                    .arg(list_out)
-                    .arg(&mut count);
-                // SAFETY: arguments match retro_pass_kernel; list_in holds n
-                // ranks of the partition, list_out has room for n (it receives
-                // a subset of list_in).
-                unsafe { launch.launch(cfg) }.map_err(e("launching retro_pass_kernel"))?;
-                m = s.clone_dtoh(&count).map_err(e("copying back"))?[0];
+            let (a, b) = frontier.split_at_mut(1);
+            let (fr_in, fr_out) = if d % 2 == 1 {
+                (&a[0], &mut b[0])
+            } else {
+                (&b[0], &mut a[0])
+            };
+            let (ca, cb) = counts.split_at_mut(1);
+            let (n_in, n_out) = if d % 2 == 1 {
+                (&mut ca[0], &mut cb[0])
+            } else {
+                (&mut cb[0], &mut ca[0])
+            };
+            if d == 1 {
+                s.memset_zeros(n_in).map_err(e("clearing"))?;
             }
-            let decided = n - m;
-            n = m;
+            let ne: u64 = if st[4 + (d as usize - 1).min(255)] > 0 {
+                n_events
+            } else {
+                0
+            };
+            let mut launch = s.launch_builder(&self.retro_candidates);
+            launch
+                .arg(&k1)
+                .arg(&k2)
+                .arg(&sym)
+                .arg(&d)
+                .arg(&values)
+                .arg(fr_in)
+                .arg(&*n_in)
+                .arg(&events)
+                .arg(&ne)
+                .arg(&mut marks);
+            // SAFETY: arguments match retro_candidates; fr_in holds *n_in
+            // decided ranks of the partition (at most l_cap), events n_events
+            // keys of its ranks, marks one bit per index.
+            unsafe { launch.launch(cfg_cand) }.map_err(e("launching retro_candidates"))?;
+            s.memset_zeros(&mut cand_count).map_err(e("clearing"))?;
+            let mut launch = s.launch_builder(&self.retro_compact);
+            launch
+                .arg(&mut marks)
+                .arg(&words)
+                .arg(&mut cand)
+                .arg(&l_cap)
+                .arg(&mut cand_count);
+            // SAFETY: arguments match retro_compact; marks holds `words`
+            // words, cand l_cap entries (written below l_cap only).
+            unsafe { launch.launch(cfg_compact) }.map_err(e("launching retro_compact"))?;
+            s.memset_zeros(n_out).map_err(e("clearing"))?;
+            let mut launch = s.launch_builder(&self.retro_pass);
+            launch
+                .arg(&k1)
+                .arg(&k2)
+                .arg(&sym)
+                .arg(&d)
+                .arg(dep0)
+                .arg(dep1)
+                .arg(&mut values)
+                .arg(&cand)
+                .arg(&cand_count)
+                .arg(fr_out)
+                .arg(&l_cap)
+                .arg(&mut *n_out);
+            // SAFETY: arguments match retro_pass_candidates; cand holds
+            // min(cand_count, l_cap) ranks of the partition (the count is
+            // checked below before its results are used), fr_out has room
+            // for l_cap (written below l_cap only).
+            unsafe { launch.launch(cfg_pass) }.map_err(e("launching retro_pass_candidates"))?;
+            let decided = s.clone_dtoh(&*n_out).map_err(e("copying back"))?[0];
+            let n_cand = s.clone_dtoh(&cand_count).map_err(e("copying back"))?[0];
+            if n_cand > l_cap || decided > l_cap {
+                return Err(Error::Cuda(format!(
+                    "partition {}: pass {d} found {n_cand} candidates, more than the {l_cap} pending positions",
+                    spec.name()
+                )));
+            }
+            total_cand += n_cand;
             if decided == 0 && d > max_seen {
                 break;
             }
             d += 1;
         }
-        let value = s
-            .clone_dtoh(&values)
-            .map_err(e("copying the values back"))?;
+        if trace {
+            eprintln!(
+                "gpu {}: {d} passes {:.3} s, {total_cand} candidates",
+                spec.name(),
+                t_passes.elapsed().as_secs_f64()
+            );
+        }
+        let value = self.download(&values)?;
         Ok(SolveStats {
             value,
             passes: d,
