@@ -241,7 +241,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
             return Err(Error::NotAvailable(format!(
                 "--mem-limit {limit} bytes is below what the forward search of {} positions keeps in memory ({needs} bytes, 2 bits each): raise it to at least {}M",
                 layout.total_size(),
-                (needs + BASELINE_BYTES + format::write_memory_bytes(opts.encoding)).div_ceil(1 << 20)
+                (needs + baseline_bytes() + format::write_memory_bytes(opts.encoding)).div_ceil(1 << 20)
             )));
         }
     }
@@ -324,18 +324,40 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     }
 
     let stats = IoStats::default();
-    // The pipeline's buffers get what the process and the file writer leave
-    // of the budget (the writer runs between solves, but its compressors are
-    // freed to the allocator, which need not give them back to the system).
+    // The pipeline's buffers get what the process leaves of the budget. The
+    // file writer runs between solves, never during one, and its compressors'
+    // large allocations go back to the system when freed: glibc does that
+    // once its mmap threshold is fixed, as the command line does (main.rs).
+    // Without that, a 16-thread build starved the pipeline of the writer's
+    // ~36 MB and ran 3x slower on tiny chunks.
     let plan = opts.external_plan.unwrap_or_else(|| {
         let limit = opts.mem_limit.unwrap_or(1 << 30);
         ExternalPlan {
             checkpoint_every: opts.checkpoint_every,
-            ..ExternalPlan::for_mem_limit(
-                limit.saturating_sub(BASELINE_BYTES + format::write_memory_bytes(opts.encoding)),
-            )
+            ..ExternalPlan::for_mem_limit(limit.saturating_sub(baseline_bytes()))
         }
     });
+
+    // The file writer's threads, each with its zstd context, so that writing
+    // a partition fits the budget too (it never runs during a solve).
+    let writer_pool = match opts.mem_limit {
+        Some(limit) if external => {
+            let threads = rayon::current_num_threads() as u64;
+            let per_thread = format::write_memory_bytes(opts.encoding)
+                .div_ceil(threads)
+                .max(1);
+            let fit = (limit.saturating_sub(baseline_bytes()) / per_thread).clamp(1, threads);
+            (fit < threads)
+                .then(|| {
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(fit as usize)
+                        .build()
+                        .ok()
+                })
+                .flatten()
+        }
+        _ => None,
+    };
 
     let mut in_memory: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
     let mut accelerated_partitions = 0usize;
@@ -413,20 +435,26 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                 // a partition larger than the memory budget is never held whole.
                 let file = ByteFile::open_existing(&disks.values_path(slot), layout.size(slot))?;
                 let mut counts = Counts::default();
-                let summary = format::write_partition_file_from(
-                    &path,
-                    &info,
-                    p,
-                    opts.encoding,
-                    file.len(),
-                    &WriteOptions::default(),
-                    |offset, buf: &mut [u8]| {
-                        file.read_at(offset, buf)?;
-                        stats.read(buf.len() as u64);
-                        counts.add_values(info.kind, buf);
-                        Ok::<(), Error>(())
-                    },
-                )?;
+                let mut write = || {
+                    format::write_partition_file_from(
+                        &path,
+                        &info,
+                        p,
+                        opts.encoding,
+                        file.len(),
+                        &WriteOptions::default(),
+                        |offset, buf: &mut [u8]| {
+                            file.read_at(offset, buf)?;
+                            stats.read(buf.len() as u64);
+                            counts.add_values(info.kind, buf);
+                            Ok::<(), Error>(())
+                        },
+                    )
+                };
+                let summary = match &writer_pool {
+                    Some(pool) => pool.install(write)?,
+                    None => write()?,
+                };
                 FileEntry::from_counts(p, &name, &counts, reachable, summary)
             }
         };
@@ -510,13 +538,20 @@ fn remove_stale_temporaries(out: &Path) -> Result<()> {
 fn in_memory_bytes(layout: &Layout, encoding: ValueEncoding) -> u64 {
     let total = layout.total_size();
     let largest = (0..layout.len()).map(|s| layout.size(s)).max().unwrap_or(0);
-    total + (total / 4).max(largest / 8) + format::write_memory_bytes(encoding) + BASELINE_BYTES
+    total + (total / 4).max(largest / 8) + format::write_memory_bytes(encoding) + baseline_bytes()
 }
 
 /// The process before any data: code, thread stacks, allocator (measured at
 /// 6-7 MB peak RSS for a tic-tac-toe build, about 6 MB of it the binary's
 /// mapped pages).
 const BASELINE_BYTES: u64 = 8 << 20;
+
+/// The process before any data, with its worker threads: each adds its stack
+/// and small per-thread buffers (measured: a 16-thread pipeline build peaks
+/// about 4 MB above a 2-thread one at the same plan).
+fn baseline_bytes() -> u64 {
+    BASELINE_BYTES + 256 * 1024 * rayon::current_num_threads() as u64
+}
 
 /// A finished partition's values read back from its tablebase file.
 fn read_values(path: &Path, size: u64) -> Result<Vec<u8>> {
