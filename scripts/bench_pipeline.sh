@@ -95,4 +95,9 @@ rows = [
 ]
 for k, v in rows:
     print(f"| {k:52} | {v:>16} |")
+prof = ext.get("pipeline_profile") or {}
+if prof:
+    print()
+    print("where the pipeline's time went (seconds; flusher and wait times summed over threads):")
+    print("  " + ", ".join(f"{k} {v:.2f}" for k, v in prof.items()))
 PY

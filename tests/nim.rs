@@ -4,7 +4,7 @@
 //! xor (nim-sum) of the heap sizes is 0. Board 1,3,5,7 from seed 004 (Fiorella, Parallel MinMax
 //! for Nim); its nim-sum is 0, so the first player loses.
 use std::collections::{BTreeMap, HashMap};
-use tbforge::game::nim::Nim;
+use tbforge::game::nim::{Heaps, Nim};
 use tbforge::game::{open_game, AnyGame};
 use tbforge::solve::{frontier_bfs, solve_game, two_bit_bfs, Layout, Progress, SolvedGame};
 use tbforge::{Error, Game, Outcome, PartitionId, Rank, Value};
@@ -15,7 +15,7 @@ fn nim(heaps: &str) -> Nim {
 }
 
 fn value_of(g: &Nim, solved: &SolvedGame, heaps: &[u32]) -> Value {
-    let (p, r) = g.rank(&heaps.to_vec());
+    let (p, r) = g.rank(&Heaps::new(heaps));
     let slot = solved.layout.slot(p).unwrap();
     Value::from_byte(solved.values[slot][r.0 as usize])
 }
@@ -164,10 +164,11 @@ fn rank_unrank_bijection() {
 fn notation_round_trip_and_errors() {
     let g = nim("1,3,5,7");
     for pos in all_positions(g.heaps()) {
+        let pos = Heaps::new(&pos);
         let text = g.format_position(&pos);
         assert_eq!(g.parse_position(&text).unwrap(), pos);
     }
-    assert_eq!(g.parse_position(" 0, 2,5 ,7 ").unwrap(), vec![0, 2, 5, 7]);
+    assert_eq!(*g.parse_position(" 0, 2,5 ,7 ").unwrap(), [0, 2, 5, 7]);
     for bad in [
         "1,3,5",
         "1,3,5,7,0",

@@ -40,8 +40,50 @@ const DEFAULT_HEAPS: [u64; 4] = [1, 3, 5, 7];
 const MAX_HEAPS: usize = 16;
 const MAX_HEAP: u64 = 255;
 
-/// Heap sizes, heap 1 first.
-pub type Heaps = Vec<u32>;
+/// Heap sizes, heap 1 first: held inline (no allocation per successor; a
+/// Nim expansion makes one position per object on the board).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Heaps {
+    sizes: [u32; MAX_HEAPS],
+    len: u8,
+}
+
+impl Heaps {
+    /// `n` empty heaps (`n` at most 16).
+    fn empty(n: usize) -> Heaps {
+        debug_assert!(n <= MAX_HEAPS);
+        Heaps {
+            sizes: [0; MAX_HEAPS],
+            len: n as u8,
+        }
+    }
+
+    /// Heaps of the given sizes (at most 16).
+    pub fn new(sizes: &[u32]) -> Heaps {
+        let mut heaps = Heaps::empty(sizes.len());
+        heaps.copy_from_slice(sizes);
+        heaps
+    }
+}
+
+impl std::ops::Deref for Heaps {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        &self.sizes[..usize::from(self.len)]
+    }
+}
+
+impl std::ops::DerefMut for Heaps {
+    fn deref_mut(&mut self) -> &mut [u32] {
+        &mut self.sizes[..usize::from(self.len)]
+    }
+}
+
+impl std::fmt::Debug for Heaps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
 
 /// A move: take `take` objects from heap `heap` (0-based).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,7 +168,7 @@ impl Game for Nim {
         if p.0 > self.hash.total() || r.0 >= self.hash.count(p.0) {
             return None;
         }
-        let mut heaps = vec![0u32; self.caps.len()];
+        let mut heaps = Heaps::empty(self.caps.len());
         self.hash.unrank(p.0, r.0, &mut heaps);
         Some(heaps)
     }
@@ -150,7 +192,7 @@ impl Game for Nim {
     fn successors(&self, heaps: &Heaps, out: &mut Vec<(NimMove, Heaps)>) {
         for (heap, &h) in heaps.iter().enumerate() {
             for take in 1..=h {
-                let mut next = heaps.clone();
+                let mut next = *heaps;
                 next[heap] = h - take;
                 out.push((NimMove { heap, take }, next));
             }
@@ -158,7 +200,7 @@ impl Game for Nim {
     }
 
     fn start(&self) -> Option<Heaps> {
-        Some(self.caps.clone())
+        Some(Heaps::new(&self.caps))
     }
 
     fn parse_position(&self, text: &str) -> Result<Heaps> {
@@ -177,7 +219,7 @@ impl Game for Nim {
         if parts.len() != self.caps.len() {
             return Err(bad(format!("{} heaps given", parts.len())));
         }
-        let mut heaps = Vec::with_capacity(parts.len());
+        let mut heaps = Heaps::empty(parts.len());
         for (i, (part, &cap)) in parts.iter().zip(&self.caps).enumerate() {
             let h: u32 = part
                 .parse()
@@ -188,7 +230,7 @@ impl Game for Nim {
                     i + 1
                 )));
             }
-            heaps.push(h);
+            heaps[i] = h;
         }
         Ok(heaps)
     }

@@ -6,6 +6,7 @@ use crate::{Error, Result};
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The scratch directories of one build.
 #[derive(Clone, Debug)]
@@ -93,6 +94,9 @@ pub struct ByteFile {
     file: File,
     path: PathBuf,
     len: u64,
+    /// Written since the last sync: a sync of a clean file is skipped, as a
+    /// sync costs a journal commit even when there is nothing to write.
+    dirty: AtomicBool,
 }
 
 impl ByteFile {
@@ -117,6 +121,8 @@ impl ByteFile {
             file,
             path: path.to_path_buf(),
             len,
+            // Opened over an earlier run's file, whose writes may not be durable.
+            dirty: AtomicBool::new(true),
         })
     }
 
@@ -141,6 +147,7 @@ impl ByteFile {
             file,
             path: path.to_path_buf(),
             len,
+            dirty: AtomicBool::new(false),
         })
     }
 
@@ -163,20 +170,60 @@ impl ByteFile {
 
     /// Writes `buf` at `offset`.
     pub fn write_at(&self, offset: u64, buf: &[u8]) -> Result<()> {
-        self.file
+        let written = self
+            .file
             .write_all_at(buf, offset)
-            .map_err(|e| Error::io("writing scratch file", &self.path, e))
+            .map_err(|e| Error::io("writing scratch file", &self.path, e));
+        // After the write: a sync that clears the flag first still sees the
+        // flag this sets, and one that clears it later covers these bytes.
+        self.dirty.store(true, Ordering::Release);
+        written?;
+        start_writeback(&self.file, offset, buf.len() as u64);
+        Ok(())
     }
 
     /// Makes the contents durable.
     pub fn sync(&self) -> Result<()> {
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io("syncing scratch file", &self.path, e))
+        if !self.dirty.swap(false, Ordering::AcqRel) {
+            return Ok(());
+        }
+        self.file.sync_data().map_err(|e| {
+            self.dirty.store(true, Ordering::Release);
+            Error::io("syncing scratch file", &self.path, e)
+        })
     }
 
     /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// Asks the kernel to start writing `len` bytes at `offset` of `file` to
+/// storage now, without waiting. Scratch is written once and read back much
+/// later: left dirty, it piles up until the kernel's dirty limit stops every
+/// writer at once (or a checkpoint's sync waits for all of it), and the disk
+/// idles in between. Started at once, write-back runs beside the CPU work.
+/// Only a hint: errors are left to the writes and syncs that follow.
+pub(crate) fn start_writeback(file: &File, offset: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        const MIN_BYTES: u64 = 64 << 10;
+        if len < MIN_BYTES {
+            return;
+        }
+        // SAFETY: the descriptor is open for as long as `file` is borrowed;
+        // the call reads no memory of ours and only queues write-back.
+        unsafe {
+            libc::sync_file_range(
+                file.as_raw_fd(),
+                offset as libc::off64_t,
+                len as libc::off64_t,
+                libc::SYNC_FILE_RANGE_WRITE,
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, offset, len);
 }

@@ -22,8 +22,8 @@
 //! run again gives the same result, which is what makes `--resume` exact.
 
 use super::disks::{ByteFile, ScratchDisks};
-use super::runs::{read_bucket, sync_runs, Record, RunIndex, RunWriter, MAX_BUCKETS};
-use super::stats::IoStats;
+use super::runs::{read_bucket, sync_runs, Order, Record, RunIndex, RunWriter, MAX_BUCKETS};
+use super::stats::{IoStats, Part};
 use crate::game::{Game, GameKind, Status};
 use crate::solve::rules::{at, PassAcc, PENDING};
 use crate::solve::{Layout, Progress};
@@ -347,12 +347,18 @@ fn solve_external<G: Game>(
                 within: Some(w),
             })
         };
-        state.max_seen = solver.first_scan(within, &mut save)?;
+        let (max_seen, left_for_passes) = solver.first_scan(within, &mut save)?;
+        state.max_seen = max_seen;
         state.next_pass = 1;
         solver.sync()?;
         checkpoint(state.clone())?;
         // Only now: a resume from a checkpoint inside the scan reads them.
         disks.clear_runs(None)?;
+        if !left_for_passes {
+            // Every position is decided: a pass would read the whole
+            // partition to find no request.
+            return Ok(());
+        }
     }
     loop {
         let d = state.next_pass;
@@ -411,9 +417,11 @@ impl<G: Game> Solver<'_, G> {
     }
 
     fn sync(&self) -> Result<()> {
-        self.values.sync()?;
-        self.summary.sync()?;
-        self.flags.sync()
+        self.stats.profile.time(Part::Sync, || {
+            self.values.sync()?;
+            self.summary.sync()?;
+            self.flags.sync()
+        })
     }
 
     /// Whether progress inside a pass should be made durable now.
@@ -435,6 +443,17 @@ impl<G: Game> Solver<'_, G> {
         save(within)?;
         *lock(&self.last_saved) = Instant::now();
         Ok(())
+    }
+
+    /// Requests are answered from a lookup range of values, a byte each.
+    fn request_order(&self) -> Order {
+        Order::for_range(self.plan.lookup_chunk)
+    }
+
+    /// Answers are applied to a chunk's accumulators.
+    fn answer_order(&self) -> Order {
+        let per_position = std::mem::size_of::<PassAcc>().max(std::mem::size_of::<Summary>());
+        Order::for_range(self.plan.chunk * per_position as u64)
     }
 
     fn chunk_range(&self, size: u64, c: u64) -> (u64, u64) {
@@ -495,8 +514,10 @@ impl<G: Game> Solver<'_, G> {
                 }
             });
             for c in first..n {
-                let loaded = rx
-                    .recv()
+                let loaded = self
+                    .stats
+                    .profile
+                    .time(Part::WaitChunkRead, || rx.recv())
                     .map_err(|_| Error::NotAvailable("the chunk reader thread stopped".into()))??;
                 work(c, loaded)?;
             }
@@ -525,11 +546,24 @@ impl<G: Game> Solver<'_, G> {
         let (first, requests) = match from {
             Some(w) => (
                 w.next,
-                RunWriter::resume(self.disks, "req", self.plan.run_capacity, w.requests)?,
+                RunWriter::resume(
+                    self.disks,
+                    "req",
+                    self.plan.run_capacity,
+                    self.request_order(),
+                    w.requests,
+                    &self.stats.profile,
+                )?,
             ),
             None => (
                 0,
-                RunWriter::new(self.disks, "req", self.plan.run_capacity)?,
+                RunWriter::new(
+                    self.disks,
+                    "req",
+                    self.plan.run_capacity,
+                    self.request_order(),
+                    &self.stats.profile,
+                )?,
             ),
         };
         let phase = if d == 0 {
@@ -666,11 +700,24 @@ impl<G: Game> Solver<'_, G> {
         let (first, answers) = match from {
             Some(w) => (
                 w.next,
-                RunWriter::resume(self.disks, "ans", self.plan.run_capacity, w.answers)?,
+                RunWriter::resume(
+                    self.disks,
+                    "ans",
+                    self.plan.run_capacity,
+                    self.answer_order(),
+                    w.answers,
+                    &self.stats.profile,
+                )?,
             ),
             None => (
                 0,
-                RunWriter::new(self.disks, "ans", self.plan.run_capacity)?,
+                RunWriter::new(
+                    self.disks,
+                    "ans",
+                    self.plan.run_capacity,
+                    self.answer_order(),
+                    &self.stats.profile,
+                )?,
             ),
         };
         let slots: Vec<usize> = if d == 0 {
@@ -708,6 +755,7 @@ impl<G: Game> Solver<'_, G> {
                     requests,
                     bucket,
                     self.plan.run_capacity,
+                    &self.stats.profile,
                     |records| {
                         let values = match &chunk {
                             Some(v) => v,
@@ -746,17 +794,26 @@ impl<G: Game> Solver<'_, G> {
         Ok(index)
     }
 
-    /// The first scan: returns the longest distance seen.
-    fn first_scan(&self, from: Option<WithinPass>, save: &mut SaveWithin<'_>) -> Result<u32> {
+    /// The first scan: returns the longest distance seen, and whether some
+    /// position is left for the passes (one with a move inside the partition).
+    fn first_scan(
+        &self,
+        from: Option<WithinPass>,
+        save: &mut SaveWithin<'_>,
+    ) -> Result<(u32, bool)> {
         let (requests, answers, from) = self.exchange(0, from, save)?;
         let kind = self.kind;
         let (first, mut max_seen) = from.map_or((0, 0), |w| (w.next, w.max_seen));
+        // Chunks combined before an interruption are not looked at again, so
+        // a resumed scan cannot tell: it leaves the answer to the passes.
+        let mut left_for_passes = first > 0;
         self.progress
             .phase(&format!("{} first scan: combine", self.name()), self.size());
         self.progress
             .inc((first * self.plan.chunk).min(self.size()));
         let answers = &answers;
         let chunks = self.chunk_count();
+        let combine_started = Instant::now();
         self.for_each_chunk(
             first,
             |c| self.read_chunk(c),
@@ -769,6 +826,7 @@ impl<G: Game> Solver<'_, G> {
                     answers,
                     c,
                     self.plan.run_capacity,
+                    &self.stats.profile,
                     |records| {
                         for a in records {
                             summaries[a.index() as usize]
@@ -780,6 +838,7 @@ impl<G: Game> Solver<'_, G> {
                 self.stats.read(read);
                 self.progress.bytes(read);
                 let mut packed = vec![0u8; summaries.len() * Summary::BYTES];
+                let mut internal = false;
                 for (j, s) in summaries.iter().enumerate() {
                     s.encode(&mut packed[j * Summary::BYTES..(j + 1) * Summary::BYTES]);
                     let f = flag(&flags, j);
@@ -788,6 +847,7 @@ impl<G: Game> Solver<'_, G> {
                         continue;
                     }
                     max_seen = max_seen.max(s.longest());
+                    internal |= f & INTERNAL != 0;
                     if f & INTERNAL == 0 {
                         let v = s.finish(kind).ok_or_else(|| Error::DistanceOverflow {
                             game: self.game.info().id.to_string(),
@@ -800,7 +860,12 @@ impl<G: Game> Solver<'_, G> {
                 }
                 self.progress.inc(hi - lo);
                 self.write(&self.values, lo, &values)?;
-                self.write(&self.summary, lo * Summary::BYTES as u64, &packed)?;
+                // The passes read a summary only for a position with a move
+                // inside the partition.
+                if internal {
+                    self.write(&self.summary, lo * Summary::BYTES as u64, &packed)?;
+                }
+                left_for_passes |= internal;
                 if c + 1 < chunks && self.checkpoint_due() {
                     let mut w = WithinPass::at(Step::Combine);
                     w.next = c + 1;
@@ -812,7 +877,10 @@ impl<G: Game> Solver<'_, G> {
                 Ok(())
             },
         )?;
-        Ok(max_seen)
+        self.stats
+            .profile
+            .add(Part::Combine, combine_started.elapsed());
+        Ok((max_seen, left_for_passes))
     }
 
     /// The expand and answer steps of pass `d` (0: the first scan), or what a
@@ -824,17 +892,30 @@ impl<G: Game> Solver<'_, G> {
         from: Option<WithinPass>,
         save: &mut SaveWithin<'_>,
     ) -> Result<(RunIndex, RunIndex, Option<WithinPass>)> {
+        let profile = &self.stats.profile;
         let (requests, from) = match from {
-            None => (self.expand(d, None, save)?, None),
-            Some(w) if w.step == Step::Expand => (self.expand(d, Some(w), save)?, None),
+            None => (
+                profile.time(Part::Expand, || self.expand(d, None, save))?,
+                None,
+            ),
+            Some(w) if w.step == Step::Expand => (
+                profile.time(Part::Expand, || self.expand(d, Some(w), save))?,
+                None,
+            ),
             Some(w) => (w.requests.clone(), Some(w)),
         };
         if requests.bytes == 0 {
             return Ok((requests, RunIndex::default(), None));
         }
         let (answers, from) = match from {
-            None => (self.answer(&requests, d, None, save)?, None),
-            Some(w) if w.step == Step::Answer => (self.answer(&requests, d, Some(w), save)?, None),
+            None => (
+                profile.time(Part::Answer, || self.answer(&requests, d, None, save))?,
+                None,
+            ),
+            Some(w) if w.step == Step::Answer => (
+                profile.time(Part::Answer, || self.answer(&requests, d, Some(w), save))?,
+                None,
+            ),
             Some(w) => (w.answers.clone(), Some(w)),
         };
         // The request runs stay until the pass's last checkpoint: an answer
@@ -863,6 +944,7 @@ impl<G: Game> Solver<'_, G> {
         let answers = &answers;
         let chunks = self.chunk_count();
         let decided_byte = at(d).to_byte();
+        let combine_started = Instant::now();
         self.for_each_chunk(
             first,
             |c| {
@@ -889,6 +971,7 @@ impl<G: Game> Solver<'_, G> {
                     answers,
                     c,
                     self.plan.run_capacity,
+                    &self.stats.profile,
                     |records| {
                         for a in records {
                             accs[a.index() as usize].add(
@@ -935,6 +1018,9 @@ impl<G: Game> Solver<'_, G> {
                 Ok(())
             },
         )?;
+        self.stats
+            .profile
+            .add(Part::Combine, combine_started.elapsed());
         Ok((decided, requests_bytes))
     }
 }

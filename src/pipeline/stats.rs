@@ -1,14 +1,105 @@
 //! Byte counters and peak memory for the build log.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-/// Bytes the pipeline read and wrote.
+/// Bytes the pipeline read and wrote, and where its time went.
 #[derive(Debug, Default)]
 pub struct IoStats {
     read: AtomicU64,
     written: AtomicU64,
     busy_nanos: AtomicU64,
+    /// Shared with the run writers' flusher threads.
+    pub(crate) profile: Arc<Profile>,
+}
+
+/// Where the pipeline's time went, in nanoseconds, so a benchmark can tell
+/// a disk-bound pass from one held up by a thread of its own.
+#[derive(Debug, Default)]
+pub(crate) struct Profile {
+    nanos: [AtomicU64; Part::COUNT],
+}
+
+/// A part of the pipeline whose time is counted.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Part {
+    /// Wall time of expand steps.
+    Expand,
+    /// Wall time of answer steps.
+    Answer,
+    /// Wall time of combine steps.
+    Combine,
+    /// Flusher threads sorting write buffers.
+    FlushSort,
+    /// Flusher threads writing run files.
+    FlushWrite,
+    /// Producers waiting for a flusher to take a full buffer (back-pressure).
+    WaitFlusher,
+    /// Consumers waiting for a run file's next block.
+    WaitRunRead,
+    /// Consumers waiting for a partition chunk's reader.
+    WaitChunkRead,
+    /// Making scratch durable at checkpoints.
+    Sync,
+}
+
+impl Part {
+    const COUNT: usize = 9;
+    const ALL: [Part; Part::COUNT] = [
+        Part::Expand,
+        Part::Answer,
+        Part::Combine,
+        Part::FlushSort,
+        Part::FlushWrite,
+        Part::WaitFlusher,
+        Part::WaitRunRead,
+        Part::WaitChunkRead,
+        Part::Sync,
+    ];
+
+    fn key(self) -> &'static str {
+        match self {
+            Part::Expand => "expand",
+            Part::Answer => "answer",
+            Part::Combine => "combine",
+            Part::FlushSort => "flusher_sort",
+            Part::FlushWrite => "flusher_write",
+            Part::WaitFlusher => "wait_for_flusher",
+            Part::WaitRunRead => "wait_for_run_reads",
+            Part::WaitChunkRead => "wait_for_chunk_reads",
+            Part::Sync => "sync",
+        }
+    }
+}
+
+impl Profile {
+    /// Counts `d` against `part`.
+    pub(crate) fn add(&self, part: Part, d: Duration) {
+        self.nanos[part as usize].fetch_add(
+            d.as_nanos().min(u128::from(u64::MAX)) as u64,
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Runs `f`, counting its time against `part`.
+    pub(crate) fn time<T>(&self, part: Part, f: impl FnOnce() -> T) -> T {
+        let started = Instant::now();
+        let out = f();
+        self.add(part, started.elapsed());
+        out
+    }
+
+    /// Seconds per part, keyed by name (for the build log).
+    pub(crate) fn seconds(&self) -> std::collections::BTreeMap<&'static str, f64> {
+        Part::ALL
+            .iter()
+            .map(|&p| {
+                let n = self.nanos[p as usize].load(Ordering::Relaxed);
+                (p.key(), n as f64 / 1e9)
+            })
+            .collect()
+    }
 }
 
 impl IoStats {
@@ -43,6 +134,12 @@ impl IoStats {
     /// Seconds spent in the pipeline so far.
     pub fn busy_seconds(&self) -> f64 {
         self.busy_nanos.load(Ordering::Relaxed) as f64 / 1e9
+    }
+
+    /// Seconds per part of the pipeline (steps' wall time, flusher threads'
+    /// busy time, waits), summed over threads where several run at once.
+    pub fn profile_seconds(&self) -> std::collections::BTreeMap<&'static str, f64> {
+        self.profile.seconds()
     }
 }
 

@@ -112,6 +112,10 @@ pub struct BuildReport {
     pub scratch_bytes_written: u64,
     /// Seconds spent in the pipeline's passes (external partitions only).
     pub pipeline_seconds: f64,
+    /// Where the pipeline's time went: steps' wall seconds, flusher threads'
+    /// sort and write seconds, and seconds spent waiting on flushers and
+    /// readers (summed over threads).
+    pub pipeline_profile: std::collections::BTreeMap<&'static str, f64>,
     /// What the process read from and wrote to storage, below the page cache
     /// (Linux `/proc/self/io`; written bytes less those dropped before
     /// write-back), if known.
@@ -490,6 +494,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         scratch_bytes_read: stats.bytes_read(),
         scratch_bytes_written: stats.bytes_written(),
         pipeline_seconds: stats.busy_seconds(),
+        pipeline_profile: stats.profile_seconds(),
         storage_io: StorageIo::of_process(),
         peak_rss: peak_rss(),
         resumed_partitions,
