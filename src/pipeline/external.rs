@@ -550,7 +550,6 @@ impl<G: Game> Solver<'_, G> {
                     self.disks,
                     "req",
                     self.plan.run_capacity,
-                    self.request_order(),
                     w.requests,
                     &self.stats.profile,
                 )?,
@@ -561,7 +560,6 @@ impl<G: Game> Solver<'_, G> {
                     self.disks,
                     "req",
                     self.plan.run_capacity,
-                    self.request_order(),
                     &self.stats.profile,
                 )?,
             ),
@@ -704,7 +702,6 @@ impl<G: Game> Solver<'_, G> {
                     self.disks,
                     "ans",
                     self.plan.run_capacity,
-                    self.answer_order(),
                     w.answers,
                     &self.stats.profile,
                 )?,
@@ -715,7 +712,6 @@ impl<G: Game> Solver<'_, G> {
                     self.disks,
                     "ans",
                     self.plan.run_capacity,
-                    self.answer_order(),
                     &self.stats.profile,
                 )?,
             ),
@@ -755,6 +751,7 @@ impl<G: Game> Solver<'_, G> {
                     requests,
                     bucket,
                     self.plan.run_capacity,
+                    self.request_order(),
                     &self.stats.profile,
                     |records| {
                         let values = match &chunk {
@@ -826,6 +823,7 @@ impl<G: Game> Solver<'_, G> {
                     answers,
                     c,
                     self.plan.run_capacity,
+                    self.answer_order(),
                     &self.stats.profile,
                     |records| {
                         for a in records {
@@ -971,6 +969,7 @@ impl<G: Game> Solver<'_, G> {
                     answers,
                     c,
                     self.plan.run_capacity,
+                    self.answer_order(),
                     &self.stats.profile,
                     |records| {
                         for a in records {

@@ -1,10 +1,14 @@
 //! Write buffers (seed 002): records bucketed by the chunk they must be
-//! applied to, collected in a bounded buffer, radix-sorted and flushed to one
-//! run file per bucket; a later streamed pass reads each bucket back.
+//! applied to, collected in a bounded buffer, grouped by bucket with a radix
+//! sort and flushed to one run file per bucket; a later streamed pass reads
+//! each bucket back.
 //!
-//! Sorting by key before a flush makes each flushed segment ascending, so
-//! applying a bucket walks its chunk's array in order (Korf's sorted merge)
-//! rather than at random.
+//! Where the range a bucket is applied to outgrows the cache, the reader
+//! radix-sorts each block by key before applying it, so the apply walks its
+//! array in order (Korf's sorted merge) rather than at random. The sort sits
+//! on the reading side because there it runs on the whole thread pool while
+//! the pass waits for it anyway; on the writing side it held up every
+//! producer behind one flusher.
 
 use super::disks::{start_writeback, ScratchDisks};
 use super::stats::{Part, Profile};
@@ -74,21 +78,20 @@ impl RadixKey for ByBucket {
     }
 }
 
-/// How a flushed buffer is ordered inside each bucket.
+/// The order in which a reader applies a bucket's records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order {
-    /// By key: the step that reads the bucket walks its range in order
-    /// (Korf's sorted merge), which pays when that range outgrows the cache.
+    /// Each block sorted by key first: the apply walks its range in order,
+    /// which pays when that range outgrows the cache.
     Sorted,
-    /// Only grouped by bucket, in no order inside: the range a bucket is
-    /// applied to fits the cache, where random access costs as little as a
-    /// walk and a full sort would be the pass's largest cost.
+    /// As written: the range fits the cache, where random access costs
+    /// about as little as a walk and a sort would cost more than it saves.
     Grouped,
 }
 
 impl Order {
-    /// Records applied at random to a range of `bytes` bytes: sorted when
-    /// the range outgrows [`CACHE_BYTES`].
+    /// Records applied to a range of `bytes` bytes: sorted when the range
+    /// outgrows [`CACHE_BYTES`].
     pub fn for_range(bytes: u64) -> Order {
         if bytes > CACHE_BYTES {
             Order::Sorted
@@ -98,7 +101,7 @@ impl Order {
     }
 }
 
-/// The range a grouped bucket may be applied to: about what a core's share
+/// The largest range a bucket is applied to unsorted: about what a core's share
 /// of a workstation's last-level cache holds.
 pub const CACHE_BYTES: u64 = 4 << 20;
 
@@ -136,7 +139,6 @@ struct Shared {
     written: Mutex<BTreeMap<u64, u64>>,
     error: Mutex<Option<Error>>,
     profile: Arc<Profile>,
-    order: Order,
 }
 
 /// What a finished [`RunWriter`] wrote: bytes per bucket.
@@ -155,10 +157,9 @@ impl RunWriter {
         disks: &ScratchDisks,
         kind: &'static str,
         capacity: usize,
-        order: Order,
         profile: &Arc<Profile>,
     ) -> Result<RunWriter> {
-        RunWriter::resume(disks, kind, capacity, order, RunIndex::default(), profile)
+        RunWriter::resume(disks, kind, capacity, RunIndex::default(), profile)
     }
 
     /// A writer that continues the run files of `kind` as a checkpoint recorded
@@ -168,19 +169,17 @@ impl RunWriter {
         disks: &ScratchDisks,
         kind: &'static str,
         capacity: usize,
-        order: Order,
         at: RunIndex,
         profile: &Arc<Profile>,
     ) -> Result<RunWriter> {
         cut_runs_back(disks, kind, &at.written)?;
-        Ok(RunWriter::start(disks, kind, capacity, order, at, profile))
+        Ok(RunWriter::start(disks, kind, capacity, at, profile))
     }
 
     fn start(
         disks: &ScratchDisks,
         kind: &'static str,
         capacity: usize,
-        order: Order,
         at: RunIndex,
         profile: &Arc<Profile>,
     ) -> RunWriter {
@@ -192,7 +191,6 @@ impl RunWriter {
             written: Mutex::new(at.written),
             error: Mutex::new(None),
             profile: Arc::clone(profile),
-            order,
         });
         // Rendezvous: a full buffer is handed over only when the flusher is
         // free, which bounds the buffers to the one being filled and the one
@@ -433,32 +431,25 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Shared {
-    /// Sorts `buf` as the writer's order asks and appends each bucket to its
-    /// run file; gives the buffer back for reuse.
-    fn flush(&self, mut buf: Vec<Record>) -> Result<Vec<Record>> {
-        let Some(first) = buf.first() else {
+    /// Groups `buf` by bucket and appends each bucket to its run file;
+    /// gives the buffer back for reuse.
+    fn flush(&self, buf: Vec<Record>) -> Result<Vec<Record>> {
+        let Some(first) = buf.first().map(Record::bucket) else {
             return Ok(buf);
         };
-        let one_bucket = buf.iter().all(|r| r.bucket() == first.bucket());
-        // Not on rayon's global pool: its threads may be the producers blocked
-        // in `push` waiting for this very flush.
-        fn sort<T: RadixKey + Copy + Send + Sync>(items: &mut [T]) {
-            match sort_pool() {
-                Some(pool) => pool.install(|| items.radix_sort_unstable()),
-                None => items.radix_sort_builder().with_parallel(false).sort(),
-            }
-        }
-        match self.order {
-            Order::Sorted => self.profile.time(Part::FlushSort, || sort(&mut buf)),
-            Order::Grouped if one_bucket => {}
-            Order::Grouped => {
-                buf = self.profile.time(Part::FlushSort, || {
-                    // Collected in place (same layout): no second buffer.
-                    let mut grouped: Vec<ByBucket> = buf.into_iter().map(ByBucket).collect();
-                    sort(&mut grouped);
-                    grouped.into_iter().map(|g| g.0).collect()
-                });
-            }
+        let mut buf = buf;
+        if buf.iter().any(|r| r.bucket() != first) {
+            buf = self.profile.time(Part::FlushGroup, || {
+                // Collected in place (same layout): no second buffer.
+                let mut grouped: Vec<ByBucket> = buf.into_iter().map(ByBucket).collect();
+                // Not on rayon's global pool: its threads may be the
+                // producers blocked in `push` waiting for this very flush.
+                match sort_pool() {
+                    Some(pool) => pool.install(|| grouped.radix_sort_unstable()),
+                    None => grouped.radix_sort_builder().with_parallel(false).sort(),
+                }
+                grouped.into_iter().map(|g| g.0).collect()
+            });
         }
         let started = std::time::Instant::now();
         // Encoded a block at a time: a bounded buffer, not a copy of the bucket.
@@ -507,9 +498,16 @@ pub fn read_bucket(
     index: &RunIndex,
     bucket: u64,
     block: usize,
+    order: Order,
     profile: &Profile,
     mut apply: impl FnMut(&[Record]) -> Result<()>,
 ) -> Result<u64> {
+    let mut apply = |records: &mut Vec<Record>| {
+        if order == Order::Sorted {
+            profile.time(Part::BlockSort, || records.radix_sort_unstable());
+        }
+        apply(records)
+    };
     let expected = index.written.get(&bucket).copied().unwrap_or(0);
     if expected == 0 {
         return Ok(0);
@@ -565,17 +563,21 @@ pub fn read_bucket(
         if n as u64 != expected {
             return Err(damaged(format!("{n} bytes read, {expected} were written")));
         }
-        apply(&records)?;
+        apply(&mut records)?;
         return Ok(n as u64);
     }
     std::thread::scope(|scope| {
         // Two blocks in memory: the one applied and the one being read.
         let (tx, rx) = sync_channel::<Result<(usize, Vec<Record>)>>(0);
+        // Applied blocks come back for reuse: no fresh pages to fault in per block.
+        let (spare_tx, spare_rx) = sync_channel::<Vec<Record>>(1);
         let read_block = &read_block;
         scope.spawn(move || {
             let mut bytes = vec![0u8; block * RECORD_BYTES];
             loop {
-                let mut records = Vec::with_capacity(block);
+                let mut records = spare_rx
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(block));
                 let got = read_block(&mut file, &mut bytes, &mut records).map(|n| (n, records));
                 let stop = !matches!(got, Ok((n, _)) if n > 0);
                 if tx.send(got).is_err() || stop {
@@ -585,12 +587,13 @@ pub fn read_bucket(
         });
         let mut total = 0u64;
         while let Ok(got) = profile.time(Part::WaitRunRead, || rx.recv()) {
-            let (n, records) = got?;
+            let (n, mut records) = got?;
             if n == 0 {
                 break;
             }
             total += n as u64;
-            apply(&records)?;
+            apply(&mut records)?;
+            let _ = spare_tx.try_send(records);
         }
         if total != expected {
             return Err(damaged(format!(
@@ -619,10 +622,10 @@ mod tests {
             .collect()
     }
 
-    fn read_all(disks: &ScratchDisks, index: &RunIndex, bucket: u64) -> Vec<Record> {
+    fn read_all(disks: &ScratchDisks, index: &RunIndex, bucket: u64, order: Order) -> Vec<Record> {
         let mut out = Vec::new();
         let profile = Profile::default();
-        read_bucket(disks, "req", index, bucket, 100, &profile, |r| {
+        read_bucket(disks, "req", index, bucket, 100, order, &profile, |r| {
             out.extend_from_slice(r);
             Ok(())
         })
@@ -631,7 +634,7 @@ mod tests {
     }
 
     #[test]
-    fn both_orders_keep_every_record_in_its_bucket() {
+    fn every_record_comes_back_in_its_bucket_in_either_order() {
         let records = scrambled(10_000, 5);
         for order in [Order::Sorted, Order::Grouped] {
             let dir = tempfile::tempdir().unwrap();
@@ -639,19 +642,19 @@ mod tests {
                 ScratchDisks::open(&[dir.path().join("a"), dir.path().join("b")], "t").unwrap();
             let profile = Arc::new(Profile::default());
             let capacity = 1000;
-            let writer = RunWriter::new(&disks, "req", capacity, order, &profile).unwrap();
+            let writer = RunWriter::new(&disks, "req", capacity, &profile).unwrap();
             for batch in records.chunks(333) {
                 writer.push(batch).unwrap();
             }
             let index = writer.finish().unwrap();
             assert_eq!(index.bytes, (records.len() * RECORD_BYTES) as u64);
             for bucket in 0..5 {
-                let mut got = read_all(&disks, &index, bucket);
+                let mut got = read_all(&disks, &index, bucket, order);
                 if order == Order::Sorted {
-                    // Each flushed buffer's piece of the bucket is ascending.
-                    let ascending_pieces =
-                        1 + got.windows(2).filter(|w| w[1].key < w[0].key).count();
-                    assert!(ascending_pieces <= records.len().div_ceil(capacity));
+                    // Each block of 100 records the reader hands over is ascending.
+                    for block in got.chunks(100) {
+                        assert!(block.windows(2).all(|w| w[0].key <= w[1].key));
+                    }
                 }
                 let mut want: Vec<Record> = records
                     .iter()

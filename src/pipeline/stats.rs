@@ -30,8 +30,8 @@ pub(crate) enum Part {
     Answer,
     /// Wall time of combine steps.
     Combine,
-    /// Flusher threads sorting write buffers.
-    FlushSort,
+    /// Flusher threads grouping write buffers by bucket.
+    FlushGroup,
     /// Flusher threads writing run files.
     FlushWrite,
     /// Producers waiting for a flusher to take a full buffer (back-pressure).
@@ -42,20 +42,23 @@ pub(crate) enum Part {
     WaitChunkRead,
     /// Making scratch durable at checkpoints.
     Sync,
+    /// Readers sorting blocks by key before applying them.
+    BlockSort,
 }
 
 impl Part {
-    const COUNT: usize = 9;
+    const COUNT: usize = 10;
     const ALL: [Part; Part::COUNT] = [
         Part::Expand,
         Part::Answer,
         Part::Combine,
-        Part::FlushSort,
+        Part::FlushGroup,
         Part::FlushWrite,
         Part::WaitFlusher,
         Part::WaitRunRead,
         Part::WaitChunkRead,
         Part::Sync,
+        Part::BlockSort,
     ];
 
     fn key(self) -> &'static str {
@@ -63,12 +66,13 @@ impl Part {
             Part::Expand => "expand",
             Part::Answer => "answer",
             Part::Combine => "combine",
-            Part::FlushSort => "flusher_sort",
+            Part::FlushGroup => "flusher_group",
             Part::FlushWrite => "flusher_write",
             Part::WaitFlusher => "wait_for_flusher",
             Part::WaitRunRead => "wait_for_run_reads",
             Part::WaitChunkRead => "wait_for_chunk_reads",
             Part::Sync => "sync",
+            Part::BlockSort => "block_sort",
         }
     }
 }
