@@ -22,7 +22,9 @@
 //! run again gives the same result, which is what makes `--resume` exact.
 
 use super::disks::{ByteFile, ScratchDisks};
-use super::runs::{read_bucket, sync_runs, Order, Record, RunIndex, RunWriter, MAX_BUCKETS};
+use super::runs::{
+    read_bucket, sync_runs, Blocks, Order, Record, RunIndex, RunWriter, MAX_BUCKETS,
+};
 use super::stats::{IoStats, Part};
 use crate::game::{Game, GameKind, Status};
 use crate::solve::rules::{at, PassAcc, PENDING};
@@ -750,8 +752,10 @@ impl<G: Game> Solver<'_, G> {
                     "req",
                     requests,
                     bucket,
-                    self.plan.run_capacity,
-                    self.request_order(),
+                    Blocks {
+                        records: self.plan.run_capacity,
+                        order: self.request_order(),
+                    },
                     &self.stats.profile,
                     |records| {
                         let values = match &chunk {
@@ -822,8 +826,10 @@ impl<G: Game> Solver<'_, G> {
                     "ans",
                     answers,
                     c,
-                    self.plan.run_capacity,
-                    self.answer_order(),
+                    Blocks {
+                        records: self.plan.run_capacity,
+                        order: self.answer_order(),
+                    },
                     &self.stats.profile,
                     |records| {
                         for a in records {
@@ -968,8 +974,10 @@ impl<G: Game> Solver<'_, G> {
                     "ans",
                     answers,
                     c,
-                    self.plan.run_capacity,
-                    self.answer_order(),
+                    Blocks {
+                        records: self.plan.run_capacity,
+                        order: self.answer_order(),
+                    },
                     &self.stats.profile,
                     |records| {
                         for a in records {

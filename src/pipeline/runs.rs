@@ -101,6 +101,15 @@ impl Order {
     }
 }
 
+/// How a reader hands a bucket's records over.
+#[derive(Clone, Copy, Debug)]
+pub struct Blocks {
+    /// Records per block at most.
+    pub records: usize,
+    /// Their order within a block.
+    pub order: Order,
+}
+
 /// The largest range a bucket is applied to unsorted: about what a core's share
 /// of a workstation's last-level cache holds.
 pub const CACHE_BYTES: u64 = 4 << 20;
@@ -497,11 +506,14 @@ pub fn read_bucket(
     kind: &str,
     index: &RunIndex,
     bucket: u64,
-    block: usize,
-    order: Order,
+    blocks: Blocks,
     profile: &Profile,
     mut apply: impl FnMut(&[Record]) -> Result<()>,
 ) -> Result<u64> {
+    let Blocks {
+        records: block,
+        order,
+    } = blocks;
     let mut apply = |records: &mut Vec<Record>| {
         if order == Order::Sorted {
             profile.time(Part::BlockSort, || records.radix_sort_unstable());
@@ -625,7 +637,11 @@ mod tests {
     fn read_all(disks: &ScratchDisks, index: &RunIndex, bucket: u64, order: Order) -> Vec<Record> {
         let mut out = Vec::new();
         let profile = Profile::default();
-        read_bucket(disks, "req", index, bucket, 100, order, &profile, |r| {
+        let blocks = Blocks {
+            records: 100,
+            order,
+        };
+        read_bucket(disks, "req", index, bucket, blocks, &profile, |r| {
             out.extend_from_slice(r);
             Ok(())
         })
