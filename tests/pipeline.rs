@@ -88,11 +88,11 @@ fn check(kind: GameKind) {
     assert!(distinct.contains(&Value::DRAW.to_byte()));
     let tmp = tempfile::tempdir().unwrap();
     // Small ranges: write buffers only grouped by bucket; large ones (over
-    // the pipeline's 4 MiB cache allowance): sorted inside each bucket.
+    // the pipeline's 32 MiB cache allowance): sorted inside each bucket.
     for (chunk, lookup_chunk, capacity, disks) in [
         (64, 192, 37, 2),
         (4096, 3 * 4096, 1 << 20, 1),
-        (1 << 20, 1 << 23, 61, 3),
+        (1 << 23, 1 << 26, 61, 3),
     ] {
         let dirs: Vec<_> = (0..disks)
             .map(|d| tmp.path().join(format!("disk{d}")))
