@@ -16,10 +16,11 @@ use crate::{Error, Result};
 use rdst::{RadixKey, RadixSort};
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
-use std::io::{Read, Write};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Bits of a record key below the bucket number.
 pub const LOW_BITS: u32 = 44;
@@ -122,36 +123,38 @@ const RECORD_BYTES: usize = 16;
 
 /// A bounded write buffer over per-bucket run files.
 ///
-/// Producers fill one buffer while a flusher thread sorts and writes the
-/// previous one, so expansion never waits for the disk unless the disk is
-/// slower than the producers (then `push` blocks: back-pressure). At most two
-/// buffers of `capacity` records exist at once.
+/// Producers fill one buffer while flusher threads group and write the
+/// previous ones, so expansion never waits for the disk unless the disk is
+/// slower than the producers (then `push` blocks: back-pressure). On a
+/// machine of many cores one flusher could not keep up with the producers,
+/// so there are several (a quarter of the cores, at most four), each on its
+/// own buffer, and the buffers are smaller in proportion: the records held
+/// at once stay about three buffers' worth of the given capacity (the one
+/// being filled, the one being flushed, and a sort's scratch).
 pub struct RunWriter {
     shared: Arc<Shared>,
     buffer: Mutex<Vec<Record>>,
     capacity: usize,
-    full: Option<SyncSender<ToFlusher>>,
+    full: Option<SyncSender<Vec<Record>>>,
     empty: Mutex<Receiver<Vec<Record>>>,
-    flusher: Option<std::thread::JoinHandle<()>>,
+    flushers: Vec<std::thread::JoinHandle<()>>,
 }
 
-/// What the writer sends its flusher thread.
-enum ToFlusher {
-    /// A full buffer to sort and append.
-    Buffer(Vec<Record>),
-    /// Answer once everything sent before is written.
-    Barrier(SyncSender<()>),
-}
-
-/// What the flusher thread and the writer share.
+/// What the flusher threads and the writer share.
 struct Shared {
     disks: ScratchDisks,
     kind: &'static str,
     bytes_written: AtomicU64,
-    /// Bytes per bucket, so a reader notices a run file that was deleted or cut.
+    /// Bytes per bucket, so a reader notices a run file that was deleted or
+    /// cut. A flusher reserves its piece of a bucket here before writing it,
+    /// so flushers never write over each other.
     written: Mutex<BTreeMap<u64, u64>>,
     error: Mutex<Option<Error>>,
     profile: Arc<Profile>,
+    /// Buffers handed over and not yet written.
+    in_flight: Mutex<usize>,
+    /// Signalled when `in_flight` drops to zero.
+    settled: Condvar,
 }
 
 /// What a finished [`RunWriter`] wrote: bytes per bucket.
@@ -162,10 +165,14 @@ pub struct RunIndex {
     pub bytes: u64,
 }
 
+/// Flusher threads per writer: a quarter of the pool's threads, one to four.
+fn flusher_count() -> usize {
+    (rayon::current_num_threads() / 4).clamp(1, 4)
+}
+
 impl RunWriter {
     /// A writer of new run files of `kind` (any left by an interrupted step
-    /// are removed) holding at most `capacity` records in memory per buffer
-    /// (two buffers).
+    /// are removed) holding about `3 * capacity` records in memory at most.
     pub fn new(
         disks: &ScratchDisks,
         kind: &'static str,
@@ -196,7 +203,10 @@ impl RunWriter {
         at: RunIndex,
         profile: &Arc<Profile>,
     ) -> RunWriter {
-        let capacity = capacity.max(1);
+        let flushers = flusher_count();
+        // Buffers alive at once: the one being filled, one per flusher, and
+        // a spare coming back; a flusher's grouping sort works in place.
+        let capacity = (capacity * 3 / (flushers + 2)).max(1);
         let shared = Arc::new(Shared {
             disks: disks.clone(),
             kind,
@@ -204,51 +214,42 @@ impl RunWriter {
             written: Mutex::new(at.written),
             error: Mutex::new(None),
             profile: Arc::clone(profile),
+            in_flight: Mutex::new(0),
+            settled: Condvar::new(),
         });
-        // Rendezvous: a full buffer is handed over only when the flusher is
-        // free, which bounds the buffers to the one being filled and the one
-        // being flushed.
-        let (full_tx, full_rx) = sync_channel::<ToFlusher>(0);
+        // Rendezvous: a full buffer is handed over only when a flusher is
+        // free, which bounds the buffers in memory.
+        let (full_tx, full_rx) = sync_channel::<Vec<Record>>(0);
+        let full_rx = Arc::new(Mutex::new(full_rx));
         let (empty_tx, empty_rx) = sync_channel::<Vec<Record>>(1);
-        let flusher = {
-            let shared = Arc::clone(&shared);
-            std::thread::spawn(move || {
-                for message in full_rx {
-                    let buf = match message {
-                        ToFlusher::Buffer(buf) => buf,
-                        ToFlusher::Barrier(done) => {
-                            let _ = done.send(());
-                            continue;
-                        }
+        let flushers = (0..flushers)
+            .map(|_| {
+                let shared = Arc::clone(&shared);
+                let full_rx = Arc::clone(&full_rx);
+                let empty_tx = empty_tx.clone();
+                std::thread::spawn(move || loop {
+                    let Ok(buf) = lock(&full_rx).recv() else {
+                        return;
                     };
-                    let mut buf = if lock(&shared.error).is_none() {
-                        match shared.flush(buf) {
-                            Ok(buf) => buf,
-                            Err(e) => {
-                                lock(&shared.error).get_or_insert(e);
-                                Vec::new()
-                            }
-                        }
-                    } else {
-                        buf
-                    };
+                    let mut buf = shared.flush_or_record(buf);
                     buf.clear();
                     // The writer may be gone or already hold a spare: then drop it.
                     let _ = empty_tx.try_send(buf);
-                }
+                    shared.settle_one();
+                })
             })
-        };
+            .collect();
         RunWriter {
             shared,
             buffer: Mutex::new(Vec::with_capacity(capacity)),
             capacity,
             full: Some(full_tx),
             empty: Mutex::new(empty_rx),
-            flusher: Some(flusher),
+            flushers,
         }
     }
 
-    /// Adds records; hands the buffer to the flusher when it is full.
+    /// Adds records; hands the buffer to a flusher when it is full.
     pub fn push(&self, records: &[Record]) -> Result<()> {
         let mut buf = lock(&self.buffer);
         let mut rest = records;
@@ -270,18 +271,18 @@ impl RunWriter {
     }
 
     fn hand_over(&self, full: Vec<Record>) -> Result<()> {
+        *lock(&self.shared.in_flight) += 1;
         let profile = &self.shared.profile;
-        profile.time(Part::WaitFlusher, || self.send(ToFlusher::Buffer(full)))
-    }
-
-    fn send(&self, message: ToFlusher) -> Result<()> {
-        let sent = self.full.as_ref().map(|tx| tx.send(message));
+        let sent = profile.time(Part::WaitFlusher, || {
+            self.full.as_ref().map(|tx| tx.send(full))
+        });
         match sent {
             Some(Ok(())) => Ok(()),
             _ => {
+                self.shared.settle_one();
                 self.check()?;
                 Err(Error::NotAvailable(format!(
-                    "the {} run writer thread stopped",
+                    "the {} run writer threads stopped",
                     self.shared.kind
                 )))
             }
@@ -295,6 +296,18 @@ impl RunWriter {
         }
     }
 
+    /// Waits until every buffer handed over is written.
+    fn wait_settled(&self) {
+        let mut in_flight = lock(&self.shared.in_flight);
+        while *in_flight > 0 {
+            in_flight = self
+                .shared
+                .settled
+                .wait(in_flight)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
     /// Writes out every record pushed so far and syncs the run files, for a
     /// checkpoint: returns what a [`RunWriter::resume`] continues from.
     pub fn durable(&self) -> Result<RunIndex> {
@@ -302,11 +315,7 @@ impl RunWriter {
         if !buf.is_empty() {
             self.hand_over(buf)?;
         }
-        let (done_tx, done_rx) = sync_channel(1);
-        self.send(ToFlusher::Barrier(done_tx))?;
-        if done_rx.recv().is_err() {
-            self.check()?;
-        }
+        self.wait_settled();
         self.check()?;
         let written = lock(&self.shared.written).clone();
         let index = RunIndex {
@@ -317,7 +326,7 @@ impl RunWriter {
         Ok(index)
     }
 
-    /// Flushes what is left, waits for the flusher; says what was written.
+    /// Flushes what is left, waits for the flushers; says what was written.
     pub fn finish(mut self) -> Result<RunIndex> {
         let last = std::mem::take(&mut *lock(&self.buffer));
         if !last.is_empty() {
@@ -332,13 +341,13 @@ impl RunWriter {
         })
     }
 
-    /// Closes the channel and joins the flusher (also on drop, after an error).
+    /// Closes the channel and joins the flushers (also on drop, after an error).
     fn stop(&mut self) {
         self.full = None;
-        if let Some(handle) = self.flusher.take() {
+        for handle in self.flushers.drain(..) {
             if handle.join().is_err() {
                 lock(&self.shared.error).get_or_insert(Error::NotAvailable(format!(
-                    "the {} run writer thread panicked",
+                    "a {} run writer thread panicked",
                     self.shared.kind
                 )));
             }
@@ -425,27 +434,38 @@ fn cut_runs_back(disks: &ScratchDisks, kind: &str, sizes: &BTreeMap<u64, u64>) -
     Ok(())
 }
 
-/// The flushers' own threads for sorting: a quarter of the cores, at least one.
-/// (None if the threads cannot be started: then the flusher sorts alone.)
-fn sort_pool() -> Option<&'static rayon::ThreadPool> {
-    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads((rayon::current_num_threads() / 4).max(1))
-            .thread_name(|i| format!("tbforge-sort-{i}"))
-            .build()
-            .ok()
-    })
-    .as_ref()
-}
-
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Shared {
-    /// Groups `buf` by bucket and appends each bucket to its run file;
-    /// gives the buffer back for reuse.
+    /// Flushes `buf` unless an earlier flush failed; records a failure (a
+    /// panic too, which would otherwise leave `in_flight` up for good).
+    fn flush_or_record(&self, buf: Vec<Record>) -> Vec<Record> {
+        if lock(&self.error).is_some() {
+            return buf;
+        }
+        let flushed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.flush(buf)));
+        let failed = match flushed {
+            Ok(Ok(buf)) => return buf,
+            Ok(Err(e)) => e,
+            Err(_) => Error::NotAvailable(format!("a {} run writer thread panicked", self.kind)),
+        };
+        lock(&self.error).get_or_insert(failed);
+        Vec::new()
+    }
+
+    /// One handed-over buffer is done with.
+    fn settle_one(&self) {
+        let mut in_flight = lock(&self.in_flight);
+        *in_flight = in_flight.saturating_sub(1);
+        if *in_flight == 0 {
+            self.settled.notify_all();
+        }
+    }
+
+    /// Groups `buf` by bucket and writes each bucket's piece at the end of
+    /// its run file; gives the buffer back for reuse.
     fn flush(&self, buf: Vec<Record>) -> Result<Vec<Record>> {
         let Some(first) = buf.first().map(Record::bucket) else {
             return Ok(buf);
@@ -455,12 +475,13 @@ impl Shared {
             buf = self.profile.time(Part::FlushGroup, || {
                 // Collected in place (same layout): no second buffer.
                 let mut grouped: Vec<ByBucket> = buf.into_iter().map(ByBucket).collect();
-                // Not on rayon's global pool: its threads may be the
-                // producers blocked in `push` waiting for this very flush.
-                match sort_pool() {
-                    Some(pool) => pool.install(|| grouped.radix_sort_unstable()),
-                    None => grouped.radix_sort_builder().with_parallel(false).sort(),
-                }
+                // In place, on this thread: the flushers run side by side,
+                // and rayon's pool holds the producers that wait for them.
+                grouped
+                    .radix_sort_builder()
+                    .with_low_mem_tuner()
+                    .with_parallel(false)
+                    .sort();
                 grouped.into_iter().map(|g| g.0).collect()
             });
         }
@@ -473,28 +494,32 @@ impl Shared {
             let bucket = buf[start].bucket();
             let end = start + buf[start..].partition_point(|r| r.bucket() == bucket);
             let path = self.disks.run_path(self.kind, bucket as usize);
-            let mut file = OpenOptions::new()
+            let file = OpenOptions::new()
                 .create(true)
-                .append(true)
+                .truncate(false)
+                .write(true)
                 .open(&path)
                 .map_err(|e| Error::io("opening run file", &path, e))?;
-            let appended_at = file
-                .metadata()
-                .map_err(|e| Error::io("reading size of", &path, e))?
-                .len();
+            let len = ((end - start) * RECORD_BYTES) as u64;
+            let at = {
+                let mut written = lock(&self.written);
+                let size = written.entry(bucket).or_default();
+                *size += len;
+                *size - len
+            };
+            let mut offset = at;
             for block in buf[start..end].chunks(BLOCK) {
                 bytes.clear();
                 for r in block {
                     bytes.extend_from_slice(&r.key.to_le_bytes());
                     bytes.extend_from_slice(&r.payload.to_le_bytes());
                 }
-                file.write_all(&bytes)
+                file.write_all_at(&bytes, offset)
                     .map_err(|e| Error::io("writing run file", &path, e))?;
+                offset += bytes.len() as u64;
             }
-            let written = ((end - start) * RECORD_BYTES) as u64;
-            start_writeback(&file, appended_at, written);
-            self.bytes_written.fetch_add(written, Ordering::Relaxed);
-            *lock(&self.written).entry(bucket).or_default() += written;
+            start_writeback(&file, at, len);
+            self.bytes_written.fetch_add(len, Ordering::Relaxed);
             start = end;
         }
         self.profile.add(Part::FlushWrite, started.elapsed());
@@ -655,7 +680,26 @@ mod tests {
 
     #[test]
     fn every_record_comes_back_in_its_bucket_in_either_order() {
-        let records = scrambled(10_000, 5);
+        every_record_comes_back(1);
+    }
+
+    /// Sixteen threads: four flushers write pieces of the same buckets side
+    /// by side, producers push at once, a checkpoint comes in between.
+    #[test]
+    fn every_record_comes_back_from_several_flushers() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(16)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            assert_eq!(flusher_count(), 4);
+            every_record_comes_back(16)
+        });
+    }
+
+    fn every_record_comes_back(producers: usize) {
+        use rayon::prelude::*;
+        let records = scrambled(50_000, 5);
         for order in [Order::Sorted, Order::Grouped] {
             let dir = tempfile::tempdir().unwrap();
             let disks =
@@ -663,8 +707,15 @@ mod tests {
             let profile = Arc::new(Profile::default());
             let capacity = 1000;
             let writer = RunWriter::new(&disks, "req", capacity, &profile).unwrap();
-            for batch in records.chunks(333) {
-                writer.push(batch).unwrap();
+            let (first, second) = records.split_at(records.len() / 3);
+            for half in [first, second] {
+                half.par_chunks(333)
+                    .with_min_len(half.len() / 333 / producers + 1)
+                    .for_each(|batch| writer.push(batch).unwrap());
+                if half.len() == first.len() {
+                    let at = writer.durable().unwrap();
+                    assert_eq!(at.bytes, (first.len() * RECORD_BYTES) as u64);
+                }
             }
             let index = writer.finish().unwrap();
             assert_eq!(index.bytes, (records.len() * RECORD_BYTES) as u64);
