@@ -215,6 +215,63 @@ impl Summary {
 /// buffer (64 KiB per thread).
 const LOCAL_RECORDS: usize = 4096;
 
+/// Positions per slice when a chunk's positions are combined in parallel (a
+/// multiple of 4: flags are packed four to a byte).
+const SLICE: usize = 1 << 14;
+
+/// Applies each record to `targets[record.index()]`, on all threads: each
+/// thread owns a contiguous slice of the targets and applies the records
+/// that fall in it. Every thread scans the whole block, which costs less
+/// than the scattered writes it shares out; applying is order-independent,
+/// so the result is the serial one.
+///
+/// A record outside the targets (a damaged run file) is an error, not a panic.
+fn apply_in_parallel<T: Send>(
+    targets: &mut [T],
+    records: &[Record],
+    apply: impl Fn(&mut T, &Record) + Sync,
+) -> Result<()> {
+    let threads = rayon::current_num_threads();
+    let applied = if threads == 1 || records.len() < 4 * SLICE {
+        let mut applied = 0;
+        for r in records {
+            if let Some(t) = targets.get_mut(r.index() as usize) {
+                apply(t, r);
+                applied += 1;
+            }
+        }
+        applied
+    } else {
+        let per_thread = targets.len().div_ceil(threads).max(1);
+        targets
+            .par_chunks_mut(per_thread)
+            .enumerate()
+            .map(|(t, slice)| {
+                let lo = (t * per_thread) as u64;
+                let hi = lo + slice.len() as u64;
+                let mut applied = 0;
+                for r in records {
+                    let i = r.index();
+                    if (lo..hi).contains(&i) {
+                        apply(&mut slice[(i - lo) as usize], r);
+                        applied += 1;
+                    }
+                }
+                applied
+            })
+            .sum()
+    };
+    if applied == records.len() {
+        Ok(())
+    } else {
+        Err(Error::NotAvailable(format!(
+            "a run file holds {} records outside their chunk of {} positions: scratch is damaged; delete the scratch directories and build again",
+            records.len() - applied,
+            targets.len()
+        )))
+    }
+}
+
 /// Flag: the position is ongoing (not illegal, not terminal).
 const ONGOING: u8 = 1;
 /// Flag: the position has a successor in its own partition.
@@ -832,36 +889,56 @@ impl<G: Game> Solver<'_, G> {
                     },
                     &self.stats.profile,
                     |records| {
-                        for a in records {
-                            summaries[a.index() as usize]
-                                .add(kind, Value::from_byte(a.payload as u8));
-                        }
-                        Ok(())
+                        apply_in_parallel(&mut summaries, records, |s, a| {
+                            s.add(kind, Value::from_byte(a.payload as u8))
+                        })
                     },
                 )?;
                 self.stats.read(read);
                 self.progress.bytes(read);
                 let mut packed = vec![0u8; summaries.len() * Summary::BYTES];
-                let mut internal = false;
-                for (j, s) in summaries.iter().enumerate() {
-                    s.encode(&mut packed[j * Summary::BYTES..(j + 1) * Summary::BYTES]);
-                    let f = flag(&flags, j);
-                    if f & ONGOING == 0 {
-                        max_seen = max_seen.max(values[j].saturating_sub(2).into());
-                        continue;
-                    }
-                    max_seen = max_seen.max(s.longest());
-                    internal |= f & INTERNAL != 0;
-                    if f & INTERNAL == 0 {
-                        let v = s.finish(kind).ok_or_else(|| Error::DistanceOverflow {
-                            game: self.game.info().id.to_string(),
-                            partition: self.name(),
-                            max: Value::MAX_DISTANCE,
-                        })?;
-                        values[j] = v.to_byte();
-                        max_seen = max_seen.max(v.distance().unwrap_or(0));
-                    }
+                // Per slice of the chunk: (longest distance, some position
+                // left for the passes, some distance too long to store).
+                let (longest, internal, overflow) = values
+                    .par_chunks_mut(SLICE)
+                    .zip(packed.par_chunks_mut(SLICE * Summary::BYTES))
+                    .zip(summaries.par_chunks(SLICE))
+                    .zip(flags.par_chunks(SLICE / 4))
+                    .map(|(((values, packed), summaries), flags)| {
+                        let (mut longest, mut internal, mut overflow) = (0u32, false, false);
+                        for (j, s) in summaries.iter().enumerate() {
+                            s.encode(&mut packed[j * Summary::BYTES..(j + 1) * Summary::BYTES]);
+                            let f = flag(flags, j);
+                            if f & ONGOING == 0 {
+                                longest = longest.max(values[j].saturating_sub(2).into());
+                                continue;
+                            }
+                            longest = longest.max(s.longest());
+                            internal |= f & INTERNAL != 0;
+                            if f & INTERNAL == 0 {
+                                match s.finish(kind) {
+                                    Some(v) => {
+                                        values[j] = v.to_byte();
+                                        longest = longest.max(v.distance().unwrap_or(0));
+                                    }
+                                    None => overflow = true,
+                                }
+                            }
+                        }
+                        (longest, internal, overflow)
+                    })
+                    .reduce(
+                        || (0, false, false),
+                        |a, b| (a.0.max(b.0), a.1 | b.1, a.2 | b.2),
+                    );
+                if overflow {
+                    return Err(Error::DistanceOverflow {
+                        game: self.game.info().id.to_string(),
+                        partition: self.name(),
+                        max: Value::MAX_DISTANCE,
+                    });
                 }
+                max_seen = max_seen.max(longest);
                 self.progress.inc(hi - lo);
                 self.write(&self.values, lo, &values)?;
                 // The passes read a summary only for a position with a move
@@ -963,11 +1040,9 @@ impl<G: Game> Solver<'_, G> {
             },
             |c, (mut values, flags, summary)| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
-                let mut accs: Vec<PassAcc> = (0..(hi - lo) as usize)
-                    .map(|j| {
-                        Summary::decode(&summary[j * Summary::BYTES..(j + 1) * Summary::BYTES])
-                            .seed(kind, d)
-                    })
+                let mut accs: Vec<PassAcc> = summary[..(hi - lo) as usize * Summary::BYTES]
+                    .par_chunks_exact(Summary::BYTES)
+                    .map(|b| Summary::decode(b).seed(kind, d))
                     .collect();
                 let read = read_bucket(
                     self.disks,
@@ -980,36 +1055,41 @@ impl<G: Game> Solver<'_, G> {
                     },
                     &self.stats.profile,
                     |records| {
-                        for a in records {
-                            accs[a.index() as usize].add(
-                                kind,
-                                d,
-                                Value::from_byte(a.payload as u8),
-                            );
-                        }
-                        Ok(())
+                        apply_in_parallel(&mut accs, records, |acc, a| {
+                            acc.add(kind, d, Value::from_byte(a.payload as u8))
+                        })
                     },
                 )?;
                 self.stats.read(read);
                 self.progress.bytes(read);
-                let mut changed = false;
-                for (j, acc) in accs.iter().enumerate() {
-                    if flag(&flags, j) != ONGOING | INTERNAL {
-                        continue;
-                    }
-                    if values[j] == PENDING {
-                        if let Some(v) = acc.decide(kind, d) {
-                            values[j] = v.to_byte();
-                            changed = true;
+                let (changed, decided_here) = values
+                    .par_chunks_mut(SLICE)
+                    .zip(accs.par_chunks(SLICE))
+                    .zip(flags.par_chunks(SLICE / 4))
+                    .map(|((values, accs), flags)| {
+                        let (mut changed, mut decided) = (false, 0u64);
+                        for (j, acc) in accs.iter().enumerate() {
+                            if flag(flags, j) != ONGOING | INTERNAL {
+                                continue;
+                            }
+                            if values[j] == PENDING {
+                                if let Some(v) = acc.decide(kind, d) {
+                                    values[j] = v.to_byte();
+                                    changed = true;
+                                }
+                            }
+                            // Counted by value, not by change: a chunk redone
+                            // after an interruption finds some of its decisions
+                            // already written, and the pass loop's end test
+                            // needs the full count.
+                            if values[j] == decided_byte {
+                                decided += 1;
+                            }
                         }
-                    }
-                    // Counted by value, not by change: a chunk redone after an
-                    // interruption finds some of its decisions already written,
-                    // and the pass loop's end test needs the full count.
-                    if values[j] == decided_byte {
-                        decided += 1;
-                    }
-                }
+                        (changed, decided)
+                    })
+                    .reduce(|| (false, 0), |a, b| (a.0 | b.0, a.1 + b.1));
+                decided += decided_here;
                 self.progress.inc(hi - lo);
                 if changed {
                     self.write(&self.values, lo, &values)?;
@@ -1029,5 +1109,43 @@ impl<G: Game> Solver<'_, G> {
             .profile
             .add(Part::Combine, combine_started.elapsed());
         Ok((decided, requests_bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_apply_equals_serial_apply() {
+        let n = 100_003usize;
+        let records: Vec<Record> = (0..200_000u64)
+            .map(|i| Record::new(0, (i * 7_919 + i / 3) % n as u64, i))
+            .collect();
+        let serial = {
+            let mut t = vec![0u64; n];
+            for r in &records {
+                t[r.index() as usize] = t[r.index() as usize].wrapping_mul(31) ^ r.payload;
+            }
+            t
+        };
+        // Order-dependent on purpose: each target sees its records in block order.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let parallel = pool.install(|| {
+            let mut t = vec![0u64; n];
+            apply_in_parallel(&mut t, &records, |x, r| *x = x.wrapping_mul(31) ^ r.payload)
+                .unwrap();
+            t
+        });
+        assert_eq!(parallel, serial);
+        let mut short = vec![0u64; n - 1];
+        let outside = pool.install(|| apply_in_parallel(&mut short, &records, |_, _| {}));
+        assert!(outside
+            .unwrap_err()
+            .to_string()
+            .contains("outside their chunk"));
     }
 }
