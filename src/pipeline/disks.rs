@@ -227,3 +227,29 @@ pub(crate) fn start_writeback(file: &File, offset: u64, len: u64) {
     #[cfg(not(target_os = "linux"))]
     let _ = (file, offset, len);
 }
+
+/// Asks the kernel to start reading `len` bytes at `offset` of `file` into
+/// the page cache now, without waiting: buffered reads alone keep only a
+/// small read-ahead window in flight, well below the disk's sequential rate.
+/// Only a hint: errors are left to the reads that follow.
+pub(crate) fn read_ahead(file: &File, offset: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if len == 0 {
+            return;
+        }
+        // SAFETY: the descriptor is open for as long as `file` is borrowed;
+        // the call reads no memory of ours and only queues reads.
+        unsafe {
+            libc::posix_fadvise(
+                file.as_raw_fd(),
+                offset as libc::off64_t,
+                len as libc::off64_t,
+                libc::POSIX_FADV_WILLNEED,
+            );
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, offset, len);
+}

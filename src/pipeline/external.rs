@@ -23,7 +23,8 @@
 
 use super::disks::{ByteFile, ScratchDisks};
 use super::runs::{
-    read_bucket, sync_runs, Blocks, Order, Record, RunIndex, RunWriter, MAX_BUCKETS,
+    prefetch_bucket, read_bucket, sync_runs, Blocks, Order, Record, RunIndex, RunWriter,
+    MAX_BUCKETS,
 };
 use super::stats::{IoStats, Part};
 use crate::game::{Game, GameKind, Status};
@@ -504,6 +505,18 @@ impl<G: Game> Solver<'_, G> {
         Ok(())
     }
 
+    /// Bytes of one block of records as a reader hands them over.
+    fn block_bytes(&self) -> u64 {
+        self.plan.run_capacity as u64 * 16
+    }
+
+    /// Starts fetching the first block of chunk `c`'s answers.
+    fn prefetch_answers(&self, answers: &RunIndex, c: u64) {
+        if c < self.chunk_count() {
+            prefetch_bucket(self.disks, "ans", answers, c, self.block_bytes());
+        }
+    }
+
     /// Requests are answered from a lookup range of values, a byte each.
     fn request_order(&self) -> Order {
         Order::for_range(self.plan.lookup_chunk)
@@ -801,6 +814,10 @@ impl<G: Game> Solver<'_, G> {
                 }
                 let file = &file.as_ref().expect("opened above").1;
                 let bucket = self.bucket_base[s] + c;
+                if let Some(&(ns, nc)) = buckets.get(ordinal + 1) {
+                    let next = self.bucket_base[ns] + nc;
+                    prefetch_bucket(self.disks, "req", requests, next, self.block_bytes());
+                }
                 let lo = c * self.plan.lookup_chunk;
                 let hi = (lo + self.plan.lookup_chunk).min(size);
                 let mut chunk: Option<Vec<u8>> = None;
@@ -877,6 +894,7 @@ impl<G: Game> Solver<'_, G> {
             |c| self.read_chunk(c),
             |c, (mut values, flags)| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
+                self.prefetch_answers(answers, c + 1);
                 let mut summaries = vec![Summary::default(); (hi - lo) as usize];
                 let read = read_bucket(
                     self.disks,
@@ -1040,6 +1058,7 @@ impl<G: Game> Solver<'_, G> {
             },
             |c, (mut values, flags, summary)| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
+                self.prefetch_answers(answers, c + 1);
                 let mut accs: Vec<PassAcc> = summary[..(hi - lo) as usize * Summary::BYTES]
                     .par_chunks_exact(Summary::BYTES)
                     .map(|b| Summary::decode(b).seed(kind, d))

@@ -10,7 +10,7 @@
 //! the pass waits for it anyway; on the writing side it held up every
 //! producer behind one flusher.
 
-use super::disks::{start_writeback, ScratchDisks};
+use super::disks::{read_ahead, start_writeback, ScratchDisks};
 use super::stats::{Part, Profile};
 use crate::{Error, Result};
 use rdst::{RadixKey, RadixSort};
@@ -527,6 +527,26 @@ impl Shared {
     }
 }
 
+/// Asks the kernel to fetch the first `bytes` bytes of bucket `bucket`'s run
+/// file of `kind` in the background, for a step about to read it: the disk
+/// works while the step finishes its current bucket.
+pub fn prefetch_bucket(
+    disks: &ScratchDisks,
+    kind: &str,
+    index: &RunIndex,
+    bucket: u64,
+    bytes: u64,
+) {
+    let expected = index.written.get(&bucket).copied().unwrap_or(0);
+    if expected == 0 {
+        return;
+    }
+    // A missing file is reported by the read that follows, with context.
+    if let Ok(file) = std::fs::File::open(disks.run_path(kind, bucket as usize)) {
+        read_ahead(&file, 0, bytes.min(expected));
+    }
+}
+
 /// Streams bucket `bucket`'s records of `kind` in blocks of at most `block`
 /// records (a reader thread fetches the next block while `apply` works on
 /// this one); returns the bytes read.
@@ -615,7 +635,12 @@ pub fn read_bucket(
         let read_block = &read_block;
         scope.spawn(move || {
             let mut bytes = vec![0u8; block * RECORD_BYTES];
+            let mut next = 0u64;
             loop {
+                // The block after this one is fetched by the kernel while this
+                // one is read and applied: two requests at the disk, not one.
+                next += bytes.len() as u64;
+                read_ahead(&file, next, bytes.len() as u64);
                 let mut records = spare_rx
                     .try_recv()
                     .unwrap_or_else(|_| Vec::with_capacity(block));
