@@ -24,13 +24,21 @@ cgroup_mb=${CGROUP_MB:-48}
 rm -rf "$dir" && mkdir -p "$dir"
 pargs=(); for p in $params; do pargs+=(--param "$p"); done
 
-echo "== disk bandwidth ($dir)"
-wbps=$(dd if=/dev/zero of="$dir/dd.bin" bs=16M count=64 conv=fdatasync 2>&1 | awk '/copied/ {print $(NF-1)" "$NF}')
-rbps=$(dd if="$dir/dd.bin" of=/dev/null bs=16M iflag=direct 2>&1 | awk '/copied/ {print $(NF-1)" "$NF}')
-rm -f "$dir/dd.bin"
 to_bytes() { awk -v v="$1" -v u="$2" 'BEGIN { m = (u ~ /^G/) ? 1e9 : (u ~ /^M/) ? 1e6 : (u ~ /^k/) ? 1e3 : 1; printf "%.0f", v * m }'; }
-w=$(to_bytes $wbps); r=$(to_bytes $rbps)
-echo "sequential write $wbps, read $rbps"
+# A shared or virtual disk's rate drifts from minute to minute: it is measured
+# before and after the build, and the faster of the two is the reference (the
+# conservative choice: it makes the pipeline's fraction smaller).
+measure_disk() { # sets w, r (bytes/s), keeping the larger of any earlier value
+  local wbps rbps
+  wbps=$(dd if=/dev/zero of="$dir/dd.bin" bs=16M count=64 conv=fdatasync 2>&1 | awk '/copied/ {print $(NF-1)" "$NF}')
+  rbps=$(dd if="$dir/dd.bin" of=/dev/null bs=16M iflag=direct 2>&1 | awk '/copied/ {print $(NF-1)" "$NF}')
+  rm -f "$dir/dd.bin"
+  echo "sequential write $wbps, read $rbps"
+  local nw nr; nw=$(to_bytes $wbps); nr=$(to_bytes $rbps)
+  w=$(( ${w:-0} > nw ? ${w:-0} : nw )); r=$(( ${r:-0} > nr ? ${r:-0} : nr ))
+}
+echo "== disk bandwidth ($dir), before the build"
+measure_disk
 
 # A memory cgroup for the pipeline build (v2 memory.max or v1 memory.limit_in_bytes).
 cg=""
@@ -55,6 +63,8 @@ run_in_cgroup() {
 }
 run_in_cgroup "$bin" build "$game" "${pargs[@]}" --backend cpu --out "$dir/external" --mem-limit "$mem" \
   --disk "$dir/diskA" --disk "$dir/diskB" --json > "$dir/external.json"
+echo "== disk bandwidth, after the build"
+measure_disk
 echo "== the same build in memory"
 "$bin" build "$game" "${pargs[@]}" --backend cpu --out "$dir/memory" --json > "$dir/memory.json"
 for f in "$dir"/memory/*; do
@@ -74,8 +84,8 @@ t = ext["pipeline_seconds"]
 sio = ext.get("storage_io") or {}
 SR, SW = sio.get("read_bytes", 0), sio.get("write_bytes", 0)
 print()
-print(f"| {'measure':52} | {'value':>16} |")
-print(f"|{'-'*54}|{'-'*18}|")
+print(f"| {'measure':55} | {'value':>16} |")
+print(f"|{'-'*57}|{'-'*18}|")
 rows = [
     ("game", ext["game"]),
     ("positions", f"{ext['positions']:,}"),
@@ -87,14 +97,14 @@ rows = [
     ("seconds in pipeline passes", f"{t:.2f}"),
     ("scratch MB read / written", f"{R/1e6:.0f} / {W/1e6:.0f}"),
     ("storage MB read / written (below page cache)", f"{SR/1e6:.0f} / {SW/1e6:.0f}"),
-    ("disk sequential write / read (MB/s)", f"{w/1e6:.0f} / {r/1e6:.0f}"),
+    ("disk sequential write / read (MB/s, best of 2 dd runs)", f"{w/1e6:.0f} / {r/1e6:.0f}"),
     ("pipeline scratch throughput (MB/s)", f"{(R+W)/t/1e6:.0f}"),
     ("disk time of scratch bytes / pipeline time", f"{(R/r + W/w)/t:.1%}"),
     ("disk time of storage bytes / pipeline time", f"{(SR/r + SW/w)/t:.1%}"),
     ("positions/s through the pipeline build", f"{ext['positions']/ext['seconds']:.3e}"),
 ]
 for k, v in rows:
-    print(f"| {k:52} | {v:>16} |")
+    print(f"| {k:55} | {v:>16} |")
 prof = ext.get("pipeline_profile") or {}
 if prof:
     print()

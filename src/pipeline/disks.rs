@@ -6,12 +6,66 @@ use crate::{Error, Result};
 use std::fs::{self, File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// The scratch directories of one build.
 #[derive(Clone, Debug)]
 pub struct ScratchDisks {
     dirs: Vec<PathBuf>,
+    trash: Arc<Trash>,
+}
+
+/// Run files on their way out. Unlinking a file whose pages are still being
+/// written back waits for that I/O (seconds per pass on a slow disk), so a
+/// finished pass's runs are renamed aside, which is instant, and a
+/// background thread unlinks them while the next pass runs.
+#[derive(Debug, Default)]
+struct Trash {
+    renamed: AtomicU64,
+    deleters: Mutex<Vec<std::thread::JoinHandle<()>>>,
+}
+
+/// Name prefix of renamed-aside run files.
+const TRASH_PREFIX: &str = "trash-";
+
+impl Trash {
+    /// Unlinks `paths` on a background thread.
+    fn delete_later(&self, paths: Vec<PathBuf>) {
+        if paths.is_empty() {
+            return;
+        }
+        let mut deleters = self.deleters.lock().unwrap_or_else(|e| e.into_inner());
+        deleters.retain(|h| !h.is_finished());
+        let spawned = std::thread::Builder::new()
+            .name("tbforge-trash".into())
+            .spawn({
+                let paths = paths.clone();
+                move || {
+                    for p in paths {
+                        let _ = fs::remove_file(p);
+                    }
+                }
+            });
+        match spawned {
+            Ok(handle) => deleters.push(handle),
+            // No thread to be had: delete here, slowly but surely.
+            Err(_) => {
+                for p in paths {
+                    let _ = fs::remove_file(p);
+                }
+            }
+        }
+    }
+
+    /// Waits for every background deletion.
+    fn wait(&self) {
+        let handles: Vec<_> =
+            std::mem::take(&mut *self.deleters.lock().unwrap_or_else(|e| e.into_inner()));
+        for h in handles {
+            let _ = h.join();
+        }
+    }
 }
 
 impl ScratchDisks {
@@ -35,7 +89,27 @@ impl ScratchDisks {
                 "no scratch directory: give at least one --disk DIR".into(),
             ));
         }
-        Ok(ScratchDisks { dirs })
+        let disks = ScratchDisks {
+            dirs,
+            trash: Arc::default(),
+        };
+        // Left by a build killed before its deleter finished.
+        let mut leftovers = Vec::new();
+        for d in &disks.dirs {
+            let entries =
+                fs::read_dir(d).map_err(|e| Error::io("listing scratch directory", d, e))?;
+            for entry in entries.flatten() {
+                if entry
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(TRASH_PREFIX)
+                {
+                    leftovers.push(entry.path());
+                }
+            }
+        }
+        disks.trash.delete_later(leftovers);
+        Ok(disks)
     }
 
     /// The directories, one per disk.
@@ -60,8 +134,10 @@ impl ScratchDisks {
     }
 
     /// Removes the run files of `kind` ("req", "ans"), or all with `None`
-    /// (between passes, and before a resumed pass).
+    /// (between passes, and before a resumed pass). They are renamed aside
+    /// at once and unlinked in the background (see [`Trash`]).
     pub fn clear_runs(&self, kind: Option<&str>) -> Result<()> {
+        let mut doomed = Vec::new();
         for d in &self.dirs {
             let entries =
                 fs::read_dir(d).map_err(|e| Error::io("listing scratch directory", d, e))?;
@@ -70,16 +146,26 @@ impl ScratchDisks {
                 let name = entry.file_name();
                 let name = name.to_string_lossy();
                 let of_kind = kind.is_none_or(|k| name.starts_with(&format!("{k}-")));
-                if path.extension().is_some_and(|x| x == "run") && of_kind {
-                    fs::remove_file(&path).map_err(|e| Error::io("removing run file", &path, e))?;
+                let trash = name.starts_with(TRASH_PREFIX);
+                if path.extension().is_some_and(|x| x == "run") && of_kind && !trash {
+                    let n = self.trash.renamed.fetch_add(1, Ordering::Relaxed);
+                    let aside = d.join(format!(
+                        "{TRASH_PREFIX}{}-{n}-{name}.gone",
+                        std::process::id()
+                    ));
+                    fs::rename(&path, &aside)
+                        .map_err(|e| Error::io("removing run file", &path, e))?;
+                    doomed.push(aside);
                 }
             }
         }
+        self.trash.delete_later(doomed);
         Ok(())
     }
 
     /// Removes all scratch (after a finished build).
     pub fn remove_all(&self) -> Result<()> {
+        self.trash.wait();
         for d in &self.dirs {
             if d.exists() {
                 fs::remove_dir_all(d).map_err(|e| Error::io("removing scratch directory", d, e))?;

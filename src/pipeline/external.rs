@@ -396,7 +396,9 @@ fn solve_external<G: Game>(
     });
     // Run files belong to the pass under way; a resumed step cuts them back itself.
     if state.within.is_none() {
-        disks.clear_runs(None)?;
+        stats
+            .profile
+            .time(Part::ClearRuns, || disks.clear_runs(None))?;
     }
     if state.next_pass == 0 {
         let within = state.within.take();
@@ -411,9 +413,13 @@ fn solve_external<G: Game>(
         state.max_seen = max_seen;
         state.next_pass = 1;
         solver.sync()?;
-        checkpoint(state.clone())?;
+        stats
+            .profile
+            .time(Part::Checkpoint, || checkpoint(state.clone()))?;
         // Only now: a resume from a checkpoint inside the scan reads them.
-        disks.clear_runs(None)?;
+        stats
+            .profile
+            .time(Part::ClearRuns, || disks.clear_runs(None))?;
         if !left_for_passes {
             // Every position is decided: a pass would read the whole
             // partition to find no request.
@@ -441,15 +447,21 @@ fn solve_external<G: Game>(
         let (decided, requests) = solver.pass(d, within, &mut save)?;
         solver.sync()?;
         state.next_pass = d + 1;
-        checkpoint(state.clone())?;
-        disks.clear_runs(None)?;
+        stats
+            .profile
+            .time(Part::Checkpoint, || checkpoint(state.clone()))?;
+        stats
+            .profile
+            .time(Part::ClearRuns, || disks.clear_runs(None))?;
         // No requests: no pending position has a move inside the partition,
         // so no later pass can decide anything either.
         if requests == 0 || (decided == 0 && d > state.max_seen) {
             break;
         }
     }
-    disks.clear_runs(None)?;
+    stats
+        .profile
+        .time(Part::ClearRuns, || disks.clear_runs(None))?;
     Ok(())
 }
 

@@ -44,10 +44,14 @@ pub(crate) enum Part {
     Sync,
     /// Readers sorting blocks by key before applying them.
     BlockSort,
+    /// Recording checkpoints between passes.
+    Checkpoint,
+    /// Removing a finished pass's run files.
+    ClearRuns,
 }
 
 impl Part {
-    const COUNT: usize = 10;
+    const COUNT: usize = 12;
     const ALL: [Part; Part::COUNT] = [
         Part::Expand,
         Part::Answer,
@@ -59,6 +63,8 @@ impl Part {
         Part::WaitChunkRead,
         Part::Sync,
         Part::BlockSort,
+        Part::Checkpoint,
+        Part::ClearRuns,
     ];
 
     fn key(self) -> &'static str {
@@ -73,6 +79,8 @@ impl Part {
             Part::WaitChunkRead => "wait_for_chunk_reads",
             Part::Sync => "sync",
             Part::BlockSort => "block_sort",
+            Part::Checkpoint => "checkpoint",
+            Part::ClearRuns => "clear_runs",
         }
     }
 }
