@@ -168,6 +168,25 @@ fn return_large_buffers_to_the_system() {
     }
 }
 
+/// Raises the soft limit on open files to the hard one: the pipeline keeps a
+/// run file open per bucket it writes, and a game of many small partitions
+/// (Morris) has hundreds of buckets; the usual soft limit of 1024 would send
+/// it back to opening a file per piece written.
+fn allow_many_open_files() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: getrlimit/setrlimit read and write the struct we pass, which
+    // lives on this stack frame; raising the soft limit up to the hard one
+    // is always permitted.
+    unsafe {
+        let mut limit = std::mem::zeroed::<libc::rlimit>();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max.min(1 << 16);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
 /// Errors that map to exit code 1 rather than 2.
 #[derive(Debug)]
 struct CheckFailed(String);
@@ -182,6 +201,7 @@ impl std::error::Error for CheckFailed {}
 
 fn main() -> ExitCode {
     return_large_buffers_to_the_system();
+    allow_many_open_files();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

@@ -24,14 +24,22 @@ pub struct ScratchDisks {
 struct Trash {
     renamed: AtomicU64,
     deleters: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    /// Renamed-aside files already cut to zero bytes, for new run files to
+    /// take over: creating a file costs ext4 an inode search that grows with
+    /// the files deleted before (0.27 ms each after a few thousand passes'
+    /// runs), renaming one costs nothing of the kind.
+    free: Mutex<Vec<PathBuf>>,
 }
+
+/// Emptied files kept for reuse at most (the rest are unlinked).
+const FREE_FILES: usize = 4096;
 
 /// Name prefix of renamed-aside run files.
 const TRASH_PREFIX: &str = "trash-";
 
 impl Trash {
     /// Unlinks `paths` on a background thread.
-    fn delete_later(&self, paths: Vec<PathBuf>) {
+    fn delete_later(self: &Arc<Self>, paths: Vec<PathBuf>) {
         if paths.is_empty() {
             return;
         }
@@ -41,9 +49,10 @@ impl Trash {
             .name("tbforge-trash".into())
             .spawn({
                 let paths = paths.clone();
+                let trash = Arc::clone(self);
                 move || {
                     for p in paths {
-                        let _ = fs::remove_file(p);
+                        trash.recycle(p);
                     }
                 }
             });
@@ -55,6 +64,25 @@ impl Trash {
                     let _ = fs::remove_file(p);
                 }
             }
+        }
+    }
+
+    /// Empties `path` for reuse, or unlinks it when enough are kept.
+    fn recycle(&self, path: PathBuf) {
+        let room = self.free.lock().unwrap_or_else(|e| e.into_inner()).len() < FREE_FILES;
+        let emptied = room
+            && OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_len(0))
+                .is_ok();
+        if emptied {
+            self.free
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(path);
+        } else {
+            let _ = fs::remove_file(path);
         }
     }
 
@@ -161,6 +189,28 @@ impl ScratchDisks {
         }
         self.trash.delete_later(doomed);
         Ok(())
+    }
+
+    /// Creates the run file `path` (which must not exist), from an emptied
+    /// file of the same directory where one is free. The caller keeps any
+    /// other thread from creating `path` meanwhile.
+    pub(crate) fn create_run_file(&self, path: &Path) -> Result<File> {
+        let free = {
+            let mut free = self.trash.free.lock().unwrap_or_else(|e| e.into_inner());
+            let same_dir = free.iter().rposition(|f| f.parent() == path.parent());
+            same_dir.map(|i| free.swap_remove(i))
+        };
+        if let Some(free) = free {
+            if fs::rename(&free, path).is_err() {
+                let _ = fs::remove_file(&free);
+            }
+        }
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(|e| Error::io("opening run file", path, e))
     }
 
     /// Removes all scratch (after a finished build).

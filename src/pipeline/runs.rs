@@ -155,6 +155,28 @@ struct Shared {
     in_flight: Mutex<usize>,
     /// Signalled when `in_flight` drops to zero.
     settled: Condvar,
+    /// Run files kept open for the writer's life: opening a file per piece
+    /// written cost more kernel time than the writing where buckets are many
+    /// and pieces small.
+    files: Mutex<BTreeMap<u64, Arc<std::fs::File>>>,
+}
+
+/// Run files a writer keeps open at most (others are opened per piece): a
+/// quarter of the process's open-file limit, as two writers and their
+/// readers may be at work at once.
+fn open_runs() -> usize {
+    static OPEN_RUNS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *OPEN_RUNS.get_or_init(|| {
+        #[cfg(target_os = "linux")]
+        // SAFETY: getrlimit writes the struct we pass, which lives on this stack frame.
+        unsafe {
+            let mut limit = std::mem::zeroed::<libc::rlimit>();
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                return (limit.rlim_cur / 4).clamp(16, 1 << 14) as usize;
+            }
+        }
+        256
+    })
 }
 
 /// What a finished [`RunWriter`] wrote: bytes per bucket.
@@ -216,6 +238,7 @@ impl RunWriter {
             profile: Arc::clone(profile),
             in_flight: Mutex::new(0),
             settled: Condvar::new(),
+            files: Mutex::new(BTreeMap::new()),
         });
         // Rendezvous: a full buffer is handed over only when a flusher is
         // free, which bounds the buffers in memory.
@@ -455,6 +478,28 @@ impl Shared {
         Vec::new()
     }
 
+    /// Bucket `bucket`'s run file, open for writing.
+    fn run_file(&self, bucket: u64, path: &std::path::Path) -> Result<Arc<std::fs::File>> {
+        // Held throughout: two flushers must not both create the same file.
+        let mut files = lock(&self.files);
+        if let Some(f) = files.get(&bucket) {
+            return Ok(Arc::clone(f));
+        }
+        let file = if path.exists() {
+            OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| Error::io("opening run file", path, e))?
+        } else {
+            self.disks.create_run_file(path)?
+        };
+        let file = Arc::new(file);
+        if files.len() < open_runs() {
+            files.insert(bucket, Arc::clone(&file));
+        }
+        Ok(file)
+    }
+
     /// One handed-over buffer is done with.
     fn settle_one(&self) {
         let mut in_flight = lock(&self.in_flight);
@@ -494,12 +539,7 @@ impl Shared {
             let bucket = buf[start].bucket();
             let end = start + buf[start..].partition_point(|r| r.bucket() == bucket);
             let path = self.disks.run_path(self.kind, bucket as usize);
-            let file = OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&path)
-                .map_err(|e| Error::io("opening run file", &path, e))?;
+            let file = self.run_file(bucket, &path)?;
             let len = ((end - start) * RECORD_BYTES) as u64;
             let at = {
                 let mut written = lock(&self.written);
