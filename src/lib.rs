@@ -16,6 +16,7 @@ pub mod format;
 pub mod game;
 pub mod hash;
 pub mod probe;
+pub mod registry;
 mod value;
 
 #[cfg(feature = "build")]

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-use tbforge::game::{open_game, AnyGame, GameVisitor};
 use tbforge::pipeline::ExternalPlan;
+use tbforge::registry::{open_game, AnyGame, GameVisitor};
 use tbforge::solve::{build_game, BuildOptions, BUILD_LOG};
 use tbforge::Game;
 

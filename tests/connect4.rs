@@ -8,7 +8,7 @@
 //! winning strategy on boards of even height and at most 6 columns (agrees with the above).
 use std::collections::{BTreeMap, HashMap};
 use tbforge::game::connect4::{Cell, Connect4, Connect4Position};
-use tbforge::game::{open_game, AnyGame};
+use tbforge::registry::{open_game, AnyGame};
 use tbforge::solve::{
     frontier_bfs, one_bit_reachability, solve_game, two_bit_bfs, Layout, Progress, SolvedGame,
 };

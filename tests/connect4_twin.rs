@@ -1,19 +1,18 @@
-//! The Connect Four partition solver in GPU form (backend::connect4, CPU twin
-//! of kernels/connect4.cu) gives exactly the bytes of the game's own solver
-//! (solve::solve_partition), partition by partition, through the build hook;
-//! and a whole build with the accelerator writes the same files as one
-//! without. No GPU needed: on a GPU machine `tbforge-gpucheck connect4` runs
-//! the same comparison with the CUDA kernel.
+//! The Connect Four partition solver in GPU form (game::connect4::twin, CPU
+//! twin of kernels/connect4.cu) gives exactly the bytes of the generic solver
+//! (solve::solve_partition), partition by partition, through the game's
+//! kernels; and a whole build with the kernels writes the same files as one
+//! without. No GPU needed: on a GPU machine `tbforge bench gpu` runs the same
+//! comparison with the CUDA kernel.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use tbforge::backend::accel_connect4::{connect4_spec, Connect4Accelerator, Connect4TwinSolver};
-use tbforge::backend::connect4::{Connect4SolveSpec, Connect4Twin};
+use tbforge::game::connect4::kernels::Connect4Kernels;
+use tbforge::game::connect4::twin::{Connect4SolveSpec, Connect4Twin};
 use tbforge::game::connect4::Connect4;
-use tbforge::solve::{
-    build_game, solve_partition, BuildOptions, Layout, PartitionAccelerator, Progress,
-};
+use tbforge::game::{Device, PartitionKernels, SolvedPartitions};
+use tbforge::solve::{build_game, solve_partition, BuildOptions, Layout, Progress};
 use tbforge::Game;
 
 fn game(width: u32, height: u32) -> Connect4 {
@@ -29,7 +28,7 @@ fn game(width: u32, height: u32) -> Connect4 {
 fn compare(width: u32, height: u32, max_size: u64) -> usize {
     let game = game(width, height);
     let layout = Layout::new(&game).unwrap();
-    let accel = Connect4Accelerator::<Connect4>::new(Arc::new(Connect4TwinSolver));
+    let kernels = Connect4Kernels::new(&game, &Device::Cpu).unwrap();
     let mut solved: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
     let mut compared = 0;
     // Some win was compared (not only illegal, lost and drawn bytes).
@@ -41,8 +40,9 @@ fn compare(width: u32, height: u32, max_size: u64) -> usize {
         let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
         let cpu = solve_partition(&game, &layout, &deps, slot, &Progress::hidden()).unwrap();
         let name = game.partition_name(layout.order()[slot]);
-        let twin = accel
-            .solve_partition(&game as &dyn std::any::Any, &layout, &deps, slot)
+        let before = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
+        let twin = kernels
+            .solve(layout.order()[slot], &before)
             .unwrap_or_else(|| panic!("{width}x{height} {name}: declined"))
             .unwrap();
         assert_eq!(twin.len(), cpu.len(), "{width}x{height} {name}");
@@ -81,32 +81,29 @@ fn twin_matches_solve_partition_5x5_top() {
 }
 
 #[test]
-fn every_index_of_a_partition_is_reached_and_other_games_are_declined() {
-    // The twin's per-index function covers exactly the partition: its size is
-    // the layout's, and an index past it is refused by the accelerator path.
+fn every_partition_is_covered_and_other_games_have_no_kernels() {
+    // The twin's per-index function covers exactly each partition: its size
+    // is the game's.
     let g = game(4, 4);
     let layout = Layout::new(&g).unwrap();
+    let kernels = Connect4Kernels::new(&g, &Device::Cpu).unwrap();
     for slot in 0..layout.len() {
-        let spec = connect4_spec(&g, &layout, slot).unwrap();
+        let spec = kernels.spec_of(layout.order()[slot]).unwrap();
         assert_eq!(spec.n, layout.order()[slot].0);
     }
-    let ttt = tbforge::game::registry::open_game("tictactoe", &BTreeMap::new()).unwrap();
-    struct Declined;
-    impl tbforge::game::registry::GameVisitor for Declined {
+    let ttt = tbforge::registry::open_game("tictactoe", &BTreeMap::new()).unwrap();
+    struct NoKernels;
+    impl tbforge::registry::GameVisitor for NoKernels {
         type Output = bool;
         fn visit<G: Game>(self, game: &G) -> bool {
-            let layout = Layout::new(game).unwrap();
-            let accel = Connect4Accelerator::<G>::new(Arc::new(Connect4TwinSolver));
-            accel
-                .solve_partition(game as &dyn std::any::Any, &layout, &[], 0)
-                .is_none()
+            game.kernels(&Device::Cpu).unwrap().is_none()
         }
     }
-    assert!(ttt.visit(Declined));
+    assert!(ttt.visit(NoKernels));
     // A missing dependency is an error, not a panic.
-    let accel = Connect4Accelerator::<Connect4>::new(Arc::new(Connect4TwinSolver));
-    let err = accel
-        .solve_partition(&g as &dyn std::any::Any, &layout, &[None, None], 2)
+    let p = layout.order()[2];
+    let err = kernels
+        .solve(p, &SolvedPartitions::default())
         .unwrap()
         .unwrap_err();
     assert!(err.to_string().contains("not solved before it"), "{err}");
@@ -116,16 +113,14 @@ fn every_index_of_a_partition_is_reached_and_other_games_are_declined() {
 }
 
 #[test]
-fn build_with_twin_accelerator_writes_the_same_files() {
+fn build_with_twin_kernels_writes_the_same_files() {
     let g = game(5, 4);
     let dir = tempfile::tempdir().unwrap();
     let cpu_dir = dir.path().join("cpu");
     let acc_dir = dir.path().join("acc");
     build_game(&g, &BuildOptions::new(&cpu_dir)).unwrap();
     let mut opts = BuildOptions::new(&acc_dir);
-    opts.accelerator = Some(Arc::new(Connect4Accelerator::<Connect4>::new(Arc::new(
-        Connect4TwinSolver,
-    ))));
+    opts.kernels = Some(Arc::new(Connect4Kernels::new(&g, &Device::Cpu).unwrap()));
     let report = build_game(&g, &opts).unwrap();
     assert_eq!(report.accelerated_partitions, 21);
     let mut names: Vec<_> = std::fs::read_dir(&cpu_dir)

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use tbforge::backend::cuda::{compile_kernel, CudaBackend};
+use tbforge::backend::cuda::{compile_kernel, CudaDevice};
 
 /// Directories the dynamic loader searches for libcuda.so.1 on usual systems.
 fn libcuda_somewhere() -> bool {
@@ -42,7 +42,7 @@ fn open_without_driver_is_a_clean_error() {
         eprintln!("SKIPPED: this machine has libcuda.so.1");
         return;
     }
-    let err = CudaBackend::open(0).expect_err("no driver, yet the backend opened");
+    let err = CudaDevice::open(0).expect_err("no driver, yet the backend opened");
     assert!(err.to_string().contains("no CUDA driver found"), "{err}");
     assert_clean(err);
 }
@@ -52,7 +52,7 @@ fn open_without_driver_is_a_clean_error() {
 #[test]
 fn open_with_a_bogus_driver_is_a_clean_error() {
     if std::env::var_os("TBFORGE_BOGUS_CUDA").is_some() {
-        let err = CudaBackend::open(0).expect_err("a bogus driver opened");
+        let err = CudaDevice::open(0).expect_err("a bogus driver opened");
         println!("clean error with a bogus libcuda: {err}");
         assert_clean(err);
         return;
@@ -104,7 +104,12 @@ fn compile_without_nvrtc_is_a_clean_error() {
         eprintln!("SKIPPED: NVRTC is present");
         return;
     }
-    let err = compile_kernel("morris.cu", "sm_90").expect_err("compiled without NVRTC");
+    let err = compile_kernel(
+        "connect4.cu",
+        tbforge::registry::kernel_sources()[0].1,
+        "sm_90",
+    )
+    .expect_err("compiled without NVRTC");
     assert!(err.to_string().contains("NVRTC not found"), "{err}");
     assert_clean(err);
 }

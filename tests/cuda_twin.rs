@@ -10,8 +10,8 @@
 #![cfg(feature = "build")]
 
 use proptest::prelude::*;
-use tbforge::backend::morris::{self, Expansion, MorrisPartition, Summary};
-use tbforge::backend::{cpu, rank24};
+use tbforge::game::morris::expand::{self as morris, Expansion, MorrisPartition, Summary};
+use tbforge::game::morris::{rank24, twin as cpu};
 use tbforge::hash::Multinomial;
 use tbforge::Rank;
 

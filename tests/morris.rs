@@ -657,12 +657,12 @@ fn best_moves(game: &Morris, solved: &SolvedGame, pos: &<Morris as Game>::Positi
 
 #[test]
 fn registry_opens_morris_and_its_example_parses() {
-    let descriptor = tbforge::game::catalog()
+    let descriptor = tbforge::registry::catalog()
         .into_iter()
         .find(|d| d.name == "morris")
         .expect("morris is in the catalogue");
     let raw: BTreeMap<String, String> = [("max".to_string(), "4".to_string())].into();
-    let any = tbforge::game::open_game("morris", &raw).unwrap();
+    let any = tbforge::registry::open_game("morris", &raw).unwrap();
     assert_eq!(any.info().canonical(), "morris:max=4,symmetry=on");
     let game = Morris::from_params(&BTreeMap::new()).unwrap();
     assert_eq!((game.max(), game.symmetry()), (3, true));

@@ -8,30 +8,31 @@
 
 use std::collections::BTreeMap;
 
-use tbforge::backend::accel::{morris_deps, morris_spec};
-use tbforge::backend::morris_retro::CpuTwin;
-use tbforge::game::registry::{open_game, GameVisitor};
+use tbforge::game::morris::kernels::{dependencies, spec_of};
+use tbforge::game::morris::retro::CpuTwin;
+use tbforge::game::morris::Morris;
+use tbforge::game::SolvedPartitions;
 use tbforge::solve::{solve_partition, Layout, Progress};
-use tbforge::{Error, Game};
+use tbforge::Game;
 
 struct Compare;
 
-impl GameVisitor for Compare {
-    type Output = Vec<(String, u32)>;
-    fn visit<G: Game>(self, game: &G) -> Vec<(String, u32)> {
+impl Compare {
+    fn visit(self, game: &Morris) -> Vec<(String, u32)> {
         let layout = Layout::new(game).unwrap();
         let mut solved: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
         let mut out = Vec::new();
         for slot in 0..layout.len() {
             let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
             let name = game.partition_name(layout.order()[slot]);
-            let Some(spec) = morris_spec(game, &layout, slot) else {
+            let Some(spec) = spec_of(game, layout.order()[slot]) else {
                 assert!(name.starts_with("2-"), "{name} was declined");
                 let v = solve_partition(game, &layout, &deps, slot, &Progress::hidden()).unwrap();
                 solved[slot] = Some(v);
                 continue;
             };
-            let d = morris_deps(game, &layout, &deps, &spec, slot).unwrap();
+            let before = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
+            let d = dependencies(&spec, &before).unwrap();
             let twin = CpuTwin::new(spec, d).unwrap();
             let t = std::time::Instant::now();
             let fast = twin.solve().unwrap();
@@ -66,14 +67,7 @@ fn compare(max: u32, symmetry: &str) -> Option<Vec<(String, u32)>> {
     let mut p = BTreeMap::new();
     p.insert("max".to_string(), max.to_string());
     p.insert("symmetry".to_string(), symmetry.to_string());
-    match open_game("morris", &p) {
-        Ok(g) => Some(g.visit(Compare)),
-        Err(Error::UnknownGame(_)) => {
-            eprintln!("game morris not in this build: comparison skipped");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
+    Some(Compare.visit(&Morris::from_params(&p).unwrap()))
 }
 
 #[test]

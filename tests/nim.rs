@@ -5,7 +5,7 @@
 //! for Nim); its nim-sum is 0, so the first player loses.
 use std::collections::{BTreeMap, HashMap};
 use tbforge::game::nim::{Heaps, Nim};
-use tbforge::game::{open_game, AnyGame};
+use tbforge::registry::{open_game, AnyGame};
 use tbforge::solve::{frontier_bfs, solve_game, two_bit_bfs, Layout, Progress, SolvedGame};
 use tbforge::{Error, Game, Outcome, PartitionId, Rank, Value};
 

@@ -6,8 +6,9 @@ use super::{
     read_manifest, Counts, FileEntry, FormatError, Manifest, TableFile, Totals, ValueEncoding,
     MANIFEST_NAME,
 };
-use crate::game::{open_game, Game, GameKind, GameVisitor, Status};
+use crate::game::{Game, GameKind, Status};
 use crate::probe::Tablebase;
+use crate::registry::{open_game, GameVisitor};
 use crate::value::{Outcome, PartitionId, Rank, Value};
 use serde::Serialize;
 use std::io::Read;

@@ -3,8 +3,8 @@
 //! A game tells the solver three things: how its positions are perfectly
 //! hashed (partitions, their sizes, rank and unrank), how play proceeds
 //! (successors, terminal status), and how people write positions and moves.
-//! Solvers, file writers and probers are generic over it; the [`registry`]
-//! maps a name and `--param`s to a concrete game.
+//! Solvers, file writers and probers are generic over it; the
+//! [`registry`](crate::registry) maps a name and `--param`s to a concrete game.
 
 use crate::value::{PartitionId, Rank};
 use crate::Result;
@@ -14,16 +14,20 @@ use std::fmt::Debug;
 mod compositions;
 pub mod connect4;
 pub mod foreandaft;
+#[cfg(feature = "build")]
+mod kernels;
 pub mod morris;
 pub mod nim;
 pub mod pancake;
+mod params;
 pub mod pegsolitaire;
-pub mod registry;
 pub mod slidingtile;
 pub mod tictactoe;
 pub mod topspin;
 
-pub use registry::{catalog, open_game, AnyGame, GameDescriptor, GameVisitor};
+#[cfg(feature = "build")]
+pub use kernels::{Device, PartitionKernels, SolvedPartitions};
+pub use params::{params, GameDescriptor, ParamDoc, ParamReader};
 
 /// A game's parameters, canonical: keys sorted, every parameter present with
 /// its value written the one way the game prints it (defaults filled in).
@@ -155,4 +159,13 @@ pub trait Game: Send + Sync + 'static {
 
     /// Writes a move in the game's notation.
     fn format_move(&self, pos: &Self::Position, mv: &Self::Move) -> String;
+
+    /// This game's partition kernels on `device`, if it has any there
+    /// (`Ok(None)`: the generic solvers do all the work). An error means the
+    /// device could not take the kernels (compilation, loading).
+    #[cfg(feature = "build")]
+    fn kernels(&self, device: &Device) -> Result<Option<std::sync::Arc<dyn PartitionKernels>>> {
+        let _ = device;
+        Ok(None)
+    }
 }

@@ -31,7 +31,8 @@ mod cache;
 pub use bench::{bench, render_bench_text, BenchOptions, BenchRow};
 
 use crate::format::{read_manifest, FormatError, Manifest, Stored, TableFile, ValueEncoding};
-use crate::game::{open_game, Game, GameKind, GameVisitor, Status};
+use crate::game::{Game, GameKind, Status};
+use crate::registry::{open_game, GameVisitor};
 use crate::value::{Outcome, PartitionId, Rank, Value};
 use cache::BlockCache;
 use std::collections::HashMap;

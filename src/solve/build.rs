@@ -16,14 +16,13 @@ use crate::format::{
     self, file_name, write_manifest, Counts, FileEntry, Manifest, TableFile, ValueEncoding,
     WriteOptions, FORMAT_VERSION,
 };
-use crate::game::Game;
+use crate::game::{Game, PartitionKernels, SolvedPartitions};
 use crate::pipeline::{
     peak_rss, solve_partition_external, ByteFile, ExternalPlan, IoStats, PassCheckpoint,
     ScratchDisks, StorageIo,
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::any::Any;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -48,25 +47,9 @@ pub struct BuildOptions {
     /// How often a long pipeline pass records its progress (unless
     /// `external_plan` says).
     pub checkpoint_every: std::time::Duration,
-    /// Solves in-memory partitions of the games it supports (the GPU).
-    pub accelerator: Option<Arc<dyn PartitionAccelerator>>,
-}
-
-/// Something that can solve a whole partition faster than the CPU solver, for
-/// some games, with exactly its bytes (the CUDA backend for Morris).
-pub trait PartitionAccelerator: Send + Sync + std::fmt::Debug {
-    /// Solves partition `slot` of `game` given the earlier partitions' values
-    /// (`deps`, by slot), or `None` if this game is not one it supports.
-    fn solve_partition(
-        &self,
-        game: &dyn Any,
-        layout: &Layout,
-        deps: &[Option<&[u8]>],
-        slot: usize,
-    ) -> Option<Result<Vec<u8>>>;
-
-    /// A name for logs ("cuda: NVIDIA H100").
-    fn name(&self) -> String;
+    /// The game's own partition kernels (a GPU's, or their CPU twins), offered
+    /// every partition solved in memory; see [`Game::kernels`].
+    pub kernels: Option<Arc<dyn PartitionKernels>>,
 }
 
 impl BuildOptions {
@@ -81,7 +64,7 @@ impl BuildOptions {
             resume: false,
             external_plan: None,
             checkpoint_every: crate::pipeline::DEFAULT_CHECKPOINT_EVERY,
-            accelerator: None,
+            kernels: None,
         }
     }
 }
@@ -124,9 +107,9 @@ pub struct BuildReport {
     pub peak_rss: Option<u64>,
     /// Partitions taken over from an interrupted build.
     pub resumed_partitions: usize,
-    /// Partitions solved by the accelerator.
+    /// Partitions solved by the game's kernels.
     pub accelerated_partitions: usize,
-    /// The accelerator, if one was offered.
+    /// The game's kernels, if they were offered.
     pub accelerator: Option<String>,
     /// Worker threads.
     pub threads: usize,
@@ -381,10 +364,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         let entry = match &disks {
             None => {
                 let deps: Vec<Option<&[u8]>> = in_memory.iter().map(|v| v.as_deref()).collect();
-                let accelerated = opts
-                    .accelerator
-                    .as_ref()
-                    .and_then(|a| a.solve_partition(game as &dyn Any, &layout, &deps, slot));
+                let solved = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
+                let accelerated = opts.kernels.as_ref().and_then(|k| k.solve(p, &solved));
                 let values = match accelerated {
                     Some(values) => {
                         accelerated_partitions += 1;
@@ -499,7 +480,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         peak_rss: peak_rss(),
         resumed_partitions,
         accelerated_partitions,
-        accelerator: opts.accelerator.as_ref().map(|a| a.name()),
+        accelerator: opts.kernels.as_ref().map(|k| k.name()),
         threads: rayon::current_num_threads(),
     };
     let log = out.join(BUILD_LOG);

@@ -13,7 +13,7 @@ mod schedule;
 
 pub use bfs::{frontier_bfs, one_bit_reachability, two_bit_bfs, Reachable, TwoBitResult};
 pub use bitset::AtomicBitSet;
-pub use build::{build_game, BuildOptions, BuildReport, PartitionAccelerator, BUILD_LOG};
+pub use build::{build_game, BuildOptions, BuildReport, BUILD_LOG};
 pub use layered::{one_bit_bfs, partition_layer_bfs, PartitionLayers};
 pub use layout::Layout;
 pub use progress::Progress;

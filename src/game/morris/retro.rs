@@ -34,7 +34,7 @@
 //! position would stay pending, so the bytes are those of the full scan
 //! ([`CpuTwin::solve_full_scan`]).
 
-use super::morris::{ADJACENT, MILLS, MILLS_AT};
+use super::expand::{ADJACENT, MILLS, MILLS_AT};
 use super::rank24::{self, FULL};
 use crate::value::Value;
 use crate::{Error, Result};
@@ -785,7 +785,7 @@ pub struct SolveStats<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::rank24::CELLS;
+    use crate::game::morris::rank24::CELLS;
 
     #[test]
     fn symmetries_form_a_group_that_keeps_mills_and_adjacency() {
@@ -826,7 +826,7 @@ mod tests {
     fn predecessors_invert_quiet_successors() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
-            seed = crate::backend::morris::mix64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
+            seed = crate::game::morris::expand::mix64(seed.wrapping_add(0x9e37_79b9_7f4a_7c15));
             seed
         };
         let (mut checked, mut preds_seen) = (0u64, 0u64);

@@ -1,75 +1,33 @@
-//! The CUDA backend: opens a device through the driver API (cudarc, loaded at
-//! run time), compiles `kernels/*.cu` with NVRTC for the device's compute
-//! capability, fills the kernels' `__constant__` tables from the Rust tables,
-//! and runs the expansion kernels.
-//!
-//! Nothing here panics when CUDA is missing: cudarc panics on first use of an
-//! absent library, so [`CudaBackend::open`] and [`compile_kernel`] probe for
-//! `libcuda` / `libnvrtc` first (inside `catch_unwind`) and return
-//! [`Error::Cuda`] with a one-line cause.
+//! Nine Men's Morris on a CUDA device: the host side of `kernels/morris.cu`
+//! (expansion and summary kernels), `kernels/retro.cu` (the candidate-driven
+//! partition solve) and `kernels/hash.cu` (rank/unrank check). Every kernel
+//! has a CPU twin in this folder ([`super::twin`], [`super::retro::CpuTwin`]),
+//! compared on the device by `tbforge bench gpu`.
 //!
 //! Results that come back per position travel through pinned host buffers
 //! (plain page-locked, not write-combined: the CPU reads them) on two streams,
 //! so that one chunk's copy overlaps the next chunk's kernel.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig,
-    PinnedHostSlice, PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, PinnedHostSlice, PushKernelArg,
 };
-use cudarc::nvrtc::{CompileOptions, Ptx};
 
-mod connect4;
-
-pub use connect4::Connect4Cuda;
-
-use super::accel::MorrisSolver;
-use super::cpu::{self, RankCheck};
-use super::morris::{self, Expansion, MorrisPartition, Summary};
-use super::morris_retro::{self, CpuTwin, MorrisSolveSpec, SolveStats};
+use super::expand::{self, Expansion, MorrisPartition, Summary};
 use super::rank24;
+use super::retro::{self, CpuTwin, MorrisSolveSpec, SolveStats};
+use super::twin::{self as cpu, RankCheck};
+use crate::backend::cuda::{cuda_err, CudaDevice, Timed, BLOCK};
 use crate::{Error, Rank, Result};
 
-/// `kernels/common.cuh`, pasted into each kernel source in place of its
-/// `#include "common.cuh"` (NVRTC sees one self-contained source).
-pub const COMMON_SOURCE: &str = include_str!("../../../kernels/common.cuh");
-
-/// Every kernel source file, by name.
+/// The Morris kernel files, by name.
 pub const KERNEL_SOURCES: &[(&str, &str)] = &[
     ("hash.cu", include_str!("../../../kernels/hash.cu")),
     ("morris.cu", include_str!("../../../kernels/morris.cu")),
     ("retro.cu", include_str!("../../../kernels/retro.cu")),
-    ("connect4.cu", include_str!("../../../kernels/connect4.cu")),
 ];
-
-/// Threads per block of every launch (a multiple of the warp size; the
-/// summary kernel reduces per warp).
-const BLOCK: u32 = 256;
-
-/// The complete NVRTC input for kernel file `name`: common.cuh pasted in,
-/// with `#line` directives so that compile errors name the right file.
-pub fn kernel_source(name: &str) -> Result<String> {
-    let (_, src) = KERNEL_SOURCES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .ok_or_else(|| Error::Cuda(format!("no kernel source named {name}")))?;
-    let mut out = String::with_capacity(COMMON_SOURCE.len() + src.len() + 128);
-    for (i, line) in src.lines().enumerate() {
-        if line.trim() == "#include \"common.cuh\"" {
-            out.push_str("#line 1 \"common.cuh\"\n");
-            out.push_str(COMMON_SOURCE);
-            out.push_str(&format!("\n#line {} \"{name}\"\n", i + 2));
-        } else {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    Ok(out)
-}
 
 /// Which algorithm a Morris expansion kernel of `kernels/morris.cu` runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,86 +102,11 @@ fn morris_smem(part: MorrisPartition) -> u32 {
     2 * 24 * l1 * l1 * 8
 }
 
-fn cuda_err(what: &str) -> impl Fn(DriverError) -> Error + '_ {
-    move |e| Error::Cuda(format!("{what}: {e}"))
-}
-
-/// Whether the shared library behind `probe` loads, without letting a cudarc
-/// panic escape.
-fn library_loads(probe: unsafe fn() -> bool) -> bool {
-    // SAFETY: the probe only dlopens the CUDA library (running its
-    // initialisers, as any CUDA program does) and closes it again.
-    catch_unwind(|| unsafe { probe() }).unwrap_or(false)
-}
-
-/// Checks that NVRTC can be loaded.
-pub fn nvrtc_available() -> Result<()> {
-    if library_loads(cudarc::nvrtc::sys::is_culib_present) {
-        Ok(())
-    } else {
-        Err(Error::Cuda(
-            "NVRTC not found (libnvrtc.so.13): add the CUDA toolkit's lib directory to \
-             LD_LIBRARY_PATH, or use --backend cpu"
-                .into(),
-        ))
-    }
-}
-
-/// Checks that the CUDA driver library can be loaded.
-pub fn driver_available() -> Result<()> {
-    if library_loads(cudarc::driver::sys::is_culib_present) {
-        Ok(())
-    } else {
-        Err(Error::Cuda(
-            "no CUDA driver found (libcuda.so.1); use --backend cpu".into(),
-        ))
-    }
-}
-
-/// Compiles kernel file `name` to PTX for `arch` (e.g. `sm_90`). Needs only
-/// NVRTC, no GPU.
-pub fn compile_kernel(name: &str, arch: &str) -> Result<Ptx> {
-    nvrtc_available()?;
-    let src = kernel_source(name)?;
-    let opts = CompileOptions {
-        options: vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()],
-        name: Some(name.to_string()),
-        ..Default::default()
-    };
-    match catch_unwind(AssertUnwindSafe(|| {
-        cudarc::nvrtc::compile_ptx_with_opts(src, opts)
-    })) {
-        Ok(Ok(ptx)) => Ok(ptx),
-        Ok(Err(cudarc::nvrtc::CompileError::CompileError { log, .. })) => {
-            Err(Error::Cuda(format!(
-                "NVRTC failed to compile {name} for {arch}: {}",
-                log.to_string_lossy().trim()
-            )))
-        }
-        Ok(Err(e)) => Err(Error::Cuda(format!("NVRTC failed on {name}: {e}"))),
-        Err(_) => Err(Error::Cuda(format!(
-            "NVRTC crashed compiling {name} (missing symbol in libnvrtc?)"
-        ))),
-    }
-}
-
-/// Timing of one device run.
-#[derive(Clone, Copy, Debug)]
-pub struct Timed<T> {
-    /// The result.
-    pub value: T,
-    /// Seconds, measured with device events around the kernels (or with the
-    /// host clock for the streamed driver, which includes copies).
-    pub seconds: f64,
-}
-
-/// An opened CUDA device with the kernels compiled and loaded.
-pub struct CudaBackend {
+/// The Morris kernels loaded on one device.
+pub struct MorrisCuda {
+    device: Arc<CudaDevice>,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    name: String,
-    capability: (u32, u32),
-    sms: u32,
     // Modules stay loaded while their functions are in use.
     _modules: Vec<Arc<CudaModule>>,
     rank_check: CudaFunction,
@@ -236,94 +119,31 @@ pub struct CudaBackend {
     retro_pass: CudaFunction,
 }
 
-impl std::fmt::Debug for CudaBackend {
+impl std::fmt::Debug for MorrisCuda {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CudaBackend")
-            .field("device", &self.name)
-            .field("capability", &self.capability)
-            .field("sms", &self.sms)
-            .finish()
+        write!(f, "MorrisCuda({})", self.device.name())
     }
 }
 
-fn fill_u32(
-    module: &Arc<CudaModule>,
-    stream: &Arc<CudaStream>,
-    name: &str,
-    data: &[u32],
-) -> Result<()> {
-    let mut global = module
-        .get_global(name, stream)
-        .map_err(cuda_err(&format!("finding __constant__ {name}")))?;
-    // SAFETY: the symbol is a u32 array of at least data.len() elements
-    // (transmute_mut checks the byte length and returns None otherwise).
-    let mut view = unsafe { global.transmute_mut::<u32>(data.len()) }
-        .ok_or_else(|| Error::Cuda(format!("__constant__ {name} is smaller than its table")))?;
-    stream
-        .memcpy_htod(data, &mut view)
-        .map_err(cuda_err(&format!("filling __constant__ {name}")))
-}
-
-impl CudaBackend {
-    /// Opens GPU `ordinal` and builds the kernels for it. Errors (never panics)
-    /// when the driver, NVRTC or the device is missing.
-    pub fn open(ordinal: usize) -> Result<CudaBackend> {
-        driver_available()?;
-        nvrtc_available()?;
-        match catch_unwind(|| Self::open_inner(ordinal)) {
-            Ok(r) => r,
-            Err(_) => Err(Error::Cuda(
-                "the CUDA driver library is incomplete (cudarc panicked); use --backend cpu".into(),
-            )),
-        }
-    }
-
-    fn open_inner(ordinal: usize) -> Result<CudaBackend> {
-        let count = CudaContext::device_count().map_err(cuda_err("initialising CUDA"))?;
-        if count <= 0 {
-            return Err(Error::Cuda(
-                "no CUDA device present; use --backend cpu".into(),
-            ));
-        }
-        if ordinal >= count as usize {
-            return Err(Error::Cuda(format!(
-                "no CUDA device {ordinal}: only {count} present"
-            )));
-        }
-        let ctx = CudaContext::new(ordinal).map_err(cuda_err("opening the device"))?;
-        let name = ctx.name().map_err(cuda_err("reading the device name"))?;
-        let (major, minor) = ctx
-            .compute_capability()
-            .map_err(cuda_err("reading the compute capability"))?;
-        let sms = ctx
-            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-            .map_err(cuda_err("reading the multiprocessor count"))?;
-        let arch = format!("sm_{major}{minor}");
-        let stream = ctx.default_stream();
+impl MorrisCuda {
+    /// Compiles and loads the Morris kernels on `device` and fills their
+    /// board tables.
+    pub fn new(device: Arc<CudaDevice>) -> Result<MorrisCuda> {
         let bin = rank24::bin_flat();
         let mut modules = Vec::new();
-        for (file, _) in KERNEL_SOURCES {
-            let ptx = compile_kernel(file, &arch)?;
-            let module = ctx.load_module(ptx).map_err(cuda_err(&format!(
-                "loading {file} (PTX newer than the driver?)"
-            )))?;
-            fill_u32(&module, &stream, "TB_BIN", &bin)?;
+        for (file, source) in KERNEL_SOURCES {
+            let mut tables: Vec<(&str, &[u32])> = vec![("TB_BIN", &bin)];
             if *file == "retro.cu" {
-                fill_u32(&module, &stream, "MORRIS_SYM", &morris_retro::SYM_NIBBLES)?;
+                tables.push(("MORRIS_SYM", &retro::SYM_NIBBLES));
             }
             if *file == "morris.cu" || *file == "retro.cu" {
-                fill_u32(&module, &stream, "MORRIS_ADJ", &morris::ADJACENT)?;
-                fill_u32(&module, &stream, "MORRIS_MILLS", &morris::MILLS)?;
-                fill_u32(&module, &stream, "MORRIS_MILLS_AT", &morris::MILLS_AT)?;
+                tables.push(("MORRIS_ADJ", &expand::ADJACENT));
+                tables.push(("MORRIS_MILLS", &expand::MILLS));
+                tables.push(("MORRIS_MILLS_AT", &expand::MILLS_AT));
             }
-            modules.push(module);
+            modules.push(device.load_module(file, source, &tables)?);
         }
-        let function = |module: &Arc<CudaModule>, f: &str| {
-            module
-                .load_function(f)
-                .map_err(cuda_err(&format!("loading kernel {f}")))
-        };
-        let rank_check = function(&modules[0], "tb_rank_check")?;
+        let rank_check = device.function(&modules[0], "tb_rank_check")?;
         let mut morris_expands = Vec::new();
         let mut morris_summaries = Vec::new();
         for (list, out) in [
@@ -331,7 +151,7 @@ impl CudaBackend {
             (MORRIS_SUMMARY_KERNELS, &mut morris_summaries),
         ] {
             for (name, kind) in list {
-                let f = function(&modules[1], name)?;
+                let f = device.function(&modules[1], name)?;
                 if *kind != MorrisKernel::V2 {
                     f.set_attribute(
                         cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -342,41 +162,24 @@ impl CudaBackend {
                 out.push(f);
             }
         }
-        let retro_first = function(&modules[2], "retro_first_scan")?;
-        let retro_candidates = function(&modules[2], "retro_candidates")?;
-        let retro_compact = function(&modules[2], "retro_compact")?;
-        let retro_pass = function(&modules[2], "retro_pass_candidates")?;
-        stream.synchronize().map_err(cuda_err("filling tables"))?;
-        Ok(CudaBackend {
-            ctx,
-            stream,
-            name,
-            capability: (major as u32, minor as u32),
-            sms: sms as u32,
-            _modules: modules,
+        Ok(MorrisCuda {
+            ctx: device.context().clone(),
+            stream: device.stream().clone(),
             rank_check,
             morris_expands,
             morris_summaries,
-            retro_first,
-            retro_candidates,
-            retro_compact,
-            retro_pass,
+            retro_first: device.function(&modules[2], "retro_first_scan")?,
+            retro_candidates: device.function(&modules[2], "retro_candidates")?,
+            retro_compact: device.function(&modules[2], "retro_compact")?,
+            retro_pass: device.function(&modules[2], "retro_pass_candidates")?,
+            _modules: modules,
+            device,
         })
     }
 
-    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
-    pub fn device_name(&self) -> &str {
-        &self.name
-    }
-
-    /// The device's compute capability (major, minor).
-    pub fn compute_capability(&self) -> (u32, u32) {
-        self.capability
-    }
-
-    /// The number of multiprocessors.
-    pub fn multiprocessors(&self) -> u32 {
-        self.sms
+    /// The device.
+    pub fn device(&self) -> &Arc<CudaDevice> {
+        &self.device
     }
 
     /// A Morris kernel of `list` by entry point, its function and algorithm.
@@ -418,21 +221,6 @@ impl CudaBackend {
         .map_err(cuda_err("querying occupancy"))
     }
 
-    /// A persistent grid for `f` at `block` threads: as many blocks as fit on
-    /// the device at once, capped by the work.
-    fn grid(&self, f: &CudaFunction, block: u32, work: u64, smem: u32) -> Result<LaunchConfig> {
-        let per_sm = f
-            .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
-            .map_err(cuda_err("querying occupancy"))?
-            .max(1);
-        let blocks = u64::from(per_sm * self.sms).min(work.div_ceil(u64::from(block)).max(1));
-        Ok(LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: smem,
-        })
-    }
-
     fn upload_ranks(&self, ranks: &[Rank]) -> Result<CudaSlice<u64>> {
         let raw: Vec<u64> = ranks.iter().map(|r| r.0).collect();
         self.stream
@@ -467,7 +255,7 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u64>(n)
             .map_err(alloc("allocating"))?;
-        let cfg = self.grid(&self.rank_check, BLOCK, n as u64, 0)?;
+        let cfg = self.device.grid(&self.rank_check, BLOCK, n as u64, 0)?;
         let n64 = n as u64;
         let mut launch = self.stream.launch_builder(&self.rank_check);
         launch
@@ -530,7 +318,9 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u64>(n)
             .map_err(cuda_err("allocating"))?;
-        let cfg = self.grid(f, BLOCK, n as u64, morris_kernel_smem(kind, part, BLOCK))?;
+        let cfg = self
+            .device
+            .grid(f, BLOCK, n as u64, morris_kernel_smem(kind, part, BLOCK))?;
         let (k1, k2, start, n64) = (part.mover(), part.opponent(), 0u64, n as u64);
         let mut launch = self.stream.launch_builder(f);
         launch
@@ -585,7 +375,9 @@ impl CudaBackend {
             .stream
             .alloc_zeros::<u64>(2)
             .map_err(cuda_err("allocating"))?;
-        let cfg = self.grid(f, block, count, morris_kernel_smem(kind, part, block))?;
+        let cfg = self
+            .device
+            .grid(f, block, count, morris_kernel_smem(kind, part, block))?;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let begin = self
             .ctx
@@ -681,7 +473,7 @@ impl CudaBackend {
         }
         let (f, kind) =
             self.morris_kernel(MORRIS_EXPAND_KERNELS, &self.morris_expands, DEFAULT_EXPAND)?;
-        let cfg = self.grid(
+        let cfg = self.device.grid(
             f,
             BLOCK,
             chunk as u64,
@@ -753,70 +545,6 @@ impl CudaBackend {
         })
     }
 
-    /// Copies `src` back through two pinned 64 MiB buffers (a pageable copy
-    /// into fresh memory ran at ~1 GB/s): the device fills one while the CPU
-    /// threads copy the other into the result, faulting its pages in parallel.
-    fn download(&self, src: &CudaSlice<u8>) -> Result<Vec<u8>> {
-        const CHUNK: usize = 64 << 20;
-        let n = src.len();
-        let mut out = vec![0u8; n];
-        if n == 0 {
-            return Ok(out);
-        }
-        let len = CHUNK.min(n);
-        let e = |what: &'static str| cuda_err(what);
-        // SAFETY: flags 0 asks for plain page-locked memory; a buffer is only
-        // read after the event recorded behind the copy into it has passed.
-        let mut bufs = unsafe {
-            [
-                self.ctx
-                    .alloc_pinned_with_flags::<u8>(len, 0)
-                    .map_err(e("allocating pinned memory"))?,
-                self.ctx
-                    .alloc_pinned_with_flags::<u8>(len, 0)
-                    .map_err(e("allocating pinned memory"))?,
-            ]
-        };
-        let chunks = n.div_ceil(CHUNK);
-        let part = |j: usize| j * CHUNK..(j * CHUNK + CHUNK).min(n);
-        // With one stream cudarc records no events on pinned buffers (their
-        // as_slice would not wait): own events mark each copy's end.
-        let events = [
-            self.ctx.new_event(None).map_err(e("creating an event"))?,
-            self.ctx.new_event(None).map_err(e("creating an event"))?,
-        ];
-        let [b0, b1] = &mut bufs;
-        let host: [&mut [u8]; 2] = [
-            b0.as_mut_slice().map_err(e("pinned memory"))?,
-            b1.as_mut_slice().map_err(e("pinned memory"))?,
-        ];
-        let copy = |j: usize, dst: &mut [u8]| -> Result<()> {
-            let r = part(j);
-            self.stream
-                .memcpy_dtoh(&src.slice(r.clone()), &mut dst[..r.len()])
-                .map_err(e("copying the values back"))?;
-            events[j % 2]
-                .record(&self.stream)
-                .map_err(e("recording an event"))
-        };
-        copy(0, host[0])?;
-        for j in 0..chunks {
-            if j + 1 < chunks {
-                copy(j + 1, host[(j + 1) % 2])?;
-            }
-            events[j % 2]
-                .synchronize()
-                .map_err(e("waiting for a copy"))?;
-            let r = part(j);
-            use rayon::prelude::*;
-            out[r.clone()]
-                .par_chunks_mut(1 << 20)
-                .zip(host[j % 2][..r.len()].par_chunks(1 << 20))
-                .for_each(|(o, i)| o.copy_from_slice(i));
-        }
-        Ok(out)
-    }
-
     /// Solves Morris partition `spec` on the device by candidate-driven
     /// passes (kernels `retro_first_scan`, `retro_candidates`,
     /// `retro_compact`, `retro_pass_candidates`; twin [`CpuTwin::solve`]):
@@ -858,7 +586,7 @@ impl CudaBackend {
                 .alloc_zeros::<u64>(cap as usize)
                 .map_err(e("allocating the event list"))?;
             s.memset_zeros(&mut stats).map_err(e("clearing"))?;
-            let cfg = self.grid(&self.retro_first, BLOCK, size, smem)?;
+            let cfg = self.device.grid(&self.retro_first, BLOCK, size, smem)?;
             let mut launch = s.launch_builder(&self.retro_first);
             launch
                 .arg(&k1)
@@ -878,7 +606,7 @@ impl CudaBackend {
             // rank of that partition.
             unsafe { launch.launch(cfg) }.map_err(e("launching retro_first_scan"))?;
             let st = s.clone_dtoh(&stats).map_err(e("copying back"))?;
-            morris_retro::check_fail(&spec, st[2] as u32)?;
+            retro::check_fail(&spec, st[2] as u32)?;
             if st[3] <= cap {
                 break (events, st);
             }
@@ -916,9 +644,11 @@ impl CudaBackend {
         let mut marks = s
             .alloc_zeros::<u32>(words as usize)
             .map_err(e("allocating the candidate bitmap"))?;
-        let cfg_cand = self.grid(&self.retro_candidates, BLOCK, l_cap + n_events, smem)?;
-        let cfg_compact = self.grid(&self.retro_compact, BLOCK, words, 0)?;
-        let cfg_pass = self.grid(&self.retro_pass, BLOCK, l_cap, smem)?;
+        let cfg_cand = self
+            .device
+            .grid(&self.retro_candidates, BLOCK, l_cap + n_events, smem)?;
+        let cfg_compact = self.device.grid(&self.retro_compact, BLOCK, words, 0)?;
+        let cfg_pass = self.device.grid(&self.retro_pass, BLOCK, l_cap, smem)?;
         let mut d = 1u32;
         loop {
             if d > crate::Value::MAX_DISTANCE {
@@ -1016,22 +746,12 @@ impl CudaBackend {
                 t_passes.elapsed().as_secs_f64()
             );
         }
-        let value = self.download(&values)?;
+        let value = self.device.download(&values)?;
         Ok(SolveStats {
             value,
             passes: d,
             first_pending,
             max_seen,
         })
-    }
-}
-
-impl MorrisSolver for CudaBackend {
-    fn solve_morris(&self, spec: MorrisSolveSpec, deps: Vec<&[u8]>) -> Result<Vec<u8>> {
-        Ok(self.morris_solve(spec, &deps)?.value)
-    }
-
-    fn solver_name(&self) -> String {
-        format!("cuda: {}", self.name)
     }
 }

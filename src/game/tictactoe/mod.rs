@@ -13,7 +13,7 @@
 //! Notation: 9 characters `x`, `o`, `.` row by row from the top left
 //! (`x...o....`); the side to move follows from the counts.
 
-use super::registry::{GameDescriptor, ParamReader};
+use super::params::{GameDescriptor, ParamReader};
 use super::{Game, GameInfo, GameKind, Params, Status};
 use crate::hash::Multinomial;
 use crate::value::{PartitionId, Rank};

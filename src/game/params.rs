@@ -1,7 +1,8 @@
-//! Names to games: the catalogue `tbforge games` prints and the one place a
-//! name and `--param`s become a concrete [`Game`].
+//! Parameter types every game uses: how `--param`s are read, checked and
+//! documented. They sit below the games so that a game needs nothing of the
+//! registry that lists it.
 
-use super::{Game, GameKind, Params};
+use super::{GameKind, Params};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 
@@ -31,111 +32,6 @@ pub struct GameDescriptor {
     pub notation: &'static str,
     /// A position in that notation.
     pub example: &'static str,
-}
-
-/// A concrete game behind a name; [`AnyGame::visit`] hands it to generic code.
-#[derive(Clone, Debug)]
-pub enum AnyGame {
-    /// Tic-tac-toe.
-    TicTacToe(super::tictactoe::TicTacToe),
-    /// Nim.
-    Nim(super::nim::Nim),
-    /// Connect Four.
-    Connect4(super::connect4::Connect4),
-    /// Nine Men's Morris, phases II and III.
-    Morris(super::morris::Morris),
-    /// Peg solitaire, English board.
-    PegSolitaire(super::pegsolitaire::PegSolitaire),
-    /// Fore and Aft.
-    ForeAndAft(super::foreandaft::ForeAndAft),
-    /// Pancake problem (plain or burnt).
-    Pancake(super::pancake::Pancake),
-    /// (n, k) Top-Spin.
-    TopSpin(super::topspin::TopSpin),
-    /// Sliding-tile puzzle.
-    SlidingTile(super::slidingtile::SlidingTile),
-}
-
-/// Generic code run on whichever game an [`AnyGame`] holds.
-pub trait GameVisitor {
-    /// What the visit returns.
-    type Output;
-    /// Runs on the concrete game.
-    fn visit<G: Game>(self, game: &G) -> Self::Output;
-}
-
-impl AnyGame {
-    /// Runs `visitor` on the concrete game.
-    pub fn visit<V: GameVisitor>(&self, visitor: V) -> V::Output {
-        match self {
-            AnyGame::TicTacToe(g) => visitor.visit(g),
-            AnyGame::Nim(g) => visitor.visit(g),
-            AnyGame::Connect4(g) => visitor.visit(g),
-            AnyGame::Morris(g) => visitor.visit(g),
-            AnyGame::PegSolitaire(g) => visitor.visit(g),
-            AnyGame::ForeAndAft(g) => visitor.visit(g),
-            AnyGame::Pancake(g) => visitor.visit(g),
-            AnyGame::TopSpin(g) => visitor.visit(g),
-            AnyGame::SlidingTile(g) => visitor.visit(g),
-        }
-    }
-
-    /// The game's identity.
-    pub fn info(&self) -> super::GameInfo {
-        struct Info;
-        impl GameVisitor for Info {
-            type Output = super::GameInfo;
-            fn visit<G: Game>(self, game: &G) -> super::GameInfo {
-                game.info()
-            }
-        }
-        self.visit(Info)
-    }
-}
-
-/// Every game tbforge knows, in the order `tbforge games` lists them.
-pub fn catalog() -> Vec<GameDescriptor> {
-    vec![
-        super::tictactoe::DESCRIPTOR,
-        super::nim::DESCRIPTOR,
-        super::connect4::DESCRIPTOR,
-        super::morris::DESCRIPTOR,
-        super::pegsolitaire::DESCRIPTOR,
-        super::foreandaft::DESCRIPTOR,
-        super::pancake::DESCRIPTOR,
-        super::topspin::DESCRIPTOR,
-        super::slidingtile::DESCRIPTOR,
-    ]
-}
-
-/// The game called `name` with the given `--param`s (unknown keys are an error).
-pub fn open_game(name: &str, params: &BTreeMap<String, String>) -> Result<AnyGame> {
-    match name {
-        "tictactoe" => Ok(AnyGame::TicTacToe(
-            super::tictactoe::TicTacToe::from_params(params)?,
-        )),
-        "nim" => Ok(AnyGame::Nim(super::nim::Nim::from_params(params)?)),
-        "connect4" => Ok(AnyGame::Connect4(super::connect4::Connect4::from_params(
-            params,
-        )?)),
-        "morris" => Ok(AnyGame::Morris(super::morris::Morris::from_params(params)?)),
-        "pegsolitaire" => Ok(AnyGame::PegSolitaire(
-            super::pegsolitaire::PegSolitaire::from_params(params)?,
-        )),
-        "foreandaft" => Ok(AnyGame::ForeAndAft(
-            super::foreandaft::ForeAndAft::from_params(params)?,
-        )),
-        "pancake" => Ok(AnyGame::Pancake(super::pancake::Pancake::from_params(
-            params,
-        )?)),
-        "topspin" => Ok(AnyGame::TopSpin(super::topspin::TopSpin::from_params(
-            params,
-        )?)),
-        "slidingtile" => Ok(AnyGame::SlidingTile(
-            super::slidingtile::SlidingTile::from_params(params)?,
-        )),
-        _ => Err(Error::UnknownGame(name.to_string())),
-    }
 }
 
 /// Reads a game's `--param`s with defaults and ranges, then rejects leftovers.

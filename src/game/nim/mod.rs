@@ -16,7 +16,7 @@
 //! (`1,2,5,4`); a move `h3-2` takes 2 objects from heap 3.
 
 use super::compositions::Compositions;
-use super::registry::{params, GameDescriptor, ParamDoc, ParamReader};
+use super::params::{params, GameDescriptor, ParamDoc, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
 use crate::value::{PartitionId, Rank};
 use crate::{Error, Result};

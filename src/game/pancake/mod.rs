@@ -15,7 +15,7 @@
 //! the burnt variant a `-` before a size marks a pancake with its burnt side up
 //! (`3 -1 2`). A move is written `flip k`.
 
-use super::registry::{GameDescriptor, ParamReader};
+use super::params::{GameDescriptor, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
 use crate::hash::{Parity, Permutation};
 use crate::value::{PartitionId, Rank};
@@ -28,12 +28,12 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     summary: "n-pancake problem (prefix reversals), optionally burnt: distance to the sorted stack (seed 002 Table 4)",
     kind: GameKind::Puzzle,
     params: &[
-        super::registry::ParamDoc {
+        super::params::ParamDoc {
             key: "n",
             default: "8",
             help: "pancakes, 2..=15 (n! positions; burnt n! 2^n)",
         },
-        super::registry::ParamDoc {
+        super::params::ParamDoc {
             key: "burnt",
             default: "0",
             help: "1: burnt pancakes (each has a burnt side that must end down)",
@@ -157,7 +157,7 @@ impl Game for Pancake {
     fn info(&self) -> GameInfo {
         GameInfo {
             id: "pancake",
-            params: super::registry::params([
+            params: super::params::params([
                 ("burnt", u8::from(self.burnt).to_string()),
                 ("n", self.n.to_string()),
             ]),

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::morris::{self, Expansion, MorrisPartition, Summary};
+use super::expand::{self as morris, Expansion, MorrisPartition, Summary};
 use super::rank24;
 use crate::{Error, Rank, Result};
 

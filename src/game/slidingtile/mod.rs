@@ -24,7 +24,7 @@
 //! moves: `U`, `D`, `L`, `R`.
 
 use super::pancake::{MyrvoldRuskey, MAX_N};
-use super::registry::{GameDescriptor, ParamDoc, ParamReader};
+use super::params::{GameDescriptor, ParamDoc, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
 use crate::value::{PartitionId, Rank};
 use crate::{Error, Result};
@@ -143,7 +143,7 @@ impl Game for SlidingTile {
     fn info(&self) -> GameInfo {
         GameInfo {
             id: "slidingtile",
-            params: super::registry::params([
+            params: super::params::params([
                 ("cols", self.cols.to_string()),
                 ("rows", self.rows.to_string()),
             ]),

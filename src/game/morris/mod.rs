@@ -82,7 +82,20 @@
 //! (`d6-d5xa1`). The colour in a position is presentation only: positions
 //! with colours and side swapped are the same game state and compare equal.
 
-use super::registry::{GameDescriptor, ParamDoc, ParamReader};
+#[cfg(feature = "cuda")]
+pub mod cuda;
+#[cfg(feature = "build")]
+pub mod expand;
+#[cfg(feature = "build")]
+pub mod kernels;
+#[cfg(feature = "build")]
+pub mod rank24;
+#[cfg(feature = "build")]
+pub mod retro;
+#[cfg(feature = "build")]
+pub mod twin;
+
+use super::params::{GameDescriptor, ParamDoc, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
 use crate::value::{PartitionId, Rank};
 use crate::{Error, Result};
@@ -610,7 +623,7 @@ impl Game for Morris {
     fn info(&self) -> GameInfo {
         GameInfo {
             id: "morris",
-            params: super::registry::params([
+            params: super::params::params([
                 ("max", self.max.to_string()),
                 (
                     "symmetry",
@@ -830,5 +843,15 @@ impl Game for Morris {
             s.push_str(POINT_NAMES[x as usize]);
         }
         s
+    }
+
+    #[cfg(feature = "build")]
+    fn kernels(
+        &self,
+        device: &super::Device,
+    ) -> Result<Option<std::sync::Arc<dyn super::PartitionKernels>>> {
+        Ok(Some(std::sync::Arc::new(kernels::MorrisKernels::new(
+            self, device,
+        )?)))
     }
 }

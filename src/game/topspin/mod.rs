@@ -17,7 +17,7 @@
 //! (`1 2 3 4 5 6`); moves are `twist i`, `i` counted from token 1's position (0-based).
 
 use super::pancake::{MyrvoldRuskey, MAX_N};
-use super::registry::{GameDescriptor, ParamDoc, ParamReader};
+use super::params::{GameDescriptor, ParamDoc, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
 use crate::value::{PartitionId, Rank};
 use crate::{Error, Result};
@@ -117,7 +117,7 @@ impl Game for TopSpin {
     fn info(&self) -> GameInfo {
         GameInfo {
             id: "topspin",
-            params: super::registry::params([("k", self.k.to_string()), ("n", self.n.to_string())]),
+            params: super::params::params([("k", self.k.to_string()), ("n", self.n.to_string())]),
             kind: GameKind::Puzzle,
         }
     }

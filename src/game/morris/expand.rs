@@ -470,7 +470,7 @@ mod tests {
     /// own copy of the mill lines: it must be this table's.
     #[test]
     fn kernel_copy_of_mill_lines() {
-        let src = include_str!("../../kernels/morris.cu");
+        let src = include_str!("../../../kernels/morris.cu");
         let start = src
             .find("#define MORRIS_LINE_LIST")
             .expect("morris.cu defines MORRIS_LINE_LIST");

@@ -26,8 +26,15 @@
 //! Notation: the columns played, 1-based, first move first, as common Connect
 //! Four solvers take them (`4453`); the empty string is the empty board.
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
+#[cfg(feature = "build")]
+pub mod kernels;
+#[cfg(feature = "build")]
+pub mod twin;
+
 use super::compositions::Compositions;
-use super::registry::{params, GameDescriptor, ParamDoc, ParamReader};
+use super::params::{params, GameDescriptor, ParamDoc, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
 use crate::value::{PartitionId, Rank};
 use crate::{Error, Result};
@@ -493,6 +500,16 @@ impl Game for Connect4 {
 
     fn format_move(&self, _pos: &Connect4Position, col: &u32) -> String {
         (col + 1).to_string()
+    }
+
+    #[cfg(feature = "build")]
+    fn kernels(
+        &self,
+        device: &super::Device,
+    ) -> Result<Option<std::sync::Arc<dyn super::PartitionKernels>>> {
+        Ok(Some(std::sync::Arc::new(kernels::Connect4Kernels::new(
+            self, device,
+        )?)))
     }
 }
 

@@ -17,10 +17,13 @@ use std::time::Instant;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PinnedHostSlice, PushKernelArg};
 use rayon::prelude::*;
 
-use super::{cuda_err, CudaBackend, BLOCK, KERNEL_SOURCES};
-use crate::backend::accel_connect4::Connect4Solver;
-use crate::backend::connect4::{check_fail, check_next, Connect4SolveSpec, Connect4Tables};
+use super::twin::{check_fail, check_next, Connect4SolveSpec, Connect4Tables};
+use crate::backend::cuda::{cuda_err, CudaDevice, BLOCK};
 use crate::{Error, Rank, Result};
+
+/// The Connect Four kernel file.
+pub const KERNEL_SOURCES: &[(&str, &str)] =
+    &[("connect4.cu", include_str!("../../../kernels/connect4.cu"))];
 
 /// What one device solve did.
 #[derive(Clone, Debug)]
@@ -71,43 +74,37 @@ fn fingerprint(v: &[u8]) -> u32 {
     h.finalize()
 }
 
-/// The Connect Four solver of a [`CudaBackend`], with its device cache.
+/// The Connect Four kernel loaded on a [`CudaDevice`], with its device cache.
 pub struct Connect4Cuda {
-    gpu: Arc<CudaBackend>,
+    gpu: Arc<CudaDevice>,
+    // Stays loaded while its function is in use.
+    _module: Arc<cudarc::driver::CudaModule>,
     function: CudaFunction,
     state: Mutex<State>,
 }
 
 impl std::fmt::Debug for Connect4Cuda {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Connect4Cuda({})", self.gpu.device_name())
+        write!(f, "Connect4Cuda({})", self.gpu.name())
     }
 }
 
 impl Connect4Cuda {
-    /// The solver on an opened device (its `connect4.cu` module is loaded by
-    /// [`CudaBackend::open`]).
-    pub fn new(gpu: Arc<CudaBackend>) -> Result<Connect4Cuda> {
-        let index = KERNEL_SOURCES
-            .iter()
-            .position(|(f, _)| *f == "connect4.cu")
-            .ok_or_else(|| Error::Cuda("connect4.cu is not among the kernels".into()))?;
-        let module = gpu
-            ._modules
-            .get(index)
-            .ok_or_else(|| Error::Cuda("connect4.cu was not loaded".into()))?;
-        let function = module
-            .load_function("connect4_solve")
-            .map_err(cuda_err("loading kernel connect4_solve"))?;
+    /// Compiles and loads `connect4.cu` on `gpu`.
+    pub fn new(gpu: Arc<CudaDevice>) -> Result<Connect4Cuda> {
+        let (name, source) = KERNEL_SOURCES[0];
+        let module = gpu.load_module(name, source, &[])?;
+        let function = gpu.function(&module, "connect4_solve")?;
         Ok(Connect4Cuda {
             gpu,
+            _module: module,
             function,
             state: Mutex::new(State::default()),
         })
     }
 
     /// The device.
-    pub fn backend(&self) -> &CudaBackend {
+    pub fn device(&self) -> &CudaDevice {
         &self.gpu
     }
 
@@ -132,7 +129,7 @@ impl Connect4Cuda {
                 && c.len == next.len()
                 && c.fingerprint == fingerprint(next)
         });
-        let s = &self.gpu.stream;
+        let s = &self.gpu.stream();
         let reused_next = hit.is_some();
         let dev_next = match hit {
             Some(c) => c.values,
@@ -146,8 +143,7 @@ impl Connect4Cuda {
             .alloc_zeros::<u8>(size.max(1))
             .map_err(cuda_err("allocating the partition's values"))?;
         let kernel_seconds =
-            self.gpu
-                .connect4_launch(&self.function, spec, &tables, None, &dev_next, &mut out)?;
+            self.launch(&self.function, spec, &tables, None, &dev_next, &mut out)?;
         drop(dev_next);
         let values = self.download(&mut state, &out, size)?;
         state.cache = Some(Cached {
@@ -169,7 +165,7 @@ impl Connect4Cuda {
     /// [`STAGE`]s through the staging buffers, the tail directly.
     fn download(&self, state: &mut State, out: &CudaSlice<u8>, size: usize) -> Result<Vec<u8>> {
         if state.staging.is_none() {
-            let ctx = &self.gpu.ctx;
+            let ctx = self.gpu.context();
             let stream = || ctx.new_stream().map_err(cuda_err("creating a stream"));
             // SAFETY: flags 0 asks for plain page-locked memory (not
             // write-combined: the CPU reads it); its contents are read only
@@ -190,11 +186,11 @@ impl Connect4Cuda {
             // Pageable destination: the call returns once the copy is done.
             let tail = out.slice(chunks * STAGE..size);
             self.gpu
-                .stream
+                .stream()
                 .memcpy_dtoh(&tail, &mut values[chunks * STAGE..])
                 .map_err(cuda_err("copying the values back"))?;
             self.gpu
-                .stream
+                .stream()
                 .synchronize()
                 .map_err(cuda_err("copying the values back"))?;
         }
@@ -231,8 +227,8 @@ impl Connect4Cuda {
     }
 
     /// The bytes of the given ranks of `spec` (kernel over a rank list) and
-    /// the failure bits ([`crate::backend::connect4::fail`]), for comparison
-    /// with [`crate::backend::connect4::Connect4Twin::value_of`].
+    /// the failure bits ([`crate::game::connect4::twin::fail`]), for comparison
+    /// with [`crate::game::connect4::twin::Connect4Twin::value_of`].
     pub fn values_of(
         &self,
         spec: Connect4SolveSpec,
@@ -252,7 +248,7 @@ impl Connect4Cuda {
         if ranks.is_empty() {
             return Ok((Vec::new(), 0));
         }
-        let s = &self.gpu.stream;
+        let s = &self.gpu.stream();
         let dev_next = if next.is_empty() {
             s.alloc_zeros::<u8>(1).map_err(cuda_err("allocating"))?
         } else {
@@ -266,7 +262,7 @@ impl Connect4Cuda {
         let mut out = s
             .alloc_zeros::<u8>(ranks.len())
             .map_err(cuda_err("allocating"))?;
-        let fail = self.gpu.connect4_run(
+        let fail = self.run(
             &self.function,
             spec,
             &tables,
@@ -279,10 +275,10 @@ impl Connect4Cuda {
     }
 }
 
-impl CudaBackend {
+impl Connect4Cuda {
     /// One launch of `connect4_solve` over the whole partition `spec` into
     /// `out`; checks the failure bits; returns the kernel's seconds.
-    fn connect4_launch(
+    fn launch(
         &self,
         function: &CudaFunction,
         spec: Connect4SolveSpec,
@@ -291,13 +287,13 @@ impl CudaBackend {
         next: &CudaSlice<u8>,
         out: &mut CudaSlice<u8>,
     ) -> Result<f64> {
-        let (fail, seconds) = self.connect4_run(function, spec, tables, ranks, next, out)?;
+        let (fail, seconds) = self.run(function, spec, tables, ranks, next, out)?;
         check_fail(spec, fail)?;
         Ok(seconds)
     }
 
     /// The launch itself: (failure bits, kernel seconds).
-    fn connect4_run(
+    fn run(
         &self,
         function: &CudaFunction,
         spec: Connect4SolveSpec,
@@ -306,7 +302,7 @@ impl CudaBackend {
         next: &CudaSlice<u8>,
         out: &mut CudaSlice<u8>,
     ) -> Result<(u32, f64)> {
-        let s = &self.stream;
+        let s = self.gpu.stream();
         let flat = tables.flat();
         let dev_tables = s
             .clone_htod(&flat)
@@ -317,14 +313,16 @@ impl CudaBackend {
             None => tables.size(spec.n),
         };
         let smem = (flat.len() * 8) as u32;
-        let cfg = self.grid(function, BLOCK, count, smem)?;
+        let cfg = self.gpu.grid(function, BLOCK, count, smem)?;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let begin = self
-            .ctx
+            .gpu
+            .context()
             .new_event(timing)
             .map_err(cuda_err("creating an event"))?;
         let end = self
-            .ctx
+            .gpu
+            .context()
             .new_event(timing)
             .map_err(cuda_err("creating an event"))?;
         let (w, h, n) = (spec.width, spec.height, spec.n);
@@ -366,15 +364,5 @@ impl CudaBackend {
             .elapsed_ms(&end)
             .map_err(cuda_err("reading the timer"))?;
         Ok((bits, f64::from(ms) / 1e3))
-    }
-}
-
-impl Connect4Solver for Connect4Cuda {
-    fn solve_connect4(&self, spec: Connect4SolveSpec, next: Option<&[u8]>) -> Result<Vec<u8>> {
-        Ok(self.solve(spec, next)?.values)
-    }
-
-    fn solver_name(&self) -> String {
-        format!("cuda: {}", self.gpu.device_name())
     }
 }

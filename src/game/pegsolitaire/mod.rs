@@ -22,7 +22,7 @@
 //! `from-to` with columns `a`..`g` from the left and rows `1`..`7` from the top
 //! (`d2-d4` jumps the peg on d2 over d3 into the centre).
 
-use super::registry::{GameDescriptor, ParamReader};
+use super::params::{GameDescriptor, ParamReader};
 use super::{Game, GameInfo, GameKind, Params, Status};
 use crate::hash::Binomial;
 use crate::value::{PartitionId, Rank};

@@ -22,7 +22,7 @@
 //! `bbb/bbb/bb.ww/www/www` is the start. Moves are `from-to` with columns `a`..`e`
 //! and rows `1`..`5` from the top (`c2-c3` slides the piece above the centre into it).
 
-use super::registry::{GameDescriptor, ParamReader};
+use super::params::{GameDescriptor, ParamReader};
 use super::{Game, GameInfo, GameKind, Params, Status};
 use crate::hash::Multinomial;
 use crate::value::{PartitionId, Rank};

@@ -1,0 +1,338 @@
+//! The CUDA device, for any game's kernels: opens a device through the driver
+//! API (cudarc, loaded at run time), compiles kernel sources with NVRTC for
+//! the device's compute capability (`kernels/common.cuh` pasted in), loads
+//! them and fills their `__constant__` tables, sizes persistent grids and
+//! copies results back through pinned buffers. The games' own kernels (which
+//! entry points, which tables, which launch shape) live with each game
+//! (`src/game/<game>/cuda.rs`); nothing here knows a game.
+//!
+//! Nothing here panics when CUDA is missing: cudarc panics on first use of an
+//! absent library, so [`CudaDevice::open`] and [`compile_kernel`] probe for
+//! `libcuda` / `libnvrtc` first (inside `catch_unwind`) and return
+//! [`Error::Cuda`] with a one-line cause.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig,
+};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+
+use crate::{Error, Result};
+
+/// `kernels/common.cuh`, pasted into each kernel source in place of its
+/// `#include "common.cuh"` (NVRTC sees one self-contained source).
+pub const COMMON_SOURCE: &str = include_str!("../../kernels/common.cuh");
+
+/// Threads per block of launches that do not choose their own (a multiple
+/// of the warp size: kernels reduce per warp).
+pub const BLOCK: u32 = 256;
+
+/// The complete NVRTC input for kernel file `name` with text `src`:
+/// common.cuh pasted in, with `#line` directives so that compile errors name
+/// the right file.
+pub fn kernel_source(name: &str, src: &str) -> String {
+    let mut out = String::with_capacity(COMMON_SOURCE.len() + src.len() + 128);
+    for (i, line) in src.lines().enumerate() {
+        if line.trim() == "#include \"common.cuh\"" {
+            out.push_str("#line 1 \"common.cuh\"\n");
+            out.push_str(COMMON_SOURCE);
+            out.push_str(&format!("\n#line {} \"{name}\"\n", i + 2));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Maps a driver error to [`Error::Cuda`] saying what was being done.
+pub fn cuda_err(what: &str) -> impl Fn(DriverError) -> Error + '_ {
+    move |e| Error::Cuda(format!("{what}: {e}"))
+}
+
+/// Whether the shared library behind `probe` loads, without letting a cudarc
+/// panic escape.
+fn library_loads(probe: unsafe fn() -> bool) -> bool {
+    // SAFETY: the probe only dlopens the CUDA library (running its
+    // initialisers, as any CUDA program does) and closes it again.
+    catch_unwind(|| unsafe { probe() }).unwrap_or(false)
+}
+
+/// Checks that NVRTC can be loaded.
+pub fn nvrtc_available() -> Result<()> {
+    if library_loads(cudarc::nvrtc::sys::is_culib_present) {
+        Ok(())
+    } else {
+        Err(Error::Cuda(
+            "NVRTC not found (libnvrtc.so.13): add the CUDA toolkit's lib directory to \
+             LD_LIBRARY_PATH, or use --backend cpu"
+                .into(),
+        ))
+    }
+}
+
+/// Checks that the CUDA driver library can be loaded.
+pub fn driver_available() -> Result<()> {
+    if library_loads(cudarc::driver::sys::is_culib_present) {
+        Ok(())
+    } else {
+        Err(Error::Cuda(
+            "no CUDA driver found (libcuda.so.1); use --backend cpu".into(),
+        ))
+    }
+}
+
+/// Compiles kernel file `name` (text `source`) to PTX for `arch` (e.g. `sm_90`). Needs only
+/// NVRTC, no GPU.
+pub fn compile_kernel(name: &str, source: &str, arch: &str) -> Result<Ptx> {
+    nvrtc_available()?;
+    let src = kernel_source(name, source);
+    let opts = CompileOptions {
+        options: vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()],
+        name: Some(name.to_string()),
+        ..Default::default()
+    };
+    match catch_unwind(AssertUnwindSafe(|| {
+        cudarc::nvrtc::compile_ptx_with_opts(src, opts)
+    })) {
+        Ok(Ok(ptx)) => Ok(ptx),
+        Ok(Err(cudarc::nvrtc::CompileError::CompileError { log, .. })) => {
+            Err(Error::Cuda(format!(
+                "NVRTC failed to compile {name} for {arch}: {}",
+                log.to_string_lossy().trim()
+            )))
+        }
+        Ok(Err(e)) => Err(Error::Cuda(format!("NVRTC failed on {name}: {e}"))),
+        Err(_) => Err(Error::Cuda(format!(
+            "NVRTC crashed compiling {name} (missing symbol in libnvrtc?)"
+        ))),
+    }
+}
+
+/// Timing of one device run.
+#[derive(Clone, Copy, Debug)]
+pub struct Timed<T> {
+    /// The result.
+    pub value: T,
+    /// Seconds, measured with device events around the kernels (or with the
+    /// host clock for the streamed driver, which includes copies).
+    pub seconds: f64,
+}
+
+/// An opened CUDA device: its context, default stream and the facts launches
+/// are sized by.
+pub struct CudaDevice {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    name: String,
+    capability: (u32, u32),
+    sms: u32,
+}
+
+impl std::fmt::Debug for CudaDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaDevice")
+            .field("device", &self.name)
+            .field("capability", &self.capability)
+            .field("sms", &self.sms)
+            .finish()
+    }
+}
+
+impl CudaDevice {
+    /// Opens GPU `ordinal`. Errors (never panics)
+    /// when the driver, NVRTC or the device is missing.
+    pub fn open(ordinal: usize) -> Result<CudaDevice> {
+        driver_available()?;
+        nvrtc_available()?;
+        match catch_unwind(|| Self::open_inner(ordinal)) {
+            Ok(r) => r,
+            Err(_) => Err(Error::Cuda(
+                "the CUDA driver library is incomplete (cudarc panicked); use --backend cpu".into(),
+            )),
+        }
+    }
+
+    fn open_inner(ordinal: usize) -> Result<CudaDevice> {
+        let count = CudaContext::device_count().map_err(cuda_err("initialising CUDA"))?;
+        if count <= 0 {
+            return Err(Error::Cuda(
+                "no CUDA device present; use --backend cpu".into(),
+            ));
+        }
+        if ordinal >= count as usize {
+            return Err(Error::Cuda(format!(
+                "no CUDA device {ordinal}: only {count} present"
+            )));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(cuda_err("opening the device"))?;
+        let name = ctx.name().map_err(cuda_err("reading the device name"))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(cuda_err("reading the compute capability"))?;
+        let sms = ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(cuda_err("reading the multiprocessor count"))?;
+        let stream = ctx.default_stream();
+        Ok(CudaDevice {
+            ctx,
+            stream,
+            name,
+            capability: (major as u32, minor as u32),
+            sms: sms as u32,
+        })
+    }
+
+    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The device's compute capability (major, minor).
+    pub fn compute_capability(&self) -> (u32, u32) {
+        self.capability
+    }
+
+    /// The number of multiprocessors.
+    pub fn multiprocessors(&self) -> u32 {
+        self.sms
+    }
+
+    /// The context (events, pinned allocations).
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream every game's launches and copies go through.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Compiles kernel file `name` (text `source`) for this device, loads it
+    /// and fills its `__constant__` u32 tables (`tables`: symbol, contents).
+    pub fn load_module(
+        &self,
+        name: &str,
+        source: &str,
+        tables: &[(&str, &[u32])],
+    ) -> Result<Arc<CudaModule>> {
+        let (major, minor) = self.capability;
+        let ptx = compile_kernel(name, source, &format!("sm_{major}{minor}"))?;
+        let module = self.ctx.load_module(ptx).map_err(cuda_err(&format!(
+            "loading {name} (PTX newer than the driver?)"
+        )))?;
+        for (symbol, data) in tables {
+            fill_u32(&module, &self.stream, symbol, data)?;
+        }
+        self.stream
+            .synchronize()
+            .map_err(cuda_err("filling tables"))?;
+        Ok(module)
+    }
+
+    /// Entry point `entry` of a loaded module.
+    pub fn function(&self, module: &Arc<CudaModule>, entry: &str) -> Result<CudaFunction> {
+        module
+            .load_function(entry)
+            .map_err(cuda_err(&format!("loading kernel {entry}")))
+    }
+
+    /// the device at once, capped by the work.
+    pub fn grid(&self, f: &CudaFunction, block: u32, work: u64, smem: u32) -> Result<LaunchConfig> {
+        let per_sm = f
+            .occupancy_max_active_blocks_per_multiprocessor(block, smem as usize, None)
+            .map_err(cuda_err("querying occupancy"))?
+            .max(1);
+        let blocks = u64::from(per_sm * self.sms).min(work.div_ceil(u64::from(block)).max(1));
+        Ok(LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: smem,
+        })
+    }
+
+    /// Copies `src` back through two pinned 64 MiB buffers (a pageable copy
+    /// into fresh memory ran at ~1 GB/s): the device fills one while the CPU
+    /// threads copy the other into the result, faulting its pages in parallel.
+    pub fn download(&self, src: &CudaSlice<u8>) -> Result<Vec<u8>> {
+        const CHUNK: usize = 64 << 20;
+        let n = src.len();
+        let mut out = vec![0u8; n];
+        if n == 0 {
+            return Ok(out);
+        }
+        let len = CHUNK.min(n);
+        let e = |what: &'static str| cuda_err(what);
+        // SAFETY: flags 0 asks for plain page-locked memory; a buffer is only
+        // read after the event recorded behind the copy into it has passed.
+        let mut bufs = unsafe {
+            [
+                self.ctx
+                    .alloc_pinned_with_flags::<u8>(len, 0)
+                    .map_err(e("allocating pinned memory"))?,
+                self.ctx
+                    .alloc_pinned_with_flags::<u8>(len, 0)
+                    .map_err(e("allocating pinned memory"))?,
+            ]
+        };
+        let chunks = n.div_ceil(CHUNK);
+        let part = |j: usize| j * CHUNK..(j * CHUNK + CHUNK).min(n);
+        // With one stream cudarc records no events on pinned buffers (their
+        // as_slice would not wait): own events mark each copy's end.
+        let events = [
+            self.ctx.new_event(None).map_err(e("creating an event"))?,
+            self.ctx.new_event(None).map_err(e("creating an event"))?,
+        ];
+        let [b0, b1] = &mut bufs;
+        let host: [&mut [u8]; 2] = [
+            b0.as_mut_slice().map_err(e("pinned memory"))?,
+            b1.as_mut_slice().map_err(e("pinned memory"))?,
+        ];
+        let copy = |j: usize, dst: &mut [u8]| -> Result<()> {
+            let r = part(j);
+            self.stream
+                .memcpy_dtoh(&src.slice(r.clone()), &mut dst[..r.len()])
+                .map_err(e("copying the values back"))?;
+            events[j % 2]
+                .record(&self.stream)
+                .map_err(e("recording an event"))
+        };
+        copy(0, host[0])?;
+        for j in 0..chunks {
+            if j + 1 < chunks {
+                copy(j + 1, host[(j + 1) % 2])?;
+            }
+            events[j % 2]
+                .synchronize()
+                .map_err(e("waiting for a copy"))?;
+            let r = part(j);
+            use rayon::prelude::*;
+            out[r.clone()]
+                .par_chunks_mut(1 << 20)
+                .zip(host[j % 2][..r.len()].par_chunks(1 << 20))
+                .for_each(|(o, i)| o.copy_from_slice(i));
+        }
+        Ok(out)
+    }
+}
+
+fn fill_u32(
+    module: &Arc<CudaModule>,
+    stream: &Arc<CudaStream>,
+    name: &str,
+    data: &[u32],
+) -> Result<()> {
+    let mut global = module
+        .get_global(name, stream)
+        .map_err(cuda_err(&format!("finding __constant__ {name}")))?;
+    // SAFETY: the symbol is a u32 array of at least data.len() elements
+    // (transmute_mut checks the byte length and returns None otherwise).
+    let mut view = unsafe { global.transmute_mut::<u32>(data.len()) }
+        .ok_or_else(|| Error::Cuda(format!("__constant__ {name} is smaller than its table")))?;
+    stream
+        .memcpy_htod(data, &mut view)
+        .map_err(cuda_err(&format!("filling __constant__ {name}")))
+}

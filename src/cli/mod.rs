@@ -1,0 +1,283 @@
+//! The `tbforge` command line: a thin layer over the library, one file per
+//! subcommand. Errors become one line on stderr and an exit code (0 success,
+//! 1 a check failed or the position is not in the tablebase, 2 usage or input
+//! error). No game is named here: games come from the registry.
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tbforge::registry::{open_game, AnyGame};
+
+mod bench;
+mod build;
+mod games;
+mod info;
+mod probe;
+mod verify;
+
+/// Build, verify and probe endgame databases (tablebases) of board games and puzzles.
+///
+/// Start with `tbforge games` to see what can be built, then `tbforge build GAME`.
+#[derive(Parser, Debug)]
+#[command(name = "tbforge", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List the games, their parameters and how to write a position.
+    Games {
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Solve a game and write its tablebase files and manifest.json.
+    ///
+    /// Without GAME, builds the default set (a quick demo) into tablebases/.
+    Build(BuildArgs),
+    /// Check every file of a tablebase directory against its manifest and checksums.
+    ///
+    /// Exits 0 only if every check passed, 1 if any failed.
+    Verify {
+        /// The tablebase directory (holding manifest.json).
+        dir: PathBuf,
+        /// Also re-derive a sample of positions from their successors' stored values.
+        #[arg(long)]
+        deep: bool,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Summarise a tablebase directory's manifest: totals, layers, files.
+    Info {
+        /// The tablebase directory (holding manifest.json).
+        dir: PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Look up one position: its outcome, distance and best moves.
+    ///
+    /// POSITION uses the game's notation (see `tbforge games`). Exits 1 if the
+    /// position is not in the tablebase.
+    Probe {
+        /// The tablebase directory (holding manifest.json).
+        dir: PathBuf,
+        /// The position, in the game's notation.
+        position: String,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Throughput figures: hashing, solving, probing (positions/s).
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum BenchWhat {
+    /// Nanoseconds per rank and unrank of the perfect hash functions.
+    Hash {
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Solve a game in memory and report positions/s per phase.
+    Solve {
+        /// The game, as for `tbforge build`.
+        game: String,
+        /// Game parameters, `KEY=VALUE`.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Probe latency and bits per position of a built tablebase directory.
+    Probe {
+        /// The tablebase directory.
+        dir: PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Where expansion runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Backend {
+    /// The GPU when one is usable, else the CPU (and say so).
+    Auto,
+    /// The CPU, all cores (rayon).
+    Cpu,
+    /// A CUDA GPU.
+    Cuda,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct BuildArgs {
+    /// The game to solve (see `tbforge games`); omit to build the default set.
+    game: Option<String>,
+    /// A game parameter, `KEY=VALUE` (repeatable), e.g. `--param width=5`.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    /// Output directory (default: tablebases/<game>[-<params>]).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Expansion backend.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    backend: Backend,
+    /// Worker threads (default: all cores). The output does not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Peak memory budget, e.g. `8G`, `512M` (external-memory pipeline).
+    #[arg(long, value_name = "SIZE")]
+    mem_limit: Option<String>,
+    /// Scratch/output directory to stripe over (repeatable), as over RAID disks.
+    #[arg(long, value_name = "DIR")]
+    disk: Vec<PathBuf>,
+    /// Continue an interrupted build from its last checkpoint (a finished
+    /// partition, pass, or point inside a long pass).
+    #[arg(long)]
+    resume: bool,
+    /// Seconds between checkpoints inside a long pipeline pass (0: at every
+    /// chunk); the output does not depend on it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    checkpoint_every: u64,
+    /// Print one JSON object (the build summary) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Errors that map to exit code 1 rather than 2.
+#[derive(Debug)]
+struct CheckFailed(String);
+
+impl std::fmt::Display for CheckFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CheckFailed {}
+
+/// Parses the command line, runs it, and turns an error into one line on
+/// stderr and its exit code.
+pub fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(err) => {
+            // One line: the chain of causes joined, each cause once (many
+            // errors already print their source in their own message).
+            let mut line = err.to_string();
+            for cause in err.chain().skip(1) {
+                let cause = cause.to_string();
+                if !line.contains(&cause) {
+                    line.push_str(": ");
+                    line.push_str(&cause);
+                }
+            }
+            eprintln!("tbforge: error: {line}");
+            if err.downcast_ref::<CheckFailed>().is_some() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::from(2)
+            }
+        }
+    }
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Games { json } => games::games(json),
+        Command::Build(args) => build::build(args),
+        Command::Verify { dir, deep, json } => verify::verify(&dir, deep, json),
+        Command::Info { dir, json } => info::info(&dir, json),
+        Command::Probe {
+            dir,
+            position,
+            json,
+        } => probe::probe(&dir, &position, json),
+        Command::Bench { what } => bench::bench(what),
+    }
+}
+
+/// `KEY=VALUE` strings to a map; a key given twice is an error.
+fn parse_params(raw: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut map = BTreeMap::new();
+    for p in raw {
+        let Some((k, v)) = p.split_once('=') else {
+            bail!("--param `{p}` is not KEY=VALUE; write e.g. --param width=5");
+        };
+        if map
+            .insert(k.trim().to_string(), v.trim().to_string())
+            .is_some()
+        {
+            bail!("--param `{k}` given twice; give each parameter once");
+        }
+    }
+    Ok(map)
+}
+
+pub(crate) fn open(name: &str, raw: &[String]) -> anyhow::Result<AnyGame> {
+    let params = parse_params(raw)?;
+    Ok(open_game(name, &params)?)
+}
+
+/// `n thing` or `n things`.
+pub(crate) fn plural(n: u64, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+pub(crate) fn set_threads(threads: Option<usize>) -> anyhow::Result<()> {
+    if let Some(n) = threads {
+        if n == 0 {
+            bail!("--threads 0: give at least 1 thread");
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .context("cannot start the worker threads")?;
+    }
+    Ok(())
+}
+
+/// `8G`, `512M`, `64K`, `1000` (bytes); binary multiples.
+pub(crate) fn parse_size(text: &str) -> anyhow::Result<u64> {
+    let t = text.trim();
+    let (digits, mult) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        None => (t, 1u64),
+        Some((i, _)) => {
+            let unit = t[i..].trim().to_ascii_uppercase();
+            let mult = match unit.trim_end_matches("IB").trim_end_matches('B') {
+                "" => 1,
+                "K" => 1 << 10,
+                "M" => 1 << 20,
+                "G" => 1 << 30,
+                "T" => 1 << 40,
+                _ => bail!("--mem-limit `{text}`: unknown unit; write e.g. 512M or 8G"),
+            };
+            (&t[..i], mult)
+        }
+    };
+    let n: u64 = digits.parse().map_err(|_| {
+        anyhow::anyhow!("--mem-limit `{text}` is not a size; write e.g. 512M or 8G")
+    })?;
+    n.checked_mul(mult).filter(|&b| b > 0).ok_or_else(|| {
+        anyhow::anyhow!("--mem-limit `{text}` is out of range; write e.g. 512M or 8G")
+    })
+}

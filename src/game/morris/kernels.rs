@@ -1,0 +1,118 @@
+//! Morris partitions through the device-kernel interface: a `k1-k2` partition
+//! is solved by candidate-driven passes on the GPU ([`super::cuda::MorrisCuda`])
+//! or by their CPU twin ([`CpuTwin`], the CPU backend of Morris builds); the
+//! lost `2-k` partitions are declined (trivial for the generic solver).
+
+use std::sync::Arc;
+
+use super::retro::{CpuTwin, MorrisSolveSpec};
+use super::{Morris, Part};
+use crate::game::{Device, Game, PartitionKernels, SolvedPartitions};
+use crate::value::PartitionId;
+use crate::{Error, Result};
+
+/// Where a Morris partition is solved.
+#[derive(Clone)]
+enum Solver {
+    /// The CPU twin, on all cores.
+    Twin,
+    /// The Morris kernels on a GPU.
+    #[cfg(feature = "cuda")]
+    Cuda(Arc<super::cuda::MorrisCuda>),
+}
+
+/// Morris's [`PartitionKernels`].
+#[derive(Clone)]
+pub struct MorrisKernels {
+    game: Morris,
+    solver: Solver,
+}
+
+impl std::fmt::Debug for MorrisKernels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl MorrisKernels {
+    /// The kernels of `game` on `device` (compiled and loaded there for a GPU).
+    pub fn new(game: &Morris, device: &Device) -> Result<MorrisKernels> {
+        let solver = match device {
+            Device::Cpu => Solver::Twin,
+            #[cfg(feature = "cuda")]
+            Device::Cuda(d) => Solver::Cuda(Arc::new(super::cuda::MorrisCuda::new(d.clone())?)),
+        };
+        Ok(MorrisKernels {
+            game: game.clone(),
+            solver,
+        })
+    }
+
+    /// The values of `spec` from its dependencies' values.
+    pub fn solve_spec(&self, spec: MorrisSolveSpec, deps: Vec<&[u8]>) -> Result<Vec<u8>> {
+        match &self.solver {
+            Solver::Twin => Ok(CpuTwin::new(spec, deps)?.solve()?.value),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => Ok(gpu.morris_solve(spec, &deps)?.value),
+        }
+    }
+}
+
+/// The partition a dependency name of [`MorrisSolveSpec::dependencies`] names.
+fn partition_named(name: &str) -> Option<PartitionId> {
+    let (a, b) = name.split_once('-')?;
+    let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
+    Some(
+        if a == 2 {
+            Part::Lost(b)
+        } else {
+            Part::Pair(a, b)
+        }
+        .id(),
+    )
+}
+
+/// The spec of partition `p` of `game`, for the `k1-k2` partitions the
+/// kernels solve (indexed as the game indexes them).
+pub fn spec_of(game: &Morris, p: PartitionId) -> Option<MorrisSolveSpec> {
+    let spec = match Part::from_id(p)? {
+        Part::Pair(k1, k2) => MorrisSolveSpec::new(k1, k2, game.symmetry).ok()?,
+        Part::Lost(_) => return None,
+    };
+    (spec.size() == game.partition_size(p)).then_some(spec)
+}
+
+/// The dependencies' values of `spec`, in [`MorrisSolveSpec::dependencies`] order.
+pub fn dependencies<'a>(
+    spec: &MorrisSolveSpec,
+    solved: &SolvedPartitions<'a>,
+) -> Result<Vec<&'a [u8]>> {
+    spec.dependencies()
+        .iter()
+        .map(|name| {
+            partition_named(name)
+                .and_then(|p| solved.get(p))
+                .ok_or_else(|| {
+                    Error::Cuda(format!(
+                        "partition {}: its captures lead to {name}, which is not solved before it",
+                        spec.name()
+                    ))
+                })
+        })
+        .collect()
+}
+
+impl PartitionKernels for MorrisKernels {
+    fn solve(&self, p: PartitionId, solved: &SolvedPartitions<'_>) -> Option<Result<Vec<u8>>> {
+        let spec = spec_of(&self.game, p)?;
+        Some(dependencies(&spec, solved).and_then(|deps| self.solve_spec(spec, deps)))
+    }
+
+    fn name(&self) -> String {
+        match &self.solver {
+            Solver::Twin => "morris on cpu (twin)".into(),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => format!("morris on cuda: {}", gpu.device().name()),
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Golden bytes: the default set, Morris max=4 and Connect Four 5x4 built by
+//! the command line give exactly the files recorded in `tests/golden/sums.txt`
+//! (name, length and crc32 of every file but the build log).
+//!
+//! The sums were taken from the binary of commit baf10be, before the modules
+//! were reorganised per game; a refactor that changes one byte of any
+//! tablebase file or manifest fails here. A deliberate format change updates
+//! the file (and bumps the format version): rerun with `TBFORGE_GOLDEN_WRITE=1`
+//! to print the new lines.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// `game|file` -> (length, crc32), as recorded.
+fn recorded() -> BTreeMap<(String, String), (u64, u32)> {
+    include_str!("golden/sums.txt")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            assert_eq!(f.len(), 4, "bad line in golden/sums.txt: {l}");
+            (
+                (f[0].to_string(), f[1].to_string()),
+                (
+                    f[2].parse().unwrap(),
+                    u32::from_str_radix(f[3], 16).unwrap(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Builds `spec` (`game key=value ...`) with the CPU backend into a fresh
+/// directory and returns every file's length and crc32, by name.
+fn build(spec: &str, root: &Path) -> BTreeMap<String, (u64, u32)> {
+    let mut words = spec.split_whitespace();
+    let game = words.next().unwrap();
+    let out = root.join(spec.replace([' ', '=', ','], "_"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tbforge"));
+    cmd.args(["build", game, "--backend", "cpu", "--json", "--out"])
+        .arg(&out);
+    for p in words {
+        cmd.args(["--param", p]);
+    }
+    let run = cmd.output().unwrap();
+    assert!(
+        run.status.success(),
+        "{spec}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != "build-log.json")
+        .map(|e| {
+            let bytes = std::fs::read(e.path()).unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                (bytes.len() as u64, crc32fast::hash(&bytes)),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn builds_match_the_recorded_bytes() {
+    let recorded = recorded();
+    let specs: Vec<String> = recorded
+        .keys()
+        .map(|(g, _)| g.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    for needed in [
+        "tictactoe",
+        "nim heaps=1,3,5,7",
+        "connect4 width=5 height=4",
+        "morris max=3",
+        "foreandaft",
+        "morris max=4",
+    ] {
+        assert!(specs.iter().any(|s| s == needed), "{needed} not recorded");
+    }
+    let root = tempfile::tempdir().unwrap();
+    let write = std::env::var_os("TBFORGE_GOLDEN_WRITE").is_some();
+    let mut mismatches = Vec::new();
+    for spec in &specs {
+        let got = build(spec, root.path());
+        let want: BTreeMap<String, (u64, u32)> = recorded
+            .iter()
+            .filter(|((g, _), _)| g == spec)
+            .map(|((_, f), v)| (f.clone(), *v))
+            .collect();
+        if write {
+            for (f, (len, crc)) in &got {
+                println!("{spec}|{f}|{len}|{crc:08x}");
+            }
+        }
+        for name in want.keys().chain(got.keys()) {
+            if want.get(name) != got.get(name) {
+                mismatches.push(format!(
+                    "{spec}: {name}: recorded {:?}, built {:?}",
+                    want.get(name),
+                    got.get(name)
+                ));
+            }
+        }
+    }
+    mismatches.dedup();
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
