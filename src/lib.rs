@@ -18,11 +18,14 @@ pub mod hash;
 pub mod probe;
 pub mod registry;
 mod value;
+pub mod verify;
 
 #[cfg(feature = "build")]
 pub mod backend;
 #[cfg(feature = "build")]
 pub mod pipeline;
+#[cfg(feature = "build")]
+mod progress;
 #[cfg(feature = "build")]
 pub mod solve;
 

@@ -7,12 +7,14 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use tbforge::format::{
-    verify_dir, write_partition_file_with, write_solved, FormatError, TableFile, ValueEncoding,
-    WriteOptions, HEADER_LEN, TRAILER_LEN,
+    write_partition_file_with, FormatError, TableFile, ValueEncoding, WriteOptions, HEADER_LEN,
+    TRAILER_LEN,
 };
 use tbforge::game::tictactoe::TicTacToe;
 use tbforge::probe::Tablebase;
+use tbforge::solve::write_solved;
 use tbforge::solve::{solve_game, Progress};
+use tbforge::verify::verify_dir;
 use tbforge::{Game, PartitionId, Rank, Value};
 
 struct Fixture {

@@ -9,12 +9,13 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 use tbforge::format::{
-    read_manifest, verify_dir, verify_dir_with, write_manifest, write_partition_file_with,
-    write_solved, Counts, FileEntry, Manifest, TableFile, ValueEncoding, VerifyOptions,
-    WriteOptions,
+    read_manifest, write_manifest, write_partition_file_with, Counts, FileEntry, Manifest,
+    TableFile, ValueEncoding, WriteOptions,
 };
 use tbforge::game::tictactoe::TicTacToe;
+use tbforge::solve::write_solved;
 use tbforge::solve::{solve_game, Progress, SolvedGame};
+use tbforge::verify::{verify_dir, verify_dir_with, VerifyOptions};
 use tbforge::{Game, GameKind, Outcome, PartitionId, Rank, Value};
 
 fn game() -> TicTacToe {
@@ -446,7 +447,7 @@ fn info_summarises_the_manifest() {
     bytes[n - 20] ^= 1; // inside the last (only) block
     fs::write(&path, bytes).unwrap();
     let report = verify_dir(dir.path(), false).unwrap();
-    let text = tbforge::format::render_verify_text(&report);
+    let text = tbforge::verify::render_verify_text(&report);
     assert!(text.contains("FAIL marks5.tbf block 0:"), "{text}");
     assert!(text.contains("FAILED (1 files)"), "{text}");
     let json = serde_json::to_value(&report).unwrap();

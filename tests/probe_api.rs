@@ -6,9 +6,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use tbforge::format::{read_manifest, write_manifest, write_solved, FormatError, ValueEncoding};
+use tbforge::format::{read_manifest, write_manifest, FormatError, ValueEncoding};
 use tbforge::game::tictactoe::{Board, TicTacToe};
 use tbforge::probe::{probe_text, GameTablebase, OpenOptions, Tablebase};
+use tbforge::solve::write_solved;
 use tbforge::solve::{solve_game, Progress};
 use tbforge::{Error, Game, Outcome, PartitionId, Rank, Value};
 
@@ -255,7 +256,7 @@ fn errors_name_the_problem() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(!tbforge::format::verify_dir(dir.path(), false).unwrap().ok);
+    assert!(!tbforge::verify::verify_dir(dir.path(), false).unwrap().ok);
 
     // Another game's parameters: refused before any probe.
     let (_, dir) = built(ValueEncoding::Byte);

@@ -3,9 +3,10 @@
 #![cfg(feature = "build")]
 
 use std::collections::BTreeMap;
-use tbforge::format::{read_manifest, write_solved, ValueEncoding};
+use tbforge::format::{read_manifest, ValueEncoding};
 use tbforge::game::tictactoe::TicTacToe;
 use tbforge::probe::{bench, render_bench_text, BenchOptions};
+use tbforge::solve::write_solved;
 use tbforge::solve::{solve_game, Progress};
 
 #[test]

@@ -4,12 +4,11 @@
 //! # Source: the rules of tic-tac-toe; its empty board is a draw (Schaefer 2002).
 
 use std::collections::{BTreeMap, HashMap};
-use tbforge::format::{
-    verify_dir, write_manifest, write_partition_file, FileEntry, Manifest, ValueEncoding,
-};
+use tbforge::format::{write_manifest, write_partition_file, FileEntry, Manifest, ValueEncoding};
 use tbforge::game::tictactoe::{Board, TicTacToe};
 use tbforge::game::{GameInfo, Params};
 use tbforge::probe::{probe_text, GameTablebase, Tablebase};
+use tbforge::verify::verify_dir;
 use tbforge::{Game, GameKind, Outcome, PartitionId, Rank, Status, Value};
 
 /// Negamax with the value byte's distance rules, from the rules alone.

@@ -2,14 +2,14 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use tbforge::format;
+use tbforge::verify;
 
 pub fn verify(dir: &Path, deep: bool, json: bool) -> anyhow::Result<ExitCode> {
-    let report = format::verify_dir(dir, deep)?;
+    let report = verify::verify_dir(dir, deep)?;
     if json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
-        print!("{}", format::render_verify_text(&report));
+        print!("{}", verify::render_verify_text(&report));
     }
     if report.ok {
         Ok(ExitCode::SUCCESS)

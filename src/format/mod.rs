@@ -1,4 +1,4 @@
-//! Tablebase files, the manifest, `verify` and `info`.
+//! Tablebase files, the manifest and `info`.
 //!
 //! The rest of this page is the format's specification (src/format/FORMAT.md).
 //!
@@ -8,9 +8,6 @@ mod atomic;
 mod file;
 mod info;
 mod manifest;
-#[cfg(feature = "build")]
-mod solved;
-mod verify;
 
 pub use file::{
     write_memory_bytes, write_partition_file, write_partition_file_from, write_partition_file_with,
@@ -20,12 +17,6 @@ pub use file::{
 pub use info::{info, render_info_text, InfoReport};
 pub use manifest::{
     file_name, read_manifest, write_manifest, Counts, FileEntry, Manifest, Totals, MANIFEST_NAME,
-};
-#[cfg(feature = "build")]
-pub use solved::write_solved;
-pub use verify::{
-    render_verify_text, verify_dir, verify_dir_with, BlockFailure, FileCheck, VerifyOptions,
-    VerifyReport,
 };
 
 use crate::game::GameKind;

@@ -16,6 +16,7 @@ pub mod connect4;
 pub mod foreandaft;
 #[cfg(feature = "build")]
 mod kernels;
+mod layout;
 pub mod morris;
 pub mod nim;
 pub mod pancake;
@@ -25,24 +26,15 @@ pub mod slidingtile;
 pub mod tictactoe;
 pub mod topspin;
 
+pub use crate::value::GameKind;
 #[cfg(feature = "build")]
 pub use kernels::{Device, PartitionKernels, SolvedPartitions};
+pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};
 
 /// A game's parameters, canonical: keys sorted, every parameter present with
 /// its value written the one way the game prints it (defaults filled in).
 pub type Params = BTreeMap<String, String>;
-
-/// Two-player games store win/draw/loss and distance; puzzles store the
-/// distance to the goal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GameKind {
-    /// Two players alternate; values are for the side to move.
-    TwoPlayer,
-    /// One player; values are the number of moves to the goal.
-    Puzzle,
-}
 
 /// The status of a position before any move is made in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -27,9 +27,10 @@ use super::runs::{
     MAX_BUCKETS,
 };
 use super::stats::{IoStats, Part};
+use crate::game::Layout;
 use crate::game::{Game, GameKind, Status};
-use crate::solve::rules::{at, PassAcc, PENDING};
-use crate::solve::{Layout, Progress};
+use crate::progress::Progress;
+use crate::value::rules::{at, PassAcc, PENDING};
 use crate::value::{Rank, Value};
 use crate::{Error, Result};
 use rayon::prelude::*;

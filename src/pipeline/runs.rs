@@ -115,7 +115,7 @@ pub struct Blocks {
 /// last-level cache. Within it a random access is a cache hit, and the
 /// answer step's many threads overlap their misses, so a record costs a few
 /// nanoseconds; a radix sort costs more than that per record. Measured on a
-/// 16-core H100 host (nim 10^7, 5.5 MB ranges): sorting every block took
+/// 16-core H100 host (a 10^7-position build, 5.5 MB ranges): sorting every block took
 /// 12.9 of the answer step's 17.1 seconds.
 pub const CACHE_BYTES: u64 = 32 << 20;
 

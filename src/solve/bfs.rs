@@ -16,8 +16,8 @@
 //! there. Puzzle goals are expanded like any other position.
 
 use super::bitset::AtomicBitSet;
-use super::layout::Layout;
 use super::Progress;
+use crate::game::Layout;
 use crate::game::{Game, Status};
 use crate::value::{PartitionId, Rank};
 use crate::{Error, Result};

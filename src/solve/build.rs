@@ -9,13 +9,14 @@
 //! there and ends with the same bytes as an uninterrupted one.
 
 use super::bfs::{frontier_bfs, two_bit_bfs};
-use super::layout::Layout;
+use super::lock::DirLocks;
 use super::retro::solve_partition;
 use super::Progress;
 use crate::format::{
     self, file_name, write_manifest, Counts, FileEntry, Manifest, TableFile, ValueEncoding,
     WriteOptions, FORMAT_VERSION,
 };
+use crate::game::Layout;
 use crate::game::{Game, PartitionKernels, SolvedPartitions};
 use crate::pipeline::{
     peak_rss, solve_partition_external, ByteFile, ExternalPlan, IoStats, PassCheckpoint,
@@ -217,6 +218,10 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     let info = game.info();
     let out = &opts.out;
     std::fs::create_dir_all(out).map_err(|e| Error::io("creating output directory", out, e))?;
+    // Before anything in the directory is read or written: two builds into
+    // one place would rewrite each other's state and scratch files.
+    let mut locks = DirLocks::default();
+    locks.lock(out, "output directory")?;
     let progress = Progress::new(opts.progress);
     let layout = Layout::new(game)?;
     let param_hash = format!("{:016x}", info.param_hash());
@@ -290,6 +295,11 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         } else {
             opts.disks.clone()
         };
+        for dir in &dirs {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io("creating scratch directory", dir, e))?;
+            locks.lock(dir, "scratch directory")?;
+        }
         Some(ScratchDisks::open(&dirs, &param_hash)?)
     } else {
         None
@@ -528,7 +538,7 @@ fn in_memory_bytes(layout: &Layout, encoding: ValueEncoding) -> u64 {
 }
 
 /// The process before any data: code, thread stacks, allocator (measured at
-/// 6-7 MB peak RSS for a tic-tac-toe build, about 6 MB of it the binary's
+/// 6-7 MB peak RSS for the smallest build of the default set, about 6 MB of it the binary's
 /// mapped pages).
 const BASELINE_BYTES: u64 = 8 << 20;
 

@@ -2,12 +2,12 @@
 //! layer for free, so that one bit per index is enough (seeds 001 and 002).
 //!
 //! - [`partition_layer_bfs`]: every move leads from one partition to one
-//!   fixed next partition (peg solitaire: a jump removes one peg), so BFS
+//!   fixed next partition (a move that always removes one piece), so BFS
 //!   layer `d` is exactly the reachable part of the `d`-th partition visited.
 //!   Only the current and the next partition's bits are held at once.
 //! - [`one_bit_bfs`]: seed 002's one-bit BFS for games with a move-alternation
 //!   property (Def. 10): every index has a side, every move changes it
-//!   (sliding tiles: the colour of the blank's cell on a chessboard). Bits are
+//!   (e.g. the colour of a moving blank's cell on a chessboard). Bits are
 //!   cumulative; at level `l` every set index on the side of level `l - 1` is
 //!   expanded, and the newly set bits are layer `l` (seed 002 Theorem 6).
 //!   Indices are expanded several times; no second bit is needed.
@@ -17,9 +17,9 @@
 
 use super::bfs::{start_index, Expander};
 use super::bitset::AtomicBitSet;
-use super::layout::Layout;
 use super::{Progress, Reachable};
 use crate::game::Game;
+use crate::game::Layout;
 use crate::value::{PartitionId, Rank};
 use crate::Result;
 use rayon::prelude::*;

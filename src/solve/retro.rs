@@ -15,10 +15,10 @@
 //! writes values at distance `d`, so the order in which threads see each
 //! other's writes cannot change any decision: any thread count gives the same bytes.
 
-use super::layout::Layout;
-use super::rules::{at, Combine, PassAcc, PENDING};
 use super::Progress;
+use crate::game::Layout;
 use crate::game::{Game, GameKind, Status};
+use crate::value::rules::{at, Combine, PassAcc, PENDING};
 use crate::value::{PartitionId, Rank, Value};
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -73,8 +73,8 @@ pub fn solve_partition<G: Game>(
 
     // Passes: only positions left pending with a successor inside this partition.
     let max_seen = max_seen.load(Ordering::Relaxed);
-    // Without a move inside the partition (Connect Four's plies, tic-tac-toe's
-    // marks) the first scan decided everything: no pass could change a byte.
+    // Without a move inside the partition (partitions by pieces placed, where
+    // every move adds one) the first scan decided everything: no pass could change a byte.
     if has_internal.iter().all(|w| w.load(Ordering::Relaxed) == 0) {
         return Ok(values.into_iter().map(AtomicU8::into_inner).collect());
     }

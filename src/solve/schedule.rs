@@ -2,10 +2,10 @@
 //! reading its successors' values from the partitions solved before it.
 
 use super::bfs::{frontier_bfs, Reachable};
-use super::layout::Layout;
 use super::retro::solve_partition;
 use super::Progress;
 use crate::game::Game;
+use crate::game::Layout;
 use crate::pipeline::{solve_partition_external, ByteFile, ExternalPlan, IoStats, ScratchDisks};
 use crate::Result;
 

@@ -2,9 +2,9 @@
 //! checksum, every header against the game; `--deep` re-derives sampled
 //! positions from their successors.
 
-use super::{
-    read_manifest, Counts, FileEntry, FormatError, Manifest, TableFile, Totals, ValueEncoding,
-    MANIFEST_NAME,
+use crate::format::{
+    read_manifest, Counts, FileEntry, FormatError, Manifest, Stored, TableFile, Totals,
+    ValueEncoding, MANIFEST_NAME,
 };
 use crate::game::{Game, GameKind, Status};
 use crate::probe::Tablebase;
@@ -521,9 +521,7 @@ impl GameVisitor for Deep<'_> {
 }
 
 fn outcome_of(kind: GameKind, v: Value) -> Outcome {
-    super::Stored::from_value(kind, v)
-        .outcome
-        .unwrap_or(Outcome::Draw)
+    Stored::from_value(kind, v).outcome.unwrap_or(Outcome::Draw)
 }
 
 fn describe(kind: GameKind, o: Option<Outcome>, d: Option<u32>) -> String {

@@ -1,8 +1,10 @@
 //! Writing a game solved in memory: every partition's file, then the manifest.
 
-use super::{write_manifest, write_partition_file, FileEntry, Manifest, ValueEncoding};
+use super::SolvedGame;
+use crate::format::{
+    file_name, write_manifest, write_partition_file, FileEntry, Manifest, ValueEncoding,
+};
 use crate::game::Game;
-use crate::solve::SolvedGame;
 use std::path::Path;
 
 /// Writes every partition of `solved` into `dir` (created if missing) and
@@ -20,7 +22,7 @@ pub fn write_solved<G: Game>(
     for (slot, &p) in solved.layout.order().iter().enumerate() {
         let values = &solved.values[slot];
         let name = game.partition_name(p);
-        let entry_name = super::file_name(&name);
+        let entry_name = file_name(&name);
         let summary = write_partition_file(&dir.join(&entry_name), &info, p, encoding, values)?;
         let reachable = solved.reachable.as_ref().map(|r| r.count(slot));
         files.push(FileEntry::new(

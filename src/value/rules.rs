@@ -2,8 +2,7 @@
 //! the in-memory solver and the external-memory pipeline so both give the
 //! same bytes.
 
-use crate::game::GameKind;
-use crate::value::Value;
+use super::{GameKind, Value};
 
 /// While solving, byte 1 (draw) doubles as "not decided yet": a draw is only
 /// ever the absence of a decision, and successors that are drawn behave exactly

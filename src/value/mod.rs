@@ -1,6 +1,9 @@
 //! The domain types every part of tbforge speaks: where a position lives
 //! ([`PartitionId`], [`Rank`]) and what it is worth ([`Value`], [`Outcome`]).
 
+#[cfg(feature = "build")]
+pub(crate) mod rules;
+
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -136,6 +139,17 @@ impl fmt::Display for Value {
             (Some(o), None) => write!(f, "{o}"),
         }
     }
+}
+
+/// Two-player games store win/draw/loss and distance; puzzles store the
+/// distance to the goal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GameKind {
+    /// Two players alternate; values are for the side to move.
+    TwoPlayer,
+    /// One player; values are the number of moves to the goal.
+    Puzzle,
 }
 
 #[cfg(test)]
