@@ -342,26 +342,10 @@ impl ByteFile {
 /// idles in between. Started at once, write-back runs beside the CPU work.
 /// Only a hint: errors are left to the writes and syncs that follow.
 pub(crate) fn start_writeback(file: &File, offset: u64, len: u64) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        const MIN_BYTES: u64 = 64 << 10;
-        if len < MIN_BYTES {
-            return;
-        }
-        // SAFETY: the descriptor is open for as long as `file` is borrowed;
-        // the call reads no memory of ours and only queues write-back.
-        unsafe {
-            libc::sync_file_range(
-                file.as_raw_fd(),
-                offset as libc::off64_t,
-                len as libc::off64_t,
-                libc::SYNC_FILE_RANGE_WRITE,
-            );
-        }
+    const MIN_BYTES: u64 = 64 << 10;
+    if len >= MIN_BYTES {
+        hint(file, offset, len, Hint::WriteBack);
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (file, offset, len);
 }
 
 /// Asks the kernel to start reading `len` bytes at `offset` of `file` into
@@ -369,23 +353,42 @@ pub(crate) fn start_writeback(file: &File, offset: u64, len: u64) {
 /// small read-ahead window in flight, well below the disk's sequential rate.
 /// Only a hint: errors are left to the reads that follow.
 pub(crate) fn read_ahead(file: &File, offset: u64, len: u64) {
+    if len > 0 {
+        hint(file, offset, len, Hint::ReadAhead);
+    }
+}
+
+/// I/O the kernel is asked to start on a range of a file.
+#[derive(Clone, Copy)]
+enum Hint {
+    WriteBack,
+    ReadAhead,
+}
+
+/// Passes `what` for `len` bytes at `offset` of `file` to the kernel, where
+/// it takes such hints (Linux); elsewhere, does nothing.
+fn hint(file: &File, offset: u64, len: u64, what: Hint) {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
-        if len == 0 {
-            return;
-        }
+        let (fd, offset, len) = (
+            file.as_raw_fd(),
+            offset as libc::off64_t,
+            len as libc::off64_t,
+        );
         // SAFETY: the descriptor is open for as long as `file` is borrowed;
-        // the call reads no memory of ours and only queues reads.
+        // either call reads no memory of ours and only queues I/O.
         unsafe {
-            libc::posix_fadvise(
-                file.as_raw_fd(),
-                offset as libc::off64_t,
-                len as libc::off64_t,
-                libc::POSIX_FADV_WILLNEED,
-            );
+            match what {
+                Hint::WriteBack => {
+                    libc::sync_file_range(fd, offset, len, libc::SYNC_FILE_RANGE_WRITE);
+                }
+                Hint::ReadAhead => {
+                    libc::posix_fadvise(fd, offset, len, libc::POSIX_FADV_WILLNEED);
+                }
+            }
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (file, offset, len);
+    let _ = (file, offset, len, what);
 }

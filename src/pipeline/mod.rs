@@ -3,14 +3,18 @@
 //! disks, with bucketed, radix-sorted write buffers between the passes, and
 //! checkpoints that let an interrupted build resume exactly.
 
+mod answer;
+mod checkpoint;
+mod combine;
 mod disks;
+mod expand;
 mod external;
+mod plan;
 mod runs;
 mod stats;
 
+pub use checkpoint::{PassCheckpoint, Step, WithinPass};
 pub use disks::{ByteFile, ScratchDisks};
-pub use external::{
-    solve_partition_external, ExternalPlan, PassCheckpoint, Step, WithinPass,
-    DEFAULT_CHECKPOINT_EVERY,
-};
+pub use external::solve_partition_external;
+pub use plan::{ExternalPlan, DEFAULT_CHECKPOINT_EVERY};
 pub use stats::{peak_rss, IoStats, StorageIo};

@@ -1,0 +1,411 @@
+//! The combine step: each chunk of the partition streamed again, the answers
+//! applied to its positions, which are decided and written back; and the
+//! per-position summary of earlier partitions' successors that the first
+//! scan leaves to the passes.
+
+use super::checkpoint::{SaveWithin, Step, WithinPass};
+use super::external::{flag, Solver, INTERNAL, ONGOING};
+use super::runs::{Order, Record, RunIndex};
+use super::stats::Part;
+use crate::game::{Game, GameKind};
+use crate::value::rules::{at, PassAcc, PENDING};
+use crate::value::Value;
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Per-position summary of successors in earlier partitions, kept on disk
+/// between passes: nearest loss (puzzles: nearest goal distance), longest win,
+/// and whether some successor is neither (draw).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Summary {
+    nearest_loss: Option<u8>,
+    longest_win: Option<u8>,
+    blocked: bool,
+}
+
+impl Summary {
+    pub(super) const BYTES: usize = 3;
+
+    fn add(&mut self, kind: GameKind, v: Value) {
+        match v.distance() {
+            Some(e) if kind == GameKind::Puzzle || e % 2 == 0 => {
+                let e = e as u8;
+                self.nearest_loss = Some(self.nearest_loss.map_or(e, |b| b.min(e)));
+            }
+            Some(e) => {
+                let e = e as u8;
+                self.longest_win = Some(self.longest_win.map_or(e, |b| b.max(e)));
+            }
+            None => self.blocked = true,
+        }
+    }
+
+    fn encode(self, out: &mut [u8]) {
+        out[0] = self.nearest_loss.map_or(0xff, |e| e);
+        out[1] = self.longest_win.map_or(0xff, |e| e);
+        out[2] = u8::from(self.blocked);
+    }
+
+    fn decode(b: &[u8]) -> Summary {
+        Summary {
+            nearest_loss: (b[0] != 0xff).then_some(b[0]),
+            longest_win: (b[1] != 0xff).then_some(b[1]),
+            blocked: b[2] != 0,
+        }
+    }
+
+    /// The largest distance it mentions.
+    fn longest(&self) -> u32 {
+        u32::from(
+            self.nearest_loss
+                .unwrap_or(0)
+                .max(self.longest_win.unwrap_or(0)),
+        )
+    }
+
+    /// The value when these are all the successors (the first scan).
+    fn finish(self, kind: GameKind) -> Option<Value> {
+        let next = |e: u8| Value::at_distance(u32::from(e) + 1);
+        match (kind, self.nearest_loss) {
+            (_, Some(e)) => next(e),
+            (GameKind::Puzzle, None) => Some(Value::DRAW),
+            (GameKind::TwoPlayer, None) if !self.blocked => next(self.longest_win.unwrap_or(0)),
+            (GameKind::TwoPlayer, None) => Some(Value::DRAW),
+        }
+    }
+
+    /// Seeds pass `d`'s accumulator with the earlier partitions' successors:
+    /// the nearest loss and the longest win stand for all of them.
+    fn seed(self, kind: GameKind, d: u32) -> PassAcc {
+        let mut acc = PassAcc::default();
+        if let Some(e) = self.nearest_loss {
+            acc.add(kind, d, at(u32::from(e)));
+        }
+        if let Some(e) = self.longest_win {
+            acc.add(kind, d, at(u32::from(e)));
+        }
+        if self.blocked {
+            acc.add(kind, d, Value::DRAW);
+        }
+        acc
+    }
+}
+
+/// Positions per slice when a chunk's positions are combined in parallel (a
+/// multiple of 4: flags are packed four to a byte).
+const SLICE: usize = 1 << 14;
+
+/// Applies each record to `targets[record.index()]`, on all threads: each
+/// thread owns a contiguous slice of the targets and applies the records
+/// that fall in it. Every thread scans the whole block, which costs less
+/// than the scattered writes it shares out; applying is order-independent,
+/// so the result is the serial one.
+///
+/// A record outside the targets (a damaged run file) is an error, not a panic.
+fn apply_in_parallel<T: Send>(
+    targets: &mut [T],
+    records: &[Record],
+    apply: impl Fn(&mut T, &Record) + Sync,
+) -> Result<()> {
+    let threads = rayon::current_num_threads();
+    let applied = if threads == 1 || records.len() < 4 * SLICE {
+        let mut applied = 0;
+        for r in records {
+            if let Some(t) = targets.get_mut(r.index() as usize) {
+                apply(t, r);
+                applied += 1;
+            }
+        }
+        applied
+    } else {
+        let per_thread = targets.len().div_ceil(threads).max(1);
+        targets
+            .par_chunks_mut(per_thread)
+            .enumerate()
+            .map(|(t, slice)| {
+                let lo = (t * per_thread) as u64;
+                let hi = lo + slice.len() as u64;
+                let mut applied = 0;
+                for r in records {
+                    let i = r.index();
+                    if (lo..hi).contains(&i) {
+                        apply(&mut slice[(i - lo) as usize], r);
+                        applied += 1;
+                    }
+                }
+                applied
+            })
+            .sum()
+    };
+    if applied == records.len() {
+        Ok(())
+    } else {
+        Err(Error::NotAvailable(format!(
+            "a run file holds {} records outside their chunk of {} positions: scratch is damaged; delete the scratch directories and build again",
+            records.len() - applied,
+            targets.len()
+        )))
+    }
+}
+
+impl<G: Game> Solver<'_, G> {
+    /// Answers are applied to a chunk's accumulators.
+    fn answer_order(&self) -> Order {
+        let per_position = std::mem::size_of::<PassAcc>().max(std::mem::size_of::<Summary>());
+        Order::for_range(self.plan.chunk * per_position as u64)
+    }
+
+    /// Starts fetching the first block of chunk `c`'s answers.
+    fn prefetch_answers(&self, answers: &RunIndex, c: u64) {
+        if c < self.chunk_count() {
+            self.prefetch_runs("ans", answers, c);
+        }
+    }
+
+    /// Applies chunk `c`'s answers to `targets`, one per position of the chunk.
+    fn apply_answers<T: Send>(
+        &self,
+        answers: &RunIndex,
+        c: u64,
+        targets: &mut [T],
+        apply: impl Fn(&mut T, &Record) + Sync,
+    ) -> Result<()> {
+        self.read_runs("ans", answers, c, self.answer_order(), |records| {
+            apply_in_parallel(targets, records, &apply)
+        })
+    }
+
+    /// Runs `work` on the chunks from `first` on (those before it were
+    /// combined before an interruption), timed as the combine step.
+    fn combine_chunks<T: Send>(
+        &self,
+        what: &str,
+        first: u64,
+        load: impl Fn(u64) -> Result<T> + Sync,
+        work: impl FnMut(u64, T) -> Result<()>,
+    ) -> Result<()> {
+        self.chunk_phase(what, first);
+        let started = Instant::now();
+        self.for_each_chunk(first, load, work)?;
+        self.stats.profile.add(Part::Combine, started.elapsed());
+        Ok(())
+    }
+
+    /// Records, when due, that the combine step's chunks before `next` are
+    /// done, with its tallies so far: the positions a pass decided, the
+    /// longest distance the first scan saw.
+    fn save_combine(
+        &self,
+        next: u64,
+        (requests, answers): (&RunIndex, &RunIndex),
+        decided: u64,
+        max_seen: u32,
+        save: &mut SaveWithin<'_>,
+    ) -> Result<()> {
+        self.save_when_due(next, self.chunk_count(), save, || {
+            Ok(WithinPass {
+                next,
+                requests: requests.clone(),
+                answers: answers.clone(),
+                decided,
+                max_seen,
+                ..WithinPass::at(Step::Combine)
+            })
+        })
+    }
+
+    /// The first scan's combine step, from where `from` left it: returns the
+    /// longest distance seen, and whether some position is left for the passes.
+    pub(super) fn first_combine(
+        &self,
+        requests: &RunIndex,
+        answers: &RunIndex,
+        from: Option<WithinPass>,
+        save: &mut SaveWithin<'_>,
+    ) -> Result<(u32, bool)> {
+        let kind = self.kind;
+        let (first, mut max_seen) = from.map_or((0, 0), |w| (w.next, w.max_seen));
+        // Chunks combined before an interruption are not looked at again, so
+        // a resumed scan cannot tell: it leaves the answer to the passes.
+        let mut left_for_passes = first > 0;
+        self.combine_chunks(
+            "first scan: combine",
+            first,
+            |c| self.read_chunk(c),
+            |c, (mut values, flags)| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                self.prefetch_answers(answers, c + 1);
+                let mut summaries = vec![Summary::default(); (hi - lo) as usize];
+                self.apply_answers(answers, c, &mut summaries, |s, a| {
+                    s.add(kind, Value::from_byte(a.payload as u8))
+                })?;
+                let mut packed = vec![0u8; summaries.len() * Summary::BYTES];
+                // Per slice of the chunk: (longest distance, some position
+                // left for the passes, some distance too long to store).
+                let (longest, internal, overflow) = values
+                    .par_chunks_mut(SLICE)
+                    .zip(packed.par_chunks_mut(SLICE * Summary::BYTES))
+                    .zip(summaries.par_chunks(SLICE))
+                    .zip(flags.par_chunks(SLICE / 4))
+                    .map(|(((values, packed), summaries), flags)| {
+                        let (mut longest, mut internal, mut overflow) = (0u32, false, false);
+                        for (j, s) in summaries.iter().enumerate() {
+                            s.encode(&mut packed[j * Summary::BYTES..(j + 1) * Summary::BYTES]);
+                            let f = flag(flags, j);
+                            if f & ONGOING == 0 {
+                                longest = longest.max(values[j].saturating_sub(2).into());
+                                continue;
+                            }
+                            longest = longest.max(s.longest());
+                            internal |= f & INTERNAL != 0;
+                            if f & INTERNAL == 0 {
+                                match s.finish(kind) {
+                                    Some(v) => {
+                                        values[j] = v.to_byte();
+                                        longest = longest.max(v.distance().unwrap_or(0));
+                                    }
+                                    None => overflow = true,
+                                }
+                            }
+                        }
+                        (longest, internal, overflow)
+                    })
+                    .reduce(
+                        || (0, false, false),
+                        |a, b| (a.0.max(b.0), a.1 | b.1, a.2 | b.2),
+                    );
+                if overflow {
+                    return Err(Error::DistanceOverflow {
+                        game: self.game.info().id.to_string(),
+                        partition: self.name(),
+                        max: Value::MAX_DISTANCE,
+                    });
+                }
+                max_seen = max_seen.max(longest);
+                self.progress.inc(hi - lo);
+                self.write(&self.values, lo, &values)?;
+                // The passes read a summary only for a position with a move
+                // inside the partition.
+                if internal {
+                    self.write(&self.summary, lo * Summary::BYTES as u64, &packed)?;
+                }
+                left_for_passes |= internal;
+                self.save_combine(c + 1, (requests, answers), 0, max_seen, save)
+            },
+        )?;
+        Ok((max_seen, left_for_passes))
+    }
+
+    /// Pass `d`'s combine step, from where `from` left it: returns how many
+    /// positions the pass decided.
+    pub(super) fn pass_combine(
+        &self,
+        d: u32,
+        requests: &RunIndex,
+        answers: &RunIndex,
+        from: Option<WithinPass>,
+        save: &mut SaveWithin<'_>,
+    ) -> Result<u64> {
+        let kind = self.kind;
+        let (first, mut decided) = from.map_or((0, 0), |w| (w.next, w.decided));
+        let decided_byte = at(d).to_byte();
+        self.combine_chunks(
+            &format!("pass {d}: combine"),
+            first,
+            |c| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                let (values, flags) = self.read_chunk(c)?;
+                let summary = self.read(
+                    &self.summary,
+                    lo * Summary::BYTES as u64,
+                    (hi - lo) as usize * Summary::BYTES,
+                )?;
+                Ok((values, flags, summary))
+            },
+            |c, (mut values, flags, summary)| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                self.prefetch_answers(answers, c + 1);
+                let mut accs: Vec<PassAcc> = summary[..(hi - lo) as usize * Summary::BYTES]
+                    .par_chunks_exact(Summary::BYTES)
+                    .map(|b| Summary::decode(b).seed(kind, d))
+                    .collect();
+                self.apply_answers(answers, c, &mut accs, |acc, a| {
+                    acc.add(kind, d, Value::from_byte(a.payload as u8))
+                })?;
+                let (changed, decided_here) = values
+                    .par_chunks_mut(SLICE)
+                    .zip(accs.par_chunks(SLICE))
+                    .zip(flags.par_chunks(SLICE / 4))
+                    .map(|((values, accs), flags)| {
+                        let (mut changed, mut decided) = (false, 0u64);
+                        for (j, acc) in accs.iter().enumerate() {
+                            if flag(flags, j) != ONGOING | INTERNAL {
+                                continue;
+                            }
+                            if values[j] == PENDING {
+                                if let Some(v) = acc.decide(kind, d) {
+                                    values[j] = v.to_byte();
+                                    changed = true;
+                                }
+                            }
+                            // Counted by value, not by change: a chunk redone
+                            // after an interruption finds some of its decisions
+                            // already written, and the pass loop's end test
+                            // needs the full count.
+                            if values[j] == decided_byte {
+                                decided += 1;
+                            }
+                        }
+                        (changed, decided)
+                    })
+                    .reduce(|| (false, 0), |a, b| (a.0 | b.0, a.1 + b.1));
+                decided += decided_here;
+                self.progress.inc(hi - lo);
+                if changed {
+                    self.write(&self.values, lo, &values)?;
+                }
+                self.save_combine(c + 1, (requests, answers), decided, 0, save)
+            },
+        )?;
+        Ok(decided)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_apply_equals_serial_apply() {
+        let n = 100_003usize;
+        let records: Vec<Record> = (0..200_000u64)
+            .map(|i| Record::new(0, (i * 7_919 + i / 3) % n as u64, i))
+            .collect();
+        let serial = {
+            let mut t = vec![0u64; n];
+            for r in &records {
+                t[r.index() as usize] = t[r.index() as usize].wrapping_mul(31) ^ r.payload;
+            }
+            t
+        };
+        // Order-dependent on purpose: each target sees its records in block order.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let parallel = pool.install(|| {
+            let mut t = vec![0u64; n];
+            apply_in_parallel(&mut t, &records, |x, r| *x = x.wrapping_mul(31) ^ r.payload)
+                .unwrap();
+            t
+        });
+        assert_eq!(parallel, serial);
+        let mut short = vec![0u64; n - 1];
+        let outside = pool.install(|| apply_in_parallel(&mut short, &records, |_, _| {}));
+        assert!(outside
+            .unwrap_err()
+            .to_string()
+            .contains("outside their chunk"));
+    }
+}

@@ -1,0 +1,47 @@
+//! How an external solve cuts a partition into chunks, sized from the
+//! memory budget.
+
+use std::time::Duration;
+
+/// Chunking of an external solve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExternalPlan {
+    /// Positions per chunk (a multiple of 64).
+    pub chunk: u64,
+    /// Positions per lookup range: the answer step holds one such range of a
+    /// partition's values (a byte each) while it answers the requests for
+    /// it. Requests are bucketed by lookup range, so the larger it is, the
+    /// fewer buckets and the longer each write of a flushed buffer.
+    pub lookup_chunk: u64,
+    /// Records a write buffer holds before it flushes.
+    pub run_capacity: usize,
+    /// How often a pass makes its progress durable at a chunk or bucket
+    /// boundary (zero: at every boundary), so that a long pass interrupted
+    /// near its end does not start over.
+    pub checkpoint_every: Duration,
+}
+
+impl ExternalPlan {
+    /// A plan whose buffers stay within `mem_limit` bytes. Per chunk position
+    /// the combine step holds value, summary, flags and accumulator (about 20
+    /// bytes), twice over with double buffering: a chunk gets 1/128 of the
+    /// budget (31%). The answer step holds six record buffers of 16-byte
+    /// records at once (the run reader's bytes, the block it reads, the block
+    /// being answered, the answers, the write buffer being filled and the one
+    /// being flushed): each gets 1/16 (37.5% together), and one lookup range
+    /// of values, 1/8 (12.5%).
+    pub fn for_mem_limit(mem_limit: u64) -> ExternalPlan {
+        let chunk = ((mem_limit / 128).max(4096) / 64) * 64;
+        let lookup_chunk = (mem_limit / 8).max(chunk);
+        let run_capacity = ((mem_limit / 16) / 16).max(1024) as usize;
+        ExternalPlan {
+            chunk,
+            lookup_chunk,
+            run_capacity,
+            checkpoint_every: DEFAULT_CHECKPOINT_EVERY,
+        }
+    }
+}
+
+/// How often a long pass records its progress, unless the plan says otherwise.
+pub const DEFAULT_CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
