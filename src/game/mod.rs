@@ -26,7 +26,10 @@ pub mod tictactoe;
 pub mod topspin;
 
 #[cfg(feature = "build")]
-pub use kernels::{Device, PartitionKernels, SolvedPartitions};
+pub use kernels::{
+    Device, DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, PartitionKernels,
+    SolvedPartitions,
+};
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};
 
 /// A game's parameters, canonical: keys sorted, every parameter present with

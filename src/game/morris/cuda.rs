@@ -27,12 +27,7 @@ use crate::{Error, Rank, Result};
 pub const KERNEL_SOURCES: &[(&str, &str)] =
     &[("morris.cu", include_str!("../../../kernels/morris.cu"))];
 
-/// The per-position expansion kernel (v3, capture walks shared by the warp).
-pub const EXPAND_KERNEL: &str = "morris_expand3w";
-
-/// The summary kernel: v3 with capture walks batched across positions, the
-/// measured winner of kernels/PERF.md (5.67 G positions/s on an H100, 7-7).
-pub const SUMMARY_KERNEL: &str = "morris_summary3b_lb";
+pub use super::kernels::{EXPAND_KERNEL, SUMMARY_KERNEL};
 
 /// Threads per block of [`SUMMARY_KERNEL`]: its `__launch_bounds__(512, 2)`
 /// (64 registers a thread) were measured at this size.
