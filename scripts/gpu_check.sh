@@ -15,8 +15,10 @@
 #   MORRIS_MAX   Morris partitions solved CPU twin vs GPU (default 6: every
 #                partition up to 6-6); "none" skips Morris
 #   C4_BOARDS    Connect Four boards WIDTHxHEIGHT (default "5x4 4x6 5x5 6x5")
-#   CPU_MAX_SIZE larger partitions (boards) are solved on the GPU only (default
-#                1000000000: Morris up to 6-6 compared, Connect Four 6x5 sampled)
+#   MORRIS_CPU_MAX_SIZE  larger Morris partitions are solved on the GPU only
+#                (default 3000000000: every partition up to 6-6 compared)
+#   C4_CPU_MAX_SIZE      larger Connect Four boards are solved on the GPU only
+#                and sampled against the twin (default 1000000000: 6x5 sampled)
 #   SAMPLES      random inputs per kernel comparison (default 1048576)
 #   WORK_LOG2    throughput workloads of 2^N positions (default 28)
 #   SEED         seed (default: from the clock, printed)
@@ -34,7 +36,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/
     --format=csv 2>&1
   ls /usr/local/cuda/targets/x86_64-linux/lib/libnvrtc.so* 2>&1 | head -3
 } | tee "$OUT/host.txt"
-common=(--samples "${SAMPLES:-1048576}" --work-log2 "${WORK_LOG2:-28}" --cpu-max-size "${CPU_MAX_SIZE:-1000000000}")
+common=(--samples "${SAMPLES:-1048576}" --work-log2 "${WORK_LOG2:-28}")
 [ -n "${SEED:-}" ] && common+=(--seed "$SEED")
 status=0
 runs=()
@@ -49,10 +51,12 @@ run() { # name args...
 }
 # Connect Four first: the shorter runs.
 for b in ${C4_BOARDS:-5x4 4x6 5x5 6x5}; do
-  run "connect4-$b" connect4 --param "width=${b%x*}" --param "height=${b#*x}" "$@"
+  run "connect4-$b" connect4 --param "width=${b%x*}" --param "height=${b#*x}" \
+    --cpu-max-size "${C4_CPU_MAX_SIZE:-1000000000}" "$@"
 done
 if [ "${MORRIS_MAX:-6}" != none ]; then
-  run "morris-max${MORRIS_MAX:-6}" morris --param "max=${MORRIS_MAX:-6}" "$@"
+  run "morris-max${MORRIS_MAX:-6}" morris --param "max=${MORRIS_MAX:-6}" \
+    --cpu-max-size "${MORRIS_CPU_MAX_SIZE:-3000000000}" "$@"
 fi
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader >>"$OUT/host.txt" 2>&1
 echo
