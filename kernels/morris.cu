@@ -1,104 +1,195 @@
-// Nine Men's Morris expansion, sliding and flying phase. CPU twin and the
-// documentation of cell order, rules, checksum and incremental ranking:
-// src/backend/morris.rs. One thread per position, grid-stride loops.
+// Nine Men's Morris on the GPU: every Morris kernel, in one module. CPU twins
+// and the documentation of cell order, rules, checksums and ranking live in
+// src/game/morris/ (rank24.rs: the 24-cell hash; expand.rs: expansion and
+// summary; retro.rs: the partition solve; twin.rs: the drivers). Host side:
+// src/game/morris/cuda.rs. Grid-stride loops throughout.
 //
-// Launch with dynamic shared memory tb_terms_len(L1) * 8 bytes, where
-// L1 = max(k1, k2) + 1: the term table of common.cuh for this partition, its
-// successors' (k2, k1) and its captures' (k2 - 1, k1), all counts <= L.
+// Entry points:
+//   tb_rank_check          unrank + rank again (the hash's twin check)
+//   morris_expand3w        per-position expansion (successor count, checksum)
+//   morris_summary3b_lb    expansion summary of a rank range (throughput)
+//   retro_first_scan, retro_candidates, retro_compact, retro_pass_candidates
+//                          the candidate-driven partition solve
+// kernels/PERF.md records how the expansion and summary kernels were chosen
+// (and the variants measured and removed).
 #include "common.cuh"
 
-// Board tables, filled from backend::morris (ADJACENT, MILLS, MILLS_AT) at load.
+// ===========================================================================
+// The 24-cell multinomial hash (seed 000, Algorithms 1 and 2). CPU twin:
+// src/game/morris/rank24.rs; read its documentation for the order and the
+// formulation.
+// ===========================================================================
+#define TB_CELLS 24
+#define TB_BIN_COLS 26
+#define TB_BIN_LEN (25 * TB_BIN_COLS)
+
+// TB_BIN[x * 26 + y + 1] = C(x, y) for x in 0..=24, y in -1..=24 (0 outside
+// 0 <= y <= x), filled from game::morris::rank24::BIN when the module is loaded.
+__constant__ u32 TB_BIN[TB_BIN_LEN];
+
+// Copies the binomial table into shared memory: lookups below are indexed per
+// thread, which constant memory would serialise across a warp. Callers
+// __syncthreads() before use.
+__device__ __forceinline__ void tb_load_bin(u32* sbin) {
+    for (u32 t = threadIdx.x; t < TB_BIN_LEN; t += blockDim.x) sbin[t] = TB_BIN[t];
+}
+
+// Algorithm 1's contribution of one cell: m cells after it, s pieces still to
+// place of which l1 of colour 1; is1 / is2: the cell's colour (0 or 1 each).
+// Colour 1: C(m, s-1) C(s-1, l1); empty: C(m, s-1) C(s, l1); colour 2: 0.
+__device__ __forceinline__ u64 tb_term(const u32* bin, u32 m, u32 s, u32 l1, u32 is1, u32 is2) {
+    u64 t = (u64)bin[m * TB_BIN_COLS + s] * (u64)bin[(s - is1) * TB_BIN_COLS + l1 + 1];
+    return is2 ? 0ull : t;
+}
+
+// Rank (seed 000, Algorithm 1) of the board with colour-1 cells c1, colour-2
+// cells c2, in partition (k1, k2).
+__device__ __forceinline__ u64 tb_rank2(const u32* bin, u32 c1, u32 c2, u32 k1, u32 k2) {
+    u32 l1 = k1, s = k1 + k2;
+    u64 r = 0;
+    for (u32 i = 0; i < TB_CELLS && s; ++i) {
+        u32 is1 = (c1 >> i) & 1u, is2 = (c2 >> i) & 1u;
+        r += tb_term(bin, TB_CELLS - 1 - i, s, l1, is1, is2);
+        l1 -= is1;
+        s -= is1 | is2;
+    }
+    return r;
+}
+
+// Board of rank r in partition (k1, k2) (Algorithm 2) into *c1, *c2; returns
+// the rank of the colour-swapped board in partition (k2, k1).
+__device__ __forceinline__ u64 tb_unrank2(const u32* bin, u64 r, u32 k1, u32 k2, u32* c1, u32* c2) {
+    u32 l1 = k1, s = k1 + k2, b1 = 0, b2 = 0;
+    u64 swapped = 0;
+    for (u32 i = 0; i < TB_CELLS && s; ++i) {
+        u32 m = TB_CELLS - 1 - i;
+        u64 f = bin[m * TB_BIN_COLS + s];
+        u64 v2 = f * (u64)bin[(s - 1) * TB_BIN_COLS + l1 + 1];
+        u64 v12 = f * (u64)bin[s * TB_BIN_COLS + l1 + 1];
+        u32 bit = 1u << i;
+        if (r < v2) {
+            b2 |= bit;
+            swapped += v12 - v2;
+            s -= 1;
+        } else if (r < v12) {
+            b1 |= bit;
+            r -= v2;
+            l1 -= 1;
+            s -= 1;
+        } else {
+            r -= v12;
+            swapped += v12;
+        }
+    }
+    *c1 = b1;
+    *c2 = b2;
+    return swapped;
+}
+
+// ---- Term tables: Algorithm 1's terms for one launch, in shared memory ----
+// For boards whose colour counts never exceed L (L1 = L + 1), the pair
+// TERMS[((m * L1 + l1) * L1 + l2) * 2 + {0, 1}] holds the term of a colour-1
+// cell, C(m, s-1) C(s-1, l1), and of an empty cell, C(m, s-1) C(s, l1), with
+// s = l1 + l2 (both 0 when s = 0). One 64-bit shared load then replaces two
+// binomial loads and a multiplication; the unrank walk loads both at once.
+__device__ __forceinline__ u32 tb_terms_len(u32 L1) { return 2u * TB_CELLS * L1 * L1; }
+
+// Fills the table (all threads of the block; callers __syncthreads()).
+__device__ __forceinline__ void tb_terms_build(u64* terms, u32 L1) {
+    for (u32 e = threadIdx.x; e < TB_CELLS * L1 * L1; e += blockDim.x) {
+        u32 l2 = e % L1, l1 = (e / L1) % L1, m = e / (L1 * L1);
+        u32 s = l1 + l2;
+        u64 one = 0, empty = 0;
+        if (s > 0 && s <= TB_CELLS) {
+            u64 f = TB_BIN[m * TB_BIN_COLS + s];
+            one = f * (u64)TB_BIN[(s - 1) * TB_BIN_COLS + l1 + 1];
+            empty = f * (u64)TB_BIN[s * TB_BIN_COLS + l1 + 1];
+        }
+        terms[2 * e] = one;
+        terms[2 * e + 1] = empty;
+    }
+}
+
+// The term of a cell (is1 / is2: its colour), l1 / l2 pieces still to place.
+__device__ __forceinline__ u64 tb_tterm(const u64* terms, u32 L1, u32 m, u32 l1, u32 l2, u32 is1, u32 is2) {
+    u64 t = terms[((m * L1 + l1) * L1 + l2) * 2 + (is1 ^ 1u)];
+    return is2 ? 0ull : t;
+}
+
+// tb_unrank2 with the term table.
+__device__ __forceinline__ u64 tb_unrank2_t(const u64* terms, u32 L1, u64 r, u32 k1, u32 k2, u32* c1, u32* c2) {
+    u32 l1 = k1, l2 = k2, b1 = 0, b2 = 0;
+    u64 swapped = 0;
+    for (u32 i = 0; i < TB_CELLS && (l1 | l2); ++i) {
+        u32 m = TB_CELLS - 1 - i;
+        ulonglong2 p = *(const ulonglong2*)&terms[((m * L1 + l1) * L1 + l2) * 2];
+        u64 v2 = p.x, v12 = p.y;
+        u32 bit = 1u << i;
+        if (r < v2) {
+            b2 |= bit;
+            swapped += v12 - v2;
+            l2 -= 1;
+        } else if (r < v12) {
+            b1 |= bit;
+            r -= v2;
+            l1 -= 1;
+        } else {
+            r -= v12;
+            swapped += v12;
+        }
+    }
+    *c1 = b1;
+    *c2 = b2;
+    return swapped;
+}
+
+// Board tables, filled at load from game::morris::expand (ADJACENT, MILLS,
+// MILLS_AT) and game::morris::retro (SYM_NIBBLES).
 __constant__ u32 MORRIS_ADJ[TB_CELLS];
 __constant__ u32 MORRIS_MILLS[16];
 __constant__ u32 MORRIS_MILLS_AT[2 * TB_CELLS];
+// 15 non-identity symmetries x 6 nibbles x 16 values.
+__constant__ u32 MORRIS_SYM[15 * 6 * 16];
 
-struct MorrisTables {
-    const u64* terms;
-    u32 L1;
-    const u32* adj;
-    const u32* mills;
-    const u32* mills_at;
-};
+// Rank/unrank check: unranks each rank, records the board and its
+// colour-swapped rank, and ranks the board again. CPU twin:
+// game::morris::twin::rank_check.
+extern "C" __global__ void tb_rank_check(u32 k1, u32 k2, const u64* ranks, u64 n, u32* c1s, u32* c2s,
+                                         u64* swapped, u64* reranked) {
+    __shared__ u32 sbin[TB_BIN_LEN];
+    tb_load_bin(sbin);
+    __syncthreads();
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        u32 c1, c2;
+        swapped[i] = tb_unrank2(sbin, ranks[i], k1, k2, &c1, &c2);
+        c1s[i] = c1;
+        c2s[i] = c2;
+        reranked[i] = tb_rank2(sbin, c1, c2, k1, k2);
+    }
+}
+
+// ===========================================================================
+// Expansion: every successor of a position in the moving and flying phases,
+// as a count and a checksum of the successors' ranks (game::morris::expand).
+// ===========================================================================
 
 extern __shared__ __align__(16) u64 morris_dyn[];
 
-// Loads the board tables and builds the term table; every thread of the block.
-__device__ __forceinline__ MorrisTables morris_load(u32 k1, u32 k2) {
-    __shared__ u32 adj[TB_CELLS], mills[16], mills_at[2 * TB_CELLS];
-    for (u32 i = threadIdx.x; i < TB_CELLS; i += blockDim.x) {
-        adj[i] = MORRIS_ADJ[i];
-        mills_at[2 * i] = MORRIS_MILLS_AT[2 * i];
-        mills_at[2 * i + 1] = MORRIS_MILLS_AT[2 * i + 1];
-    }
-    for (u32 i = threadIdx.x; i < 16; i += blockDim.x) mills[i] = MORRIS_MILLS[i];
-    u32 L1 = max(k1, k2) + 1;
-    tb_terms_build(morris_dyn, L1);
-    __syncthreads();
-    MorrisTables t = {morris_dyn, L1, adj, mills, mills_at};
-    return t;
-}
-
-// One multiply and one xor-shift (backend::morris::successor_hash): a
+// One multiply and one xor-shift (game::morris::expand::successor_hash): a
 // bijection of the tagged rank, cheap enough to run on every board edge.
 __device__ __forceinline__ u64 morris_hash_tagged(u64 x) {
     u64 h = x * 0x9E3779B97F4A7C15ull;
     return h ^ (h >> 32);
 }
 
-// backend::morris::position_digest: linear in (sum, n) for a given rank.
+// game::morris::expand::position_digest, (sum + n * MORRIS_COUNT_WEIGHT) *
+// morris_rank_weight(rank): linear in (sum, n) for a given rank, so capture
+// walks batched across positions add their share by the owner's weight.
 #define MORRIS_COUNT_WEIGHT 0xD6E8FEB86659FD93ull
 __device__ __forceinline__ u64 morris_rank_weight(u64 rank) { return tb_mix64(rank) | 1ull; }
-__device__ __forceinline__ u64 morris_position_digest(u64 rank, u32 n, u64 sum) {
-    return (sum + (u64)n * MORRIS_COUNT_WEIGHT) * morris_rank_weight(rank);
-}
 
 __device__ __forceinline__ u64 morris_successor_hash(u32 k1, u32 k2, u64 rank) {
     return morris_hash_tagged(rank | ((u64)(k1 * 32 + k2) << 40));
-}
-
-// Rank change when the colour-2 piece at a moves to the empty cell b (board:
-// colour 1 = o with k1 pieces, colour 2 = x with k2); only cells between a and
-// b see other counts of pieces still to place.
-__device__ __forceinline__ u64 morris_slide_delta(const MorrisTables& t, u32 o, u32 x, u32 k1, u32 k2, u32 a, u32 b) {
-    u32 lo = min(a, b), hi = max(a, b);
-    u32 xn = x ^ (1u << a) ^ (1u << b);
-    u32 below = (1u << lo) - 1u;
-    u32 l1 = k1 - __popc(o & below);
-    u32 lo2 = k2 - __popc(x & below), ln2 = lo2;
-    u64 delta = 0;
-    for (u32 i = lo; i <= hi; ++i) {
-        u32 m = TB_CELLS - 1 - i;
-        u32 is1 = (o >> i) & 1u, old2 = (x >> i) & 1u, new2 = (xn >> i) & 1u;
-        delta += tb_tterm(t.terms, t.L1, m, l1, ln2, is1, new2) - tb_tterm(t.terms, t.L1, m, l1, lo2, is1, old2);
-        l1 -= is1;
-        lo2 -= old2;
-        ln2 -= new2;
-    }
-    return delta;
-}
-
-// Successors of a mill-closing move: o (colour 1, k1 pieces) loses one
-// removable piece; x (colour 2, k2) is the mover after the move; r_slid the
-// rank of the board before removal in (k1, k2).
-__device__ __forceinline__ void morris_add_captures(const MorrisTables& t, u32 o, u32 x, u32 k1, u32 k2, u64 r_slid,
-                                                    u32 removable, u32& n, u64& sum) {
-    u32 last = 31 - __clz(removable);
-    u32 l1 = k1, l2 = k2;
-    u64 d = 0;
-    for (u32 i = 0; i <= last; ++i) {
-        u32 m = TB_CELLS - 1 - i;
-        u32 is1 = (o >> i) & 1u, is2 = (x >> i) & 1u;
-        u64 tt = tb_tterm(t.terms, t.L1, m, l1, l2, is1, is2);
-        if ((removable >> i) & 1u) {
-            u64 r = r_slid + d + tb_tterm(t.terms, t.L1, m, l1 - 1, l2, 0, 0) - tt;
-            n += 1;
-            sum += morris_successor_hash(k1 - 1, k2, r);
-        }
-        if (i == last) break;
-        if (!is2) d += tb_tterm(t.terms, t.L1, m, l1 - 1, l2, is1, 0) - tt;
-        l1 -= is1;
-        l2 -= is2;
-    }
 }
 
 __device__ __forceinline__ u32 morris_removable(const u32* mills, u32 opp) {
@@ -112,121 +203,21 @@ __device__ __forceinline__ u32 morris_removable(const u32* mills, u32 opp) {
     return free_ ? free_ : opp;
 }
 
-__device__ __forceinline__ bool morris_closes(const MorrisTables& t, u32 moved, u32 b) {
-    u32 m0 = t.mills_at[2 * b], m1 = t.mills_at[2 * b + 1];
-    return ((moved & m0) == m0) || ((moved & m1) == m1);
-}
-
-// Expansion of one position: successor count n and checksum sum.
-__device__ __forceinline__ void morris_expand_one(const MorrisTables& t, u32 k1, u32 k2, u64 rank, u32& n, u64& sum) {
-    u32 mover, opp;
-    u64 swapped = tb_unrank2_t(t.terms, t.L1, rank, k1, k2, &mover, &opp);
-    n = 0;
-    sum = 0;
-    if (k1 < 3) return;
-    u32 empty = ~(mover | opp) & ((1u << TB_CELLS) - 1u);
-    bool flying = k1 == 3;
-    // Pass 1: moves that close no mill. Successor's view: colour 1 = opponent
-    // (k2 pieces), colour 2 = mover (k1).
-    u32 pieces = mover, dests = 0, a = 0;
-    bool mills = false;
-    for (;;) {
-        while (!dests && pieces) {
-            a = __ffs(pieces) - 1;
-            pieces &= pieces - 1;
-            dests = flying ? empty : (t.adj[a] & empty);
-        }
-        if (!dests) break;
-        u32 b = __ffs(dests) - 1;
-        dests &= dests - 1;
-        u32 moved = mover ^ (1u << a) ^ (1u << b);
-        if (opp && morris_closes(t, moved, b)) {
-            mills = true;
-            continue;
-        }
-        u64 r = swapped + morris_slide_delta(t, opp, mover, k2, k1, a, b);
-        n += 1;
-        sum += morris_successor_hash(k2, k1, r);
-    }
-    if (!mills) return;
-    // Pass 2: mill-closing moves. A cheap scan finds each lane's next one, so
-    // the lanes of a warp do their long capture walks together instead of one
-    // after another at different iterations of pass 1.
-    u32 removable = morris_removable(t.mills, opp);
-    pieces = mover;
-    dests = 0;
-    for (;;) {
-        u32 b = 32, moved = 0;
-        for (;;) {
-            while (!dests && pieces) {
-                a = __ffs(pieces) - 1;
-                pieces &= pieces - 1;
-                dests = flying ? empty : (t.adj[a] & empty);
-            }
-            if (!dests) break;
-            u32 c = __ffs(dests) - 1;
-            dests &= dests - 1;
-            u32 mv = mover ^ (1u << a) ^ (1u << c);
-            if (morris_closes(t, mv, c)) {
-                b = c;
-                moved = mv;
-                break;
-            }
-        }
-        if (b == 32) break;
-        u64 r_slid = swapped + morris_slide_delta(t, opp, mover, k2, k1, a, b);
-        morris_add_captures(t, opp, moved, k2, k1, r_slid, removable, n, sum);
-    }
-}
-
-// Per-position results for ranks start + i (ranks == 0) or ranks[i], i < count.
-extern "C" __global__ void morris_expand(u32 k1, u32 k2, u64 start, u64 count, const u64* ranks, u16* counts,
-                                         u64* sums) {
-    MorrisTables t = morris_load(k1, k2);
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (u64)gridDim.x * blockDim.x) {
-        u64 r = ranks ? ranks[i] : start + i;
-        u32 n;
-        u64 sum;
-        morris_expand_one(t, k1, k2, r, n, sum);
-        counts[i] = (u16)n;
-        sums[i] = sum;
-    }
-}
-
-// Summary of ranks start..start+count: out[0] += successors, out[1] += digest
-// (backend::morris::Summary; sums commute, so the result is deterministic).
-extern "C" __global__ void morris_summary(u32 k1, u32 k2, u64 start, u64 count, u64* out) {
-    MorrisTables t = morris_load(k1, k2);
-    u64 succ = 0, digest = 0;
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (u64)gridDim.x * blockDim.x) {
-        u64 r = start + i;
-        u32 n;
-        u64 sum;
-        morris_expand_one(t, k1, k2, r, n, sum);
-        succ += n;
-        digest += morris_position_digest(r, n, sum);
-    }
-    succ = tb_warp_sum(succ);
-    digest = tb_warp_sum(digest);
-    if ((threadIdx.x & 31u) == 0) {
-        atomicAdd(&out[0], succ);
-        atomicAdd(&out[1], digest);
-    }
-}
-
 // ===========================================================================
 // v3: slide re-ranking by differences of per-cell prefix terms, one unrolled
 // walk over the board with the move generation folded in (CPU twin:
-// backend::morris::Prefix). The walk, the edges and the mill tests are
+// game::morris::expand::Prefix). The walk, the edges and the mill tests are
 // compile-time per cell, so every lane of a warp runs the same instructions;
-// mill-closing moves are queued and their capture walks run afterwards, either
-// by the lane that found them (MODE 0) or spread over the warp (MODE 1).
+// mill-closing moves are queued and their capture walks run afterwards: spread
+// over the warp for the position's own moves (MODE 1, morris_expand3w), or
+// batched 32 at a time across positions (MODE 2, morris_summary3b_lb).
 //
-// Dynamic shared memory: mc_smem_bytes(L1, warps) (the host computes the same
-// in backend::cuda::morris3_smem).
+// Dynamic shared memory: the term table (mc_smem_table_bytes) and one queue
+// per warp (mc_smem_queue_bytes); the host computes the same in
+// game::morris::cuda::morris3_smem.
 // ===========================================================================
 
-// The 16 mill lines, three cells each (backend::morris::MILL_LINES; a test in
+// The 16 mill lines, three cells each (game::morris::expand::MILL_LINES; a test in
 // that module compares this copy with the Rust table).
 #define MORRIS_LINE_LIST                                                                                          \
     2, 14, 23, 5, 13, 20, 8, 12, 17, 1, 4, 7, 16, 19, 22, 6, 11, 15, 3, 10, 18, 0, 9, 21, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, \
@@ -266,7 +257,7 @@ __host__ __device__ constexpr u32 mc_mill_at(int c, int w) {
 
 // Table of Algorithm 1's terms, {colour-1 term, empty term} per entry
 // ((m * L1 + l1) * W + l2 + 1), W = L1 + 2, l2 in -1..=L1; 0 where l2 < 0
-// or the counts are no board's (backend::morris::pterm).
+// or the counts are no board's (game::morris::expand::pterm).
 __device__ __forceinline__ void mc_table_build(ulonglong2* T, u32 L1) {
     u32 W = L1 + 2;
     for (u32 e = threadIdx.x; e < TB_CELLS * L1 * W; e += blockDim.x) {
@@ -407,8 +398,9 @@ __device__ __forceinline__ void mc_captures(const McTab& t, u32 o, u32 x, u32 k1
 }
 
 
-// The v2 expansion on this table; v3 uses it for flying (k1 == 3), where a
-// piece may move between any two cells.
+// Expansion by loops over pieces and destinations (the v2 algorithm) on this
+// table; v3 uses it for flying (k1 == 3), where a piece may move between any
+// two cells.
 __device__ __forceinline__ void mc_expand_generic(const McTab& t, u32 mover, u32 opp, u64 swapped, u32 k1, u32 k2,
                                                   u32& n, u64& sum) {
     u32 empty = ~(mover | opp) & ((1u << TB_CELLS) - 1u);
@@ -465,8 +457,7 @@ __device__ __forceinline__ void mc_expand_generic(const McTab& t, u32 mover, u32
 
 // One warp's queue of mill-closing moves: slot i holds the rank of the slid
 // board and (moved mover bitboard | owner lane << 24); acc_* collect each
-// lane's capture successors when the warp shares the walks (MODE 1). MODE 0
-// uses slot k * 32 + lane for the lane's k-th move (k < 4).
+// lane's capture successors when the warp shares the walks (MODE 1).
 struct McQueue {
     u32 base;  // shared address: r[128] u64, acc_sum[32] u64, m[128] u32, acc_n[32] u32
     u32 count;
@@ -490,12 +481,12 @@ __device__ __forceinline__ u32 mc_smem_queue_bytes(int mode) {
 // Per-position state of the v3 walk, successor's view: colour 1 = opponent
 // (k2 pieces, l1 still to place), colour 2 = mover (k1, l2 to place).
 struct McWalk {
-    u32 mover, opp, empty, k1, k2, off, n, nm, lane;
+    u32 mover, opp, empty, k1, k2, off, n, lane;
     u32 ovf;  // edges (mc_edge_index) whose mill-closing move found the queue full
     bool act;    // MODE 2: a real position (not a stand-in past the end)
     u64 weight;  // MODE 2: morris_rank_weight of the position
     u64 swapped, tag, pp, pm, sum;
-    // This cell's up and down (backend::morris::Prefix); key: an earlier
+    // This cell's up and down (game::morris::expand::Prefix); key: an earlier
     // cell's up if it holds a mover piece (a slide's source), else its down
     // (a slide's destination), so that one value a cell stays live.
     u64 up, down;
@@ -527,39 +518,27 @@ __host__ __device__ constexpr int mc_edge_index(int J, int I) {
 
 template <int MODE, int E>
 __device__ __forceinline__ void mc_push(McWalk& w, McQueue& q, const McTab& t, bool mill, u64 r, u32 moved) {
-    if constexpr (MODE == 0) {
+    if constexpr (MODE == 2) mill = mill && w.act;
+    u32 bal = __ballot_sync(MC_FULL, mill);
+    if (bal) {
+        u32 slot = q.count + __popc(bal & ((1u << w.lane) - 1u));
         if (mill) {
-            if (w.nm < 4) {
-                mc_sts64(MC_Q_R(q, w.nm * 32 + w.lane), r);
-                mc_sts32(MC_Q_M(q, w.nm * 32 + w.lane), moved);
+            if (slot < MC_QCAP) {
+                if constexpr (MODE == 2) {
+                    mc_sts64(MC_B_R(q, slot), r);
+                    mc_sts64(MC_B_W(q, slot), w.weight);
+                    mc_sts32(MC_B_M(q, slot), moved);
+                    mc_sts32(MC_B_O(q, slot), w.opp);
+                } else {
+                    mc_sts64(MC_Q_R(q, slot), r);
+                    mc_sts32(MC_Q_M(q, slot), moved | (w.lane << 24));
+                }
             } else {
                 w.ovf |= 1u << E;
             }
-            w.nm += 1;
         }
-    } else {
-        if constexpr (MODE == 2) mill = mill && w.act;
-        u32 bal = __ballot_sync(MC_FULL, mill);
-        if (bal) {
-            u32 slot = q.count + __popc(bal & ((1u << w.lane) - 1u));
-            if (mill) {
-                if (slot < MC_QCAP) {
-                    if constexpr (MODE == 2) {
-                        mc_sts64(MC_B_R(q, slot), r);
-                        mc_sts64(MC_B_W(q, slot), w.weight);
-                        mc_sts32(MC_B_M(q, slot), moved);
-                        mc_sts32(MC_B_O(q, slot), w.opp);
-                    } else {
-                        mc_sts64(MC_Q_R(q, slot), r);
-                        mc_sts32(MC_Q_M(q, slot), moved | (w.lane << 24));
-                    }
-                } else {
-                    w.ovf |= 1u << E;
-                }
-            }
-            // Past MC_QCAP the moves went to ovf; the count stops at the end.
-            q.count = min(q.count + __popc(bal), MC_QCAP);
-        }
+        // Past MC_QCAP the moves went to ovf; the count stops at the end.
+        q.count = min(q.count + __popc(bal), MC_QCAP);
     }
 }
 
@@ -608,7 +587,7 @@ __device__ __forceinline__ void mc_cells(McWalk& w, McQueue& q, const McTab& t) 
 }
 
 // Expansion of one position (every lane of the warp calls it together in
-// MODE 1): successor count n and checksum sum, as morris_expand_one.
+// MODE 1): successor count n and checksum sum (game::morris::expand::expand).
 template <int MODE>
 __device__ __forceinline__ void mc_expand_one(const McTab& t, McQueue& q, u32 k1, u32 k2, u64 rank, u32& n,
                                               u64& sum, bool act = true, u64 weight = 0) {
@@ -629,7 +608,6 @@ __device__ __forceinline__ void mc_expand_one(const McTab& t, McQueue& q, u32 k1
     w.k2 = k2;
     w.off = (k2 * t.W + k1) * 16u;
     w.n = 0;
-    w.nm = 0;
     w.ovf = 0;
     w.act = act;
     w.weight = weight;
@@ -645,14 +623,7 @@ __device__ __forceinline__ void mc_expand_one(const McTab& t, McQueue& q, u32 k1
         mc_sts32(MC_Q_N(q, w.lane), 0);
     }
     mc_cells<0, MODE>(w, q, t);
-    if constexpr (MODE == 0) {
-        if (w.nm) {
-            u32 removable = morris_removable(t.mills, opp);
-            for (u32 k = 0; k < min(w.nm, 4u); ++k)
-                mc_captures(t, opp, mc_lds32(MC_Q_M(q, k * 32 + w.lane)), k2, k1, mc_lds64(MC_Q_R(q, k * 32 + w.lane)),
-                            removable, w.n, w.sum);
-        }
-    } else if constexpr (MODE == 1) {
+    if constexpr (MODE == 1) {
         u32 cnt = min(q.count, MC_QCAP);
         if (cnt) {
             __syncwarp();
@@ -679,8 +650,8 @@ __device__ __forceinline__ void mc_expand_one(const McTab& t, McQueue& q, u32 k1
         __syncwarp();
     }
     if (w.ovf) {
-        // Rare: mill-closing moves that found no queue slot, re-ranked the
-        // v2 way. Edge e's cells, in mc_edge_index order, from the adjacency.
+        // Rare: mill-closing moves that found no queue slot, re-ranked by
+        // the loop algorithm. Edge e's cells, in mc_edge_index order, from the adjacency.
         u32 removable = morris_removable(t.mills, opp);
         u32 e = 0;
         for (u32 i = 1; i < TB_CELLS; ++i) {
@@ -723,7 +694,7 @@ __device__ __forceinline__ McTab mc_load(u32 k1, u32 k2, McQueue& q) {
     return t;
 }
 
-// Per-position results, as morris_expand. Every lane of a warp runs the same
+// Per-position results (morris_expand3w). Every lane of a warp runs the same
 // number of iterations (lanes past the end expand a stand-in rank and drop
 // it), as MODE 1's warp-wide queue needs.
 template <int MODE>
@@ -772,11 +743,10 @@ __device__ __forceinline__ void mc_rounds(const McTab& t, McQueue& q, u32 k1, u3
     }
 }
 
-// Summary, as morris_summary.
-template <int MODE>
+// Summary of a rank range (morris_summary3b_lb), MODE 2.
 __device__ __forceinline__ void mc_summary_kernel(u32 k1, u32 k2, u64 start, u64 count, u64* out) {
     McQueue q;
-    McTab t = mc_load<MODE>(k1, k2, q);
+    McTab t = mc_load<2>(k1, k2, q);
     u32 lane = threadIdx.x & 31u;
     u64 succ = 0, digest = 0;
     u64 stride = (u64)gridDim.x * blockDim.x;
@@ -786,23 +756,15 @@ __device__ __forceinline__ void mc_summary_kernel(u32 k1, u32 k2, u64 start, u64
         u64 r = start + (act ? i : wb);
         u32 n;
         u64 sum;
-        if constexpr (MODE == 2) {
-            u64 weight = morris_rank_weight(r);
-            mc_expand_one<MODE>(t, q, k1, k2, r, n, sum, act, weight);
-            if (act) {
-                succ += n;
-                digest += (sum + (u64)n * MORRIS_COUNT_WEIGHT) * weight;
-            }
-            mc_rounds(t, q, k1, k2, false, succ, digest);
-        } else {
-            mc_expand_one<MODE>(t, q, k1, k2, r, n, sum);
-            if (act) {
-                succ += n;
-                digest += morris_position_digest(r, n, sum);
-            }
+        u64 weight = morris_rank_weight(r);
+        mc_expand_one<2>(t, q, k1, k2, r, n, sum, act, weight);
+        if (act) {
+            succ += n;
+            digest += (sum + (u64)n * MORRIS_COUNT_WEIGHT) * weight;
         }
+        mc_rounds(t, q, k1, k2, false, succ, digest);
     }
-    if constexpr (MODE == 2) mc_rounds(t, q, k1, k2, true, succ, digest);
+    mc_rounds(t, q, k1, k2, true, succ, digest);
     succ = tb_warp_sum(succ);
     digest = tb_warp_sum(digest);
     if (lane == 0) {
@@ -811,46 +773,489 @@ __device__ __forceinline__ void mc_summary_kernel(u32 k1, u32 k2, u64 start, u64
     }
 }
 
-extern "C" __global__ void morris_expand3l(u32 k1, u32 k2, u64 start, u64 count, const u64* ranks, u16* counts,
-                                           u64* sums) {
-    mc_expand_kernel<0>(k1, k2, start, count, ranks, counts, sums);
-}
-extern "C" __global__ void __launch_bounds__(256, 4) morris_expand3w(u32 k1, u32 k2, u64 start, u64 count, const u64* ranks, u16* counts,
-                                           u64* sums) {
+// Per-position expansion: counts[i], sums[i] of rank start + i (ranks ==
+// 0) or ranks[i], for i < count. At most 64 registers (4 blocks of 256).
+extern "C" __global__ void __launch_bounds__(256, 4) morris_expand3w(u32 k1, u32 k2, u64 start, u64 count,
+                                                                     const u64* ranks, u16* counts, u64* sums) {
     mc_expand_kernel<1>(k1, k2, start, count, ranks, counts, sums);
 }
-extern "C" __global__ void morris_summary3l(u32 k1, u32 k2, u64 start, u64 count, u64* out) {
-    mc_summary_kernel<0>(k1, k2, start, count, out);
-}
-extern "C" __global__ void morris_summary3w(u32 k1, u32 k2, u64 start, u64 count, u64* out) {
-    mc_summary_kernel<1>(k1, k2, start, count, out);
-}
-// The same, at most 64 registers a thread (2 blocks of 512 threads per SM).
-extern "C" __global__ void __launch_bounds__(512, 2) morris_summary3w_lb(u32 k1, u32 k2, u64 start, u64 count,
-                                                                         u64* out) {
-    mc_summary_kernel<1>(k1, k2, start, count, out);
-}
-extern "C" __global__ void __launch_bounds__(512, 2) morris_summary3l_lb(u32 k1, u32 k2, u64 start, u64 count,
-                                                                         u64* out) {
-    mc_summary_kernel<0>(k1, k2, start, count, out);
-}
-// At most 80 registers a thread (3 blocks of 256 threads per SM).
-extern "C" __global__ void __launch_bounds__(256, 3) morris_summary3w_r80(u32 k1, u32 k2, u64 start, u64 count,
-                                                                          u64* out) {
-    mc_summary_kernel<1>(k1, k2, start, count, out);
-}
-// At most 48 registers a thread (5 blocks of 256 threads per SM).
-extern "C" __global__ void __launch_bounds__(256, 5) morris_summary3w_r48(u32 k1, u32 k2, u64 start, u64 count,
-                                                                          u64* out) {
-    mc_summary_kernel<1>(k1, k2, start, count, out);
-}
-// Capture walks batched across positions (MODE 2), at most 64 registers.
+// Summary of ranks start..start+count: out[0] += successors, out[1] += the
+// digest (game::morris::expand::Summary; sums commute, so the result does not
+// depend on the schedule). Capture walks batched across positions (MODE 2),
+// at most 64 registers (2 blocks of 512): the measured winner (PERF.md).
 extern "C" __global__ void __launch_bounds__(512, 2) morris_summary3b_lb(u32 k1, u32 k2, u64 start, u64 count,
                                                                          u64* out) {
-    mc_summary_kernel<2>(k1, k2, start, count, out);
+    mc_summary_kernel(k1, k2, start, count, out);
 }
-// The same, at most 80 registers (3 blocks of 256 threads per SM).
-extern "C" __global__ void __launch_bounds__(256, 3) morris_summary3b_r80(u32 k1, u32 k2, u64 start, u64 count,
-                                                                          u64* out) {
-    mc_summary_kernel<2>(k1, k2, start, count, out);
+
+// ===========================================================================
+// Whole-partition retrograde analysis (kernels retro_*). CPU twin and
+// documentation of every rule: game::morris::retro::CpuTwin, whose bytes equal
+// those of solve::solve_partition (src/solve/retro.rs).
+//
+// Passes are candidate-driven (the twin's module documentation): pass d
+// checks only the pending quiet predecessors of what was decided at distance
+// d - 1 and the pending positions whose capture event is d - 1. Per pass:
+// retro_candidates marks them in a bitmap, retro_compact turns the bitmap
+// into a list (and clears it), retro_pass_candidates checks the list and
+// appends what it decides (the next pass's frontier).
+//
+// Launch with dynamic shared memory tb_terms_len(L1) * 8 bytes, L1 =
+// max(k1, k2) + 1 (retro_compact needs none). Grid-stride loops walk whole warps together (warp-uniform
+// trip counts) so that ballots can build bitmaps and append to lists.
+// ===========================================================================
+
+#define FAIL_ILLEGAL_DEP 1u
+#define FAIL_OVERFLOW 2u
+#define MAX_DISTANCE 253u
+
+// Boards with k1 pieces of one colour and k2 of the other: C(24, s) C(s, k1).
+__device__ __forceinline__ u64 tb_size(u32 k1, u32 k2) {
+    u32 s = k1 + k2;
+    return (u64)TB_BIN[TB_CELLS * TB_BIN_COLS + s + 1] * (u64)TB_BIN[s * TB_BIN_COLS + k1 + 1];
+}
+
+// One half of the partition (game::morris::retro::Half).
+struct RHalf {
+    u64 base;
+    u32 a, b;
+    u32 qa, qb;
+    u64 qoff;
+    u32 ca, cb;
+    u64 coff;
+    const unsigned char* dep;
+};
+
+struct RCtx {
+    const u64* terms;
+    u32 L1;
+    const u32* adj;
+    const u32* mills;
+    const u32* mills_at;
+    const u32* sym;
+    u32 symmetry;
+    RHalf h[2];
+    u32 halves;
+};
+
+extern __shared__ __align__(16) u64 retro_dyn[];
+
+__device__ __forceinline__ void retro_load(RCtx& c, u32 k1, u32 k2) {
+    __shared__ u32 adj[TB_CELLS], mills[16], mills_at[2 * TB_CELLS], sym[15 * 6 * 16];
+    for (u32 i = threadIdx.x; i < TB_CELLS; i += blockDim.x) {
+        adj[i] = MORRIS_ADJ[i];
+        mills_at[2 * i] = MORRIS_MILLS_AT[2 * i];
+        mills_at[2 * i + 1] = MORRIS_MILLS_AT[2 * i + 1];
+    }
+    for (u32 i = threadIdx.x; i < 16; i += blockDim.x) mills[i] = MORRIS_MILLS[i];
+    for (u32 i = threadIdx.x; i < 15 * 6 * 16; i += blockDim.x) sym[i] = MORRIS_SYM[i];
+    c.L1 = max(k1, k2) + 1;
+    tb_terms_build(retro_dyn, c.L1);
+    __syncthreads();
+    c.terms = retro_dyn;
+    c.adj = adj;
+    c.mills = mills;
+    c.mills_at = mills_at;
+    c.sym = sym;
+}
+
+// The halves and targets, as game::morris::retro::MorrisSolveSpec::halves.
+__device__ __forceinline__ void retro_halves(RCtx& c, u32 k1, u32 k2, const unsigned char* dep0,
+                                             const unsigned char* dep1) {
+    u64 m = tb_size(k1, k2);
+    RHalf& A = c.h[0];
+    A.base = 0;
+    A.a = k1;
+    A.b = k2;
+    A.qa = k2;
+    A.qb = k1;
+    A.qoff = (k1 == k2) ? 0 : m;
+    A.ca = k2 - 1;
+    A.cb = k1;
+    A.coff = (k2 == 3) ? 0 : tb_size(k1, k2 - 1);
+    A.dep = dep0;
+    RHalf& B = c.h[1];
+    B.base = m;
+    B.a = k2;
+    B.b = k1;
+    B.qa = k1;
+    B.qb = k2;
+    B.qoff = 0;
+    B.ca = k1 - 1;
+    B.cb = k2;
+    B.coff = 0;
+    B.dep = dep1;
+    c.halves = (k1 == k2) ? 1 : 2;
+}
+
+__device__ __forceinline__ u32 retro_sym_map(const u32* t, u32 x) {
+    return t[x & 15] | t[16 + ((x >> 4) & 15)] | t[32 + ((x >> 8) & 15)] | t[48 + ((x >> 12) & 15)] |
+           t[64 + ((x >> 16) & 15)] | t[80 + ((x >> 20) & 15)];
+}
+
+// Class representative: smallest mover bitboard, then smallest opponent's.
+__device__ __forceinline__ void retro_canonical(const u32* sym, u32& m, u32& o) {
+    u32 bm = m, bo = o;
+    for (u32 s = 0; s < 15; ++s) {
+        const u32* t = sym + s * 96;
+        u32 mm = retro_sym_map(t, m);
+        if (mm <= bm) {
+            u32 oo = retro_sym_map(t, o);
+            if (mm < bm || oo < bo) {
+                bm = mm;
+                bo = oo;
+            }
+        }
+    }
+    m = bm;
+    o = bo;
+}
+
+// Rank of the board (mover m with a pieces, opponent o with b) in S(a, b).
+__device__ __forceinline__ u64 retro_rank(const RCtx& c, u32 m, u32 o, u32 a, u32 b) {
+    u32 l1 = a, l2 = b;
+    u64 r = 0;
+    for (u32 i = 0; i < TB_CELLS && (l1 | l2); ++i) {
+        u32 is1 = (m >> i) & 1u, is2 = (o >> i) & 1u;
+        r += tb_tterm(c.terms, c.L1, TB_CELLS - 1 - i, l1, l2, is1, is2);
+        l1 -= is1;
+        l2 -= is2;
+    }
+    return r;
+}
+
+__device__ __forceinline__ u64 retro_succ_rank(const RCtx& c, u32 m, u32 o, u32 a, u32 b, u64 off) {
+    if (c.symmetry) retro_canonical(c.sym, m, o);
+    return off + retro_rank(c, m, o, a, b);
+}
+
+// Unranks r; false for an unused index (not a class representative).
+// The half is copied by value (constant indices keep RCtx in registers).
+__device__ __forceinline__ bool retro_board(const RCtx& c, u64 r, RHalf& h, u32& mover, u32& opp) {
+    if (c.halves > 1 && r >= c.h[1].base) h = c.h[1];
+    else h = c.h[0];
+    tb_unrank2_t(c.terms, c.L1, r - h.base, h.a, h.b, &mover, &opp);
+    if (c.symmetry) {
+        u32 m = mover, o = opp;
+        retro_canonical(c.sym, m, o);
+        if (m != mover || o != opp) return false;
+    }
+    return true;
+}
+
+__device__ __forceinline__ u32 retro_removable(const u32* mills, u32 opp) {
+    u32 in_mill = 0;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        u32 m = mills[i];
+        in_mill |= ((opp & m) == m) ? m : 0u;
+    }
+    return (in_mill == opp) ? opp : (opp & ~in_mill);
+}
+
+// Walks every successor of (mover, opp); f(capture, mover', opponent').
+template <typename F>
+__device__ __forceinline__ void retro_successors(const RCtx& c, u32 mover, u32 opp, F f) {
+    u32 empty = ~(mover | opp) & ((1u << TB_CELLS) - 1u);
+    bool flying = __popc(mover) == 3;
+    u32 removable = retro_removable(c.mills, opp);
+    u32 pieces = mover;
+    while (pieces) {
+        u32 from = __ffs(pieces) - 1;
+        pieces &= pieces - 1;
+        u32 targets = flying ? empty : (c.adj[from] & empty);
+        while (targets) {
+            u32 to = __ffs(targets) - 1;
+            targets &= targets - 1;
+            u32 moved = mover ^ (1u << from) ^ (1u << to);
+            u32 m1 = c.mills_at[2 * to], m2 = c.mills_at[2 * to + 1];
+            if (((moved & m1) == m1) || ((moved & m2) == m2)) {
+                u32 rem = removable;
+                while (rem) {
+                    u32 x = __ffs(rem) - 1;
+                    rem &= rem - 1;
+                    f(true, opp & ~(1u << x), moved);
+                }
+            } else {
+                f(false, opp, moved);
+            }
+        }
+    }
+}
+
+#define NO_EVENT 0xffffffffu
+
+// First scan of r: value byte; *internal, *seen, *fail, *event as the twin's
+// FirstScan (NO_EVENT for none).
+__device__ __forceinline__ unsigned char retro_first(const RCtx& c, u64 r, bool* internal, u32* seen, u32* fail,
+                                                     u32* event) {
+    *internal = false;
+    *seen = 0;
+    *fail = 0;
+    *event = NO_EVENT;
+    RHalf h;
+    u32 mover, opp;
+    if (!retro_board(c, r, h, mover, opp)) return 0;
+    u32 empty = ~(mover | opp) & ((1u << TB_CELLS) - 1u);
+    bool mobile = h.a == 3;
+    for (u32 p = mover; p && !mobile; p &= p - 1) mobile = (c.adj[__ffs(p) - 1] & empty) != 0;
+    if (!mobile) {
+        *event = 0;
+        return 2;
+    }
+    u32 best_win = 0xffffffffu, longest = 0, s = 0, fl = 0;
+    bool all_lost = true, in = false, captures = false;
+    retro_successors(c, mover, opp, [&](bool capture, u32 m, u32 o) {
+        if (!capture) {
+            in = true;
+            return;
+        }
+        captures = true;
+        unsigned char v = h.dep[retro_succ_rank(c, m, o, h.ca, h.cb, h.coff)];
+        if (v == 0) {
+            fl |= FAIL_ILLEGAL_DEP;
+            return;
+        }
+        if (v >= 2) {
+            u32 e = v - 2;
+            s = max(s, e);
+            if ((e & 1u) == 0) best_win = min(best_win, e);
+            else longest = max(longest, e);
+        } else {
+            all_lost = false;
+        }
+    });
+    *seen = s;
+    if (fl) {
+        *fail = fl;
+        return 0;
+    }
+    if (in) {
+        *internal = true;
+        if (best_win != 0xffffffffu) *event = best_win;
+        else if (all_lost && captures) *event = longest;
+        return 1;
+    }
+    u32 d;
+    if (best_win != 0xffffffffu) d = best_win + 1;
+    else if (all_lost) d = longest + 1;
+    else return 1;
+    if (d > MAX_DISTANCE) {
+        *fail = FAIL_OVERFLOW;
+        return 0;
+    }
+    *seen = max(s, d);
+    *event = d;
+    return (unsigned char)(d + 2);
+}
+
+// Pass d for pending r: the value byte, or 0 if still undecided.
+__device__ __forceinline__ unsigned char retro_pass(const RCtx& c, const unsigned char* values, u64 r, u32 d) {
+    RHalf h;
+    u32 mover, opp;
+    if (!retro_board(c, r, h, mover, opp)) return 0;
+    bool hit = false, blocked = false;
+    u32 longest = 0;
+    bool odd = (d & 1u) != 0;
+    retro_successors(c, mover, opp, [&](bool capture, u32 m, u32 o) {
+        // Settled early: later successors cannot change the decision.
+        if (odd ? hit : blocked) return;
+        unsigned char v = capture ? h.dep[retro_succ_rank(c, m, o, h.ca, h.cb, h.coff)]
+                                  : values[retro_succ_rank(c, m, o, h.qa, h.qb, h.qoff)];
+        u32 e = (u32)v - 2u;
+        if (v >= 2 && e < d) {
+            if (e == d - 1 && odd) hit = true;
+            if (e & 1u) longest = max(longest, e);
+            else blocked = true;
+        } else {
+            blocked = true;
+        }
+    });
+    if (odd) return hit ? (unsigned char)(d + 2) : 0;
+    return blocked ? 0 : (unsigned char)(longest + 3);
+}
+
+// Appends r (where want) to list at *count, one atomic per warp. All 32 lanes call it.
+// Entries at or past cap are counted but not written (the host then retries
+// with a larger list).
+__device__ __forceinline__ void retro_append(bool want, u64 r, u64* list, u64 cap, unsigned long long* count) {
+    u32 ballot = __ballot_sync(0xffffffffu, want);
+    u32 lane = threadIdx.x & 31u;
+    unsigned long long base = 0;
+    if (lane == 0 && ballot) base = atomicAdd(count, (unsigned long long)__popc(ballot));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    u64 at = base + __popc(ballot & ((1u << lane) - 1u));
+    if (want && at < cap) list[at] = r;
+}
+
+// Event keys (the twin's EVENT_*): distance << 41 | capture << 40 | rank.
+#define EVENT_SHIFT 41
+#define EVENT_CAPTURE (1ull << 40)
+
+// stats[0]: pending count, stats[1]: max seen, stats[2]: fail bits, stats[3]:
+// events (those at or past ev_cap counted, not written), stats[4 + e]:
+// events at distance e.
+extern "C" __global__ void retro_first_scan(u32 k1, u32 k2, u32 symmetry, u64 size, const unsigned char* dep0,
+                                            const unsigned char* dep1, unsigned char* values, u64* events,
+                                            u64 ev_cap, unsigned long long* stats) {
+    __shared__ u32 hist[256];
+    for (u32 i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
+    RCtx c;
+    retro_load(c, k1, k2);
+    retro_halves(c, k1, k2, dep0, dep1);
+    c.symmetry = symmetry;
+    u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 lane = threadIdx.x & 31u;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    u32 seen_max = 0, fails = 0;
+    unsigned long long pending = 0;
+    for (u64 base = tid - lane; base < size; base += stride) {
+        u64 r = base + lane;
+        bool internal = false;
+        u32 event = NO_EVENT;
+        if (r < size) {
+            u32 seen, fail;
+            values[r] = retro_first(c, r, &internal, &seen, &fail, &event);
+            seen_max = max(seen_max, seen);
+            fails |= fail;
+        }
+        pending += internal;
+        bool want = event != NO_EVENT;
+        if (want) atomicAdd(&hist[event & 255u], 1u);
+        u64 key = ((u64)event << EVENT_SHIFT) | (internal ? EVENT_CAPTURE : 0ull) | r;
+        retro_append(want, key, events, ev_cap, &stats[3]);
+    }
+    seen_max = __reduce_max_sync(0xffffffffu, seen_max);
+    fails = __reduce_or_sync(0xffffffffu, fails);
+    for (int o = 16; o > 0; o >>= 1) pending += __shfl_down_sync(0xffffffffu, pending, o);
+    if (lane == 0) {
+        if (pending) atomicAdd(&stats[0], pending);
+        if (seen_max) atomicMax(&stats[1], (unsigned long long)seen_max);
+        if (fails) atomicOr(&stats[2], (unsigned long long)fails);
+    }
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < 256; i += blockDim.x)
+        if (hist[i]) atomicAdd(&stats[4 + i], (unsigned long long)hist[i]);
+}
+
+// Unranks a used index (no representative check).
+__device__ __forceinline__ void retro_unrank(const RCtx& c, u64 r, RHalf& h, u32& mover, u32& opp) {
+    if (c.halves > 1 && r >= c.h[1].base) h = c.h[1];
+    else h = c.h[0];
+    tb_unrank2_t(c.terms, c.L1, r - h.base, h.a, h.b, &mover, &opp);
+}
+
+// Marks p as a candidate if it is pending.
+__device__ __forceinline__ void retro_claim(const unsigned char* values, u32* marks, u64 p) {
+    if (values[p] != 1) return;
+    u32 bit = 1u << (p & 31u);
+    if ((marks[p >> 5] & bit) == 0) atomicOr(&marks[p >> 5], bit);
+}
+
+// Marks the pending canonical quiet predecessors of s (twin:
+// CpuTwin::predecessor_ranks, for_predecessors).
+__device__ __forceinline__ void retro_predecessors(const RCtx& c, const unsigned char* values, u32* marks, u64 s) {
+    RHalf h, y;
+    u32 mover, opp;
+    retro_unrank(c, s, h, mover, opp);
+    if (c.halves > 1 && c.h[0].a != h.b) y = c.h[1];
+    else y = c.h[0];
+    u32 empty = ~(mover | opp) & ((1u << TB_CELLS) - 1u);
+    bool flying = __popc(opp) == 3;
+    for (u32 pieces = opp; pieces; pieces &= pieces - 1) {
+        u32 to = __ffs(pieces) - 1;
+        u32 m1 = c.mills_at[2 * to], m2 = c.mills_at[2 * to + 1];
+        if (((opp & m1) == m1) || ((opp & m2) == m2)) continue;
+        u32 sources = flying ? empty : (c.adj[to] & empty);
+        while (sources) {
+            u32 from = __ffs(sources) - 1;
+            sources &= sources - 1;
+            retro_claim(values, marks,
+                        retro_succ_rank(c, opp ^ (1u << to) ^ (1u << from), mover, y.a, y.b, y.base));
+        }
+    }
+}
+
+// Pass d's candidates into marks: predecessors of frontier[0..*nf] (decided
+// in pass d - 1) and of the scan's decided events at distance d - 1, and the
+// capture events at d - 1, of events[0..ne] (ne = 0 when there are none).
+extern "C" __global__ void retro_candidates(u32 k1, u32 k2, u32 symmetry, u32 d, const unsigned char* values,
+                                            const u64* frontier, const unsigned long long* nf_ptr,
+                                            const u64* events, u64 ne, u32* marks) {
+    RCtx c;
+    retro_load(c, k1, k2);
+    retro_halves(c, k1, k2, nullptr, nullptr);
+    c.symmetry = symmetry;
+    u64 nf = *nf_ptr;
+    u64 n = nf + ne;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        if (i < nf) {
+            retro_predecessors(c, values, marks, frontier[i]);
+            continue;
+        }
+        u64 k = events[i - nf];
+        if ((u32)(k >> EVENT_SHIFT) != d - 1) continue;
+        u64 r = k & (EVENT_CAPTURE - 1);
+        if (k & EVENT_CAPTURE) retro_claim(values, marks, r);
+        else retro_predecessors(c, values, marks, r);
+    }
+}
+
+// Lists the set bits of marks[0..words] (ranks, at *count; entries at or past
+// cap counted, not written) and clears them. Whole warps walk together.
+extern "C" __global__ void retro_compact(u32* marks, u64 words, u64* list, u64 cap, unsigned long long* count) {
+    u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u32 lane = threadIdx.x & 31u;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 base = tid - lane; base < words; base += stride) {
+        u64 i = base + lane;
+        u32 w = 0;
+        if (i < words) {
+            w = marks[i];
+            if (w) marks[i] = 0;
+        }
+        u32 n = __popc(w), incl = n;
+        for (u32 o = 1; o < 32; o <<= 1) {
+            u32 t = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= o) incl += t;
+        }
+        u32 total = __shfl_sync(0xffffffffu, incl, 31);
+        if (total == 0) continue;
+        unsigned long long at = 0;
+        if (lane == 31) at = atomicAdd(count, (unsigned long long)total);
+        at = __shfl_sync(0xffffffffu, at, 31) + (incl - n);
+        for (; w; w &= w - 1, ++at)
+            if (at < cap) list[at] = i * 32 + (__ffs(w) - 1);
+    }
+}
+
+// Pass d over list[0..min(*n, cap)]: decided positions get their value and
+// are appended to decided (count at *decided_count, at most cap).
+extern "C" __global__ void retro_pass_candidates(u32 k1, u32 k2, u32 symmetry, u32 d, const unsigned char* dep0,
+                                                 const unsigned char* dep1, unsigned char* values, const u64* list,
+                                                 const unsigned long long* n_ptr, u64* decided, u64 cap,
+                                                 unsigned long long* decided_count) {
+    RCtx c;
+    retro_load(c, k1, k2);
+    retro_halves(c, k1, k2, dep0, dep1);
+    c.symmetry = symmetry;
+    u64 n = min((u64)*n_ptr, cap);
+    u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    u64 lane = threadIdx.x & 31u;
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 base = tid - lane; base < n; base += stride) {
+        u64 i = base + lane;
+        bool done = false;
+        u64 r = 0;
+        if (i < n) {
+            r = list[i];
+            unsigned char v = retro_pass(c, values, r, d);
+            if (v) {
+                values[r] = v;
+                done = true;
+            }
+        }
+        retro_append(done, r, decided, cap, decided_count);
+    }
 }

@@ -2,11 +2,12 @@
 # One call on the GPU machine for everything a closing note reports, from the
 # repository root with the binaries built elsewhere (no Rust there):
 #   cargo build --release
-#   mkdir -p .device && strip -o .device/tbforge target/release/tbforge
-#   strip -o .device/tbforge-gpucheck target/release/tbforge-gpucheck && cp scripts/*.sh .device/
+#   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh .device/
+# (only the tbforge binary: the checks are `tbforge bench gpu GAME`.)
 # Steps (each prints its own table; logs under $OUT/<step>):
-#   check     kernels vs CPU twins on fresh random inputs, expansion throughput
-#   solve     Morris partition solves CPU vs GPU (SOLVE_ARGS, e.g. "--max 6 --partitions 6-6")
+#   check     `tbforge bench gpu` per game: kernels vs CPU twins on fresh random
+#             inputs, throughput, whole partitions CPU twin vs GPU
+#   solve     Morris partition solves CPU twin vs GPU (SOLVE_ARGS: max values, e.g. "6")
 #   build     whole builds CPU vs --backend auto, byte-identical, verify --deep
 #   pipeline  external-memory pipeline vs disk bandwidth (PIPELINE_RUNS)
 # Usage: scripts/gpu_all.sh [STEP...]   (default: all four)

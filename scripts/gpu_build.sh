@@ -2,7 +2,8 @@
 # On the GPU machine, from the repository root: whole builds through the CLI,
 # CPU backend vs CUDA backend, must give byte-identical tablebase files and
 # manifests; then verify --deep; then a table of build times.
-#   cargo build --release && cp target/release/tbforge scripts/gpu_build.sh .device/
+#   cargo build --release
+#   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/gpu_build.sh .device/
 # Arguments: morris max values to compare (default "4"; "none" for none).
 # C4_BOARDS: Connect Four boards WIDTHxHEIGHT (default "5x4 4x6 5x5"), solved
 # on the GPU through the same --backend auto. Logs under $OUT.

@@ -1,15 +1,74 @@
 //! `tbforge bench`: throughput figures of hashing, solving and probing.
 
-use super::{open, set_threads, BenchWhat};
+use super::{open, set_threads, BenchWhat, CheckDevice};
+use anyhow::bail;
 use serde_json::json;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
+use tbforge::game::{Device, DeviceCheckOptions, PartitionKernels};
 use tbforge::registry::GameVisitor;
 use tbforge::solve::{frontier_bfs, solve_partition, Layout, Progress};
 use tbforge::Game;
 
 pub fn bench(what: BenchWhat) -> anyhow::Result<ExitCode> {
     match what {
+        BenchWhat::Gpu {
+            game,
+            params,
+            samples,
+            seed,
+            work_log2,
+            solve_max_size,
+            cpu_max_size,
+            device,
+            threads,
+            json,
+        } => {
+            let g = open(&game, &params)?;
+            set_threads(threads)?;
+            let device = open_check_device(device)?;
+            let opts = DeviceCheckOptions {
+                seed: seed.unwrap_or_else(clock_seed),
+                samples,
+                work_log2,
+                solve_max_size: solve_max_size.unwrap_or(u64::MAX),
+                cpu_max_size: cpu_max_size.unwrap_or(u64::MAX),
+            };
+            let canonical = g.visit(Canonical);
+            let Some(kernels) = g.visit(KernelsOn(device))? else {
+                bail!("{canonical} has no device kernels: nothing to check");
+            };
+            if !json {
+                // Before the long part, so that a failing run can be replayed.
+                println!(
+                    "{} ({canonical}), seed {}, {} CPU threads",
+                    kernels.name(),
+                    opts.seed,
+                    rayon::current_num_threads()
+                );
+            }
+            let t = Instant::now();
+            let report = kernels.device_check(&opts)?;
+            if json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                print!("{}", report.render_table());
+                println!("seed {}, {:.1} s", opts.seed, t.elapsed().as_secs_f64());
+            }
+            if report.compared() == 0 {
+                bail!("{canonical}: the kernels compared nothing");
+            }
+            Ok(if report.all_matched() {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!(
+                    "tbforge: a device result differs from its CPU twin (replay with --seed {})",
+                    opts.seed
+                );
+                ExitCode::from(1)
+            })
+        }
         BenchWhat::Probe { dir, json } => {
             let row = tbforge::probe::bench(&dir, &Default::default())?;
             if json {
@@ -92,5 +151,50 @@ impl GameVisitor for SolveBench {
             "solve_seconds": solve,
             "solve_positions_per_second": positions as f64 / solve.max(1e-9),
         }))
+    }
+}
+
+/// A seed from the clock: every run draws fresh inputs (and prints the seed).
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+}
+
+/// The device `tbforge bench gpu` runs the kernels on.
+fn open_check_device(device: CheckDevice) -> anyhow::Result<Device> {
+    match device {
+        CheckDevice::Cpu => Ok(Device::Cpu),
+        #[cfg(feature = "cuda")]
+        CheckDevice::Cuda => {
+            let d = tbforge::backend::cuda::CudaDevice::open(0)
+                .map_err(|e| anyhow::anyhow!("{e} (--device cpu runs a dry run without a GPU)"))?;
+            Ok(Device::Cuda(Arc::new(d)))
+        }
+        #[cfg(not(feature = "cuda"))]
+        CheckDevice::Cuda => {
+            bail!("this tbforge was built without CUDA (--device cpu runs a dry run)")
+        }
+    }
+}
+
+/// The game's name with its parameters.
+struct Canonical;
+
+impl GameVisitor for Canonical {
+    type Output = String;
+    fn visit<G: Game>(self, game: &G) -> String {
+        game.info().canonical()
+    }
+}
+
+/// The game's kernels on a device.
+struct KernelsOn(Device);
+
+impl GameVisitor for KernelsOn {
+    type Output = tbforge::Result<Option<Arc<dyn PartitionKernels>>>;
+    fn visit<G: Game>(self, game: &G) -> Self::Output {
+        game.kernels(&self.0)
     }
 }

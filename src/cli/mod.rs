@@ -110,6 +110,55 @@ pub(crate) enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
+    /// Check a game's GPU kernels against their CPU twins and time both.
+    ///
+    /// Every kernel runs on fresh random inputs (the seed is printed; --seed
+    /// replays it), throughput is measured on the CPU (all cores) and the GPU,
+    /// and whole partitions are solved by both with their bytes compared.
+    /// Prints a table; exits 1 if any comparison mismatched, 2 without a GPU.
+    Gpu {
+        /// The game, as for `tbforge build` (one with kernels: see `tbforge games`).
+        game: String,
+        /// Game parameters, `KEY=VALUE` (the partitions solved come from them,
+        /// e.g. `--param max=5`).
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+        /// Random inputs per kernel comparison.
+        #[arg(long, default_value_t = 1 << 20)]
+        samples: usize,
+        /// Seed of the random inputs (default: from the clock).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Throughput workloads cover 2^N positions.
+        #[arg(long, value_name = "N", default_value_t = 28,
+              value_parser = clap::value_parser!(u32).range(4..=36))]
+        work_log2: u32,
+        /// Solve only partitions (or whole games, where a game is solved as one) of at most this many positions.
+        #[arg(long, value_name = "POSITIONS")]
+        solve_max_size: Option<u64>,
+        /// Larger partitions (boards) are solved on the GPU only, not by the CPU twin.
+        #[arg(long, value_name = "POSITIONS")]
+        cpu_max_size: Option<u64>,
+        /// `cpu` runs the CPU twin in the GPU's place: a dry run of the check
+        /// itself, without a GPU.
+        #[arg(long, value_enum, default_value_t = CheckDevice::Cuda)]
+        device: CheckDevice,
+        /// Worker threads of the CPU twins (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Print one JSON object (the report) instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Where `tbforge bench gpu` runs the kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CheckDevice {
+    /// CUDA GPU 0.
+    Cuda,
+    /// The CPU twin in the GPU's place (a dry run).
+    Cpu,
 }
 
 /// Where expansion runs.

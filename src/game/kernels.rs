@@ -73,4 +73,201 @@ pub trait PartitionKernels: Send + Sync + std::fmt::Debug {
 
     /// A name for logs ("morris on cuda: NVIDIA H100").
     fn name(&self) -> String;
+
+    /// Checks every kernel against its CPU twin on fresh random inputs,
+    /// measures both, and compares whole-partition solves (`tbforge bench
+    /// gpu`). On [`Device::Cpu`] the twin runs in the device's place (a dry
+    /// run of the check itself). The default: nothing to check.
+    fn device_check(&self, opts: &DeviceCheckOptions) -> Result<DeviceCheckReport> {
+        Ok(DeviceCheckReport::new(self.name(), opts))
+    }
+}
+
+/// What `tbforge bench gpu` asks of a game's kernels: how much to check and
+/// measure. Every comparison draws fresh random inputs from `seed`, so a run
+/// can be replayed with the seed it printed.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DeviceCheckOptions {
+    /// Seed of every random input.
+    pub seed: u64,
+    /// Random inputs per kernel-against-twin comparison.
+    pub samples: usize,
+    /// Throughput workloads (and synthetic inputs) cover at most 2^`work_log2`
+    /// positions.
+    pub work_log2: u32,
+    /// Whole partitions of more positions are not solved.
+    pub solve_max_size: u64,
+    /// Whole partitions of more positions are solved on the device only (and
+    /// sampled against the twin where the game can), not by the CPU twin.
+    pub cpu_max_size: u64,
+}
+
+impl Default for DeviceCheckOptions {
+    fn default() -> Self {
+        DeviceCheckOptions {
+            seed: 1,
+            samples: 1 << 20,
+            work_log2: 28,
+            solve_max_size: u64::MAX,
+            cpu_max_size: u64::MAX,
+        }
+    }
+}
+
+/// One row of a [`DeviceCheckReport`]: a kernel (or a whole solve) run on
+/// the device and by its CPU twin over the same inputs.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct DeviceCheckRow {
+    /// The kernel or the solve ("morris_expand3w", "retro solve").
+    pub what: String,
+    /// The partition or board.
+    pub target: String,
+    /// Positions the device ran.
+    pub positions: u64,
+    /// Seconds of the CPU twin (all cores), where it ran.
+    pub cpu_seconds: Option<f64>,
+    /// Seconds of the device, where it ran.
+    pub gpu_seconds: Option<f64>,
+    /// Positions per second of the CPU twin (its own positions: it may run a
+    /// sample of the device's).
+    pub cpu_positions_per_second: Option<f64>,
+    /// Positions per second of the device.
+    pub gpu_positions_per_second: Option<f64>,
+    /// Device rate over CPU rate.
+    pub ratio: Option<f64>,
+    /// Whether the results were identical; `None`: not compared (a
+    /// throughput-only or device-only row).
+    pub matched: Option<bool>,
+    /// What was compared, how, and the first difference if any.
+    pub detail: String,
+}
+
+impl DeviceCheckRow {
+    /// A row for `what` on `target` over `positions` positions, nothing timed
+    /// or compared yet.
+    pub fn new(what: impl Into<String>, target: impl Into<String>, positions: u64) -> Self {
+        DeviceCheckRow {
+            what: what.into(),
+            target: target.into(),
+            positions,
+            cpu_seconds: None,
+            gpu_seconds: None,
+            cpu_positions_per_second: None,
+            gpu_positions_per_second: None,
+            ratio: None,
+            matched: None,
+            detail: String::new(),
+        }
+    }
+
+    /// The CPU twin ran `positions` positions in `seconds`.
+    pub fn cpu(mut self, positions: u64, seconds: f64) -> Self {
+        self.cpu_seconds = Some(seconds);
+        self.cpu_positions_per_second = Some(positions as f64 / seconds.max(1e-9));
+        self.rate_ratio()
+    }
+
+    /// The device ran `positions` positions in `seconds`.
+    pub fn gpu(mut self, positions: u64, seconds: f64) -> Self {
+        self.gpu_seconds = Some(seconds);
+        self.gpu_positions_per_second = Some(positions as f64 / seconds.max(1e-9));
+        self.rate_ratio()
+    }
+
+    /// The outcome of the comparison, and what it was.
+    pub fn matched(mut self, matched: bool, detail: impl Into<String>) -> Self {
+        self.matched = Some(matched);
+        self.detail = detail.into();
+        self
+    }
+
+    /// A note on a row that compared nothing.
+    pub fn note(mut self, detail: impl Into<String>) -> Self {
+        self.detail = detail.into();
+        self
+    }
+
+    fn rate_ratio(mut self) -> Self {
+        if let (Some(c), Some(g)) = (self.cpu_positions_per_second, self.gpu_positions_per_second) {
+            self.ratio = Some(g / c.max(1e-9));
+        }
+        self
+    }
+}
+
+/// What [`PartitionKernels::device_check`] found.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct DeviceCheckReport {
+    /// The kernels and their device ([`PartitionKernels::name`]).
+    pub kernels: String,
+    /// The options the check ran with (the seed replays it).
+    pub options: Option<DeviceCheckOptions>,
+    /// CPU threads the twins ran on.
+    pub cpu_threads: usize,
+    /// The rows, in the order they ran.
+    pub rows: Vec<DeviceCheckRow>,
+}
+
+impl DeviceCheckReport {
+    /// An empty report of `kernels` run with `opts`.
+    pub fn new(kernels: impl Into<String>, opts: &DeviceCheckOptions) -> Self {
+        DeviceCheckReport {
+            kernels: kernels.into(),
+            options: Some(opts.clone()),
+            cpu_threads: rayon::current_num_threads(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// No comparison mismatched.
+    pub fn all_matched(&self) -> bool {
+        self.rows.iter().all(|r| r.matched != Some(false))
+    }
+
+    /// Comparisons made.
+    pub fn compared(&self) -> usize {
+        self.rows.iter().filter(|r| r.matched.is_some()).count()
+    }
+
+    /// The rows as a Markdown table, then one line of totals.
+    pub fn render_table(&self) -> String {
+        fn num(v: Option<f64>, digits: usize) -> String {
+            v.map_or("-".into(), |v| format!("{v:.digits$}"))
+        }
+        let mut out = format!(
+            "| kernel | target | positions | CPU {} thr s | GPU s | CPU M pos/s | GPU M pos/s | ratio | matched | detail |\n\
+             | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n",
+            self.cpu_threads
+        );
+        for r in &self.rows {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                r.what,
+                r.target,
+                r.positions,
+                num(r.cpu_seconds, 3),
+                num(r.gpu_seconds, 4),
+                num(r.cpu_positions_per_second.map(|v| v / 1e6), 1),
+                num(r.gpu_positions_per_second.map(|v| v / 1e6), 1),
+                r.ratio.map_or("-".into(), |v| format!("{v:.1}x")),
+                match r.matched {
+                    Some(true) => "yes",
+                    Some(false) => "NO",
+                    None => "-",
+                },
+                r.detail
+            ));
+        }
+        let bad = self
+            .rows
+            .iter()
+            .filter(|r| r.matched == Some(false))
+            .count();
+        out.push_str(&format!(
+            "\n{}: {} comparisons, {bad} mismatched\n",
+            self.kernels,
+            self.compared()
+        ));
+        out
+    }
 }

@@ -28,7 +28,10 @@ pub mod topspin;
 
 pub use crate::value::GameKind;
 #[cfg(feature = "build")]
-pub use kernels::{Device, PartitionKernels, SolvedPartitions};
+pub use kernels::{
+    Device, DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, PartitionKernels,
+    SolvedPartitions,
+};
 pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};
 

@@ -5,7 +5,14 @@
 
 use super::twin::{Connect4SolveSpec, Connect4Tables, Connect4Twin};
 use super::Connect4;
-use crate::game::{Device, Game, PartitionKernels, SolvedPartitions};
+use crate::game::{
+    Device, DeviceCheckOptions, DeviceCheckReport, Game, PartitionKernels, SolvedPartitions,
+};
+
+// `tbforge bench gpu connect4`. A child of this module (it reads the solver),
+// in the game's folder beside this file.
+#[path = "check.rs"]
+mod check;
 use crate::value::PartitionId;
 use crate::{Error, Result};
 
@@ -87,5 +94,9 @@ impl PartitionKernels for Connect4Kernels {
             #[cfg(feature = "cuda")]
             Solver::Cuda(gpu) => format!("connect4 on cuda: {}", gpu.device().name()),
         }
+    }
+
+    fn device_check(&self, opts: &DeviceCheckOptions) -> Result<DeviceCheckReport> {
+        check::device_check(self, opts)
     }
 }

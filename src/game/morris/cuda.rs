@@ -1,8 +1,9 @@
-//! Nine Men's Morris on a CUDA device: the host side of `kernels/morris.cu`
-//! (expansion and summary kernels), `kernels/retro.cu` (the candidate-driven
-//! partition solve) and `kernels/hash.cu` (rank/unrank check). Every kernel
-//! has a CPU twin in this folder ([`super::twin`], [`super::retro::CpuTwin`]),
-//! compared on the device by `tbforge bench gpu`.
+//! Nine Men's Morris on a CUDA device: the host side of `kernels/morris.cu`,
+//! one module holding the rank/unrank check (`tb_rank_check`), the expansion
+//! and summary kernels (`morris_expand3w`, `morris_summary3b_lb`) and the
+//! candidate-driven partition solve (`retro_*`). Every kernel has a CPU twin
+//! in this folder ([`super::twin`], [`super::retro::CpuTwin`]), compared on
+//! the device by `tbforge bench gpu morris` ([`super::check`]).
 //!
 //! Results that come back per position travel through pinned host buffers
 //! (plain page-locked, not write-combined: the CPU reads them) on two streams,
@@ -22,53 +23,15 @@ use super::twin::{self as cpu, RankCheck};
 use crate::backend::cuda::{cuda_err, CudaDevice, Timed, BLOCK};
 use crate::{Error, Rank, Result};
 
-/// The Morris kernel files, by name.
-pub const KERNEL_SOURCES: &[(&str, &str)] = &[
-    ("hash.cu", include_str!("../../../kernels/hash.cu")),
-    ("morris.cu", include_str!("../../../kernels/morris.cu")),
-    ("retro.cu", include_str!("../../../kernels/retro.cu")),
-];
+/// The Morris kernel file, by name.
+pub const KERNEL_SOURCES: &[(&str, &str)] =
+    &[("morris.cu", include_str!("../../../kernels/morris.cu"))];
 
-/// Which algorithm a Morris expansion kernel of `kernels/morris.cu` runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MorrisKernel {
-    /// v2: a range loop per slide, mill-closing moves in a second pass.
-    V2,
-    /// v3: prefix-term re-ranking in one unrolled walk; each lane walks the
-    /// captures of its own mill-closing moves.
-    V3Lane,
-    /// v3 with the capture walks of a warp's mill-closing moves spread over
-    /// its lanes.
-    V3Warp,
-    /// v3 summary only: capture walks queued across positions and run 32 at
-    /// a time (the digest is linear in each position's checksum and count).
-    V3Batch,
-}
+pub use super::kernels::{EXPAND_KERNEL, SUMMARY_KERNEL};
 
-/// The Morris summary kernels by entry point, with their algorithm (the
-/// `_lb` / `_r80` entries cap registers with `__launch_bounds__`).
-pub const MORRIS_SUMMARY_KERNELS: &[(&str, MorrisKernel)] = &[
-    ("morris_summary", MorrisKernel::V2),
-    ("morris_summary3l", MorrisKernel::V3Lane),
-    ("morris_summary3w", MorrisKernel::V3Warp),
-    ("morris_summary3l_lb", MorrisKernel::V3Lane),
-    ("morris_summary3w_lb", MorrisKernel::V3Warp),
-    ("morris_summary3w_r80", MorrisKernel::V3Warp),
-    ("morris_summary3w_r48", MorrisKernel::V3Warp),
-    ("morris_summary3b_lb", MorrisKernel::V3Batch),
-    ("morris_summary3b_r80", MorrisKernel::V3Batch),
-];
-
-/// The per-position Morris expansion kernels by entry point.
-pub const MORRIS_EXPAND_KERNELS: &[(&str, MorrisKernel)] = &[
-    ("morris_expand", MorrisKernel::V2),
-    ("morris_expand3l", MorrisKernel::V3Lane),
-    ("morris_expand3w", MorrisKernel::V3Warp),
-];
-
-/// The expansion kernel behind [`CudaBackend::morris_expand_ranks`] and
-/// [`CudaBackend::morris_expand_streamed`].
-const DEFAULT_EXPAND: &str = "morris_expand3w";
+/// Threads per block of [`SUMMARY_KERNEL`]: its `__launch_bounds__(512, 2)`
+/// (64 registers a thread) were measured at this size.
+pub const SUMMARY_BLOCK: u32 = 512;
 
 /// Dynamic shared memory of a v3 kernel (`mc_load` in morris.cu): its term
 /// table (24 x L1 x (L1 + 2) pairs of u64) and a queue per warp of `queue`
@@ -78,15 +41,16 @@ fn morris3_smem(part: MorrisPartition, block: u32, queue: u32) -> u32 {
     24 * l1 * (l1 + 2) * 16 + block.div_ceil(32) * queue
 }
 
-/// Dynamic shared memory of a Morris expansion kernel at `block` threads.
-fn morris_kernel_smem(kind: MorrisKernel, part: MorrisPartition, block: u32) -> u32 {
-    match kind {
-        MorrisKernel::V2 => morris_smem(part),
-        MorrisKernel::V3Lane | MorrisKernel::V3Warp => {
-            morris3_smem(part, block, 128 * 12 + 32 * 12)
-        }
-        MorrisKernel::V3Batch => morris3_smem(part, block, 128 * 24),
-    }
+/// Dynamic shared memory of [`EXPAND_KERNEL`] (MODE 1 queues: 128 slots of
+/// 12 bytes and 32 accumulators of 12 bytes per warp).
+fn expand_smem(part: MorrisPartition, block: u32) -> u32 {
+    morris3_smem(part, block, 128 * 12 + 32 * 12)
+}
+
+/// Dynamic shared memory of [`SUMMARY_KERNEL`] (MODE 2 queues: 128 slots of
+/// 24 bytes per warp).
+fn summary_smem(part: MorrisPartition, block: u32) -> u32 {
+    morris3_smem(part, block, 128 * 24)
 }
 
 /// The most dynamic shared memory a v3 kernel is allowed (opted in at load:
@@ -94,10 +58,10 @@ fn morris_kernel_smem(kind: MorrisKernel, part: MorrisPartition, block: u32) -> 
 /// 227 KiB).
 const MORRIS3_SMEM_MAX: i32 = 160 * 1024;
 
-/// Dynamic shared memory of the Morris kernels: common.cuh's term table for
-/// counts up to max(k1, k2), `tb_terms_len(L1)` u64 (at most 38,400 bytes for
-/// 9 pieces a side, under the 48 KiB a block gets without opting in).
-fn morris_smem(part: MorrisPartition) -> u32 {
+/// Dynamic shared memory of the retro kernels: the term table for counts up
+/// to max(k1, k2), `tb_terms_len(L1)` u64 (at most 38,400 bytes for 9 pieces
+/// a side, under the 48 KiB a block gets without opting in).
+fn retro_smem(part: MorrisPartition) -> u32 {
     let l1 = part.mover().max(part.opponent()) + 1;
     2 * 24 * l1 * l1 * 8
 }
@@ -107,12 +71,11 @@ pub struct MorrisCuda {
     device: Arc<CudaDevice>,
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    // Modules stay loaded while their functions are in use.
-    _modules: Vec<Arc<CudaModule>>,
+    // The module stays loaded while its functions are in use.
+    _module: Arc<CudaModule>,
     rank_check: CudaFunction,
-    // Parallel to MORRIS_EXPAND_KERNELS / MORRIS_SUMMARY_KERNELS.
-    morris_expands: Vec<CudaFunction>,
-    morris_summaries: Vec<CudaFunction>,
+    expand: CudaFunction,
+    summary: CudaFunction,
     retro_first: CudaFunction,
     retro_candidates: CudaFunction,
     retro_compact: CudaFunction,
@@ -130,49 +93,35 @@ impl MorrisCuda {
     /// board tables.
     pub fn new(device: Arc<CudaDevice>) -> Result<MorrisCuda> {
         let bin = rank24::bin_flat();
-        let mut modules = Vec::new();
-        for (file, source) in KERNEL_SOURCES {
-            let mut tables: Vec<(&str, &[u32])> = vec![("TB_BIN", &bin)];
-            if *file == "retro.cu" {
-                tables.push(("MORRIS_SYM", &retro::SYM_NIBBLES));
-            }
-            if *file == "morris.cu" || *file == "retro.cu" {
-                tables.push(("MORRIS_ADJ", &expand::ADJACENT));
-                tables.push(("MORRIS_MILLS", &expand::MILLS));
-                tables.push(("MORRIS_MILLS_AT", &expand::MILLS_AT));
-            }
-            modules.push(device.load_module(file, source, &tables)?);
-        }
-        let rank_check = device.function(&modules[0], "tb_rank_check")?;
-        let mut morris_expands = Vec::new();
-        let mut morris_summaries = Vec::new();
-        for (list, out) in [
-            (MORRIS_EXPAND_KERNELS, &mut morris_expands),
-            (MORRIS_SUMMARY_KERNELS, &mut morris_summaries),
-        ] {
-            for (name, kind) in list {
-                let f = device.function(&modules[1], name)?;
-                if *kind != MorrisKernel::V2 {
-                    f.set_attribute(
-                        cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        MORRIS3_SMEM_MAX,
-                    )
-                    .map_err(cuda_err(&format!("allowing {name} more shared memory")))?;
-                }
-                out.push(f);
-            }
-        }
+        let (file, source) = KERNEL_SOURCES[0];
+        let tables: [(&str, &[u32]); 5] = [
+            ("TB_BIN", &bin),
+            ("MORRIS_SYM", &retro::SYM_NIBBLES),
+            ("MORRIS_ADJ", &expand::ADJACENT),
+            ("MORRIS_MILLS", &expand::MILLS),
+            ("MORRIS_MILLS_AT", &expand::MILLS_AT),
+        ];
+        let module = device.load_module(file, source, &tables)?;
+        let v3 = |name: &str| -> Result<CudaFunction> {
+            let f = device.function(&module, name)?;
+            f.set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                MORRIS3_SMEM_MAX,
+            )
+            .map_err(cuda_err(&format!("allowing {name} more shared memory")))?;
+            Ok(f)
+        };
         Ok(MorrisCuda {
             ctx: device.context().clone(),
             stream: device.stream().clone(),
-            rank_check,
-            morris_expands,
-            morris_summaries,
-            retro_first: device.function(&modules[2], "retro_first_scan")?,
-            retro_candidates: device.function(&modules[2], "retro_candidates")?,
-            retro_compact: device.function(&modules[2], "retro_compact")?,
-            retro_pass: device.function(&modules[2], "retro_pass_candidates")?,
-            _modules: modules,
+            rank_check: device.function(&module, "tb_rank_check")?,
+            expand: v3(EXPAND_KERNEL)?,
+            summary: v3(SUMMARY_KERNEL)?,
+            retro_first: device.function(&module, "retro_first_scan")?,
+            retro_candidates: device.function(&module, "retro_candidates")?,
+            retro_compact: device.function(&module, "retro_compact")?,
+            retro_pass: device.function(&module, "retro_pass_candidates")?,
+            _module: module,
             device,
         })
     }
@@ -180,45 +129,6 @@ impl MorrisCuda {
     /// The device.
     pub fn device(&self) -> &Arc<CudaDevice> {
         &self.device
-    }
-
-    /// A Morris kernel of `list` by entry point, its function and algorithm.
-    fn morris_kernel<'a>(
-        &'a self,
-        list: &[(&str, MorrisKernel)],
-        functions: &'a [CudaFunction],
-        name: &str,
-    ) -> Result<(&'a CudaFunction, MorrisKernel)> {
-        list.iter()
-            .position(|(n, _)| *n == name)
-            .map(|i| (&functions[i], list[i].1))
-            .ok_or_else(|| Error::Cuda(format!("no Morris kernel named {name}")))
-    }
-
-    /// Blocks of `block` threads of summary kernel `name` (one of
-    /// [`MORRIS_SUMMARY_KERNELS`]) resident per multiprocessor (the occupancy
-    /// its registers and shared memory allow).
-    pub fn morris_summary_occupancy(
-        &self,
-        part: MorrisPartition,
-        block: u32,
-        name: &str,
-    ) -> Result<u32> {
-        let (f, kind) = self.morris_kernel(MORRIS_SUMMARY_KERNELS, &self.morris_summaries, name)?;
-        let most = f
-            .get_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-            )
-            .map_err(cuda_err("querying the block limit"))?;
-        if i64::from(block) > i64::from(most) {
-            return Ok(0);
-        }
-        f.occupancy_max_active_blocks_per_multiprocessor(
-            block,
-            morris_kernel_smem(kind, part, block) as usize,
-            None,
-        )
-        .map_err(cuda_err("querying occupancy"))
     }
 
     fn upload_ranks(&self, ranks: &[Rank]) -> Result<CudaSlice<u64>> {
@@ -267,7 +177,7 @@ impl MorrisCuda {
             .arg(&mut c2)
             .arg(&mut sw)
             .arg(&mut rr);
-        // SAFETY: the arguments match tb_rank_check's signature in hash.cu; every
+        // SAFETY: the arguments match tb_rank_check's signature in morris.cu; every
         // buffer holds n elements and the kernel touches indices below n only.
         unsafe { launch.launch(cfg) }.map_err(cuda_err("launching tb_rank_check"))?;
         let get32 =
@@ -285,25 +195,14 @@ impl MorrisCuda {
             .collect())
     }
 
-    /// Expansions of the given ranks of `part` (the default expansion kernel
-    /// over a rank list; twin [`cpu::morris_expand_ranks`]).
+    /// Expansions of the given ranks of `part` (kernel [`EXPAND_KERNEL`] over a
+    /// rank list; twin [`cpu::morris_expand_ranks`]).
     pub fn morris_expand_ranks(
         &self,
         part: MorrisPartition,
         ranks: &[Rank],
     ) -> Result<Vec<Expansion>> {
-        self.morris_expand_ranks_with(part, ranks, DEFAULT_EXPAND)
-    }
-
-    /// [`Self::morris_expand_ranks`] with expansion kernel `name` (one of
-    /// [`MORRIS_EXPAND_KERNELS`]).
-    pub fn morris_expand_ranks_with(
-        &self,
-        part: MorrisPartition,
-        ranks: &[Rank],
-        name: &str,
-    ) -> Result<Vec<Expansion>> {
-        let (f, kind) = self.morris_kernel(MORRIS_EXPAND_KERNELS, &self.morris_expands, name)?;
+        let f = &self.expand;
         cpu::check_ranks(part, ranks)?;
         if ranks.is_empty() {
             return Ok(Vec::new());
@@ -320,7 +219,7 @@ impl MorrisCuda {
             .map_err(cuda_err("allocating"))?;
         let cfg = self
             .device
-            .grid(f, BLOCK, n as u64, morris_kernel_smem(kind, part, BLOCK))?;
+            .grid(f, BLOCK, n as u64, expand_smem(part, BLOCK))?;
         let (k1, k2, start, n64) = (part.mover(), part.opponent(), 0u64, n as u64);
         let mut launch = self.stream.launch_builder(f);
         launch
@@ -331,9 +230,10 @@ impl MorrisCuda {
             .arg(&dev_ranks)
             .arg(&mut counts)
             .arg(&mut sums);
-        // SAFETY: arguments match morris_expand in morris.cu; ranks, counts and
-        // sums hold n elements and every rank is below the partition size.
-        unsafe { launch.launch(cfg) }.map_err(cuda_err("launching morris_expand"))?;
+        // SAFETY: arguments match morris_expand3w in morris.cu; ranks, counts
+        // and sums hold n elements, every rank is below the partition size (checked
+        // above), and the dynamic shared memory is expand_smem's, what mc_load lays out.
+        unsafe { launch.launch(cfg) }.map_err(cuda_err("launching morris_expand3w"))?;
         let counts = self
             .stream
             .clone_dtoh(&counts)
@@ -353,31 +253,25 @@ impl MorrisCuda {
     }
 
     /// Summary of the expansions of ranks `start..start + count` of `part`,
-    /// reduced on the device (summary kernel `name`, one of
-    /// [`MORRIS_SUMMARY_KERNELS`]; twin [`cpu::morris_summary`]), timed with
-    /// device events; `block` threads per block (a multiple of 32, at most 1024).
+    /// reduced on the device (kernel [`SUMMARY_KERNEL`] in blocks of
+    /// [`SUMMARY_BLOCK`]; twin [`cpu::morris_summary`]), timed with device
+    /// events around the kernel.
     pub fn morris_summary(
         &self,
         part: MorrisPartition,
         start: Rank,
         count: u64,
-        block: u32,
-        name: &str,
     ) -> Result<Timed<Summary>> {
-        let (f, kind) = self.morris_kernel(MORRIS_SUMMARY_KERNELS, &self.morris_summaries, name)?;
+        let f = &self.summary;
+        let block = SUMMARY_BLOCK;
         cpu::check_range(part, start, count)?;
-        if block == 0 || block % 32 != 0 || block > 1024 {
-            return Err(Error::Cuda(format!(
-                "block size {block} is not a multiple of 32 in 32..=1024"
-            )));
-        }
         let mut out = self
             .stream
             .alloc_zeros::<u64>(2)
             .map_err(cuda_err("allocating"))?;
         let cfg = self
             .device
-            .grid(f, block, count, morris_kernel_smem(kind, part, block))?;
+            .grid(f, block, count, summary_smem(part, block))?;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let begin = self
             .ctx
@@ -393,9 +287,11 @@ impl MorrisCuda {
             .map_err(cuda_err("recording an event"))?;
         let mut launch = self.stream.launch_builder(f);
         launch.arg(&k1).arg(&k2).arg(&s0).arg(&count).arg(&mut out);
-        // SAFETY: arguments match morris_summary in morris.cu; out holds 2
-        // elements; ranks start..start+count lie in the partition (checked).
-        unsafe { launch.launch(cfg) }.map_err(cuda_err("launching morris_summary"))?;
+        // SAFETY: arguments match morris_summary3b_lb in morris.cu; out holds 2
+        // elements; ranks start..start+count lie in the partition (checked);
+        // the block is within its launch bounds and the dynamic shared memory
+        // is summary_smem's, what mc_load lays out.
+        unsafe { launch.launch(cfg) }.map_err(cuda_err("launching morris_summary3b_lb"))?;
         end.record(&self.stream)
             .map_err(cuda_err("recording an event"))?;
         let sums = self
@@ -471,14 +367,10 @@ impl MorrisCuda {
                 );
             }
         }
-        let (f, kind) =
-            self.morris_kernel(MORRIS_EXPAND_KERNELS, &self.morris_expands, DEFAULT_EXPAND)?;
-        let cfg = self.device.grid(
-            f,
-            BLOCK,
-            chunk as u64,
-            morris_kernel_smem(kind, part, BLOCK),
-        )?;
+        let f = &self.expand;
+        let cfg = self
+            .device
+            .grid(f, BLOCK, chunk as u64, expand_smem(part, BLOCK))?;
         let setup = t0.elapsed().as_secs_f64();
         let t0 = Instant::now();
         let chunks = count.div_ceil(chunk as u64);
@@ -519,11 +411,11 @@ impl MorrisCuda {
                 .arg(&null)
                 .arg(&mut dev_counts[slot])
                 .arg(&mut dev_sums[slot]);
-            // SAFETY: arguments match morris_expand (a null rank list means
-            // ranks first..first+len); the buffers hold chunk >= len elements.
-            // Stream order puts this kernel after the previous copy out of the
-            // same buffers.
-            unsafe { launch.launch(cfg) }.map_err(cuda_err("launching morris_expand"))?;
+            // SAFETY: arguments match morris_expand3w (a null rank list means
+            // ranks first..first+len, inside the partition: checked above); the
+            // buffers hold chunk >= len elements. Stream order puts this kernel
+            // after the previous copy out of the same buffers.
+            unsafe { launch.launch(cfg) }.map_err(cuda_err("launching morris_expand3w"))?;
             // The pinned buffers of this slot still hold chunk j - 2: hand it
             // over before the next copy overwrites it.
             drain(slot, &mut pending, &host_counts, &host_sums, &mut sink)?;
@@ -575,7 +467,7 @@ impl MorrisCuda {
             .map_err(e("allocating the partition's values"))?;
         let mut stats = s.alloc_zeros::<u64>(4 + 256).map_err(e("allocating"))?;
         let part = MorrisPartition::new(spec.k1, spec.k2)?;
-        let smem = morris_smem(part);
+        let smem = retro_smem(part);
         let (k1, k2, sym) = (spec.k1, spec.k2, u32::from(spec.symmetry));
         // Events: at most one per used index, about 1/16 of the indices with
         // symmetry folding; the kernel counts past the capacity and the scan
@@ -599,7 +491,7 @@ impl MorrisCuda {
                 .arg(&mut events)
                 .arg(&cap)
                 .arg(&mut stats);
-            // SAFETY: arguments match retro_first_scan in retro.cu; values holds
+            // SAFETY: arguments match retro_first_scan in morris.cu; values holds
             // `size` bytes, events `cap` entries (the kernel writes below cap
             // only), stats 260, the dependencies their partitions' sizes
             // (checked above), and every rank the kernel reads in them is a

@@ -3,17 +3,27 @@
 //! or by their CPU twin ([`CpuTwin`], the CPU backend of Morris builds); the
 //! lost `2-k` partitions are declined (trivial for the generic solver).
 
+#[cfg(feature = "cuda")]
 use std::sync::Arc;
 
 use super::retro::{CpuTwin, MorrisSolveSpec};
 use super::{Morris, Part};
-use crate::game::{Device, Game, PartitionKernels, SolvedPartitions};
+use crate::game::{
+    Device, DeviceCheckOptions, DeviceCheckReport, Game, PartitionKernels, SolvedPartitions,
+};
 use crate::value::PartitionId;
 use crate::{Error, Result};
 
+/// The per-position expansion kernel (v3, capture walks shared by the warp).
+pub const EXPAND_KERNEL: &str = "morris_expand3w";
+
+/// The summary kernel: v3 with capture walks batched across positions, the
+/// measured winner of kernels/PERF.md (5.67 G positions/s on an H100, 7-7).
+pub const SUMMARY_KERNEL: &str = "morris_summary3b_lb";
+
 /// Where a Morris partition is solved.
 #[derive(Clone)]
-enum Solver {
+pub(super) enum Solver {
     /// The CPU twin, on all cores.
     Twin,
     /// The Morris kernels on a GPU.
@@ -24,8 +34,8 @@ enum Solver {
 /// Morris's [`PartitionKernels`].
 #[derive(Clone)]
 pub struct MorrisKernels {
-    game: Morris,
-    solver: Solver,
+    pub(super) game: Morris,
+    pub(super) solver: Solver,
 }
 
 impl std::fmt::Debug for MorrisKernels {
@@ -114,5 +124,9 @@ impl PartitionKernels for MorrisKernels {
             #[cfg(feature = "cuda")]
             Solver::Cuda(gpu) => format!("morris on cuda: {}", gpu.device().name()),
         }
+    }
+
+    fn device_check(&self, opts: &DeviceCheckOptions) -> Result<DeviceCheckReport> {
+        super::check::device_check(self, opts)
     }
 }

@@ -82,6 +82,8 @@
 //! (`d6-d5xa1`). The colour in a position is presentation only: positions
 //! with colours and side swapped are the same game state and compare equal.
 
+#[cfg(feature = "build")]
+pub mod check;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 #[cfg(feature = "build")]

@@ -1,5 +1,5 @@
 //! Whole-partition retrograde analysis of Nine Men's Morris (phases II/III)
-//! in the form the GPU runs it (`kernels/retro.cu`), with its CPU twin.
+//! in the form the GPU runs it (`kernels/morris.cu`, kernels `retro_*`), with its CPU twin.
 //!
 //! The bytes are exactly those of [`crate::solve::solve_partition`] on the
 //! game `morris` (src/game/morris.rs): the same first scan (unused index 0,
@@ -47,7 +47,7 @@ pub const PENDING: u8 = 1;
 
 /// Nibble tables of the 15 non-identity symmetries: entry
 /// `(s * 6 + k) * 16 + v` is the image of nibble `v << 4k` under symmetry
-/// `s + 1` (`__constant__ MORRIS_SYM` in `kernels/retro.cu`).
+/// `s + 1` (`__constant__ MORRIS_SYM` in `kernels/morris.cu`).
 pub static SYM_NIBBLES: LazyLock<Vec<u32>> = LazyLock::new(|| {
     let perms = symmetry_permutations();
     let mut out = Vec::with_capacity(15 * 6 * 16);
@@ -335,7 +335,7 @@ const EVENT_CAPTURE: u64 = 1 << 40;
 /// Event distance shift of an event key (ranks stay below 2^40).
 const EVENT_SHIFT: u32 = 41;
 
-/// The CPU twin of `kernels/retro.cu`.
+/// The CPU twin of `kernels/morris.cu`, kernels `retro_*`.
 pub struct CpuTwin<'a> {
     spec: MorrisSolveSpec,
     halves: Vec<Half>,

@@ -1,5 +1,5 @@
 //! CPU twins of the CUDA kernels, parallel with rayon. Each gives, bit for bit,
-//! what its kernel gives: the GPU tests and `tbforge-gpucheck` compare them.
+//! what its kernel gives: `tbforge bench gpu morris` ([`super::check`]) compares them.
 
 use rayon::prelude::*;
 
@@ -38,7 +38,7 @@ pub(crate) fn check_ranks(part: MorrisPartition, ranks: &[Rank]) -> Result<()> {
 }
 
 /// Expansions of ranks `start..start + out.len()` of `part`, into `out`
-/// (the twin of kernel `morris_expand` over a range).
+/// (the twin of kernel `morris_expand3w` over a range).
 pub fn morris_expand_range(
     part: MorrisPartition,
     start: Rank,
@@ -56,7 +56,7 @@ pub fn morris_expand_range(
     Ok(())
 }
 
-/// Expansions of the given ranks of `part` (the twin of kernel `morris_expand`
+/// Expansions of the given ranks of `part` (the twin of kernel `morris_expand3w`
 /// over a rank list).
 pub fn morris_expand_ranks(part: MorrisPartition, ranks: &[Rank]) -> Result<Vec<Expansion>> {
     check_ranks(part, ranks)?;
@@ -67,7 +67,7 @@ pub fn morris_expand_ranks(part: MorrisPartition, ranks: &[Rank]) -> Result<Vec<
 }
 
 /// Summary of the expansions of ranks `start..start + count` of `part` (the
-/// twin of kernel `morris_summary`).
+/// twin of kernel `morris_summary3b_lb`).
 pub fn morris_summary(part: MorrisPartition, start: Rank, count: u64) -> Result<Summary> {
     check_range(part, start, count)?;
     let tasks = count.div_ceil(TASK);

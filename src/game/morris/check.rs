@@ -1,0 +1,398 @@
+//! `tbforge bench gpu morris`: every Morris kernel against its CPU twin on
+//! fresh random inputs, throughput of both, and whole partitions solved by the
+//! twin and by the device with their bytes compared (what the deleted
+//! `tbforge-gpucheck` did, now behind [`PartitionKernels::device_check`]).
+//!
+//! With the kernels on [`Device::Cpu`](crate::game::Device) the twin stands
+//! in for the device: the check then compares the twin with itself, which
+//! exercises this code without a GPU (the CLI test runs it so).
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use super::expand::{mix64, Expansion, MorrisPartition, Summary};
+use super::kernels::{dependencies, spec_of, MorrisKernels, Solver, EXPAND_KERNEL, SUMMARY_KERNEL};
+use super::rank24;
+use super::retro::{CpuTwin, MorrisSolveSpec, SolveStats};
+use super::twin::{self as cpu, RankCheck};
+use crate::game::{
+    DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, Game, PartitionKernels, SolvedPartitions,
+};
+use crate::game::{Layout, Status};
+use crate::value::{PartitionId, Value};
+use crate::{Error, Rank, Result};
+
+/// Partitions of the rank/unrank comparison: the largest, the smallest, the
+/// edges of the count range (all one colour, a single piece).
+const RANK_PARTS: [(u32, u32); 10] = [
+    (7, 7),
+    (9, 9),
+    (3, 3),
+    (12, 12),
+    (3, 9),
+    (9, 3),
+    (8, 5),
+    (0, 24),
+    (24, 0),
+    (1, 0),
+];
+
+/// Partitions of the per-position expansion comparison: sliding, flying
+/// (3 pieces) on either side, and unequal counts both ways round.
+const EXPAND_PARTS: [(u32, u32); 11] = [
+    (7, 7),
+    (9, 9),
+    (3, 3),
+    (3, 9),
+    (9, 3),
+    (8, 5),
+    (5, 8),
+    (4, 3),
+    (3, 4),
+    (6, 6),
+    (9, 6),
+];
+
+/// Runs `f`, returning its value and host-clock seconds.
+fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, f64)> {
+    let t = Instant::now();
+    let v = f()?;
+    Ok((v, t.elapsed().as_secs_f64()))
+}
+
+/// The device side of the check: the GPU's kernels, or the twin in their place.
+impl Solver {
+    fn rank_check(&self, k1: u32, k2: u32, ranks: &[Rank]) -> Result<Vec<RankCheck>> {
+        match self {
+            Solver::Twin => cpu::rank_check(k1, k2, ranks),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(g) => g.rank_check(k1, k2, ranks),
+        }
+    }
+
+    fn expand_ranks(&self, part: MorrisPartition, ranks: &[Rank]) -> Result<Vec<Expansion>> {
+        match self {
+            Solver::Twin => cpu::morris_expand_ranks(part, ranks),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(g) => g.morris_expand_ranks(part, ranks),
+        }
+    }
+
+    /// The summary and its seconds (device events around the kernel; the
+    /// host clock for the twin).
+    fn summary(&self, part: MorrisPartition, start: Rank, count: u64) -> Result<(Summary, f64)> {
+        match self {
+            Solver::Twin => timed(|| cpu::morris_summary(part, start, count)),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(g) => {
+                let r = g.morris_summary(part, start, count)?;
+                Ok((r.value, r.seconds))
+            }
+        }
+    }
+
+    /// Per-position results of ranks `0..count` brought to the host and
+    /// digested there, with the host-clock seconds of the whole stream.
+    fn streamed(&self, part: MorrisPartition, count: u64, chunk: usize) -> Result<(Summary, f64)> {
+        let mut host = Summary::default();
+        let mut sink = |first: Rank, counts: &[u16], sums: &[u64]| -> Result<()> {
+            let s = counts
+                .par_iter()
+                .zip(sums.par_iter())
+                .enumerate()
+                .fold(Summary::default, |mut s, (i, (&c, &x))| {
+                    let e = Expansion {
+                        successors: u32::from(c),
+                        checksum: x,
+                    };
+                    s.add(first.0 + i as u64, e);
+                    s
+                })
+                .reduce(Summary::default, Summary::merge);
+            host = host.merge(s);
+            Ok(())
+        };
+        let seconds = match self {
+            Solver::Twin => {
+                let t = Instant::now();
+                let mut out = vec![Expansion::default(); chunk];
+                let mut first = 0;
+                while first < count {
+                    let len = (count - first).min(chunk as u64) as usize;
+                    cpu::morris_expand_range(part, Rank(first), &mut out[..len])?;
+                    let counts: Vec<u16> = out[..len].iter().map(|e| e.successors as u16).collect();
+                    let sums: Vec<u64> = out[..len].iter().map(|e| e.checksum).collect();
+                    sink(Rank(first), &counts, &sums)?;
+                    first += len as u64;
+                }
+                t.elapsed().as_secs_f64()
+            }
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(g) => {
+                g.morris_expand_streamed(part, Rank(0), count, chunk, sink)?
+                    .seconds
+            }
+        };
+        Ok((host, seconds))
+    }
+
+    fn solve(&self, spec: MorrisSolveSpec, deps: &[&[u8]]) -> Result<SolveStats<Vec<u8>>> {
+        match self {
+            Solver::Twin => CpuTwin::new(spec, deps.to_vec())?.solve(),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(g) => g.morris_solve(spec, deps),
+        }
+    }
+}
+
+/// `n` random ranks below `size`, drawn from `seed` (which advances).
+fn random_ranks(seed: &mut u64, size: u64, n: usize) -> Vec<Rank> {
+    (0..n)
+        .map(|_| {
+            *seed = seed.wrapping_add(1);
+            Rank(mix64(*seed) % size)
+        })
+        .collect()
+}
+
+/// `None` when two result lists are equal, else where they first differ.
+fn first_difference<T: PartialEq + std::fmt::Debug>(want: &[T], got: &[T]) -> Option<String> {
+    if want.len() != got.len() {
+        return Some(format!("{} results, the twin {}", got.len(), want.len()));
+    }
+    let i = want.iter().zip(got).position(|(w, g)| w != g)?;
+    Some(format!(
+        "first difference at {i}: twin {:?}, device {:?}",
+        want[i], got[i]
+    ))
+}
+
+/// The whole check of `kernels` (see the module documentation).
+pub fn device_check(
+    kernels: &MorrisKernels,
+    opts: &DeviceCheckOptions,
+) -> Result<DeviceCheckReport> {
+    let side = &kernels.solver;
+    let mut report = DeviceCheckReport::new(kernels.name(), opts);
+    let mut seed = opts.seed;
+    let samples = opts.samples.max(1);
+
+    // Kernels against twins on fresh random inputs.
+    for (k1, k2) in RANK_PARTS {
+        let size = rank24::size(k1, k2).expect("every listed partition fits on 24 cells");
+        let ranks = random_ranks(&mut seed, size, samples.min(size as usize * 4));
+        let (want, cs) = timed(|| cpu::rank_check(k1, k2, &ranks))?;
+        let (got, gs) = timed(|| side.rank_check(k1, k2, &ranks))?;
+        let unranked_back = want
+            .iter()
+            .zip(&ranks)
+            .filter(|(w, r)| w.rank != r.0)
+            .count();
+        let diff = first_difference(&want, &got);
+        let n = ranks.len() as u64;
+        let detail = match (&diff, unranked_back) {
+            (None, 0) => format!("{n} random ranks: boards, swapped ranks and re-ranks equal"),
+            (None, b) => format!("{b} ranks do not come back from their boards"),
+            (Some(d), _) => d.clone(),
+        };
+        report.rows.push(
+            DeviceCheckRow::new("tb_rank_check", format!("{k1}-{k2}"), n)
+                .cpu(n, cs)
+                .gpu(n, gs)
+                .matched(diff.is_none() && unranked_back == 0, detail),
+        );
+    }
+    for (k1, k2) in EXPAND_PARTS {
+        let part = MorrisPartition::new(k1, k2)?;
+        let ranks = random_ranks(&mut seed, part.size(), samples);
+        let (want, cs) = timed(|| cpu::morris_expand_ranks(part, &ranks))?;
+        let (got, gs) = timed(|| side.expand_ranks(part, &ranks))?;
+        let succ: u64 = want.iter().map(|e| u64::from(e.successors)).sum();
+        let diff = first_difference(&want, &got);
+        let n = ranks.len() as u64;
+        report.rows.push(
+            DeviceCheckRow::new(EXPAND_KERNEL, format!("{k1}-{k2}"), n)
+                .cpu(n, cs)
+                .gpu(n, gs)
+                .matched(
+                    diff.is_none(),
+                    diff.unwrap_or_else(|| format!("{n} random ranks, {succ} successors")),
+                ),
+        );
+    }
+
+    // Throughput: the first 2^work_log2 ranks of 7-7 (GPU.md's probe), the
+    // twin on all cores against the summary kernel; then the same ranks'
+    // per-position results streamed to the host.
+    let part = MorrisPartition::new(7, 7)?;
+    let count = (1u64 << opts.work_log2.min(40)).min(part.size());
+    if !matches!(side, Solver::Twin) {
+        // Clocks and caches: the first launch is not timed.
+        side.summary(part, Rank(0), count.min(1 << 22))?;
+    }
+    let (want, cs) = timed(|| cpu::morris_summary(part, Rank(0), count))?;
+    let (got, gs) = side.summary(part, Rank(0), count)?;
+    report.rows.push(
+        DeviceCheckRow::new(SUMMARY_KERNEL, "7-7", count)
+            .cpu(count, cs)
+            .gpu(count, gs)
+            .matched(
+                got == want,
+                format!(
+                    "first {count} ranks: {} successors, digest {:016x} (device {:016x}); device events",
+                    want.successors, want.digest, got.digest
+                ),
+            ),
+    );
+    let chunk = (1usize << 24).min(count as usize).max(1);
+    let (streamed, ss) = side.streamed(part, count, chunk)?;
+    report.rows.push(
+        DeviceCheckRow::new(format!("{} streamed", EXPAND_KERNEL), "7-7", count)
+            .cpu(count, cs)
+            .gpu(count, ss)
+            .matched(
+                streamed == want,
+                format!(
+                    "per-position results to pinned host memory, 2 streams, chunks of {chunk}, digested on the host"
+                ),
+            ),
+    );
+    // Ranges that end inside a warp (lanes standing in past the end).
+    for (k1, k2) in [(7, 7), (9, 9), (3, 9)] {
+        let p = MorrisPartition::new(k1, k2)?;
+        let start = Rank(12_345);
+        let n = 1_000_003u64.min((1u64 << opts.work_log2.min(40)) | 3);
+        let (want, cs) = timed(|| cpu::morris_summary(p, start, n))?;
+        let (got, gs) = side.summary(p, start, n)?;
+        report.rows.push(
+            DeviceCheckRow::new(SUMMARY_KERNEL, format!("{k1}-{k2}"), n)
+                .cpu(n, cs)
+                .gpu(n, gs)
+                .matched(
+                    got == want,
+                    format!("ranks {} + {n} (a partial warp at the end)", start.0),
+                ),
+        );
+    }
+    // Other partitions: the largest and flying, the device over a quarter of
+    // the 7-7 workload, the twin over a 16th of that (both compared there).
+    for (k1, k2) in [(9, 9), (8, 8), (3, 9)] {
+        let p = MorrisPartition::new(k1, k2)?;
+        let n = (count / 4).clamp(1, p.size());
+        let m = (n / 16).max(1);
+        let (_, gs) = side.summary(p, Rank(0), n)?;
+        let (want, cs) = timed(|| cpu::morris_summary(p, Rank(0), m))?;
+        let (got, _) = side.summary(p, Rank(0), m)?;
+        report.rows.push(
+            DeviceCheckRow::new(SUMMARY_KERNEL, format!("{k1}-{k2}"), n)
+                .cpu(m, cs)
+                .gpu(n, gs)
+                .matched(
+                    got == want,
+                    format!("device over the first {n} ranks; compared over the first {m}"),
+                ),
+        );
+    }
+
+    solve_rows(kernels, side, opts, &mut report)?;
+    Ok(report)
+}
+
+/// Every partition of the game (up to the size cap) solved in build order by
+/// the device and by the twin, bytes compared; the device's values feed the
+/// later partitions. The lost `2-k` partitions (no kernel) are filled here:
+/// every legal position in them is lost on the spot.
+fn solve_rows(
+    kernels: &MorrisKernels,
+    side: &Solver,
+    opts: &DeviceCheckOptions,
+    report: &mut DeviceCheckReport,
+) -> Result<()> {
+    let game = &kernels.game;
+    let layout = Layout::new(game)?;
+    let order = layout.order();
+    let mut solved: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
+    let (mut total_n, mut total_c, mut total_g, mut all_same) = (0u64, 0.0, 0.0, true);
+    let mut compared = 0;
+    let mut skipped = Vec::new();
+    for slot in 0..layout.len() {
+        let p = order[slot];
+        let name = game.partition_name(p);
+        let size = layout.size(slot);
+        if size > opts.solve_max_size {
+            skipped.push(name);
+            continue;
+        }
+        let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
+        let Some(spec) = spec_of(game, p) else {
+            solved[slot] = Some(lost_partition(game, p, size)?);
+            continue;
+        };
+        let before = SolvedPartitions::from_slots(&order[..slot], &deps);
+        let Ok(d) = dependencies(&spec, &before) else {
+            skipped.push(format!("{name} (a dependency was skipped)"));
+            continue;
+        };
+        let (dev, gs) = timed(|| side.solve(spec, &d))?;
+        let row = DeviceCheckRow::new("retro solve", name.clone(), size).gpu(size, gs);
+        let row = if size <= opts.cpu_max_size {
+            let (twin, cs) = timed(|| CpuTwin::new(spec, d.clone())?.solve())?;
+            let diff = first_difference(&twin.value, &dev.value);
+            total_n += size;
+            compared += 1;
+            total_c += cs;
+            total_g += gs;
+            all_same &= diff.is_none();
+            row.cpu(size, cs).matched(
+                diff.is_none(),
+                diff.unwrap_or_else(|| {
+                    format!(
+                        "bytes identical; {} passes, {} pending after the first scan",
+                        dev.passes, dev.first_pending
+                    )
+                }),
+            )
+        } else {
+            row.note(format!("device only ({} passes)", dev.passes))
+        };
+        report.rows.push(row);
+        solved[slot] = Some(dev.value);
+    }
+    if compared > 1 {
+        report.rows.push(
+            DeviceCheckRow::new("retro solve", format!("all {compared} compared"), total_n)
+                .cpu(total_n, total_c)
+                .gpu(total_n, total_g)
+                .matched(all_same, "sum of the compared partitions"),
+        );
+    }
+    if !skipped.is_empty() {
+        report.rows.push(
+            DeviceCheckRow::new("retro solve", "skipped", 0).note(format!(
+                "over --solve-max-size {}: {}",
+                opts.solve_max_size,
+                skipped.join(", ")
+            )),
+        );
+    }
+    Ok(())
+}
+
+/// A partition where the side to move has two pieces: each legal index is a
+/// loss at distance 0, as the generic solver finds by the game's status.
+fn lost_partition(game: &super::Morris, p: PartitionId, size: u64) -> Result<Vec<u8>> {
+    use rayon::prelude::*;
+    let lost = Value::at_distance(0).expect("distance 0 exists").to_byte();
+    (0..size)
+        .into_par_iter()
+        .map(|r| match game.unrank(p, Rank(r)) {
+            None => Ok(Value::ILLEGAL.to_byte()),
+            Some(pos) if game.status(&pos) == Status::Lost => Ok(lost),
+            Some(_) => Err(Error::Cuda(format!(
+                "{} index {r}: a position with two pieces to move is not lost",
+                game.partition_name(p)
+            ))),
+        })
+        .collect()
+}
