@@ -2,7 +2,7 @@
 //! specification; this code follows it field by field.
 
 use super::atomic::write_atomic_with;
-use super::{FormatError, Stored, ValueEncoding};
+use super::{count, FormatError, Stored, ValueEncoding};
 use crate::game::{GameInfo, GameKind};
 use crate::value::{PartitionId, Rank, Value};
 use std::borrow::Cow;
@@ -233,7 +233,12 @@ pub fn write_partition_file_from<E: From<FormatError>>(
     let index_len = usize::try_from(block_count)
         .ok()
         .and_then(|n| n.checked_mul(INDEX_ENTRY_LEN))
-        .ok_or_else(|| bad(format!("{positions} positions need too many blocks")))?;
+        .ok_or_else(|| {
+            bad(format!(
+                "{} need too many blocks",
+                count(positions, "position", "positions")
+            ))
+        })?;
     let data_offset = (HEADER_LEN + index_len) as u64;
     let group = (group_blocks() as u64 * u64::from(bp)).min(positions) as usize;
 
@@ -495,7 +500,10 @@ impl TableFile {
         let short = || {
             self.corrupt(
                 None,
-                format!("{len} bytes at offset {offset} lie past the end of the file (truncated)"),
+                format!(
+                    "reading {} at offset {offset}: past the end of the file (truncated)",
+                    count(len as u64, "byte", "bytes")
+                ),
             )
         };
         match &self.source {
@@ -562,7 +570,8 @@ impl TableFile {
         let actual_len = self.len()?;
         if actual_len < 8 {
             return Err(bad(format!(
-                "{actual_len} bytes: too short to be a tablebase file (truncated)"
+                "{}: too short to be a tablebase file (truncated)",
+                count(actual_len, "byte", "bytes")
             )));
         }
         if self.read_at(0, 8)?[..] != MAGIC {
@@ -570,7 +579,8 @@ impl TableFile {
         }
         if actual_len < (HEADER_LEN + TRAILER_LEN) as u64 {
             return Err(bad(format!(
-                "{actual_len} bytes: shorter than header and trailer (truncated)"
+                "{}: shorter than header and trailer (truncated)",
+                count(actual_len, "byte", "bytes")
             )));
         }
         let h = self.read_at(0, HEADER_LEN)?.into_owned();
@@ -587,7 +597,8 @@ impl TableFile {
         let file_len = u64_at(104);
         if file_len != actual_len {
             return Err(bad(format!(
-                "the header says {file_len} bytes but the file has {actual_len} (truncated, extended or damaged)"
+                "the header gives a length of {}, the file has {actual_len} (truncated, extended or damaged)",
+                count(file_len, "byte", "bytes")
             )));
         }
         let block_count = u64_at(80);
@@ -654,8 +665,13 @@ impl TableFile {
         }
         if positions.div_ceil(u64::from(block_positions)) != block_count {
             return Err(bad(format!(
-                "{positions} positions in blocks of {block_positions} need {} blocks, the header says {block_count}",
-                positions.div_ceil(u64::from(block_positions))
+                "{} in blocks of {block_positions} need {}, the header says {block_count}",
+                count(positions, "index", "indices"),
+                count(
+                    positions.div_ceil(u64::from(block_positions)),
+                    "block",
+                    "blocks"
+                )
             )));
         }
         let index_offset = u64_at(88);
@@ -732,7 +748,10 @@ impl TableFile {
             .ok_or_else(|| {
                 self.corrupt(
                     None,
-                    format!("block {block} asked for; the file has {}", self.index.len()),
+                    format!(
+                        "block {block} asked for; the file has {}",
+                        count(self.index.len() as u64, "block", "blocks")
+                    ),
                 )
             })?;
         let bytes = self.read_at(r.offset, r.len as usize)?;
@@ -749,7 +768,10 @@ impl TableFile {
         if raw.len() != raw_len {
             return Err(self.corrupt(
                 Some(block),
-                format!("decompresses to {} bytes, expected {raw_len}", raw.len()),
+                format!(
+                    "decompresses to {}, expected {raw_len}",
+                    count(raw.len() as u64, "byte", "bytes")
+                ),
             ));
         }
         if self.header.encoding == ValueEncoding::Wdl2 {

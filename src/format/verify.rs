@@ -3,8 +3,8 @@
 //! positions from their successors.
 
 use super::{
-    read_manifest, Counts, FileEntry, FormatError, Manifest, TableFile, Totals, ValueEncoding,
-    MANIFEST_NAME,
+    count, read_manifest, Counts, FileEntry, FormatError, Manifest, TableFile, Totals,
+    ValueEncoding, MANIFEST_NAME,
 };
 use crate::game::{open_game, Game, GameKind, GameVisitor, Status};
 use crate::probe::Tablebase;
@@ -265,8 +265,10 @@ impl GameVisitor for GameChecks<'_> {
             let size = game.partition_size(f.partition);
             if size != f.positions {
                 self.failures.push(format!(
-                    "{}: {} positions, but partition {} has {size}",
-                    f.name, f.positions, f.partition
+                    "{}: {}, but partition {} has {size}",
+                    f.name,
+                    count(f.positions, "index", "indices"),
+                    f.partition
                 ));
             }
             let name = game.partition_name(f.partition);
@@ -323,7 +325,11 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
     if len != entry.bytes {
         c.fail(
             None,
-            format!("{len} bytes, the manifest says {}", entry.bytes),
+            format!(
+                "{}, the manifest says {}",
+                count(len, "byte", "bytes"),
+                entry.bytes
+            ),
         );
     }
     if crc != entry.crc32 {
@@ -370,8 +376,9 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
     }
     if h.positions != entry.positions {
         mismatch(format!(
-            "{} positions, the manifest says {}",
-            h.positions, entry.positions
+            "{}, the manifest says {}",
+            count(h.positions, "index", "indices"),
+            entry.positions
         ));
     }
     let mut counts = Counts::default();
@@ -617,29 +624,107 @@ pub fn render_verify_text(r: &VerifyReport) -> String {
             }
         }
     }
-    let failed = r.files.iter().filter(|f| !f.ok).count();
+    let failed = r.files.iter().filter(|f| !f.ok).count() as u64;
+    let verdict = if r.ok {
+        "all checks passed".to_string()
+    } else {
+        let files = (failed > 0).then(|| count(failed, "file", "files"));
+        let manifest = (!r.manifest_failures.is_empty()).then(|| "the manifest".to_string());
+        let what: Vec<String> = files.into_iter().chain(manifest).collect();
+        format!("FAILED ({})", what.join(" and "))
+    };
     s += &format!(
-        "{}: {} files, {} blocks checked{}; {}\n",
+        "{}: {}, {} checked{}; {verdict}\n",
         r.dir,
-        r.files_checked,
-        r.blocks_checked,
+        count(r.files_checked as u64, "file", "files"),
+        count(r.blocks_checked, "block", "blocks"),
         if r.deep {
-            format!(", {} positions re-derived", r.positions_sampled)
+            format!(
+                ", {} re-derived",
+                count(r.positions_sampled, "position", "positions")
+            )
         } else {
             String::new()
         },
-        if r.ok {
-            "all checks passed".to_string()
-        } else {
-            format!(
-                "FAILED ({failed} files{})",
-                if r.manifest_failures.is_empty() {
-                    String::new()
-                } else {
-                    ", manifest".to_string()
-                }
-            )
-        }
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(files: &[(&str, bool)], blocks: u64, manifest_ok: bool, deep: bool) -> VerifyReport {
+        let files: Vec<FileCheck> = files
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, ok))| FileCheck {
+                name: name.into(),
+                partition: PartitionId(i as u32),
+                ok,
+                blocks: 1,
+                sampled: 0,
+                failures: if ok {
+                    Vec::new()
+                } else {
+                    vec![BlockFailure {
+                        block: Some(0),
+                        message: "checksum".into(),
+                    }]
+                },
+            })
+            .collect();
+        let manifest_failures = if manifest_ok {
+            Vec::new()
+        } else {
+            vec!["totals".to_string()]
+        };
+        VerifyReport {
+            dir: "tb".into(),
+            ok: manifest_ok && files.iter().all(|f| f.ok),
+            deep,
+            files_checked: files.len(),
+            blocks_checked: blocks,
+            positions_sampled: if deep { 1 } else { 0 },
+            manifest_failures,
+            files,
+        }
+    }
+
+    #[test]
+    fn counts_in_the_summary_agree_with_their_nouns() {
+        let last = |r: &VerifyReport| render_verify_text(r).lines().last().unwrap().to_string();
+        assert_eq!(
+            last(&report(&[("a.tbf", true)], 1, true, true)),
+            "tb: 1 file, 1 block checked, 1 position re-derived; all checks passed"
+        );
+        assert_eq!(
+            last(&report(&[("a.tbf", true), ("b.tbf", true)], 7, true, false)),
+            "tb: 2 files, 7 blocks checked; all checks passed"
+        );
+        assert_eq!(
+            last(&report(
+                &[("a.tbf", false), ("b.tbf", true)],
+                2,
+                true,
+                false
+            )),
+            "tb: 2 files, 2 blocks checked; FAILED (1 file)"
+        );
+        assert_eq!(
+            last(&report(
+                &[("a.tbf", false), ("b.tbf", false)],
+                2,
+                false,
+                false
+            )),
+            "tb: 2 files, 2 blocks checked; FAILED (2 files and the manifest)"
+        );
+        assert_eq!(
+            last(&report(&[], 0, false, false)),
+            "tb: 0 files, 0 blocks checked; FAILED (the manifest)"
+        );
+        let text = render_verify_text(&report(&[("a.tbf", false)], 1, false, false));
+        assert!(text.starts_with("FAIL manifest: totals\nFAIL a.tbf block 0: checksum\n"));
+    }
 }

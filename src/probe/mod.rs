@@ -30,7 +30,9 @@ mod cache;
 
 pub use bench::{bench, render_bench_text, BenchOptions, BenchRow};
 
-use crate::format::{read_manifest, FormatError, Manifest, Stored, TableFile, ValueEncoding};
+use crate::format::{
+    count, read_manifest, FormatError, Manifest, Stored, TableFile, ValueEncoding,
+};
 use crate::game::{open_game, Game, GameKind, GameVisitor, Status};
 use crate::value::{Outcome, PartitionId, Rank, Value};
 use cache::BlockCache;
@@ -230,12 +232,17 @@ impl Tablebase {
         }
         if h.positions != e.positions {
             wrong.push(format!(
-                "{} positions (manifest: {})",
-                h.positions, e.positions
+                "{} (manifest: {})",
+                count(h.positions, "index", "indices"),
+                e.positions
             ));
         }
         if h.file_len != e.bytes {
-            wrong.push(format!("{} bytes (manifest: {})", h.file_len, e.bytes));
+            wrong.push(format!(
+                "a length of {} (manifest: {})",
+                count(h.file_len, "byte", "bytes"),
+                e.bytes
+            ));
         }
         if wrong.is_empty() {
             Ok(())
