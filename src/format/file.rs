@@ -413,6 +413,8 @@ pub struct TableFile {
     source: Source,
     header: Header,
     index: Vec<BlockRef>,
+    /// The trailer's crc32 of the header and the index.
+    sealed_crc32: u32,
 }
 
 impl std::fmt::Debug for TableFile {
@@ -555,17 +557,19 @@ impl TableFile {
                 file_len: 0,
             },
             index: Vec::new(),
+            sealed_crc32: 0,
         };
-        let (header, index) = tf.check_structure()?;
+        let (header, index, sealed_crc32) = tf.check_structure()?;
         tf.header = header;
         tf.index = index;
+        tf.sealed_crc32 = sealed_crc32;
         Ok(tf)
     }
 
     /// Checks everything but the blocks' contents, in an order that gives the
     /// most telling message first (not a tablebase, wrong version, truncated,
     /// damaged header or index).
-    fn check_structure(&self) -> Result<(Header, Vec<BlockRef>), FormatError> {
+    fn check_structure(&self) -> Result<(Header, Vec<BlockRef>, u32), FormatError> {
         let bad = |m: String| self.corrupt(None, m);
         let actual_len = self.len()?;
         if actual_len < 8 {
@@ -723,7 +727,30 @@ impl TableFile {
                 file_len - TRAILER_LEN as u64
             )));
         }
-        Ok((header, index))
+        Ok((header, index, stored))
+    }
+
+    /// The crc32 of the whole file as it must be if every block matches its
+    /// index entry, computed without reading a block: from the trailer's
+    /// checksum of the header and index, each index entry's crc32 and length,
+    /// and the trailer. Equal to the manifest's crc32 of an unchanged file;
+    /// the probe compares the two when it opens a file, which binds the index
+    /// (and through it every block, checked as read) to the manifest: a file
+    /// whose blocks were reordered, copied or rewritten and whose index and
+    /// trailer were made to match is refused, not read.
+    pub fn whole_file_crc32(&self) -> u32 {
+        let sealed_len = self.header.data_offset;
+        let mut crc = crc32fast::Hasher::new_with_initial_len(self.sealed_crc32, sealed_len);
+        for r in &self.index {
+            crc.combine(&crc32fast::Hasher::new_with_initial_len(
+                r.crc32,
+                u64::from(r.len),
+            ));
+        }
+        crc.update(&self.sealed_crc32.to_le_bytes());
+        crc.update(&[0; 4]);
+        crc.update(&TRAILER_MAGIC);
+        crc.finalize()
     }
 
     /// The block holding `rank` and the position's place inside it.
@@ -965,6 +992,8 @@ mod tests {
                     assert_eq!(calls, n.div_ceil(small * bp as usize), "{what}");
                     assert_eq!(sum.bytes, got.len() as u64, "{what}");
                     assert_eq!(sum.crc32, crc32fast::hash(&got), "{what}");
+                    let read = TableFile::from_bytes("p.tbf", got.clone()).unwrap();
+                    assert_eq!(read.whole_file_crc32(), sum.crc32, "{what}");
                     let sum2 = write_partition_file_with(
                         &path,
                         &info(kind),

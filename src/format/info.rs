@@ -40,7 +40,8 @@ pub struct InfoReport {
 /// The manifest of the tablebase in `dir`, summarised.
 pub fn info(dir: &Path) -> Result<InfoReport, FormatError> {
     let m = read_manifest(dir)?;
-    let bytes: u64 = m.files.iter().map(|f| f.bytes).sum();
+    // Saturating: a damaged manifest's sizes may add up beyond u64 (verify says so).
+    let bytes = m.files.iter().fold(0u64, |a, f| a.saturating_add(f.bytes));
     let positions = m.totals.positions;
     Ok(InfoReport {
         dir: dir.display().to_string(),

@@ -127,18 +127,24 @@ pub fn verify_dir_with(dir: &Path, options: &VerifyOptions) -> Result<VerifyRepo
     };
     check_manifest(&manifest, &mut report.manifest_failures);
     let game = open_game(&manifest.game, &manifest.params);
-    match &game {
+    // Whether the manifest describes exactly the game it names: only then
+    // can the deep check unrank its files' indices in that game.
+    let game_matches = match &game {
         Ok(g) => {
-            let mf = &mut report.manifest_failures;
+            let before = report.manifest_failures.len();
             g.visit(GameChecks {
                 manifest: &manifest,
-                failures: mf,
+                failures: &mut report.manifest_failures,
             });
+            report.manifest_failures.len() == before
         }
-        Err(e) => report
-            .manifest_failures
-            .push(format!("the manifest's game cannot be opened: {e}")),
-    }
+        Err(e) => {
+            report
+                .manifest_failures
+                .push(format!("the manifest's game cannot be opened: {e}"));
+            false
+        }
+    };
     #[cfg(feature = "build")]
     let checks: Vec<FileCheck> = {
         use rayon::prelude::*;
@@ -161,6 +167,9 @@ pub fn verify_dir_with(dir: &Path, options: &VerifyOptions) -> Result<VerifyRepo
 
     if options.deep {
         match (&game, Tablebase::open(dir)) {
+            (Ok(_), _) if !game_matches => report.manifest_failures.push(
+                "deep check skipped: the manifest does not describe the game it names".into(),
+            ),
             (Ok(g), Ok(tb)) => {
                 let sampled = g.visit(Deep {
                     tb: &tb,
@@ -192,19 +201,21 @@ fn check_manifest(m: &Manifest, failures: &mut Vec<String>) {
             m.param_hash
         ));
     }
-    let totals = Totals::sum(&m.files);
-    if totals != m.totals {
-        failures.push(format!(
+    match Totals::checked_sum(&m.files) {
+        Some(totals) if totals == m.totals => {}
+        Some(totals) => failures.push(format!(
             "totals {:?} are not the sums over its files {:?}",
             m.totals, totals
-        ));
+        )),
+        None => failures.push("the files' counts add up to more than 2^64".into()),
     }
     if let (Some(layers), Some(reachable)) = (&m.layers, m.totals.reachable) {
-        if layers.iter().sum::<u64>() != reachable {
-            failures.push(format!(
-                "layers sum to {}, totals.reachable is {reachable}",
-                layers.iter().sum::<u64>()
-            ));
+        match layers.iter().try_fold(0u64, |a, &b| a.checked_add(b)) {
+            Some(sum) if sum == reachable => {}
+            Some(sum) => failures.push(format!(
+                "layers sum to {sum}, totals.reachable is {reachable}"
+            )),
+            None => failures.push("the layers add up to more than 2^64".into()),
         }
     }
     let mut seen = std::collections::BTreeSet::new();
@@ -219,11 +230,41 @@ fn check_manifest(m: &Manifest, failures: &mut Vec<String>) {
         if f.name.is_empty() || f.name.contains(['/', '\\']) || f.name.starts_with('.') {
             failures.push(format!("file name `{}` is not a plain file name", f.name));
         }
-        if f.wins + f.draws + f.losses + f.illegal != f.positions {
+        let counted = [f.draws, f.losses, f.illegal]
+            .iter()
+            .try_fold(f.wins, |a, &b| a.checked_add(b));
+        if counted != Some(f.positions) {
             failures.push(format!(
                 "{}: wins + draws + losses + illegal != positions",
                 f.name
             ));
+        }
+        // A forward search counts every file's reachable positions and
+        // records its layers: both or neither. Reached positions are legal.
+        if f.reachable.is_some() != m.layers.is_some() {
+            failures.push(format!(
+                "{}: reachable is {}, but the manifest {} layers (a forward search gives both)",
+                f.name,
+                if f.reachable.is_some() {
+                    "given"
+                } else {
+                    "null"
+                },
+                if m.layers.is_some() { "has" } else { "has no" }
+            ));
+        }
+        let legal = f
+            .wins
+            .checked_add(f.draws)
+            .and_then(|n| n.checked_add(f.losses));
+        if let (Some(reachable), Some(legal)) = (f.reachable, legal) {
+            if reachable > legal {
+                failures.push(format!(
+                    "{}: {reachable} reachable, more than its {}",
+                    f.name,
+                    count(legal, "legal position", "legal positions")
+                ));
+            }
         }
     }
 }
@@ -247,6 +288,13 @@ impl GameVisitor for GameChecks<'_> {
                 info.param_hash()
             ));
         }
+        if info.params != m.params {
+            self.failures.push(format!(
+                "params `{}` are not the canonical parameters of the game they open (`{}`)",
+                m.canonical_game(),
+                info.canonical()
+            ));
+        }
         if info.kind != m.kind {
             self.failures.push(format!(
                 "kind {:?}, but {} is {:?}",
@@ -254,6 +302,26 @@ impl GameVisitor for GameChecks<'_> {
             ));
         }
         let partitions = game.partitions();
+        // One file per partition, in the game's solving order, as builds write them.
+        let listed: Vec<PartitionId> = m.files.iter().map(|f| f.partition).collect();
+        if listed != partitions {
+            let at = listed
+                .iter()
+                .zip(&partitions)
+                .position(|(a, b)| a != b)
+                .unwrap_or(listed.len().min(partitions.len()));
+            let describe = |p: Option<&PartitionId>| {
+                p.map_or("nothing".to_string(), |p| format!("partition {p}"))
+            };
+            self.failures.push(format!(
+                "the manifest lists {} where {} has {} in solving order; entry {at} is {}, the game's is {}",
+                count(listed.len() as u64, "file", "files"),
+                info.id,
+                count(partitions.len() as u64, "partition", "partitions"),
+                describe(listed.get(at)),
+                describe(partitions.get(at))
+            ));
+        }
         for f in &m.files {
             if !partitions.contains(&f.partition) {
                 self.failures.push(format!(

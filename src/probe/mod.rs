@@ -22,8 +22,10 @@
 //!
 //! A [`Tablebase`] is `Send + Sync`: share one behind an `Arc` across threads.
 //! Files are opened on first use and checked (header, index, trailer
-//! checksum); each block is checked against its crc32 when read, so damage
-//! shows up as [`FormatError::Corrupt`], never as a wrong value.
+//! checksum, and the manifest's whole-file crc32 as the index gives it: see
+//! [`TableFile::whole_file_crc32`]); each block is checked against its crc32
+//! when read, so damage shows up as [`FormatError::Corrupt`], never as a
+//! wrong value.
 
 mod bench;
 mod cache;
@@ -244,17 +246,30 @@ impl Tablebase {
                 e.bytes
             ));
         }
-        if wrong.is_empty() {
-            Ok(())
-        } else {
-            Err(FormatError::Mismatch {
+        if !wrong.is_empty() {
+            return Err(FormatError::Mismatch {
                 file: e.name.clone(),
                 message: format!(
                     "does not belong to this tablebase: its header has {}",
                     wrong.join(", ")
                 ),
-            })
+            });
         }
+        // The header is right; the index must be the one the manifest's
+        // whole-file crc32 was taken over (each block is then checked
+        // against its index entry as it is read).
+        let crc = file.whole_file_crc32();
+        if crc != e.crc32 {
+            return Err(FormatError::Corrupt {
+                file: e.name.clone(),
+                block: None,
+                message: format!(
+                    "its header, block index and trailer give a whole-file crc32 of {crc:08x}, the manifest says {:08x} (the file was changed or replaced)",
+                    e.crc32
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// The stored code of a position (the value byte, or the 2-bit WDL code).
