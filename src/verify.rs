@@ -3,7 +3,7 @@
 //! positions from their successors.
 
 use crate::format::{
-    read_manifest, Counts, FileEntry, FormatError, Manifest, Stored, TableFile, Totals,
+    count, read_manifest, Counts, FileEntry, FormatError, Manifest, Stored, TableFile, Totals,
     ValueEncoding, MANIFEST_NAME,
 };
 use crate::game::{Game, GameKind, Status};
@@ -128,18 +128,24 @@ pub fn verify_dir_with(dir: &Path, options: &VerifyOptions) -> Result<VerifyRepo
     };
     check_manifest(&manifest, &mut report.manifest_failures);
     let game = open_game(&manifest.game, &manifest.params);
-    match &game {
+    // Whether the manifest describes exactly the game it names: only then
+    // can the deep check unrank its files' indices in that game.
+    let game_matches = match &game {
         Ok(g) => {
-            let mf = &mut report.manifest_failures;
+            let before = report.manifest_failures.len();
             g.visit(GameChecks {
                 manifest: &manifest,
-                failures: mf,
+                failures: &mut report.manifest_failures,
             });
+            report.manifest_failures.len() == before
         }
-        Err(e) => report
-            .manifest_failures
-            .push(format!("the manifest's game cannot be opened: {e}")),
-    }
+        Err(e) => {
+            report
+                .manifest_failures
+                .push(format!("the manifest's game cannot be opened: {e}"));
+            false
+        }
+    };
     #[cfg(feature = "build")]
     let checks: Vec<FileCheck> = {
         use rayon::prelude::*;
@@ -162,6 +168,9 @@ pub fn verify_dir_with(dir: &Path, options: &VerifyOptions) -> Result<VerifyRepo
 
     if options.deep {
         match (&game, Tablebase::open(dir)) {
+            (Ok(_), _) if !game_matches => report.manifest_failures.push(
+                "deep check skipped: the manifest does not describe the game it names".into(),
+            ),
             (Ok(g), Ok(tb)) => {
                 let sampled = g.visit(Deep {
                     tb: &tb,
@@ -193,19 +202,21 @@ fn check_manifest(m: &Manifest, failures: &mut Vec<String>) {
             m.param_hash
         ));
     }
-    let totals = Totals::sum(&m.files);
-    if totals != m.totals {
-        failures.push(format!(
+    match Totals::checked_sum(&m.files) {
+        Some(totals) if totals == m.totals => {}
+        Some(totals) => failures.push(format!(
             "totals {:?} are not the sums over its files {:?}",
             m.totals, totals
-        ));
+        )),
+        None => failures.push("the files' counts add up to more than 2^64".into()),
     }
     if let (Some(layers), Some(reachable)) = (&m.layers, m.totals.reachable) {
-        if layers.iter().sum::<u64>() != reachable {
-            failures.push(format!(
-                "layers sum to {}, totals.reachable is {reachable}",
-                layers.iter().sum::<u64>()
-            ));
+        match layers.iter().try_fold(0u64, |a, &b| a.checked_add(b)) {
+            Some(sum) if sum == reachable => {}
+            Some(sum) => failures.push(format!(
+                "layers sum to {sum}, totals.reachable is {reachable}"
+            )),
+            None => failures.push("the layers add up to more than 2^64".into()),
         }
     }
     let mut seen = std::collections::BTreeSet::new();
@@ -220,11 +231,41 @@ fn check_manifest(m: &Manifest, failures: &mut Vec<String>) {
         if f.name.is_empty() || f.name.contains(['/', '\\']) || f.name.starts_with('.') {
             failures.push(format!("file name `{}` is not a plain file name", f.name));
         }
-        if f.wins + f.draws + f.losses + f.illegal != f.positions {
+        let counted = [f.draws, f.losses, f.illegal]
+            .iter()
+            .try_fold(f.wins, |a, &b| a.checked_add(b));
+        if counted != Some(f.positions) {
             failures.push(format!(
                 "{}: wins + draws + losses + illegal != positions",
                 f.name
             ));
+        }
+        // A forward search counts every file's reachable positions and
+        // records its layers: both or neither. Reached positions are legal.
+        if f.reachable.is_some() != m.layers.is_some() {
+            failures.push(format!(
+                "{}: reachable is {}, but the manifest {} layers (a forward search gives both)",
+                f.name,
+                if f.reachable.is_some() {
+                    "given"
+                } else {
+                    "null"
+                },
+                if m.layers.is_some() { "has" } else { "has no" }
+            ));
+        }
+        let legal = f
+            .wins
+            .checked_add(f.draws)
+            .and_then(|n| n.checked_add(f.losses));
+        if let (Some(reachable), Some(legal)) = (f.reachable, legal) {
+            if reachable > legal {
+                failures.push(format!(
+                    "{}: {reachable} reachable, more than its {}",
+                    f.name,
+                    count(legal, "legal position", "legal positions")
+                ));
+            }
         }
     }
 }
@@ -248,6 +289,13 @@ impl GameVisitor for GameChecks<'_> {
                 info.param_hash()
             ));
         }
+        if info.params != m.params {
+            self.failures.push(format!(
+                "params `{}` are not the canonical parameters of the game they open (`{}`)",
+                m.canonical_game(),
+                info.canonical()
+            ));
+        }
         if info.kind != m.kind {
             self.failures.push(format!(
                 "kind {:?}, but {} is {:?}",
@@ -255,6 +303,26 @@ impl GameVisitor for GameChecks<'_> {
             ));
         }
         let partitions = game.partitions();
+        // One file per partition, in the game's solving order, as builds write them.
+        let listed: Vec<PartitionId> = m.files.iter().map(|f| f.partition).collect();
+        if listed != partitions {
+            let at = listed
+                .iter()
+                .zip(&partitions)
+                .position(|(a, b)| a != b)
+                .unwrap_or(listed.len().min(partitions.len()));
+            let describe = |p: Option<&PartitionId>| {
+                p.map_or("nothing".to_string(), |p| format!("partition {p}"))
+            };
+            self.failures.push(format!(
+                "the manifest lists {} where {} has {} in solving order; entry {at} is {}, the game's is {}",
+                count(listed.len() as u64, "file", "files"),
+                info.id,
+                count(partitions.len() as u64, "partition", "partitions"),
+                describe(listed.get(at)),
+                describe(partitions.get(at))
+            ));
+        }
         for f in &m.files {
             if !partitions.contains(&f.partition) {
                 self.failures.push(format!(
@@ -266,8 +334,10 @@ impl GameVisitor for GameChecks<'_> {
             let size = game.partition_size(f.partition);
             if size != f.positions {
                 self.failures.push(format!(
-                    "{}: {} positions, but partition {} has {size}",
-                    f.name, f.positions, f.partition
+                    "{}: {}, but partition {} has {size}",
+                    f.name,
+                    count(f.positions, "index", "indices"),
+                    f.partition
                 ));
             }
             let name = game.partition_name(f.partition);
@@ -324,7 +394,11 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
     if len != entry.bytes {
         c.fail(
             None,
-            format!("{len} bytes, the manifest says {}", entry.bytes),
+            format!(
+                "{}, the manifest says {}",
+                count(len, "byte", "bytes"),
+                entry.bytes
+            ),
         );
     }
     if crc != entry.crc32 {
@@ -371,8 +445,9 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
     }
     if h.positions != entry.positions {
         mismatch(format!(
-            "{} positions, the manifest says {}",
-            h.positions, entry.positions
+            "{}, the manifest says {}",
+            count(h.positions, "index", "indices"),
+            entry.positions
         ));
     }
     let mut counts = Counts::default();
@@ -616,29 +691,107 @@ pub fn render_verify_text(r: &VerifyReport) -> String {
             }
         }
     }
-    let failed = r.files.iter().filter(|f| !f.ok).count();
+    let failed = r.files.iter().filter(|f| !f.ok).count() as u64;
+    let verdict = if r.ok {
+        "all checks passed".to_string()
+    } else {
+        let files = (failed > 0).then(|| count(failed, "file", "files"));
+        let manifest = (!r.manifest_failures.is_empty()).then(|| "the manifest".to_string());
+        let what: Vec<String> = files.into_iter().chain(manifest).collect();
+        format!("FAILED ({})", what.join(" and "))
+    };
     s += &format!(
-        "{}: {} files, {} blocks checked{}; {}\n",
+        "{}: {}, {} checked{}; {verdict}\n",
         r.dir,
-        r.files_checked,
-        r.blocks_checked,
+        count(r.files_checked as u64, "file", "files"),
+        count(r.blocks_checked, "block", "blocks"),
         if r.deep {
-            format!(", {} positions re-derived", r.positions_sampled)
+            format!(
+                ", {} re-derived",
+                count(r.positions_sampled, "position", "positions")
+            )
         } else {
             String::new()
         },
-        if r.ok {
-            "all checks passed".to_string()
-        } else {
-            format!(
-                "FAILED ({failed} files{})",
-                if r.manifest_failures.is_empty() {
-                    String::new()
-                } else {
-                    ", manifest".to_string()
-                }
-            )
-        }
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(files: &[(&str, bool)], blocks: u64, manifest_ok: bool, deep: bool) -> VerifyReport {
+        let files: Vec<FileCheck> = files
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, ok))| FileCheck {
+                name: name.into(),
+                partition: PartitionId(i as u32),
+                ok,
+                blocks: 1,
+                sampled: 0,
+                failures: if ok {
+                    Vec::new()
+                } else {
+                    vec![BlockFailure {
+                        block: Some(0),
+                        message: "checksum".into(),
+                    }]
+                },
+            })
+            .collect();
+        let manifest_failures = if manifest_ok {
+            Vec::new()
+        } else {
+            vec!["totals".to_string()]
+        };
+        VerifyReport {
+            dir: "tb".into(),
+            ok: manifest_ok && files.iter().all(|f| f.ok),
+            deep,
+            files_checked: files.len(),
+            blocks_checked: blocks,
+            positions_sampled: if deep { 1 } else { 0 },
+            manifest_failures,
+            files,
+        }
+    }
+
+    #[test]
+    fn counts_in_the_summary_agree_with_their_nouns() {
+        let last = |r: &VerifyReport| render_verify_text(r).lines().last().unwrap().to_string();
+        assert_eq!(
+            last(&report(&[("a.tbf", true)], 1, true, true)),
+            "tb: 1 file, 1 block checked, 1 position re-derived; all checks passed"
+        );
+        assert_eq!(
+            last(&report(&[("a.tbf", true), ("b.tbf", true)], 7, true, false)),
+            "tb: 2 files, 7 blocks checked; all checks passed"
+        );
+        assert_eq!(
+            last(&report(
+                &[("a.tbf", false), ("b.tbf", true)],
+                2,
+                true,
+                false
+            )),
+            "tb: 2 files, 2 blocks checked; FAILED (1 file)"
+        );
+        assert_eq!(
+            last(&report(
+                &[("a.tbf", false), ("b.tbf", false)],
+                2,
+                false,
+                false
+            )),
+            "tb: 2 files, 2 blocks checked; FAILED (2 files and the manifest)"
+        );
+        assert_eq!(
+            last(&report(&[], 0, false, false)),
+            "tb: 0 files, 0 blocks checked; FAILED (the manifest)"
+        );
+        let text = render_verify_text(&report(&[("a.tbf", false)], 1, false, false));
+        assert!(text.starts_with("FAIL manifest: totals\nFAIL a.tbf block 0: checksum\n"));
+    }
 }

@@ -449,7 +449,7 @@ fn info_summarises_the_manifest() {
     let report = verify_dir(dir.path(), false).unwrap();
     let text = tbforge::verify::render_verify_text(&report);
     assert!(text.contains("FAIL marks5.tbf block 0:"), "{text}");
-    assert!(text.contains("FAILED (1 files)"), "{text}");
+    assert!(text.contains("FAILED (1 file)"), "{text}");
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["ok"], false);
     assert_eq!(json["files"][4]["name"], "marks5.tbf");

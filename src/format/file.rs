@@ -2,7 +2,7 @@
 //! specification; this code follows it field by field.
 
 use super::atomic::write_atomic_with;
-use super::{FormatError, Stored, ValueEncoding};
+use super::{count, FormatError, Stored, ValueEncoding};
 use crate::game::{GameInfo, GameKind};
 use crate::value::{PartitionId, Rank, Value};
 use std::borrow::Cow;
@@ -233,7 +233,12 @@ pub fn write_partition_file_from<E: From<FormatError>>(
     let index_len = usize::try_from(block_count)
         .ok()
         .and_then(|n| n.checked_mul(INDEX_ENTRY_LEN))
-        .ok_or_else(|| bad(format!("{positions} positions need too many blocks")))?;
+        .ok_or_else(|| {
+            bad(format!(
+                "{} need too many blocks",
+                count(positions, "position", "positions")
+            ))
+        })?;
     let data_offset = (HEADER_LEN + index_len) as u64;
     let group = (group_blocks() as u64 * u64::from(bp)).min(positions) as usize;
 
@@ -408,6 +413,8 @@ pub struct TableFile {
     source: Source,
     header: Header,
     index: Vec<BlockRef>,
+    /// The trailer's crc32 of the header and the index.
+    sealed_crc32: u32,
 }
 
 impl std::fmt::Debug for TableFile {
@@ -495,7 +502,10 @@ impl TableFile {
         let short = || {
             self.corrupt(
                 None,
-                format!("{len} bytes at offset {offset} lie past the end of the file (truncated)"),
+                format!(
+                    "reading {} at offset {offset}: past the end of the file (truncated)",
+                    count(len as u64, "byte", "bytes")
+                ),
             )
         };
         match &self.source {
@@ -547,22 +557,25 @@ impl TableFile {
                 file_len: 0,
             },
             index: Vec::new(),
+            sealed_crc32: 0,
         };
-        let (header, index) = tf.check_structure()?;
+        let (header, index, sealed_crc32) = tf.check_structure()?;
         tf.header = header;
         tf.index = index;
+        tf.sealed_crc32 = sealed_crc32;
         Ok(tf)
     }
 
     /// Checks everything but the blocks' contents, in an order that gives the
     /// most telling message first (not a tablebase, wrong version, truncated,
     /// damaged header or index).
-    fn check_structure(&self) -> Result<(Header, Vec<BlockRef>), FormatError> {
+    fn check_structure(&self) -> Result<(Header, Vec<BlockRef>, u32), FormatError> {
         let bad = |m: String| self.corrupt(None, m);
         let actual_len = self.len()?;
         if actual_len < 8 {
             return Err(bad(format!(
-                "{actual_len} bytes: too short to be a tablebase file (truncated)"
+                "{}: too short to be a tablebase file (truncated)",
+                count(actual_len, "byte", "bytes")
             )));
         }
         if self.read_at(0, 8)?[..] != MAGIC {
@@ -570,7 +583,8 @@ impl TableFile {
         }
         if actual_len < (HEADER_LEN + TRAILER_LEN) as u64 {
             return Err(bad(format!(
-                "{actual_len} bytes: shorter than header and trailer (truncated)"
+                "{}: shorter than header and trailer (truncated)",
+                count(actual_len, "byte", "bytes")
             )));
         }
         let h = self.read_at(0, HEADER_LEN)?.into_owned();
@@ -587,7 +601,8 @@ impl TableFile {
         let file_len = u64_at(104);
         if file_len != actual_len {
             return Err(bad(format!(
-                "the header says {file_len} bytes but the file has {actual_len} (truncated, extended or damaged)"
+                "the header gives a length of {}, the file has {actual_len} (truncated, extended or damaged)",
+                count(file_len, "byte", "bytes")
             )));
         }
         let block_count = u64_at(80);
@@ -654,8 +669,13 @@ impl TableFile {
         }
         if positions.div_ceil(u64::from(block_positions)) != block_count {
             return Err(bad(format!(
-                "{positions} positions in blocks of {block_positions} need {} blocks, the header says {block_count}",
-                positions.div_ceil(u64::from(block_positions))
+                "{} in blocks of {block_positions} need {}, the header says {block_count}",
+                count(positions, "index", "indices"),
+                count(
+                    positions.div_ceil(u64::from(block_positions)),
+                    "block",
+                    "blocks"
+                )
             )));
         }
         let index_offset = u64_at(88);
@@ -707,7 +727,30 @@ impl TableFile {
                 file_len - TRAILER_LEN as u64
             )));
         }
-        Ok((header, index))
+        Ok((header, index, stored))
+    }
+
+    /// The crc32 of the whole file as it must be if every block matches its
+    /// index entry, computed without reading a block: from the trailer's
+    /// checksum of the header and index, each index entry's crc32 and length,
+    /// and the trailer. Equal to the manifest's crc32 of an unchanged file;
+    /// the probe compares the two when it opens a file, which binds the index
+    /// (and through it every block, checked as read) to the manifest: a file
+    /// whose blocks were reordered, copied or rewritten and whose index and
+    /// trailer were made to match is refused, not read.
+    pub fn whole_file_crc32(&self) -> u32 {
+        let sealed_len = self.header.data_offset;
+        let mut crc = crc32fast::Hasher::new_with_initial_len(self.sealed_crc32, sealed_len);
+        for r in &self.index {
+            crc.combine(&crc32fast::Hasher::new_with_initial_len(
+                r.crc32,
+                u64::from(r.len),
+            ));
+        }
+        crc.update(&self.sealed_crc32.to_le_bytes());
+        crc.update(&[0; 4]);
+        crc.update(&TRAILER_MAGIC);
+        crc.finalize()
     }
 
     /// The block holding `rank` and the position's place inside it.
@@ -732,7 +775,10 @@ impl TableFile {
             .ok_or_else(|| {
                 self.corrupt(
                     None,
-                    format!("block {block} asked for; the file has {}", self.index.len()),
+                    format!(
+                        "block {block} asked for; the file has {}",
+                        count(self.index.len() as u64, "block", "blocks")
+                    ),
                 )
             })?;
         let bytes = self.read_at(r.offset, r.len as usize)?;
@@ -749,7 +795,10 @@ impl TableFile {
         if raw.len() != raw_len {
             return Err(self.corrupt(
                 Some(block),
-                format!("decompresses to {} bytes, expected {raw_len}", raw.len()),
+                format!(
+                    "decompresses to {}, expected {raw_len}",
+                    count(raw.len() as u64, "byte", "bytes")
+                ),
             ));
         }
         if self.header.encoding == ValueEncoding::Wdl2 {
@@ -943,6 +992,8 @@ mod tests {
                     assert_eq!(calls, n.div_ceil(small * bp as usize), "{what}");
                     assert_eq!(sum.bytes, got.len() as u64, "{what}");
                     assert_eq!(sum.crc32, crc32fast::hash(&got), "{what}");
+                    let read = TableFile::from_bytes("p.tbf", got.clone()).unwrap();
+                    assert_eq!(read.whole_file_crc32(), sum.crc32, "{what}");
                     let sum2 = write_partition_file_with(
                         &path,
                         &info(kind),

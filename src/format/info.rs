@@ -1,6 +1,6 @@
 //! `tbforge info`: the manifest, summarised.
 
-use super::{read_manifest, FileEntry, FormatError, Totals, ValueEncoding};
+use super::{count, read_manifest, FileEntry, FormatError, Totals, ValueEncoding};
 use crate::game::{GameKind, Params};
 use serde::Serialize;
 use std::path::Path;
@@ -26,7 +26,7 @@ pub struct InfoReport {
     pub encoding: ValueEncoding,
     /// Bytes of all files together.
     pub bytes: u64,
-    /// Compressed bits per position (all indices, legal or not).
+    /// Compressed bits per index (all indices, legal or not).
     pub bits_per_position: f64,
     /// The manifest's totals.
     #[serde(flatten)]
@@ -40,7 +40,8 @@ pub struct InfoReport {
 /// The manifest of the tablebase in `dir`, summarised.
 pub fn info(dir: &Path) -> Result<InfoReport, FormatError> {
     let m = read_manifest(dir)?;
-    let bytes: u64 = m.files.iter().map(|f| f.bytes).sum();
+    // Saturating: a damaged manifest's sizes may add up beyond u64 (verify says so).
+    let bytes = m.files.iter().fold(0u64, |a, f| a.saturating_add(f.bytes));
     let positions = m.totals.positions;
     Ok(InfoReport {
         dir: dir.display().to_string(),
@@ -85,9 +86,13 @@ pub fn render_info_text(r: &InfoReport) -> String {
         r.tbforge_version
     );
     s += &format!("directory   {}\n", r.dir);
+    // Saturating: info shows a manifest as it is; verify checks its sums.
+    let legal = t.wins.saturating_add(t.draws).saturating_add(t.losses);
     s += &format!(
-        "positions   {} indices, {} illegal\n",
-        t.positions, t.illegal
+        "positions   {} legal in {} ({} illegal)\n",
+        legal,
+        count(t.positions, "index", "indices"),
+        t.illegal
     );
     s += &format!("{win:<11} {}\n{draw:<11} {}\n", t.wins, t.draws);
     if r.kind == GameKind::TwoPlayer {
@@ -100,21 +105,26 @@ pub fn render_info_text(r: &InfoReport) -> String {
         s += &format!("longest     {d}\n");
     }
     if let Some(layers) = &r.layers {
+        let deepest = layers.len().saturating_sub(1);
         s += &format!(
-            "layers      {} (depths 0..{})\n",
-            layers.len(),
-            layers.len().saturating_sub(1)
+            "layers      {} ({})\n",
+            count(layers.len() as u64, "layer", "layers"),
+            match layers.len() {
+                0 => "none".to_string(),
+                1 => "depth 0".to_string(),
+                _ => format!("depths 0..{deepest}"),
+            }
         );
     }
     s += &format!(
-        "size        {} bytes in {} files, {:.3} bits/position\n",
-        r.bytes,
-        r.files.len(),
+        "size        {} in {}, {:.3} bits per index\n",
+        count(r.bytes, "byte", "bytes"),
+        count(r.files.len() as u64, "file", "files"),
         r.bits_per_position
     );
     s += &format!(
         "\n{:<16} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8} {:>12}\n",
-        "file", "positions", win, draw, loss, "illegal", "longest", "bytes"
+        "file", "indices", win, draw, loss, "illegal", "longest", "bytes"
     );
     for f in &r.files {
         s += &format!(

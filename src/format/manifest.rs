@@ -234,25 +234,43 @@ impl FileEntry {
 }
 
 impl Totals {
-    /// Sums `files`; `reachable` is known only if every file knows it.
+    /// Sums `files`; `reachable` is known only if every file knows it. Sums
+    /// beyond `u64` (only a damaged manifest has them) stop at `u64::MAX`;
+    /// [`Totals::checked_sum`] tells them apart.
     pub fn sum(files: &[FileEntry]) -> Totals {
+        Totals::sum_with(files, |a, b| Some(a.saturating_add(b)))
+            .expect("saturating sums always exist")
+    }
+
+    /// [`Totals::sum`], or `None` if a sum overflows `u64`.
+    pub fn checked_sum(files: &[FileEntry]) -> Option<Totals> {
+        Totals::sum_with(files, u64::checked_add)
+    }
+
+    fn sum_with<A: Copy + Fn(u64, u64) -> Option<u64>>(
+        files: &[FileEntry],
+        add: A,
+    ) -> Option<Totals> {
         let mut t = Totals {
             reachable: Some(0),
             ..Totals::default()
         };
         for f in files {
-            t.positions += f.positions;
-            t.wins += f.wins;
-            t.draws += f.draws;
-            t.losses += f.losses;
-            t.illegal += f.illegal;
-            t.reachable = t.reachable.zip(f.reachable).map(|(a, b)| a + b);
+            t.positions = add(t.positions, f.positions)?;
+            t.wins = add(t.wins, f.wins)?;
+            t.draws = add(t.draws, f.draws)?;
+            t.losses = add(t.losses, f.losses)?;
+            t.illegal = add(t.illegal, f.illegal)?;
+            t.reachable = match (t.reachable, f.reachable) {
+                (Some(a), Some(b)) => Some(add(a, b)?),
+                _ => None,
+            };
             t.max_distance = max_opt(t.max_distance, f.max_distance);
         }
         if files.is_empty() {
             t.reachable = None;
         }
-        t
+        Some(t)
     }
 }
 
@@ -312,7 +330,9 @@ pub fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), FormatError
 /// Reads and parses `dir/manifest.json`, refusing another format version.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, FormatError> {
     let path = dir.join(MANIFEST_NAME);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    // Bytes, not a String: a damaged manifest that is not UTF-8 is a bad
+    // manifest (serde_json says where), not an I/O error.
+    let text = std::fs::read(&path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             FormatError::Manifest {
                 path: path.clone(),
@@ -323,7 +343,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, FormatError> {
             FormatError::io("reading", &path, e)
         }
     })?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| FormatError::Manifest {
+    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| FormatError::Manifest {
         path: path.clone(),
         message: format!("not a valid manifest: {e}"),
     })?;

@@ -207,7 +207,7 @@ pub enum FormatError {
         partition: PartitionId,
     },
     /// A rank beyond the partition's size.
-    #[error("rank {rank} is out of range for partition {partition} ({size} positions)")]
+    #[error("rank {rank} is out of range for partition {partition} ({})", count(*size, "index", "indices"))]
     RankOutOfRange {
         /// The partition.
         partition: PartitionId,
@@ -237,6 +237,13 @@ pub enum FormatError {
     },
 }
 
+/// `n` and the noun that agrees with it: `count(1, "file", "files")` is
+/// "1 file", `count(0, ...)` "0 files". Every count in a message or a
+/// rendering goes through here, so none reads "1 files".
+pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 impl FormatError {
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, e: std::io::Error) -> Self {
         FormatError::Io {
@@ -244,5 +251,27 @@ impl FormatError {
             path: path.into(),
             source: e,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_picks_the_noun_that_agrees() {
+        assert_eq!(count(0, "file", "files"), "0 files");
+        assert_eq!(count(1, "file", "files"), "1 file");
+        assert_eq!(count(2, "index", "indices"), "2 indices");
+        assert_eq!(count(1, "index", "indices"), "1 index");
+        let e = FormatError::RankOutOfRange {
+            partition: PartitionId(3),
+            rank: Rank(1),
+            size: 1,
+        };
+        assert_eq!(
+            e.to_string(),
+            "rank 1 is out of range for partition 3 (1 index)"
+        );
     }
 }

@@ -115,19 +115,24 @@ pub fn bench(dir: &Path, options: &BenchOptions) -> Result<BenchRow, FormatError
         .filter(|f| f.positions > 0)
         .map(|f| (f.partition, f.positions))
         .collect();
-    let total: u64 = parts.iter().map(|p| p.1).sum();
+    // Checked: a damaged manifest's sizes may add up beyond u64.
+    let total = parts
+        .iter()
+        .try_fold(0u64, |a, p| a.checked_add(p.1))
+        .ok_or_else(|| FormatError::Manifest {
+            path: dir.join(crate::format::MANIFEST_NAME),
+            message: "the files' positions add up to more than 2^64".into(),
+        })?;
     if total == 0 {
         return Err(FormatError::Unsupported(format!(
             "{} holds no positions to probe",
             dir.display()
         )));
     }
-    let file_bytes: u64 = m.files.iter().map(|f| f.bytes).sum();
-    let raw_bytes: u64 = m
-        .files
-        .iter()
-        .map(|f| f.positions.div_ceil(m.encoding.positions_per_byte()))
-        .sum();
+    let file_bytes = m.files.iter().fold(0u64, |a, f| a.saturating_add(f.bytes));
+    let raw_bytes = m.files.iter().fold(0u64, |a, f| {
+        a.saturating_add(f.positions.div_ceil(m.encoding.positions_per_byte()))
+    });
     let mut mix = Mix(0x0074_6266_6f72_6765);
 
     // Hot: a small set of positions whose blocks all fit the cache.
@@ -201,10 +206,10 @@ pub fn render_bench_text(rows: &[BenchRow]) -> String {
         "{:<28} {:>6} {:>14} {:>12} {:>12} {:>9} {:>9} {:>9} {:>10} {:>12}\n",
         "game",
         "enc",
-        "positions",
+        "indices",
         "raw bytes",
         "file bytes",
-        "bits/pos",
+        "bits/idx",
         "zstd-19",
         "hot ns",
         "miss ns",

@@ -22,15 +22,19 @@
 //!
 //! A [`Tablebase`] is `Send + Sync`: share one behind an `Arc` across threads.
 //! Files are opened on first use and checked (header, index, trailer
-//! checksum); each block is checked against its crc32 when read, so damage
-//! shows up as [`FormatError::Corrupt`], never as a wrong value.
+//! checksum, and the manifest's whole-file crc32 as the index gives it: see
+//! [`TableFile::whole_file_crc32`]); each block is checked against its crc32
+//! when read, so damage shows up as [`FormatError::Corrupt`], never as a
+//! wrong value.
 
 mod bench;
 mod cache;
 
 pub use bench::{bench, render_bench_text, BenchOptions, BenchRow};
 
-use crate::format::{read_manifest, FormatError, Manifest, Stored, TableFile, ValueEncoding};
+use crate::format::{
+    count, read_manifest, FormatError, Manifest, Stored, TableFile, ValueEncoding,
+};
 use crate::game::{Game, GameKind, Status};
 use crate::registry::{open_game, GameVisitor};
 use crate::value::{Outcome, PartitionId, Rank, Value};
@@ -231,24 +235,42 @@ impl Tablebase {
         }
         if h.positions != e.positions {
             wrong.push(format!(
-                "{} positions (manifest: {})",
-                h.positions, e.positions
+                "{} (manifest: {})",
+                count(h.positions, "index", "indices"),
+                e.positions
             ));
         }
         if h.file_len != e.bytes {
-            wrong.push(format!("{} bytes (manifest: {})", h.file_len, e.bytes));
+            wrong.push(format!(
+                "a length of {} (manifest: {})",
+                count(h.file_len, "byte", "bytes"),
+                e.bytes
+            ));
         }
-        if wrong.is_empty() {
-            Ok(())
-        } else {
-            Err(FormatError::Mismatch {
+        if !wrong.is_empty() {
+            return Err(FormatError::Mismatch {
                 file: e.name.clone(),
                 message: format!(
                     "does not belong to this tablebase: its header has {}",
                     wrong.join(", ")
                 ),
-            })
+            });
         }
+        // The header is right; the index must be the one the manifest's
+        // whole-file crc32 was taken over (each block is then checked
+        // against its index entry as it is read).
+        let crc = file.whole_file_crc32();
+        if crc != e.crc32 {
+            return Err(FormatError::Corrupt {
+                file: e.name.clone(),
+                block: None,
+                message: format!(
+                    "its header, block index and trailer give a whole-file crc32 of {crc:08x}, the manifest says {:08x} (the file was changed or replaced)",
+                    e.crc32
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// The stored code of a position (the value byte, or the 2-bit WDL code).
