@@ -94,138 +94,147 @@ pub fn solve_partition_external<G: Game>(
     checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
 ) -> Result<()> {
     let started = std::time::Instant::now();
-    let solved = solve_external(
-        game, layout, disks, slot, plan, progress, stats, resume, checkpoint,
-    );
+    let solved = Solver::new(game, layout, disks, slot, plan, progress, stats)
+        .and_then(|solver| solver.run(resume, checkpoint));
     stats.busy(started.elapsed());
     solved
 }
 
-#[allow(clippy::too_many_arguments)]
-fn solve_external<G: Game>(
-    game: &G,
-    layout: &Layout,
-    disks: &ScratchDisks,
-    slot: usize,
-    plan: ExternalPlan,
-    progress: &Progress,
-    stats: &IoStats,
-    resume: Option<PassCheckpoint>,
-    checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
-) -> Result<()> {
-    let size = layout.size(slot);
-    let chunks_of = |s: usize| layout.size(s).div_ceil(plan.lookup_chunk.max(1));
-    let mut bucket_base = Vec::with_capacity(slot + 1);
-    let mut next = 0u64;
-    for s in 0..=slot {
-        bucket_base.push(next);
-        next += chunks_of(s);
+impl<'a, G: Game> Solver<'a, G> {
+    /// A solver of partition `slot`, its files created or, on a resume, opened.
+    fn new(
+        game: &'a G,
+        layout: &'a Layout,
+        disks: &'a ScratchDisks,
+        slot: usize,
+        plan: ExternalPlan,
+        progress: &'a Progress,
+        stats: &'a IoStats,
+    ) -> Result<Solver<'a, G>> {
+        let size = layout.size(slot);
+        let chunks_of = |s: usize| layout.size(s).div_ceil(plan.lookup_chunk.max(1));
+        let mut bucket_base = Vec::with_capacity(slot + 1);
+        let mut next = 0u64;
+        for s in 0..=slot {
+            bucket_base.push(next);
+            next += chunks_of(s);
+        }
+        if next > MAX_BUCKETS
+            || plan.chunk % 64 != 0
+            || plan.chunk >= 1 << super::runs::LOW_BITS
+            || plan.lookup_chunk == 0
+            || plan.lookup_chunk >= 1 << super::runs::LOW_BITS
+        {
+            return Err(Error::NotAvailable(format!(
+                "memory limit too small for {} positions: it needs {next} chunks of {}; raise --mem-limit",
+                layout.total_size(),
+                plan.chunk
+            )));
+        }
+        Ok(Solver {
+            game,
+            layout,
+            disks,
+            slot,
+            plan,
+            kind: game.info().kind,
+            progress,
+            stats,
+            bucket_base,
+            values: ByteFile::create_or_open(&disks.values_path(slot), size)?,
+            summary: ByteFile::create_or_open(
+                &disks.side_path(slot, "summary"),
+                size * Summary::BYTES as u64,
+            )?,
+            flags: ByteFile::create_or_open(&disks.side_path(slot, "flags"), size.div_ceil(4))?,
+            error: Mutex::new(None),
+            last_saved: Mutex::new(Instant::now()),
+        })
     }
-    if next > MAX_BUCKETS
-        || plan.chunk % 64 != 0
-        || plan.chunk >= 1 << super::runs::LOW_BITS
-        || plan.lookup_chunk == 0
-        || plan.lookup_chunk >= 1 << super::runs::LOW_BITS
-    {
-        return Err(Error::NotAvailable(format!(
-            "memory limit too small for {} positions: it needs {next} chunks of {}; raise --mem-limit",
-            layout.total_size(),
-            plan.chunk
-        )));
-    }
-    let solver = Solver {
-        game,
-        layout,
-        disks,
-        slot,
-        plan,
-        kind: game.info().kind,
-        progress,
-        stats,
-        bucket_base,
-        values: ByteFile::create_or_open(&disks.values_path(slot), size)?,
-        summary: ByteFile::create_or_open(
-            &disks.side_path(slot, "summary"),
-            size * Summary::BYTES as u64,
-        )?,
-        flags: ByteFile::create_or_open(&disks.side_path(slot, "flags"), size.div_ceil(4))?,
-        error: Mutex::new(None),
-        last_saved: Mutex::new(Instant::now()),
-    };
-    let mut state = resume.unwrap_or(PassCheckpoint {
-        next_pass: 0,
-        max_seen: 0,
-        within: None,
-    });
-    // Run files belong to the pass under way; a resumed step cuts them back itself.
-    if state.within.is_none() {
+
+    /// The first scan and the passes, from where `resume` left them.
+    fn run(
+        &self,
+        resume: Option<PassCheckpoint>,
+        checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
+    ) -> Result<()> {
+        let (disks, stats) = (self.disks, self.stats);
+        let mut state = resume.unwrap_or(PassCheckpoint {
+            next_pass: 0,
+            max_seen: 0,
+            within: None,
+        });
+        // Run files belong to the pass under way; a resumed step cuts them back itself.
+        if state.within.is_none() {
+            stats
+                .profile
+                .time(Part::ClearRuns, || disks.clear_runs(None))?;
+        }
+        if state.next_pass == 0 {
+            let within = state.within.take();
+            let mut save = |w: WithinPass| {
+                checkpoint(PassCheckpoint {
+                    next_pass: 0,
+                    max_seen: 0,
+                    within: Some(w),
+                })
+            };
+            let (max_seen, left_for_passes) = self.first_scan(within, &mut save)?;
+            state.max_seen = max_seen;
+            state.next_pass = 1;
+            self.end_pass(&state, checkpoint)?;
+            if !left_for_passes {
+                // Every position is decided: a pass would read the whole
+                // partition to find no request.
+                return Ok(());
+            }
+        }
+        loop {
+            let d = state.next_pass;
+            if d > Value::MAX_DISTANCE {
+                return Err(Error::DistanceOverflow {
+                    game: self.game.info().id.to_string(),
+                    partition: self.name(),
+                    max: Value::MAX_DISTANCE,
+                });
+            }
+            let within = state.within.take();
+            let max_seen = state.max_seen;
+            let mut save = |w: WithinPass| {
+                checkpoint(PassCheckpoint {
+                    next_pass: d,
+                    max_seen,
+                    within: Some(w),
+                })
+            };
+            let (decided, requests) = self.pass(d, within, &mut save)?;
+            state.next_pass = d + 1;
+            self.end_pass(&state, checkpoint)?;
+            // No requests: no pending position has a move inside the partition,
+            // so no later pass can decide anything either.
+            if requests == 0 || (decided == 0 && d > state.max_seen) {
+                break;
+            }
+        }
         stats
             .profile
             .time(Part::ClearRuns, || disks.clear_runs(None))?;
+        Ok(())
     }
-    if state.next_pass == 0 {
-        let within = state.within.take();
-        let mut save = |w: WithinPass| {
-            checkpoint(PassCheckpoint {
-                next_pass: 0,
-                max_seen: 0,
-                within: Some(w),
-            })
-        };
-        let (max_seen, left_for_passes) = solver.first_scan(within, &mut save)?;
-        state.max_seen = max_seen;
-        state.next_pass = 1;
-        solver.sync()?;
-        stats
-            .profile
-            .time(Part::Checkpoint, || checkpoint(state.clone()))?;
-        // Only now: a resume from a checkpoint inside the scan reads them.
-        stats
-            .profile
-            .time(Part::ClearRuns, || disks.clear_runs(None))?;
-        if !left_for_passes {
-            // Every position is decided: a pass would read the whole
-            // partition to find no request.
-            return Ok(());
-        }
+
+    /// Records `state`, the pass before it done, once the partition's files
+    /// are durable; and only then clears the pass's runs: a resume from a
+    /// checkpoint inside the pass reads them.
+    fn end_pass(
+        &self,
+        state: &PassCheckpoint,
+        checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
+    ) -> Result<()> {
+        self.sync()?;
+        let profile = &self.stats.profile;
+        profile.time(Part::Checkpoint, || checkpoint(state.clone()))?;
+        profile.time(Part::ClearRuns, || self.disks.clear_runs(None))
     }
-    loop {
-        let d = state.next_pass;
-        if d > Value::MAX_DISTANCE {
-            return Err(Error::DistanceOverflow {
-                game: game.info().id.to_string(),
-                partition: game.partition_name(layout.order()[slot]),
-                max: Value::MAX_DISTANCE,
-            });
-        }
-        let within = state.within.take();
-        let max_seen = state.max_seen;
-        let mut save = |w: WithinPass| {
-            checkpoint(PassCheckpoint {
-                next_pass: d,
-                max_seen,
-                within: Some(w),
-            })
-        };
-        let (decided, requests) = solver.pass(d, within, &mut save)?;
-        solver.sync()?;
-        state.next_pass = d + 1;
-        stats
-            .profile
-            .time(Part::Checkpoint, || checkpoint(state.clone()))?;
-        stats
-            .profile
-            .time(Part::ClearRuns, || disks.clear_runs(None))?;
-        // No requests: no pending position has a move inside the partition,
-        // so no later pass can decide anything either.
-        if requests == 0 || (decided == 0 && d > state.max_seen) {
-            break;
-        }
-    }
-    stats
-        .profile
-        .time(Part::ClearRuns, || disks.clear_runs(None))?;
-    Ok(())
 }
 
 impl<G: Game> Solver<'_, G> {
