@@ -2,69 +2,15 @@
 //! the game and its parameters, whatever the thread count, memory path, disk
 //! layout, or interruptions along the way.
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::{assert_same, build_cmd, build_with, contents, open, stderr, tbforge};
 use std::path::Path;
-use std::process::Command;
+use std::process::Output;
 use std::time::Duration;
 use tbforge::pipeline::ExternalPlan;
-use tbforge::registry::{open_game, AnyGame, GameVisitor};
-use tbforge::solve::{build_game, BuildOptions, BUILD_LOG};
-use tbforge::Game;
-
-/// Every file of a tablebase directory except the build log, by name.
-fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_name() != BUILD_LOG)
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
-
-/// Compares two directories' contents without dumping megabytes on failure.
-fn assert_same(
-    actual: &BTreeMap<String, Vec<u8>>,
-    expected: &BTreeMap<String, Vec<u8>>,
-    what: &str,
-) {
-    let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
-    assert_eq!(names(actual), names(expected), "{what}: different files");
-    for (name, bytes) in expected {
-        assert!(actual[name] == *bytes, "{what}: {name} differs");
-    }
-}
-
-struct Build(BuildOptions);
-impl GameVisitor for Build {
-    type Output = tbforge::Result<tbforge::solve::BuildReport>;
-    fn visit<G: Game>(self, game: &G) -> Self::Output {
-        build_game(game, &self.0)
-    }
-}
-
-fn game(name: &str, params: &[(&str, &str)]) -> AnyGame {
-    let p = params
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    open_game(name, &p).unwrap()
-}
-
-fn build_with(g: &AnyGame, out: &Path, threads: usize, tweak: impl FnOnce(&mut BuildOptions)) {
-    let mut opts = BuildOptions::new(out);
-    tweak(&mut opts);
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-        .install(|| g.visit(Build(opts)))
-        .unwrap();
-}
+use tbforge::registry::AnyGame;
+use tbforge::solve::BUILD_LOG;
 
 /// In memory with 1 and 3 threads, and through the external path with small
 /// chunks over two disks: identical directories.
@@ -112,45 +58,42 @@ pub fn paths_agree(g: &AnyGame, chunk: u64) {
 
 #[test]
 fn tictactoe_paths_agree() {
-    paths_agree(&game("tictactoe", &[]), 256);
+    paths_agree(&open("tictactoe", &[]), 256);
 }
 
 #[test]
 fn connect4_paths_agree() {
-    paths_agree(&game("connect4", &[("width", "4"), ("height", "4")]), 4096);
+    paths_agree(&open("connect4", &[("width", "4"), ("height", "4")]), 4096);
 }
 
 #[test]
 fn morris_paths_agree() {
     // Cycles inside partitions, captures across them, symmetry-unused indices.
-    paths_agree(&game("morris", &[("max", "3")]), 1 << 16);
+    paths_agree(&open("morris", &[("max", "3")]), 1 << 16);
+}
+
+/// `tbforge build tictactoe --backend cpu EXTRA... --out DIR` where DIR holds
+/// an unfinished build's state file `state`.
+fn build_over_state(state: &str, extra: &[&str]) -> Output {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tb");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join(".tbforge-build.json"), state).unwrap();
+    let mut args = vec!["build", "tictactoe", "--backend", "cpu"];
+    args.extend_from_slice(extra);
+    args.extend(["--out", out.to_str().unwrap()]);
+    tbforge(&args)
 }
 
 #[test]
 fn refuses_to_resume_another_game() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("tb");
-    let exe = env!("CARGO_BIN_EXE_tbforge");
-    std::fs::create_dir_all(&out).unwrap();
     let state = serde_json::json!({
         "format_version": 1, "game": "connect4:height=4,width=4", "param_hash": "0",
         "external": false, "layers": null, "reachable_per_slot": null, "finished": [], "current": null
     });
-    std::fs::write(out.join(".tbforge-build.json"), state.to_string()).unwrap();
-    let o = Command::new(exe)
-        .args([
-            "build",
-            "tictactoe",
-            "--backend",
-            "cpu",
-            "--resume",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = build_over_state(&state.to_string(), &["--resume"]);
     assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = stderr(&o);
     assert!(
         err.contains("cannot resume") && err.contains("connect4"),
         "{err}"
@@ -172,20 +115,14 @@ pub fn resume_after_kills_with(
     delays_ms: &[u64],
 ) -> usize {
     let tmp = tempfile::tempdir().unwrap();
-    let exe = env!("CARGO_BIN_EXE_tbforge");
-    let run = |out: &Path, extra: &[&str]| {
-        let mut c = Command::new(exe);
-        c.args(["build", name, "--backend", "cpu", "--json", "--out"])
-            .arg(out);
-        for p in params {
-            c.args(["--param", p]);
-        }
-        c.args(extra);
-        c
-    };
+    let mut game = vec![name];
+    for p in params {
+        game.extend(["--param", p]);
+    }
+    let run = |out: &Path, extra: &[&str]| build_cmd(&game, out, extra);
     let reference = tmp.path().join("reference");
     let o = run(&reference, &["--mem-limit", "1M"]).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let expected = contents(&reference);
 
     let out = tmp.path().join("killed");
@@ -221,11 +158,7 @@ pub fn resume_after_kills_with(
     let o = run(&out, &[extra.as_slice(), &["--resume"]].concat())
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "resume failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert!(o.status.success(), "resume failed: {}", stderr(&o));
     assert!(killed > 0, "no build was interrupted; lower the delays");
     assert_same(
         &contents(&out),
@@ -281,15 +214,7 @@ fn connect4_resumes_from_checkpoints_inside_passes() {
 
 #[test]
 fn unfinished_build_is_not_overwritten_without_resume() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("tb");
-    std::fs::create_dir_all(&out).unwrap();
-    std::fs::write(out.join(".tbforge-build.json"), b"{}").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_tbforge"))
-        .args(["build", "tictactoe", "--backend", "cpu", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = build_over_state("{}", &[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--resume"));
+    assert!(stderr(&o).contains("--resume"));
 }

@@ -1,17 +1,8 @@
 //! The command line's contract: help, games, exit codes and one-line errors.
 
-use std::process::{Command, Output};
+mod common;
 
-fn tbforge(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tbforge"))
-        .args(args)
-        .output()
-        .expect("run tbforge")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{build_cmd, stderr, tbforge};
 
 #[test]
 fn help_names_every_subcommand() {
@@ -82,16 +73,9 @@ fn probe_exit_codes_follow_the_contract() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("m3");
     let d = dir.to_str().unwrap();
-    let o = tbforge(&[
-        "build",
-        "morris",
-        "--param",
-        "max=3",
-        "--backend",
-        "cpu",
-        "--out",
-        d,
-    ]);
+    let o = build_cmd(&["morris", "--param", "max=3"], &dir, &[])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     // A flying mill wins at once: found, exit 0.
     let o = tbforge(&["probe", d, "W:a1,a4,g7;B:c3,e5,f2;w", "--json"]);
@@ -115,21 +99,10 @@ fn probe_exit_codes_follow_the_contract() {
 fn memory_limit_below_the_forward_search_is_refused_before_writing() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("tb");
-    let out_s = out.to_str().unwrap();
-    let o = tbforge(&[
-        "build",
-        "connect4",
-        "--param",
-        "width=4",
-        "--param",
-        "height=4",
-        "--backend",
-        "cpu",
-        "--mem-limit",
-        "16K",
-        "--out",
-        out_s,
-    ]);
+    let game = ["connect4", "--param", "width=4", "--param", "height=4"];
+    let o = build_cmd(&game, &out, &["--mem-limit", "16K"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
@@ -142,20 +115,8 @@ fn memory_limit_below_the_forward_search_is_refused_before_writing() {
         "a refused build left state"
     );
     // The suggested limit works, with no --resume needed.
-    let o = tbforge(&[
-        "build",
-        "connect4",
-        "--param",
-        "width=4",
-        "--param",
-        "height=4",
-        "--backend",
-        "cpu",
-        "--mem-limit",
-        "1M",
-        "--out",
-        out_s,
-        "--json",
-    ]);
+    let o = build_cmd(&game, &out, &["--mem-limit", "1M"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 }

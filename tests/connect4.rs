@@ -6,7 +6,10 @@
 //! second-player win ('-').
 //! # Source: V. Allis, "A Knowledge-based Approach of Connect-Four" (1988): the first player has no
 //! winning strategy on boards of even height and at most 6 columns (agrees with the above).
-use std::collections::{BTreeMap, HashMap};
+mod common;
+
+use common::{frontier, raw_params as raw, solved_value as value};
+use std::collections::HashMap;
 use tbforge::game::connect4::{Cell, Connect4, Connect4Position};
 use tbforge::registry::{open_game, AnyGame};
 use tbforge::solve::{
@@ -15,11 +18,8 @@ use tbforge::solve::{
 use tbforge::{Error, Game, Outcome, PartitionId, Rank, Status, Value};
 
 fn c4(width: u32, height: u32) -> Connect4 {
-    let raw = BTreeMap::from([
-        ("width".to_string(), width.to_string()),
-        ("height".to_string(), height.to_string()),
-    ]);
-    Connect4::from_params(&raw).unwrap()
+    let (width, height) = (width.to_string(), height.to_string());
+    Connect4::from_params(&raw(&[("width", &width), ("height", &height)])).unwrap()
 }
 
 /// Seed 001, Table 0.8, column 5x5: reachable states by layer (pieces played).
@@ -219,11 +219,7 @@ fn index_space_sizes() {
 /// 5x5 reachable states per layer, seed 001 Table 0.8 (all 26 layers).
 #[test]
 fn table_0_8_5x5_reachable_per_ply() {
-    let g = c4(5, 5);
-    let layout = Layout::new(&g).unwrap();
-    let reach = frontier_bfs(&g, &layout, &Progress::hidden())
-        .unwrap()
-        .unwrap();
+    let (layout, reach) = frontier(&c4(5, 5));
     assert_eq!(reach.layers, TABLE_0_8_5X5.to_vec());
     assert_eq!(reach.total(), 69_763_700);
     // Layer d is partition d: a layer's states all have d pieces.
@@ -238,11 +234,7 @@ fn table_0_8_5x5_reachable_per_ply() {
 #[test]
 #[ignore = "5x6: 1.04e9 reachable states, ~5 GB and ~8 CPU-minutes; run with --ignored"]
 fn table_0_8_5x6_reachable_per_ply() {
-    let g = c4(5, 6);
-    let layout = Layout::new(&g).unwrap();
-    let reach = frontier_bfs(&g, &layout, &Progress::hidden())
-        .unwrap()
-        .unwrap();
+    let (_, reach) = frontier(&c4(5, 6));
     assert_eq!(reach.layers, TABLE_0_8_5X6.to_vec());
     assert_eq!(reach.total(), 1_044_334_437);
 }
@@ -412,11 +404,6 @@ fn notation_rejects_illegal_move_lists() {
     ));
 }
 
-fn value(g: &Connect4, solved: &SolvedGame, pos: &Connect4Position) -> Value {
-    let (p, r) = g.rank(pos);
-    Value::from_byte(solved.values[solved.layout.slot(p).unwrap()][r.0 as usize])
-}
-
 /// Every legal position's stored value against its successors', combined here without the
 /// solver, with terminal positions judged on grids.
 fn check_consistency(g: &Connect4, solved: &SolvedGame) -> HashMap<&'static str, u64> {
@@ -521,12 +508,6 @@ fn solved_5x5_is_a_draw() {
 
 #[test]
 fn params_through_the_registry() {
-    let raw = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    };
     let AnyGame::Connect4(g) = open_game("connect4", &raw(&[])).unwrap() else {
         panic!("connect4 opens as Connect4");
     };

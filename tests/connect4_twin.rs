@@ -5,21 +5,21 @@
 //! without. No GPU needed: on a GPU machine `tbforge bench gpu` runs the same
 //! comparison with the CUDA kernel.
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::{assert_same, assert_same_values, contents, cpu_values, raw_params, solve_in_order};
 use std::sync::Arc;
 
 use tbforge::game::connect4::kernels::Connect4Kernels;
 use tbforge::game::connect4::twin::{Connect4SolveSpec, Connect4Twin};
 use tbforge::game::connect4::Connect4;
 use tbforge::game::{Device, PartitionKernels, SolvedPartitions};
-use tbforge::solve::{build_game, solve_partition, BuildOptions, Layout, Progress};
+use tbforge::solve::{build_game, BuildOptions, Layout};
 use tbforge::Game;
 
 fn game(width: u32, height: u32) -> Connect4 {
-    let mut p = BTreeMap::new();
-    p.insert("width".to_string(), width.to_string());
-    p.insert("height".to_string(), height.to_string());
-    Connect4::from_params(&p).unwrap()
+    let (width, height) = (width.to_string(), height.to_string());
+    Connect4::from_params(&raw_params(&[("width", &width), ("height", &height)])).unwrap()
 }
 
 /// Solves partitions from the full board down (both solvers reading the CPU
@@ -29,33 +29,24 @@ fn compare(width: u32, height: u32, max_size: u64) -> usize {
     let game = game(width, height);
     let layout = Layout::new(&game).unwrap();
     let kernels = Connect4Kernels::new(&game, &Device::Cpu).unwrap();
-    let mut solved: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
     let mut compared = 0;
     // Some win was compared (not only illegal, lost and drawn bytes).
     let mut decided = false;
-    for slot in 0..layout.len() {
+    solve_in_order(&game, &layout, |slot, name, deps, before| {
         if layout.size(slot) > max_size {
-            break;
+            return None;
         }
-        let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
-        let cpu = solve_partition(&game, &layout, &deps, slot, &Progress::hidden()).unwrap();
-        let name = game.partition_name(layout.order()[slot]);
-        let before = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
+        let cpu = cpu_values(&game, &layout, deps, slot);
+        let name = format!("{width}x{height} {name}");
         let twin = kernels
-            .solve(layout.order()[slot], &before)
-            .unwrap_or_else(|| panic!("{width}x{height} {name}: declined"))
+            .solve(layout.order()[slot], before)
+            .unwrap_or_else(|| panic!("{name}: declined"))
             .unwrap();
-        assert_eq!(twin.len(), cpu.len(), "{width}x{height} {name}");
-        if let Some(i) = (0..cpu.len()).find(|&i| cpu[i] != twin[i]) {
-            panic!(
-                "{width}x{height} {name}: first difference at index {i}: cpu {} twin {}",
-                cpu[i], twin[i]
-            );
-        }
+        assert_same_values(&name, ("cpu", &cpu), ("twin", &twin));
         decided |= cpu.iter().any(|&v| v >= 3);
         compared += 1;
-        solved[slot] = Some(cpu);
-    }
+        Some(cpu)
+    });
     assert!(
         decided,
         "{width}x{height}: no win among the compared partitions"
@@ -91,7 +82,7 @@ fn every_partition_is_covered_and_other_games_have_no_kernels() {
         let spec = kernels.spec_of(layout.order()[slot]).unwrap();
         assert_eq!(spec.n, layout.order()[slot].0);
     }
-    let ttt = tbforge::registry::open_game("tictactoe", &BTreeMap::new()).unwrap();
+    let ttt = common::open("tictactoe", &[]);
     struct NoKernels;
     impl tbforge::registry::GameVisitor for NoKernels {
         type Output = bool;
@@ -123,16 +114,7 @@ fn build_with_twin_kernels_writes_the_same_files() {
     opts.kernels = Some(Arc::new(Connect4Kernels::new(&g, &Device::Cpu).unwrap()));
     let report = build_game(&g, &opts).unwrap();
     assert_eq!(report.accelerated_partitions, 21);
-    let mut names: Vec<_> = std::fs::read_dir(&cpu_dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .filter(|n| n != "build-log.json")
-        .collect();
-    names.sort();
-    assert!(names.len() > 21);
-    for n in names {
-        let a = std::fs::read(cpu_dir.join(&n)).unwrap();
-        let b = std::fs::read(acc_dir.join(&n)).unwrap();
-        assert!(a == b, "{n:?} differs");
-    }
+    let cpu = contents(&cpu_dir);
+    assert!(cpu.len() > 21);
+    assert_same(&contents(&acc_dir), &cpu, "built with the twin kernels");
 }

@@ -4,47 +4,32 @@
 //! kernels. No GPU needed: on a GPU machine `tbforge bench gpu` runs the same
 //! comparison with the CUDA kernels.
 
-use std::collections::BTreeMap;
+mod common;
 
+use common::{assert_same_values, cpu_values, morris, solve_in_order};
 use tbforge::game::morris::kernels::spec_of;
-use tbforge::game::morris::Morris;
-use tbforge::game::{Device, SolvedPartitions};
-use tbforge::solve::{solve_partition, Layout, Progress};
+use tbforge::game::Device;
+use tbforge::solve::Layout;
 use tbforge::Game;
 
 fn compare(max: u32, symmetry: &str) -> usize {
-    let mut p = BTreeMap::new();
-    p.insert("max".to_string(), max.to_string());
-    p.insert("symmetry".to_string(), symmetry.to_string());
-    let game = Morris::from_params(&p).unwrap();
+    let game = morris(max, symmetry);
     let layout = Layout::new(&game).unwrap();
     let kernels = game.kernels(&Device::Cpu).unwrap().unwrap();
-    let mut solved: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
     let mut accelerated = 0;
-    for slot in 0..layout.len() {
-        let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
-        let cpu = solve_partition(&game, &layout, &deps, slot, &Progress::hidden()).unwrap();
+    solve_in_order(&game, &layout, |slot, name, deps, before| {
+        let cpu = cpu_values(&game, &layout, deps, slot);
         let p = layout.order()[slot];
-        let name = game.partition_name(p);
-        let before = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
-        match kernels.solve(p, &before) {
+        match kernels.solve(p, before) {
             Some(twin) => {
-                let twin = twin.unwrap();
-                assert_eq!(twin.len(), cpu.len(), "{name}");
-                let diff = (0..cpu.len()).find(|&i| cpu[i] != twin[i]);
-                assert!(
-                    diff.is_none(),
-                    "{name}: first difference at {diff:?}: cpu {} twin {}",
-                    cpu[diff.unwrap()],
-                    twin[diff.unwrap()]
-                );
+                assert_same_values(name, ("cpu", &cpu), ("twin", &twin.unwrap()));
                 accelerated += 1;
             }
             None => assert!(name.starts_with("2-"), "{name} was declined"),
         }
         assert!(spec_of(&game, p).is_some() != name.starts_with("2-"));
-        solved[slot] = Some(cpu);
-    }
+        Some(cpu)
+    });
     accelerated
 }
 

@@ -16,6 +16,9 @@
 //! (0.581, 0.804, 0.402, 0.483, 0.230, ...). The test checks both halves of the
 //! table under this reading, and the exact counts.
 
+mod common;
+
+use common::solved_value;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use tbforge::game::morris::Morris;
@@ -486,10 +489,7 @@ fn moves_match_the_independent_model() {
 // Solving.
 
 fn value_of(game: &Morris, solved: &SolvedGame, text: &str) -> Value {
-    let pos = game.parse_position(text).unwrap();
-    let (p, r) = game.rank(&pos);
-    let slot = solved.layout.slot(p).unwrap();
-    Value::from_byte(solved.values[slot][r.0 as usize])
+    solved_value(game, solved, &game.parse_position(text).unwrap())
 }
 
 /// The value a position must have given its successors' values (written out
@@ -503,8 +503,7 @@ fn expected_value(game: &Morris, solved: &SolvedGame, pos: &<Morris as Game>::Po
     let mut fastest_win: Option<u32> = None;
     let mut slowest_loss: Option<u32> = Some(0);
     for (_, s) in &succ {
-        let (p, r) = game.rank(s);
-        let v = Value::from_byte(solved.values[solved.layout.slot(p).unwrap()][r.0 as usize]);
+        let v = solved_value(game, solved, s);
         match (v.outcome().expect("successor is legal"), v.distance()) {
             (Outcome::Loss, Some(d)) => {
                 fastest_win = Some(fastest_win.map_or(d + 1, |w| w.min(d + 1)))
@@ -636,17 +635,13 @@ fn check_hand_made(game: &Morris, solved: &SolvedGame) {
 }
 
 fn best_moves(game: &Morris, solved: &SolvedGame, pos: &<Morris as Game>::Position) -> Vec<String> {
-    let here = {
-        let (p, r) = game.rank(pos);
-        Value::from_byte(solved.values[solved.layout.slot(p).unwrap()][r.0 as usize])
-    };
+    let here = solved_value(game, solved, pos);
     let mut succ = Vec::new();
     game.successors(pos, &mut succ);
     let mut out: Vec<String> = succ
         .iter()
         .filter(|(_, s)| {
-            let (p, r) = game.rank(s);
-            let v = Value::from_byte(solved.values[solved.layout.slot(p).unwrap()][r.0 as usize]);
+            let v = solved_value(game, solved, s);
             v.distance().map(|d| d + 1) == here.distance() && v.outcome() != here.outcome()
         })
         .map(|(m, _)| game.format_move(pos, m))
@@ -819,14 +814,34 @@ fn symmetry_folding_keeps_one_position_per_class() {
     }
 }
 
+/// A folded solve and its expansion to every position: symmetric images
+/// agree (`samples` per partition) and the hand-made positions hold in both.
+fn check_folded_and_expanded(
+    on: &Morris,
+    solved: &SolvedGame,
+    off: &Morris,
+    full: &SolvedGame,
+    samples: usize,
+) {
+    check_symmetric(off, full, samples);
+    check_hand_made(off, full);
+    check_hand_made(on, solved);
+}
+
+/// Solves `game` in memory, with its time and per-partition report on stderr.
+fn solve_and_report(game: &Morris) -> SolvedGame {
+    let t = std::time::Instant::now();
+    let solved = solve_game(game, &Progress::hidden()).unwrap();
+    eprintln!("{} solved in {:.1?}", game.info().canonical(), t.elapsed());
+    report(game, &solved);
+    solved
+}
+
 #[test]
 fn solve_max_3() {
     let on = Morris::new(3, true).unwrap();
     let off = Morris::new(3, false).unwrap();
-    let t = std::time::Instant::now();
-    let solved = solve_game(&on, &Progress::hidden()).unwrap();
-    eprintln!("max=3 symmetry=on solved in {:.1?}", t.elapsed());
-    report(&on, &solved);
+    let solved = solve_and_report(&on);
     // Every position of the board, each class's value spread to its members.
     let full = expand(&on, &off, &solved);
     let rows = report(&off, &full);
@@ -839,9 +854,7 @@ fn solve_max_3() {
     for &p in full.layout.order() {
         check_consistent(&off, &full, p);
     }
-    check_symmetric(&off, &full, 300);
-    check_hand_made(&off, &full);
-    check_hand_made(&on, &solved);
+    check_folded_and_expanded(&on, &solved, &off, &full, 300);
 }
 
 /// Folding by symmetry changes no value: a direct comparison with an unfolded solve.
@@ -868,11 +881,7 @@ fn folding_matches_unfolded_max_3() {
 fn solve_max_4() {
     let on = Morris::new(4, true).unwrap();
     let off = Morris::new(4, false).unwrap();
-    let t = std::time::Instant::now();
-    let solved = solve_game(&on, &Progress::hidden()).unwrap();
-    eprintln!("max=4 symmetry=on solved in {:.1?}", t.elapsed());
-    eprintln!("symmetry classes:");
-    report(&on, &solved);
+    let solved = solve_and_report(&on);
     eprintln!("every position:");
     let full = expand(&on, &off, &solved);
     report(&off, &full);
@@ -881,9 +890,7 @@ fn solve_max_4() {
         check_consistent(&off, &full, Morris::partition_of(k1, k2));
     }
     eprintln!("3-3 and 4-3 consistency checked in {:.1?}", t.elapsed());
-    check_symmetric(&off, &full, 200);
-    check_hand_made(&off, &full);
-    check_hand_made(&on, &solved);
+    check_folded_and_expanded(&on, &solved, &off, &full, 200);
 }
 
 /// max=4 without symmetry folding, for timing against folding.
@@ -891,10 +898,7 @@ fn solve_max_4() {
 #[ignore = "builds 81 M positions; many minutes on 2 cores"]
 fn solve_max_4_unfolded() {
     let off = Morris::new(4, false).unwrap();
-    let t = std::time::Instant::now();
-    let solved = solve_game(&off, &Progress::hidden()).unwrap();
-    eprintln!("max=4 symmetry=off solved in {:.1?}", t.elapsed());
-    report(&off, &solved);
+    let solved = solve_and_report(&off);
     for (k1, k2) in [(3, 3), (4, 3)] {
         check_consistent(&off, &solved, Morris::partition_of(k1, k2));
     }

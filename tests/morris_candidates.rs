@@ -6,68 +6,47 @@
 //! candidate-driven twin there); max=4 through the game's generic solver takes
 //! too long for CI.
 
-use std::collections::BTreeMap;
+mod common;
 
+use common::{assert_same_values, cpu_values, morris, solve_in_order};
 use tbforge::game::morris::kernels::{dependencies, spec_of};
 use tbforge::game::morris::retro::CpuTwin;
-use tbforge::game::morris::Morris;
-use tbforge::game::SolvedPartitions;
-use tbforge::solve::{solve_partition, Layout, Progress};
-use tbforge::Game;
-
-struct Compare;
-
-impl Compare {
-    fn visit(self, game: &Morris) -> Vec<(String, u32)> {
-        let layout = Layout::new(game).unwrap();
-        let mut solved: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
-        let mut out = Vec::new();
-        for slot in 0..layout.len() {
-            let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
-            let name = game.partition_name(layout.order()[slot]);
-            let Some(spec) = spec_of(game, layout.order()[slot]) else {
-                assert!(name.starts_with("2-"), "{name} was declined");
-                let v = solve_partition(game, &layout, &deps, slot, &Progress::hidden()).unwrap();
-                solved[slot] = Some(v);
-                continue;
-            };
-            let before = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
-            let d = dependencies(&spec, &before).unwrap();
-            let twin = CpuTwin::new(spec, d).unwrap();
-            let t = std::time::Instant::now();
-            let fast = twin.solve().unwrap();
-            let t_fast = t.elapsed().as_secs_f64();
-            let full = twin.solve_full_scan().unwrap();
-            eprintln!(
-                "{name}: candidates {t_fast:.2} s, full scan {:.2} s",
-                t.elapsed().as_secs_f64() - t_fast
-            );
-            assert_eq!(fast.value.len(), full.value.len(), "{name}");
-            let diff = (0..full.value.len()).find(|&i| fast.value[i] != full.value[i]);
-            assert!(
-                diff.is_none(),
-                "{name}: first difference at {diff:?}: candidates {} full scan {}",
-                fast.value[diff.unwrap()],
-                full.value[diff.unwrap()]
-            );
-            assert_eq!(fast.passes, full.passes, "{name}");
-            assert_eq!(fast.first_pending, full.first_pending, "{name}");
-            assert_eq!(fast.max_seen, full.max_seen, "{name}");
-            // Some positions are decided in passes (not all by the scan).
-            let decided_in_passes = fast.value.iter().filter(|&&v| v >= 2).count() as u64;
-            assert!(decided_in_passes > 0, "{name}");
-            out.push((name, fast.passes));
-            solved[slot] = Some(fast.value);
-        }
-        out
-    }
-}
+use tbforge::solve::Layout;
 
 fn compare(max: u32, symmetry: &str) -> Option<Vec<(String, u32)>> {
-    let mut p = BTreeMap::new();
-    p.insert("max".to_string(), max.to_string());
-    p.insert("symmetry".to_string(), symmetry.to_string());
-    Some(Compare.visit(&Morris::from_params(&p).unwrap()))
+    let game = morris(max, symmetry);
+    let layout = Layout::new(&game).unwrap();
+    let mut out = Vec::new();
+    solve_in_order(&game, &layout, |slot, name, deps, before| {
+        let Some(spec) = spec_of(&game, layout.order()[slot]) else {
+            assert!(name.starts_with("2-"), "{name} was declined");
+            return Some(cpu_values(&game, &layout, deps, slot));
+        };
+        let d = dependencies(&spec, before).unwrap();
+        let twin = CpuTwin::new(spec, d).unwrap();
+        let t = std::time::Instant::now();
+        let fast = twin.solve().unwrap();
+        let t_fast = t.elapsed().as_secs_f64();
+        let full = twin.solve_full_scan().unwrap();
+        eprintln!(
+            "{name}: candidates {t_fast:.2} s, full scan {:.2} s",
+            t.elapsed().as_secs_f64() - t_fast
+        );
+        assert_same_values(
+            name,
+            ("candidates", &fast.value),
+            ("full scan", &full.value),
+        );
+        assert_eq!(fast.passes, full.passes, "{name}");
+        assert_eq!(fast.first_pending, full.first_pending, "{name}");
+        assert_eq!(fast.max_seen, full.max_seen, "{name}");
+        // Some positions are decided in passes (not all by the scan).
+        let decided_in_passes = fast.value.iter().filter(|&&v| v >= 2).count() as u64;
+        assert!(decided_in_passes > 0, "{name}");
+        out.push((name.to_string(), fast.passes));
+        Some(fast.value)
+    });
+    Some(out)
 }
 
 #[test]

@@ -3,21 +3,21 @@
 //! Mathematics 3 (1901-02): under normal play a position is lost for the side to move iff the
 //! xor (nim-sum) of the heap sizes is 0. Board 1,3,5,7 from seed 004 (Fiorella, Parallel MinMax
 //! for Nim); its nim-sum is 0, so the first player loses.
-use std::collections::{BTreeMap, HashMap};
+mod common;
+
+use common::{raw_params as raw, solved_value};
+use std::collections::HashMap;
 use tbforge::game::nim::{Heaps, Nim};
 use tbforge::registry::{open_game, AnyGame};
 use tbforge::solve::{frontier_bfs, solve_game, two_bit_bfs, Layout, Progress, SolvedGame};
 use tbforge::{Error, Game, Outcome, PartitionId, Rank, Value};
 
 fn nim(heaps: &str) -> Nim {
-    let raw = BTreeMap::from([("heaps".to_string(), heaps.to_string())]);
-    Nim::from_params(&raw).unwrap()
+    Nim::from_params(&raw(&[("heaps", heaps)])).unwrap()
 }
 
 fn value_of(g: &Nim, solved: &SolvedGame, heaps: &[u32]) -> Value {
-    let (p, r) = g.rank(&Heaps::new(heaps));
-    let slot = solved.layout.slot(p).unwrap();
-    Value::from_byte(solved.values[slot][r.0 as usize])
+    solved_value(g, solved, &Heaps::new(heaps))
 }
 
 /// Every heap vector under `caps`.
@@ -193,12 +193,6 @@ fn notation_round_trip_and_errors() {
 
 #[test]
 fn params_through_the_registry() {
-    let raw = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    };
     let AnyGame::Nim(g) = open_game("nim", &raw(&[])).unwrap() else {
         panic!("nim opens as Nim");
     };

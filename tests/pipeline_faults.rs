@@ -10,65 +10,24 @@
 //! possible they say so and return, and the file-size-limit test
 //! (RLIMIT_FSIZE, any Unix) still covers the write-failure path.
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::{assert_same, build_cmd, contents, stderr, tbforge, Files, EXE};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-const EXE: &str = env!("CARGO_BIN_EXE_tbforge");
 /// Small (201,755 indices, 1.5 s through the pipeline) with 17 files.
 const SMALL: &[&str] = &["connect4", "--param", "width=4", "--param", "height=4"];
 /// Big enough (5.6 M indices) that a pipeline build runs for seconds.
 const BIG: &[&str] = &["connect4", "--param", "width=5", "--param", "height=4"];
 
-/// `tbforge build GAME --backend cpu --json --out OUT EXTRA...`.
-fn build_cmd(game: &[&str], out: &Path, extra: &[&str]) -> Command {
-    let mut c = Command::new(EXE);
-    c.arg("build")
-        .args(game)
-        .args(["--backend", "cpu", "--json", "--out"])
-        .arg(out)
-        .args(extra);
-    c
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Every file of a tablebase directory except the build log, by name.
-fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_name() != "build-log.json")
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn assert_same(
-    actual: &BTreeMap<String, Vec<u8>>,
-    expected: &BTreeMap<String, Vec<u8>>,
-    what: &str,
-) {
-    let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
-    assert_eq!(names(actual), names(expected), "{what}: different files");
-    for (name, bytes) in expected {
-        assert!(actual[name] == *bytes, "{what}: {name} differs");
-    }
-}
-
 /// A clean in-memory build of `game`, made once per test binary.
-fn reference(game: &'static [&'static str]) -> &'static BTreeMap<String, Vec<u8>> {
-    static SMALL_REF: OnceLock<BTreeMap<String, Vec<u8>>> = OnceLock::new();
-    static BIG_REF: OnceLock<BTreeMap<String, Vec<u8>>> = OnceLock::new();
+fn reference(game: &'static [&'static str]) -> &'static Files {
+    static SMALL_REF: OnceLock<Files> = OnceLock::new();
+    static BIG_REF: OnceLock<Files> = OnceLock::new();
     let cell = if game == SMALL { &SMALL_REF } else { &BIG_REF };
     cell.get_or_init(|| {
         let tmp = tempfile::tempdir().unwrap();
@@ -95,7 +54,7 @@ fn assert_clear_error(o: &Output, needle: &str, words: &[&str]) -> String {
 
 /// After a failed build: every file under a final name is finished and equal
 /// to the clean build's; nothing else but the state file is left.
-fn assert_only_finished_files(out: &Path, expected: &BTreeMap<String, Vec<u8>>) -> usize {
+fn assert_only_finished_files(out: &Path, expected: &Files) -> usize {
     let mut finished = 0;
     for (name, bytes) in contents(out) {
         if name == ".tbforge-build.json" {
@@ -115,7 +74,7 @@ fn assert_only_finished_files(out: &Path, expected: &BTreeMap<String, Vec<u8>>) 
 }
 
 fn verify(out: &Path) {
-    let o = Command::new(EXE).arg("verify").arg(out).output().unwrap();
+    let o = tbforge(&["verify", out.to_str().unwrap()]);
     assert!(
         o.status.success(),
         "verify failed: {}",
@@ -151,6 +110,17 @@ fn can_mount_tmpfs() -> bool {
     }
 }
 
+/// A temporary directory holding an empty `mount_point` for a tmpfs; `None`
+/// (having said why) where no tmpfs can be mounted.
+fn tmpfs_dir(mount_point: &str) -> Option<tempfile::TempDir> {
+    if !can_mount_tmpfs() {
+        return None;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join(mount_point)).unwrap();
+    Some(tmp)
+}
+
 /// Runs `script` in a private mount namespace with `$T` the tbforge binary.
 fn in_namespace(dir: &Path, script: &str) -> Output {
     let o = Command::new("unshare")
@@ -182,76 +152,84 @@ fn words(args: &[&str]) -> String {
     args.join(" ")
 }
 
-#[test]
-fn full_output_disk_stops_cleanly_and_resumes_after_more_space() {
-    if !can_mount_tmpfs() {
-        return;
-    }
-    let expected = reference(SMALL);
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    std::fs::create_dir(dir.join("out")).unwrap();
-    // Room for some of the 17 files (each takes whole 4 KiB pages), not all.
+/// Runs a full-disk scenario in a fresh directory: mount a tmpfs of size
+/// `small` on `mount`, build `SMALL` with `args` (saved as `full`), keep what
+/// it left in `out` as `failed/`, grow the tmpfs to `big`, resume (saved as
+/// `resumed`), then run `last`. `None` where no tmpfs can be mounted.
+fn fill_and_grow(
+    (mount, small, big): (&str, &str, &str),
+    args: &str,
+    out: &str,
+    last: &str,
+) -> Option<tempfile::TempDir> {
+    let tmp = tmpfs_dir(mount)?;
     let game = words(SMALL);
     let script = format!(
-        r#"mount -t tmpfs -o size=40k tmpfs out
-rc=0; $T build {game} --backend cpu --json --out out/tb 2> full.err >/dev/null || rc=$?; echo $rc > full.rc
-mkdir failed; cp -a out/tb/. failed/
-mount -o remount,size=4m out
-rc=0; $T build {game} --backend cpu --json --out out/tb --resume 2> resumed.err >/dev/null || rc=$?; echo $rc > resumed.rc
-mkdir resumed; cp -a out/tb/. resumed/"#
+        r#"mount -t tmpfs -o size={small} tmpfs {mount}
+rc=0; $T build {game} {args} 2> full.err >/dev/null || rc=$?; echo $rc > full.rc
+mkdir failed; cp -a {out}/. failed/
+mount -o remount,size={big} {mount}
+rc=0; $T build {game} {args} --resume 2> resumed.err >/dev/null || rc=$?; echo $rc > resumed.rc
+{last}"#
     );
-    in_namespace(dir, &script);
-    let full = saved(dir, "full");
-    assert_clear_error(&full, "out/tb/", &["disk full", "--resume"]);
+    in_namespace(tmp.path(), &script);
+    Some(tmp)
+}
+
+/// After a script that filled a disk (`full.rc`/`full.err`, the output as it
+/// was left in `failed/`) and resumed with more space (`resumed.*`, the
+/// output in `resumed_dir`): the failure is one clear line naming `needle`,
+/// it left only finished files, and the resumed build is the clean one.
+/// Returns how many files the failed build had finished.
+fn full_then_resumed(dir: &Path, needle: &str, resumed_dir: &str, what: &str) -> usize {
+    let expected = reference(SMALL);
+    assert_clear_error(&saved(dir, "full"), needle, &["disk full", "--resume"]);
     let finished = assert_only_finished_files(&dir.join("failed"), expected);
+    let resumed = saved(dir, "resumed");
+    assert!(resumed.status.success(), "resume: {}", stderr(&resumed));
+    assert_same(&contents(&dir.join(resumed_dir)), expected, what);
+    verify(&dir.join(resumed_dir));
+    finished
+}
+
+#[test]
+fn full_output_disk_stops_cleanly_and_resumes_after_more_space() {
+    // Room for some of the 17 files (each takes whole 4 KiB pages), not all.
+    let Some(tmp) = fill_and_grow(
+        ("out", "40k", "4m"),
+        "--backend cpu --json --out out/tb",
+        "out/tb",
+        "mkdir resumed; cp -a out/tb/. resumed/",
+    ) else {
+        return;
+    };
+    let dir = tmp.path();
+    let finished = full_then_resumed(dir, "out/tb/", "resumed", "resumed after a full disk");
     assert!(
         finished > 0,
         "the disk filled before any file: make the tmpfs larger"
     );
-    let resumed = saved(dir, "resumed");
-    assert!(resumed.status.success(), "resume: {}", stderr(&resumed));
-    assert_same(
-        &contents(&dir.join("resumed")),
-        expected,
-        "resumed after a full disk",
-    );
-    verify(&dir.join("resumed"));
 }
 
 #[test]
 fn full_scratch_disk_stops_cleanly_and_resumes_after_more_space() {
-    if !can_mount_tmpfs() {
-        return;
-    }
-    let expected = reference(SMALL);
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    std::fs::create_dir(dir.join("small")).unwrap();
     // The pipeline's scratch (values, summaries, runs) of 201,755 indices
     // striped over two disks: one of them holds only 64 KiB.
-    let game = words(SMALL);
-    let args = "--backend cpu --json --mem-limit 2M --out out --disk small --disk big";
-    let script = format!(
-        r#"mount -t tmpfs -o size=64k tmpfs small
-rc=0; $T build {game} {args} 2> full.err >/dev/null || rc=$?; echo $rc > full.rc
-mkdir failed; cp -a out/. failed/
-mount -o remount,size=16m small
-rc=0; $T build {game} {args} --resume 2> resumed.err >/dev/null || rc=$?; echo $rc > resumed.rc
-ls -A small > small.left"#
-    );
-    in_namespace(dir, &script);
-    let full = saved(dir, "full");
-    assert_clear_error(&full, "small/.tbforge-scratch-", &["disk full", "--resume"]);
-    assert_only_finished_files(&dir.join("failed"), expected);
-    let resumed = saved(dir, "resumed");
-    assert!(resumed.status.success(), "resume: {}", stderr(&resumed));
-    assert_same(
-        &contents(&dir.join("out")),
-        expected,
+    let Some(tmp) = fill_and_grow(
+        ("small", "64k", "16m"),
+        "--backend cpu --json --mem-limit 2M --out out --disk small --disk big",
+        "out",
+        "ls -A small > small.left",
+    ) else {
+        return;
+    };
+    let dir = tmp.path();
+    full_then_resumed(
+        dir,
+        "small/.tbforge-scratch-",
+        "out",
         "resumed after a full scratch disk",
     );
-    verify(&dir.join("out"));
     let left = std::fs::read_to_string(dir.join("small.left")).unwrap();
     assert!(left.trim().is_empty(), "scratch left behind: {left}");
 }
@@ -360,32 +338,27 @@ fn a_file_in_the_way_is_a_clear_usage_error() {
     }
     // After removing the file, the same command works (no --resume needed).
     std::fs::remove_file(&file).unwrap();
-    let o = Command::new(EXE)
-        .args([
-            "build",
-            "tictactoe",
-            "--backend",
-            "cpu",
-            "--mem-limit",
-            "2M",
-            "--disk",
-            f,
-            "--out",
-        ])
-        .arg(&fine)
-        .output()
-        .unwrap();
+    let o = tbforge(&[
+        "build",
+        "tictactoe",
+        "--backend",
+        "cpu",
+        "--mem-limit",
+        "2M",
+        "--disk",
+        f,
+        "--out",
+        fine.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
 fn a_read_only_file_system_is_a_clear_usage_error() {
-    if !can_mount_tmpfs() {
+    let Some(tmp) = tmpfs_dir("ro") else {
         return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
+    };
     let dir = tmp.path();
-    std::fs::create_dir(dir.join("ro")).unwrap();
     let script = r#"mount -t tmpfs -o ro,size=64k tmpfs ro
 rc=0; $T build tictactoe --backend cpu --out ro/tb 2> out.err >/dev/null || rc=$?; echo $rc > out.rc
 rc=0; $T build tictactoe --backend cpu --out tb --mem-limit 2M --disk ro 2> disk.err >/dev/null || rc=$?; echo $rc > disk.rc"#;

@@ -10,39 +10,21 @@
 //! pages and about 3.6 MB the file writer's two zstd contexts. With
 //! `--threads 16` the pipeline peaks at about 14.3 MB.
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::{assert_same, build_cmd, contents, stderr};
 use std::path::Path;
-use std::process::Command;
 
 const GAME: &[&str] = &["connect4", "--param", "width=5", "--param", "height=4"];
 const LIMIT: u64 = 16 << 20;
 
 fn build(out: &Path, threads: &str, extra: &[&str]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_tbforge"))
-        .arg("build")
-        .args(GAME)
-        // Thread count fixed: the writer holds one compressor per thread.
-        .args(["--backend", "cpu", "--json", "--threads", threads, "--out"])
-        .arg(out)
-        .args(extra)
+    // Thread count fixed: the writer holds one compressor per thread.
+    let o = build_cmd(GAME, out, &[&["--threads", threads], extra].concat())
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     serde_json::from_slice(&std::fs::read(out.join("build-log.json")).unwrap()).unwrap()
-}
-
-fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_name() != "build-log.json")
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
 
 #[test]
@@ -85,13 +67,10 @@ fn pipeline_peak_rss_stays_under_the_limit() {
             peak < LIMIT,
             "{threads} threads: pipeline peak RSS {peak} bytes over the {LIMIT}-byte limit (in memory: {memory_peak})"
         );
-        let (a, b) = (contents(&piped), contents(&memory));
-        assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
-        for (name, bytes) in &b {
-            assert!(
-                a[name] == *bytes,
-                "{name} differs between the in-memory and the {threads}-thread pipeline builds"
-            );
-        }
+        assert_same(
+            &contents(&piped),
+            &contents(&memory),
+            &format!("the {threads}-thread pipeline build against the in-memory one"),
+        );
     }
 }

@@ -19,9 +19,12 @@
 //! `depth_two_by_hand` lists them. The paper's total (218,790) is unchanged because its two rows
 //! are off by one in opposite directions, which points to a transcription slip rather than a
 //! different rule (a rule change would alter many rows).
+mod common;
+
+use common::{distance_counts, puzzle_value, solve_puzzle, walk_to_goal};
 use tbforge::game::foreandaft::ForeAndAft;
-use tbforge::solve::{frontier_bfs, solve_partition, two_bit_bfs, Layout, Progress};
-use tbforge::{Game, PartitionId, Rank, Status, Value};
+use tbforge::solve::{frontier_bfs, two_bit_bfs, Layout, Progress};
+use tbforge::{Game, PartitionId, Rank, Value};
 
 /// Table 0.5, Expanded for Depth = 1..=48, as published.
 const PUBLISHED: [u64; 48] = [
@@ -151,20 +154,11 @@ fn frontier_bfs_layer_of(g: &ForeAndAft, layout: &Layout, depth: usize) -> Vec<S
 #[test]
 fn goal_distances_reproduce_the_table_and_dudeney() {
     let g = ForeAndAft::new().unwrap();
-    let layout = Layout::new(&g).unwrap();
-    let values = solve_partition(&g, &layout, &[None], 0, &Progress::hidden()).unwrap();
-    let mut by_distance = vec![0u64; 64];
-    for &b in &values {
-        let d = Value::from_byte(b)
-            .distance()
-            .expect("every position reaches the goal");
-        by_distance[d as usize] += 1;
-    }
+    let (layout, values) = solve_puzzle(&g);
     // Swapping the colours exchanges start and goal, so the distances to the goal have the
     // forward table's counts.
-    let len = by_distance.iter().rposition(|&n| n > 0).unwrap() + 1;
-    assert_eq!(by_distance[..len].to_vec(), expanded());
-    let value = |b: &[u8; 17]| Value::from_byte(values[g.rank(b).1 .0 as usize]);
+    assert_eq!(distance_counts(&values), expanded());
+    let value = |b: &[u8; 17]| puzzle_value(&g, &values, b);
     assert_eq!(
         value(&g.start().unwrap()).distance(),
         Some(46),
@@ -184,18 +178,6 @@ fn goal_distances_reproduce_the_table_and_dudeney() {
         vec![".bb/bbb/bbbww/www/www", "bbb/bbb/bbwww/www/ww."]
     );
     // A best-move walk from the start reaches the goal in 46 moves.
-    let mut board = g.start().unwrap();
-    let mut n = 0;
-    while g.status(&board) != Status::Goal {
-        let d = value(&board).distance().unwrap();
-        let mut succ = Vec::new();
-        g.successors(&board, &mut succ);
-        board = succ
-            .into_iter()
-            .map(|(_, s)| s)
-            .find(|s| value(s).distance() == Some(d - 1))
-            .unwrap();
-        n += 1;
-    }
-    assert_eq!(n, 46);
+    let (moves, _) = walk_to_goal(&g, g.start().unwrap(), value);
+    assert_eq!(moves.len(), 46);
 }

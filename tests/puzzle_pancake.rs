@@ -11,29 +11,21 @@
 //! Counting: the paper's "States" is the number reached by BFS from the sorted stack, start
 //! included; flips are their own inverses, so BFS from the start equals BFS from the goal.
 //! n = 11 and 12 take minutes on 2 cores: ignored tests, run by scripts/puzzles.sh.
+mod common;
+
+use common::{distance_counts, puzzle_value, solve_puzzle, two_bit_layers, walk_to_goal};
 use tbforge::game::pancake::Pancake;
-use tbforge::solve::{frontier_bfs, solve_partition, two_bit_bfs, Layout, Progress};
-use tbforge::{Game, Value};
+use tbforge::solve::{frontier_bfs, Layout, Progress};
+use tbforge::Game;
 
 const PANCAKE_NUMBERS: [usize; 11] = [0, 1, 3, 4, 5, 7, 8, 9, 10, 11, 13];
 const BURNT_PANCAKE_NUMBERS: [usize; 8] = [1, 4, 6, 8, 10, 12, 14, 15];
 
 fn two_bit(n: usize, burnt: bool) -> Vec<u64> {
-    let g = Pancake::new(n, burnt);
-    let layout = Layout::new(&g).unwrap();
-    let t = std::time::Instant::now();
-    let layers = two_bit_bfs(&g, &layout, &Progress::hidden())
-        .unwrap()
-        .unwrap()
-        .layers;
-    let total: u64 = layers.iter().sum();
-    let secs = t.elapsed().as_secs_f64();
-    eprintln!(
-        "pancake n={n} burnt={burnt}: {total} states, {} layers, {secs:.2} s, {:.0} states/s",
-        layers.len(),
-        total as f64 / secs
-    );
-    layers
+    two_bit_layers(
+        &Pancake::new(n, burnt),
+        &format!("pancake n={n} burnt={burnt}"),
+    )
 }
 
 #[test]
@@ -94,36 +86,22 @@ fn burnt_pancakes() {
 fn goal_distances_equal_bfs_layers_and_probe_walks_home() {
     for (n, burnt) in [(7, false), (5, true)] {
         let g = Pancake::new(n, burnt);
-        let layout = Layout::new(&g).unwrap();
-        let values = solve_partition(&g, &layout, &[None], 0, &Progress::hidden()).unwrap();
-        let mut by_distance = vec![0u64; 32];
-        for &b in &values {
-            by_distance[Value::from_byte(b).distance().unwrap() as usize] += 1;
-        }
-        let len = by_distance.iter().rposition(|&c| c > 0).unwrap() + 1;
+        let (layout, values) = solve_puzzle(&g);
         let f = frontier_bfs(&g, &layout, &Progress::hidden())
             .unwrap()
             .unwrap();
-        assert_eq!(by_distance[..len].to_vec(), f.layers);
+        assert_eq!(distance_counts(&values), f.layers);
         // Best moves from a deepest stack reach the sorted one in exactly its distance.
         let text = if burnt {
             "-5 -4 -3 -2 -1"
         } else {
             "4 1 6 3 7 2 5"
         };
-        let mut s = g.parse_position(text).unwrap();
-        let value = |s: &[u8; 16]| Value::from_byte(values[g.rank(s).1 .0 as usize]);
+        let s = g.parse_position(text).unwrap();
+        let value = |s: &[u8; 16]| puzzle_value(&g, &values, s);
         let d0 = value(&s).distance().unwrap();
-        for d in (0..d0).rev() {
-            let mut succ = Vec::new();
-            g.successors(&s, &mut succ);
-            s = succ
-                .into_iter()
-                .map(|(_, t)| t)
-                .find(|t| value(t).distance() == Some(d))
-                .unwrap();
-        }
-        assert_eq!(g.status(&s), tbforge::Status::Goal);
+        let (moves, _) = walk_to_goal(&g, s, value);
+        assert_eq!(moves.len(), d0 as usize);
         assert!(d0 > 0);
     }
 }

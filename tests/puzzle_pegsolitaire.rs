@@ -20,9 +20,12 @@
 //!
 //! CI runs the first 13 layers forward and the first 8 partitions backward (goal distances by
 //! retrograde analysis, which by the seed's symmetry must equal the forward counts).
+mod common;
+
+use common::walk_to_goal;
 use tbforge::game::pegsolitaire::PegSolitaire;
 use tbforge::solve::{partition_layer_bfs, solve_partition, Layout, Progress};
-use tbforge::{Game, PartitionId, Rank, Status, Value};
+use tbforge::{Game, PartitionId, Rank, Value};
 
 /// Table 0.4, Expanded column, rows Holes = 1..=32, as published.
 const PUBLISHED: [u64; 32] = [
@@ -177,19 +180,7 @@ fn probe_distance_and_best_moves_reach_the_goal() {
         .map(|r| g.unrank(PartitionId(6), Rank(r)).unwrap())
         .find(|b| value(b).distance() == Some(5))
         .expect("some 6-peg board is solvable");
-    let mut board = six;
-    let mut moves = Vec::new();
-    while g.status(&board) != Status::Goal {
-        let d = value(&board).distance().unwrap();
-        let mut succ = Vec::new();
-        g.successors(&board, &mut succ);
-        let (m, next) = succ
-            .into_iter()
-            .find(|(_, s)| value(s).distance() == Some(d - 1))
-            .expect("a solvable position has a move one step closer");
-        moves.push(g.format_move(&board, &m));
-        board = next;
-    }
+    let (moves, board) = walk_to_goal(&g, six, value);
     assert_eq!(moves.len(), 5, "{moves:?}");
     assert_eq!(
         g.format_position(&board),

@@ -8,9 +8,11 @@
 //! from the sorted ring, start included. For odd n our index is parity-halved, so reaching every
 //! index is the theorem; for even n it is the full (n-1)!. n = 12 is an ignored test
 //! (scripts/puzzles.sh).
+mod common;
+
+use common::{distance_counts, solve_puzzle, two_bit_layers};
 use tbforge::game::topspin::TopSpin;
-use tbforge::solve::{frontier_bfs, solve_partition, two_bit_bfs, Layout, Progress};
-use tbforge::Value;
+use tbforge::solve::{frontier_bfs, two_bit_bfs, Layout, Progress};
 
 const TABLE_3: [(usize, u64); 7] = [
     (6, 120),
@@ -24,20 +26,13 @@ const TABLE_3: [(usize, u64); 7] = [
 
 fn states(n: usize) -> (u64, usize) {
     let g = TopSpin::new(n, 4);
-    let layout = Layout::new(&g).unwrap();
-    let t = std::time::Instant::now();
-    let layers = two_bit_bfs(&g, &layout, &Progress::hidden())
-        .unwrap()
-        .unwrap()
-        .layers;
+    let layers = two_bit_layers(&g, &format!("topspin n={n} k=4"));
     let total: u64 = layers.iter().sum();
-    let secs = t.elapsed().as_secs_f64();
-    eprintln!(
-        "topspin n={n} k=4: {total} states, max depth {}, {secs:.2} s, {:.0} states/s",
-        layers.len() - 1,
-        total as f64 / secs
+    assert_eq!(
+        total,
+        Layout::new(&g).unwrap().total_size(),
+        "every index reached"
     );
-    assert_eq!(total, layout.total_size(), "every index reached");
     (total, layers.len() - 1)
 }
 
@@ -58,17 +53,11 @@ fn table_3_n12() {
 fn distances_to_goal_equal_bfs_layers() {
     for n in [7, 8] {
         let g = TopSpin::new(n, 4);
-        let layout = Layout::new(&g).unwrap();
-        let values = solve_partition(&g, &layout, &[None], 0, &Progress::hidden()).unwrap();
-        let mut by_distance = vec![0u64; 64];
-        for &b in &values {
-            by_distance[Value::from_byte(b).distance().unwrap() as usize] += 1;
-        }
-        let len = by_distance.iter().rposition(|&c| c > 0).unwrap() + 1;
+        let (layout, values) = solve_puzzle(&g);
         let f = frontier_bfs(&g, &layout, &Progress::hidden())
             .unwrap()
             .unwrap();
-        assert_eq!(by_distance[..len].to_vec(), f.layers, "n={n}");
+        assert_eq!(distance_counts(&values), f.layers, "n={n}");
         assert_eq!(
             two_bit_bfs(&g, &layout, &Progress::hidden())
                 .unwrap()

@@ -11,6 +11,7 @@ use crate::Result;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 
+mod board;
 mod compositions;
 pub mod connect4;
 pub mod foreandaft;

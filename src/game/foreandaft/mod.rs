@@ -22,11 +22,12 @@
 //! `bbb/bbb/bb.ww/www/www` is the start. Moves are `from-to` with columns `a`..`e`
 //! and rows `1`..`5` from the top (`c2-c3` slides the piece above the centre into it).
 
+use super::board::{bad_position, goal_if, info_from, only_partition, Block, CrossBoard};
 use super::params::{GameDescriptor, ParamReader};
 use super::{Game, GameInfo, GameKind, Params, Status};
 use crate::hash::Multinomial;
 use crate::value::{PartitionId, Rank};
-use crate::{Error, Result};
+use crate::Result;
 use std::collections::BTreeMap;
 
 /// What `tbforge games` shows.
@@ -56,43 +57,28 @@ pub struct Step {
     pub to: u8,
 }
 
-const fn on_board(row: i32, col: i32) -> bool {
-    (row >= 0 && row <= 2 && col >= 0 && col <= 2) || (row >= 2 && row <= 4 && col >= 2 && col <= 4)
-}
+/// The upper-left and lower-right 3x3 squares of a 5x5 grid.
+const BOARD: CrossBoard<CELLS> = CrossBoard::new(
+    5,
+    &[
+        Block {
+            top: 0,
+            bottom: 2,
+            left: 0,
+            right: 2,
+        },
+        Block {
+            top: 2,
+            bottom: 4,
+            left: 2,
+            right: 4,
+        },
+    ],
+);
 
-const fn coords() -> [(u8, u8); CELLS] {
-    let mut out = [(0u8, 0u8); CELLS];
-    let mut n = 0;
-    let mut row = 0;
-    while row < 5 {
-        let mut col = 0;
-        while col < 5 {
-            if on_board(row as i32, col as i32) {
-                out[n] = (row, col);
-                n += 1;
-            }
-            col += 1;
-        }
-        row += 1;
-    }
-    out
-}
-
-const COORDS: [(u8, u8); CELLS] = coords();
-
-fn cell_at(row: i32, col: i32) -> Option<usize> {
-    if !on_board(row, col) {
-        return None;
-    }
-    COORDS
-        .iter()
-        .position(|&(r, c)| i32::from(r) == row && i32::from(c) == col)
-}
-
-fn cell_name(cell: u8) -> String {
-    let (r, c) = COORDS[cell as usize];
-    format!("{}{}", (b'a' + c) as char, r + 1)
-}
+/// How positions are written, for errors.
+const HINT: &str =
+    "write 5 rows of 3,3,5,3,3 cells (b, w or .) separated by /, e.g. bbb/bbb/bb.ww/www/www";
 
 /// C(16, 8): placements of the black pieces once the empty cell is fixed.
 const BLACK_PLACEMENTS: u64 = 12_870;
@@ -118,14 +104,11 @@ impl ForeAndAft {
     /// The game.
     pub fn new() -> Result<Self> {
         let mut sources = vec![Vec::new(); CELLS];
-        for (to, &(r, c)) in COORDS.iter().enumerate() {
-            let (r, c) = (i32::from(r), i32::from(c));
-            for (dr, dc) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
-                if let Some(next) = cell_at(r + dr, c + dc) {
-                    sources[to].push((next as u8, None));
-                    if let Some(far) = cell_at(r + 2 * dr, c + 2 * dc) {
-                        sources[to].push((far as u8, Some(next as u8)));
-                    }
+        for (to, into) in sources.iter_mut().enumerate() {
+            for (next, far) in BOARD.lines(to) {
+                into.push((next as u8, None));
+                if let Some(far) = far {
+                    into.push((far as u8, Some(next as u8)));
                 }
             }
         }
@@ -138,7 +121,7 @@ impl ForeAndAft {
     /// the upper-left square, `lower` in the lower-right one.
     fn filled(upper: u8, lower: u8) -> Board {
         let mut b = [0u8; CELLS];
-        for (cell, &(r, c)) in COORDS.iter().enumerate() {
+        for (cell, &(r, c)) in BOARD.all_coords().iter().enumerate() {
             b[cell] = if r == 2 && c == 2 {
                 0
             } else if r <= 2 && c <= 2 {
@@ -161,11 +144,7 @@ impl Game for ForeAndAft {
     type Move = Step;
 
     fn info(&self) -> GameInfo {
-        GameInfo {
-            id: "foreandaft",
-            params: Params::new(),
-            kind: GameKind::Puzzle,
-        }
+        info_from(&DESCRIPTOR, Params::new())
     }
 
     fn partitions(&self) -> Vec<PartitionId> {
@@ -173,11 +152,7 @@ impl Game for ForeAndAft {
     }
 
     fn partition_size(&self, p: PartitionId) -> u64 {
-        if p.0 == 0 {
-            SIZE
-        } else {
-            0
-        }
+        only_partition(p, SIZE)
     }
 
     fn partition_name(&self, _p: PartitionId) -> String {
@@ -200,11 +175,7 @@ impl Game for ForeAndAft {
     }
 
     fn status(&self, board: &Board) -> Status {
-        if *board == self.goal() {
-            Status::Goal
-        } else {
-            Status::Ongoing
-        }
+        goal_if(*board == self.goal())
     }
 
     fn successors(&self, board: &Board, out: &mut Vec<(Step, Board)>) {
@@ -233,40 +204,16 @@ impl Game for ForeAndAft {
     }
 
     fn parse_position(&self, text: &str) -> Result<Board> {
-        let bad = |message: String| {
-            Error::BadPosition {
-            game: "foreandaft".into(),
-            text: text.into(),
-            message: format!(
-                "{message}; write 5 rows of 3,3,5,3,3 cells (b, w or .) separated by /, e.g. bbb/bbb/bb.ww/www/www"
-            ),
-        }
-        };
-        let rows: Vec<&str> = text.trim().split('/').map(str::trim).collect();
-        if rows.len() != 5 {
-            return Err(bad(format!("{} rows, not 5", rows.len())));
-        }
+        let bad = |message: String| bad_position("foreandaft", text, message, HINT);
+        let cells = BOARD.parse_cells(text).map_err(bad)?;
         let mut board = [0u8; CELLS];
-        let mut cell = 0;
-        for (r, row) in rows.iter().enumerate() {
-            let want = if r == 2 { 5 } else { 3 };
-            let chars: Vec<char> = row.chars().collect();
-            if chars.len() != want {
-                return Err(bad(format!(
-                    "row {} has {} cells, not {want}",
-                    r + 1,
-                    chars.len()
-                )));
-            }
-            for ch in chars {
-                board[cell] = match ch.to_ascii_lowercase() {
-                    '.' | '_' | '-' => 0,
-                    'b' | 'x' => 1,
-                    'w' | 'o' => 2,
-                    other => return Err(bad(format!("`{other}` is not b, w or ."))),
-                };
-                cell += 1;
-            }
+        for (cell, ch) in board.iter_mut().zip(cells) {
+            *cell = match ch.to_ascii_lowercase() {
+                '.' | '_' | '-' => 0,
+                'b' | 'x' => 1,
+                'w' | 'o' => 2,
+                other => return Err(bad(format!("`{other}` is not b, w or ."))),
+            };
         }
         let count = |c: u8| board.iter().filter(|&&x| x == c).count();
         if count(1) != PIECES as usize || count(2) != PIECES as usize {
@@ -280,22 +227,15 @@ impl Game for ForeAndAft {
     }
 
     fn format_position(&self, board: &Board) -> String {
-        let mut s = String::new();
-        for (cell, &(r, _)) in COORDS.iter().enumerate() {
-            if cell > 0 && COORDS[cell - 1].0 != r {
-                s.push('/');
-            }
-            s.push(match board[cell] {
-                1 => 'b',
-                2 => 'w',
-                _ => '.',
-            });
-        }
-        s
+        BOARD.format(|cell| match board[cell] {
+            1 => 'b',
+            2 => 'w',
+            _ => '.',
+        })
     }
 
     fn format_move(&self, _board: &Board, step: &Step) -> String {
-        format!("{}-{}", cell_name(step.from), cell_name(step.to))
+        BOARD.move_name(step.from, step.to)
     }
 }
 
@@ -321,7 +261,7 @@ mod tests {
     #[test]
     fn board_and_notation() {
         let g = ForeAndAft::new().unwrap();
-        assert_eq!(COORDS[8], (2, 2));
+        assert_eq!(BOARD.all_coords()[8], (2, 2));
         let start = g.start().unwrap();
         assert_eq!(g.format_position(&start), "bbb/bbb/bb.ww/www/www");
         assert_eq!(g.format_position(&g.goal()), "www/www/ww.bb/bbb/bbb");

@@ -15,11 +15,12 @@
 //! Notation: positions are the heap sizes, comma-separated, heap 1 first
 //! (`1,2,5,4`); a move `h3-2` takes 2 objects from heap 3.
 
+use super::board::{bad_position, info_from};
 use super::compositions::Compositions;
 use super::params::{params, GameDescriptor, ParamDoc, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
 use crate::value::{PartitionId, Rank};
-use crate::{Error, Result};
+use crate::Result;
 use std::collections::BTreeMap;
 
 /// What `tbforge games` shows.
@@ -144,11 +145,7 @@ impl Game for Nim {
     type Move = NimMove;
 
     fn info(&self) -> GameInfo {
-        GameInfo {
-            id: "nim",
-            params: params([("heaps", join(&self.caps))]),
-            kind: GameKind::TwoPlayer,
-        }
+        info_from(&DESCRIPTOR, params([("heaps", join(&self.caps))]))
     }
 
     fn partitions(&self) -> Vec<PartitionId> {
@@ -204,17 +201,12 @@ impl Game for Nim {
     }
 
     fn parse_position(&self, text: &str) -> Result<Heaps> {
-        let bad = |message: String| {
-            Error::BadPosition {
-            game: "nim".into(),
-            text: text.into(),
-            message: format!(
-                "{message}; write {} heap sizes separated by commas, each at most its starting size {}",
-                self.caps.len(),
-                join(&self.caps)
-            ),
-        }
-        };
+        let hint = format!(
+            "write {} heap sizes separated by commas, each at most its starting size {}",
+            self.caps.len(),
+            join(&self.caps)
+        );
+        let bad = |message: String| bad_position("nim", text, message, &hint);
         let parts: Vec<&str> = text.trim().split(',').map(str::trim).collect();
         if parts.len() != self.caps.len() {
             return Err(bad(format!("{} heaps given", parts.len())));

@@ -15,6 +15,7 @@
 //! the burnt variant a `-` before a size marks a pancake with its burnt side up
 //! (`3 -1 2`). A move is written `flip k`.
 
+use super::board::{bad_position, goal_if, info_from, only_partition};
 use super::params::{GameDescriptor, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
 use crate::hash::{Parity, Permutation};
@@ -91,6 +92,21 @@ impl MyrvoldRuskey {
     }
 }
 
+/// The identity on `0..n`, the rest zero: the permutation puzzles' goal.
+pub(crate) fn identity(n: usize) -> [u8; MAX_N] {
+    let mut s = [0u8; MAX_N];
+    for (i, v) in s[..n].iter_mut().enumerate() {
+        *v = i as u8;
+    }
+    s
+}
+
+/// Goal when `perm` (the used entries) is the identity: every permutation
+/// puzzle here has the sorted order as its only goal.
+pub(crate) fn sorted_is_goal(perm: &[u8]) -> Status {
+    goal_if(perm.iter().enumerate().all(|(i, &v)| v as usize == i))
+}
+
 /// A stack, top first: pancake sizes `0..n`, with bit 7 set on burnt-side-up ones.
 pub type Stack = [u8; MAX_N];
 
@@ -137,16 +153,17 @@ impl Pancake {
         } else {
             "e.g. 2 1 3"
         };
-        Error::BadPosition {
-            game: "pancake".into(),
-            text: text.into(),
-            message: format!(
-                "{message}; write the {} sizes 1..{} top first, separated by spaces{}, {example}",
+        bad_position(
+            "pancake",
+            text,
+            message,
+            format_args!(
+                "write the {} sizes 1..{} top first, separated by spaces{}, {example}",
                 self.n,
                 self.n,
                 if self.burnt { ", -k burnt side up" } else { "" }
             ),
-        }
+        )
     }
 }
 
@@ -155,14 +172,13 @@ impl Game for Pancake {
     type Move = u8;
 
     fn info(&self) -> GameInfo {
-        GameInfo {
-            id: "pancake",
-            params: super::params::params([
+        info_from(
+            &DESCRIPTOR,
+            super::params::params([
                 ("burnt", u8::from(self.burnt).to_string()),
                 ("n", self.n.to_string()),
             ]),
-            kind: GameKind::Puzzle,
-        }
+        )
     }
 
     fn partitions(&self) -> Vec<PartitionId> {
@@ -170,11 +186,8 @@ impl Game for Pancake {
     }
 
     fn partition_size(&self, p: PartitionId) -> u64 {
-        match (p.0, self.burnt) {
-            (0, false) => self.perm.size(),
-            (0, true) => self.perm.size() << self.n,
-            _ => 0,
-        }
+        let orders = self.perm.size();
+        only_partition(p, if self.burnt { orders << self.n } else { orders })
     }
 
     fn partition_name(&self, _p: PartitionId) -> String {
@@ -217,15 +230,7 @@ impl Game for Pancake {
     }
 
     fn status(&self, s: &Stack) -> Status {
-        if s[..self.n]
-            .iter()
-            .enumerate()
-            .all(|(i, &v)| v as usize == i)
-        {
-            Status::Goal
-        } else {
-            Status::Ongoing
-        }
+        sorted_is_goal(&s[..self.n])
     }
 
     fn successors(&self, s: &Stack, out: &mut Vec<(u8, Stack)>) {
@@ -243,11 +248,7 @@ impl Game for Pancake {
     }
 
     fn start(&self) -> Option<Stack> {
-        let mut s = [0u8; MAX_N];
-        for (i, v) in s[..self.n].iter_mut().enumerate() {
-            *v = i as u8;
-        }
-        Some(s)
+        Some(identity(self.n))
     }
 
     fn parse_position(&self, text: &str) -> Result<Stack> {

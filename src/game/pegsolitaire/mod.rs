@@ -22,6 +22,7 @@
 //! `from-to` with columns `a`..`g` from the left and rows `1`..`7` from the top
 //! (`d2-d4` jumps the peg on d2 over d3 into the centre).
 
+use super::board::{bad_position, goal_if, info_from, Block, CrossBoard};
 use super::params::{GameDescriptor, ParamReader};
 use super::{Game, GameInfo, GameKind, Params, Status};
 use crate::hash::Binomial;
@@ -56,49 +57,34 @@ pub struct Jump {
     pub to: u8,
 }
 
-/// Row and column (0..7) of each hole.
-const fn coords() -> [(u8, u8); CELLS] {
-    let mut out = [(0u8, 0u8); CELLS];
-    let mut n = 0;
-    let mut row = 0;
-    while row < 7 {
-        let mut col = 0;
-        while col < 7 {
-            if on_board(row as i32, col as i32) {
-                out[n] = (row, col);
-                n += 1;
-            }
-            col += 1;
-        }
-        row += 1;
-    }
-    out
-}
+/// The English board: three-wide arms on a 7x7 grid.
+const BOARD: CrossBoard<CELLS> = CrossBoard::new(
+    7,
+    &[
+        Block {
+            top: 2,
+            bottom: 4,
+            left: 0,
+            right: 6,
+        },
+        Block {
+            top: 0,
+            bottom: 6,
+            left: 2,
+            right: 4,
+        },
+    ],
+);
 
-const fn on_board(row: i32, col: i32) -> bool {
-    row >= 0 && row < 7 && col >= 0 && col < 7 && ((row >= 2 && row <= 4) || (col >= 2 && col <= 4))
-}
-
-const COORDS: [(u8, u8); CELLS] = coords();
-
-fn cell_at(row: i32, col: i32) -> Option<usize> {
-    if !on_board(row, col) {
-        return None;
-    }
-    COORDS
-        .iter()
-        .position(|&(r, c)| i32::from(r) == row && i32::from(c) == col)
-}
+/// How positions are written, for errors.
+const HINT: &str = "write 7 rows of o (peg) and . (hole) separated by /, e.g. ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo";
 
 /// Every jump on the board as (from, over, to): 76 on the English board.
 fn all_jumps() -> Vec<(u8, u8, u8)> {
     let mut jumps = Vec::new();
-    for (from, &(r, c)) in COORDS.iter().enumerate() {
-        for (dr, dc) in [(-1, 0), (1, 0), (0, -1), (0, 1)] {
-            let (r, c) = (i32::from(r), i32::from(c));
-            if let (Some(over), Some(to)) =
-                (cell_at(r + dr, c + dc), cell_at(r + 2 * dr, c + 2 * dc))
-            {
+    for from in 0..CELLS {
+        for (over, to) in BOARD.lines(from) {
+            if let Some(to) = to {
                 jumps.push((from as u8, over as u8, to as u8));
             }
         }
@@ -144,19 +130,8 @@ impl PegSolitaire {
     }
 
     fn bad(&self, text: &str, message: impl std::fmt::Display) -> Error {
-        Error::BadPosition {
-            game: "pegsolitaire".into(),
-            text: text.into(),
-            message: format!(
-                "{message}; write 7 rows of o (peg) and . (hole) separated by /, e.g. ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo"
-            ),
-        }
+        bad_position("pegsolitaire", text, message, HINT)
     }
-}
-
-fn cell_name(cell: u8) -> String {
-    let (r, c) = COORDS[cell as usize];
-    format!("{}{}", (b'a' + c) as char, r + 1)
 }
 
 impl Game for PegSolitaire {
@@ -164,11 +139,7 @@ impl Game for PegSolitaire {
     type Move = Jump;
 
     fn info(&self) -> GameInfo {
-        GameInfo {
-            id: "pegsolitaire",
-            params: Params::new(),
-            kind: GameKind::Puzzle,
-        }
+        info_from(&DESCRIPTOR, Params::new())
     }
 
     fn partitions(&self) -> Vec<PartitionId> {
@@ -197,11 +168,7 @@ impl Game for PegSolitaire {
     }
 
     fn status(&self, board: &Board) -> Status {
-        if *board == self.goal() {
-            Status::Goal
-        } else {
-            Status::Ongoing
-        }
+        goal_if(*board == self.goal())
     }
 
     fn successors(&self, board: &Board, out: &mut Vec<(Jump, Board)>) {
@@ -222,46 +189,24 @@ impl Game for PegSolitaire {
     }
 
     fn parse_position(&self, text: &str) -> Result<Board> {
-        let rows: Vec<&str> = text.trim().split('/').map(str::trim).collect();
-        if rows.len() != 7 {
-            return Err(self.bad(text, format!("{} rows, not 7", rows.len())));
-        }
+        let cells = BOARD.parse_cells(text).map_err(|m| self.bad(text, m))?;
         let mut board = 0u64;
-        let mut cell = 0;
-        for (r, row) in rows.iter().enumerate() {
-            let want = if (2..=4).contains(&r) { 7 } else { 3 };
-            let chars: Vec<char> = row.chars().collect();
-            if chars.len() != want {
-                return Err(self.bad(
-                    text,
-                    format!("row {} has {} cells, not {want}", r + 1, chars.len()),
-                ));
-            }
-            for ch in chars {
-                match ch {
-                    'o' | 'O' | 'x' | 'X' | '1' => board |= 1 << cell,
-                    '.' | '_' | '-' | '0' => {}
-                    other => return Err(self.bad(text, format!("`{other}` is neither o nor ."))),
-                }
-                cell += 1;
+        for (cell, ch) in cells.into_iter().enumerate() {
+            match ch {
+                'o' | 'O' | 'x' | 'X' | '1' => board |= 1 << cell,
+                '.' | '_' | '-' | '0' => {}
+                other => return Err(self.bad(text, format!("`{other}` is neither o nor ."))),
             }
         }
         Ok(board)
     }
 
     fn format_position(&self, board: &Board) -> String {
-        let mut s = String::new();
-        for (cell, &(r, _)) in COORDS.iter().enumerate() {
-            if cell > 0 && COORDS[cell - 1].0 != r {
-                s.push('/');
-            }
-            s.push(if board & (1 << cell) != 0 { 'o' } else { '.' });
-        }
-        s
+        BOARD.format(|cell| if board & (1 << cell) != 0 { 'o' } else { '.' })
     }
 
     fn format_move(&self, _board: &Board, jump: &Jump) -> String {
-        format!("{}-{}", cell_name(jump.from), cell_name(jump.to))
+        BOARD.move_name(jump.from, jump.to)
     }
 }
 
@@ -272,7 +217,7 @@ mod tests {
     #[test]
     fn board_shape() {
         let g = PegSolitaire::english();
-        assert_eq!(COORDS[CENTRE], (3, 3));
+        assert_eq!(BOARD.all_coords()[CENTRE], (3, 3));
         assert_eq!(g.jump_count(), 76);
         let start = g.start().unwrap();
         assert_eq!(

@@ -23,11 +23,12 @@
 //! or `.` for the blank: `1 0 2/3 4 5/6 7 8`. Moves name the direction the blank
 //! moves: `U`, `D`, `L`, `R`.
 
-use super::pancake::{MyrvoldRuskey, MAX_N};
+use super::board::{bad_position, info_from, only_partition};
+use super::pancake::{identity, sorted_is_goal, MyrvoldRuskey, MAX_N};
 use super::params::{GameDescriptor, ParamDoc, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
 use crate::value::{PartitionId, Rank};
-use crate::{Error, Result};
+use crate::Result;
 use std::collections::BTreeMap;
 
 /// What `tbforge games` shows.
@@ -141,14 +142,13 @@ impl Game for SlidingTile {
     type Move = char;
 
     fn info(&self) -> GameInfo {
-        GameInfo {
-            id: "slidingtile",
-            params: super::params::params([
+        info_from(
+            &DESCRIPTOR,
+            super::params::params([
                 ("cols", self.cols.to_string()),
                 ("rows", self.rows.to_string()),
             ]),
-            kind: GameKind::Puzzle,
-        }
+        )
     }
 
     fn partitions(&self) -> Vec<PartitionId> {
@@ -156,11 +156,7 @@ impl Game for SlidingTile {
     }
 
     fn partition_size(&self, p: PartitionId) -> u64 {
-        if p.0 == 0 {
-            self.half * self.cells() as u64
-        } else {
-            0
-        }
+        only_partition(p, self.half * self.cells() as u64)
     }
 
     fn partition_name(&self, _p: PartitionId) -> String {
@@ -197,15 +193,7 @@ impl Game for SlidingTile {
     }
 
     fn status(&self, board: &Board) -> Status {
-        if board[..self.cells()]
-            .iter()
-            .enumerate()
-            .all(|(i, &t)| t as usize == i)
-        {
-            Status::Goal
-        } else {
-            Status::Ongoing
-        }
+        sorted_is_goal(&board[..self.cells()])
     }
 
     fn successors(&self, board: &Board, out: &mut Vec<(char, Board)>) {
@@ -227,24 +215,15 @@ impl Game for SlidingTile {
     }
 
     fn start(&self) -> Option<Board> {
-        let mut b = [0u8; MAX_N];
-        for (i, t) in b[..self.cells()].iter_mut().enumerate() {
-            *t = i as u8;
-        }
-        Some(b)
+        Some(identity(self.cells()))
     }
 
     fn parse_position(&self, text: &str) -> Result<Board> {
-        let bad = |message: String| {
-            Error::BadPosition {
-            game: "slidingtile".into(),
-            text: text.into(),
-            message: format!(
-                "{message}; write {} rows of {} tiles separated by /, tiles by spaces, 0 for the blank",
-                self.rows, self.cols
-            ),
-        }
-        };
+        let hint = format!(
+            "write {} rows of {} tiles separated by /, tiles by spaces, 0 for the blank",
+            self.rows, self.cols
+        );
+        let bad = |message: String| bad_position("slidingtile", text, message, &hint);
         let rows: Vec<&str> = text.trim().split('/').collect();
         if rows.len() != self.rows {
             return Err(bad(format!("{} rows, not {}", rows.len(), self.rows)));

@@ -13,11 +13,12 @@
 //! Notation: 9 characters `x`, `o`, `.` row by row from the top left
 //! (`x...o....`); the side to move follows from the counts.
 
+use super::board::{bad_position, info_from};
 use super::params::{GameDescriptor, ParamReader};
 use super::{Game, GameInfo, GameKind, Params, Status};
 use crate::hash::Multinomial;
 use crate::value::{PartitionId, Rank};
-use crate::{Error, Result};
+use crate::Result;
 use std::collections::BTreeMap;
 
 /// What `tbforge games` shows.
@@ -40,6 +41,9 @@ const LINES: [[usize; 3]; 8] = [
     [0, 4, 8],
     [2, 4, 6],
 ];
+
+/// How positions are written, for errors.
+const HINT: &str = "write 9 characters of x, o, . row by row, e.g. x...o....";
 
 /// A board: cell values 0 empty, 1 X, 2 O.
 pub type Board = [u8; 9];
@@ -92,11 +96,7 @@ impl Game for TicTacToe {
     type Move = usize;
 
     fn info(&self) -> GameInfo {
-        GameInfo {
-            id: "tictactoe",
-            params: Params::new(),
-            kind: GameKind::TwoPlayer,
-        }
+        info_from(&DESCRIPTOR, Params::new())
     }
 
     fn partitions(&self) -> Vec<PartitionId> {
@@ -150,11 +150,7 @@ impl Game for TicTacToe {
     }
 
     fn parse_position(&self, text: &str) -> Result<Board> {
-        let bad = |message: &str| Error::BadPosition {
-            game: "tictactoe".into(),
-            text: text.into(),
-            message: format!("{message}; write 9 characters of x, o, . row by row, e.g. x...o...."),
-        };
+        let bad = |message: &str| bad_position("tictactoe", text, message, HINT);
         let chars: Vec<char> = text.trim().chars().collect();
         if chars.len() != 9 {
             return Err(bad(&format!("{} characters, not 9", chars.len())));

@@ -16,11 +16,12 @@
 //! Notation: the tokens around the ring, any rotation, separated by spaces
 //! (`1 2 3 4 5 6`); moves are `twist i`, `i` counted from token 1's position (0-based).
 
-use super::pancake::{MyrvoldRuskey, MAX_N};
+use super::board::{bad_position, info_from, only_partition};
+use super::pancake::{identity, sorted_is_goal, MyrvoldRuskey, MAX_N};
 use super::params::{GameDescriptor, ParamDoc, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
 use crate::value::{PartitionId, Rank};
-use crate::{Error, Result};
+use crate::Result;
 use std::collections::BTreeMap;
 
 /// What `tbforge games` shows.
@@ -115,11 +116,10 @@ impl Game for TopSpin {
     type Move = u8;
 
     fn info(&self) -> GameInfo {
-        GameInfo {
-            id: "topspin",
-            params: super::params::params([("k", self.k.to_string()), ("n", self.n.to_string())]),
-            kind: GameKind::Puzzle,
-        }
+        info_from(
+            &DESCRIPTOR,
+            super::params::params([("k", self.k.to_string()), ("n", self.n.to_string())]),
+        )
     }
 
     fn partitions(&self) -> Vec<PartitionId> {
@@ -127,11 +127,8 @@ impl Game for TopSpin {
     }
 
     fn partition_size(&self, p: PartitionId) -> u64 {
-        match (p.0, self.halved) {
-            (0, true) => self.perm.size() / 2,
-            (0, false) => self.perm.size(),
-            _ => 0,
-        }
+        let orders = self.perm.size();
+        only_partition(p, if self.halved { orders / 2 } else { orders })
     }
 
     fn partition_name(&self, _p: PartitionId) -> String {
@@ -168,15 +165,7 @@ impl Game for TopSpin {
     }
 
     fn status(&self, ring: &Ring) -> Status {
-        if ring[..self.n]
-            .iter()
-            .enumerate()
-            .all(|(i, &t)| t as usize == i)
-        {
-            Status::Goal
-        } else {
-            Status::Ongoing
-        }
+        sorted_is_goal(&ring[..self.n])
     }
 
     fn successors(&self, ring: &Ring, out: &mut Vec<(u8, Ring)>) {
@@ -191,24 +180,19 @@ impl Game for TopSpin {
     }
 
     fn start(&self) -> Option<Ring> {
-        let mut ring = [0u8; MAX_N];
-        for (i, t) in ring[..self.n].iter_mut().enumerate() {
-            *t = i as u8;
-        }
-        Some(ring)
+        Some(identity(self.n))
     }
 
     fn parse_position(&self, text: &str) -> Result<Ring> {
-        let bad =
-            |message: String| Error::BadPosition {
-                game: "topspin".into(),
-                text: text.into(),
-                message: format!(
-                "{message}; write the tokens 1..={} around the ring separated by spaces, e.g. {}",
-                self.n,
-                (1..=self.n).map(|t| t.to_string()).collect::<Vec<_>>().join(" ")
-            ),
-            };
+        let hint = format!(
+            "write the tokens 1..={} around the ring separated by spaces, e.g. {}",
+            self.n,
+            (1..=self.n)
+                .map(|t| t.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let bad = |message: String| bad_position("topspin", text, message, &hint);
         let items: Vec<&str> = text.split_whitespace().collect();
         if items.len() != self.n {
             return Err(bad(format!("{} tokens, not {}", items.len(), self.n)));
