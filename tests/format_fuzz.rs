@@ -30,6 +30,7 @@ use tbforge::format::{
     Manifest, Stored, TableFile, ValueEncoding, WriteOptions, HEADER_LEN, INDEX_ENTRY_LEN,
     MANIFEST_NAME, TRAILER_LEN,
 };
+use tbforge::hash::SplitMix64;
 use tbforge::probe::{probe_text_in, OpenOptions, ProbeReport, Tablebase};
 use tbforge::registry::{open_game, AnyGame, GameVisitor};
 use tbforge::solve::{build_game, BuildOptions, BUILD_LOG};
@@ -42,19 +43,15 @@ const DEFAULT_ITERS: u64 = 2500;
 // ---------------------------------------------------------------- random numbers
 
 /// splitmix64: small, fast, and every seed gives a full-period stream.
-struct Rng(u64);
+struct Rng(SplitMix64);
 
 impl Rng {
     fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(SplitMix64::new(seed))
     }
 
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `0..n` (`n > 0`).
@@ -1486,6 +1483,19 @@ fn with_changes<R>(fx: &Fixture, changes: &[(&str, Vec<u8>)], f: impl FnOnce(&Pa
 }
 
 /// The generic checks of one explicit mutation, deep verify included.
+/// [`assert_mutation_passes`] for a changed manifest.
+fn assert_manifest_mutation_passes(fx: &Fixture, bytes: Vec<u8>, what: &str) {
+    assert_mutation_passes(
+        fx,
+        Mutation {
+            target: MANIFEST_NAME.into(),
+            bytes,
+            what: what.into(),
+            resealed: false,
+        },
+    );
+}
+
 fn assert_mutation_passes(fx: &Fixture, m: Mutation) {
     for (deep, mapped) in [(false, false), (true, true)] {
         let failures = run_mutation(fx, &m, &mut Rng::new(7), deep, mapped);
@@ -1583,15 +1593,7 @@ fn huge_manifest_numbers_do_not_overflow() {
             };
             let _ = tbforge::probe::bench(dir, &tiny);
         });
-        assert_mutation_passes(
-            &fx,
-            Mutation {
-                target: MANIFEST_NAME.into(),
-                bytes,
-                what: what.into(),
-                resealed: false,
-            },
-        );
+        assert_manifest_mutation_passes(&fx, bytes, what);
     }
 }
 
@@ -1661,15 +1663,7 @@ fn manifest_changes_that_verify_passed_are_caught() {
             let r = verify_dir(dir, false).unwrap();
             assert!(!r.ok, "{what}: verify passed");
         });
-        assert_mutation_passes(
-            &fx,
-            Mutation {
-                target: MANIFEST_NAME.into(),
-                bytes,
-                what: what.into(),
-                resealed: false,
-            },
-        );
+        assert_manifest_mutation_passes(&fx, bytes, what);
     }
 }
 

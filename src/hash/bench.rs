@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use super::{Binomial, Multinomial, Permutation};
+use super::{Binomial, Multinomial, Permutation, SplitMix64};
 
 /// One benchmarked hash: nanoseconds per rank and per unrank (the mean
 /// over the fastest trial, so that other load on the machine inflates it less).
@@ -24,24 +24,6 @@ pub struct BenchRow {
     /// XOR of all ranks computed: equal across runs and machines, so it
     /// shows that the timed work was the same (and keeps it from being optimised away).
     pub checksum: u64,
-}
-
-/// Deterministic pseudo-random stream (SplitMix64).
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A value in `0..size` (multiply-high: uniform enough for inputs).
-    fn below(&mut self, size: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(size)) >> 64) as u64
-    }
 }
 
 /// Distinct inputs per benchmark, cycled over: enough to defeat branch
@@ -96,7 +78,7 @@ fn time<I>(
 /// 16 (lexicographic, Myrvold–Ruskey, halved Myrvold–Ruskey).
 pub fn run(iterations: usize) -> Vec<BenchRow> {
     let mut rows = Vec::new();
-    let mut rng = SplitMix(0x7B0A_C001_F939_6E38);
+    let mut rng = SplitMix64::new(0x7B0A_C001_F939_6E38);
 
     let multi = Multinomial::new(24, &[9, 9]).expect("24 cells hold 9+9 pieces");
     let ranks: Vec<u64> = (0..INPUTS).map(|_| rng.below(multi.size())).collect();

@@ -2,6 +2,7 @@
 
 use super::{OpenOptions, Tablebase};
 use crate::format::{FormatError, TableFile, ValueEncoding};
+use crate::hash::SplitMix64;
 use crate::value::{PartitionId, Rank};
 use std::hint::black_box;
 use std::io::Write;
@@ -58,29 +59,16 @@ pub struct BenchRow {
     pub open_first_probe_ns: f64,
 }
 
-/// A deterministic stream of numbers (splitmix64).
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
 /// Picks `n` indices uniformly over the whole tablebase.
 fn sample(
     parts: &[(PartitionId, u64)],
     total: u64,
     n: usize,
-    mix: &mut Mix,
+    mix: &mut SplitMix64,
 ) -> Vec<(PartitionId, Rank)> {
     (0..n)
         .map(|_| {
-            let mut g = mix.next() % total;
+            let mut g = mix.next_u64() % total;
             for &(p, size) in parts {
                 if g < size {
                     return (p, Rank(g));
@@ -133,7 +121,7 @@ pub fn bench(dir: &Path, options: &BenchOptions) -> Result<BenchRow, FormatError
     let raw_bytes = m.files.iter().fold(0u64, |a, f| {
         a.saturating_add(f.positions.div_ceil(m.encoding.positions_per_byte()))
     });
-    let mut mix = Mix(0x0074_6266_6f72_6765);
+    let mut mix = SplitMix64::new(0x0074_6266_6f72_6765);
 
     // Hot: a small set of positions whose blocks all fit the cache.
     let hot = sample(&parts, total, 64, &mut mix);

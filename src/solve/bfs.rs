@@ -121,10 +121,20 @@ pub(super) fn start_index<G: Game>(game: &G, layout: &Layout) -> Result<Option<(
     Ok(Some((slot, r.0)))
 }
 
-fn new_bits(layout: &Layout) -> Vec<AtomicBitSet> {
-    (0..layout.len())
+/// One bit per index with the start position's set, and the start's (slot,
+/// rank); `None` without a start.
+fn start_bits<G: Game>(
+    game: &G,
+    layout: &Layout,
+) -> Result<Option<(Vec<AtomicBitSet>, (usize, u64))>> {
+    let Some((slot, r)) = start_index(game, layout)? else {
+        return Ok(None);
+    };
+    let bits: Vec<AtomicBitSet> = (0..layout.len())
         .map(|s| AtomicBitSet::new(layout.size(s)))
-        .collect()
+        .collect();
+    bits[slot].set(r);
+    Ok(Some((bits, (slot, r))))
 }
 
 /// Layered BFS with explicit frontiers; `None` if the game has no start position.
@@ -133,16 +143,10 @@ pub fn frontier_bfs<G: Game>(
     layout: &Layout,
     progress: &Progress,
 ) -> Result<Option<Reachable>> {
-    let Some((slot, r)) = start_index(game, layout)? else {
+    let Some((bits, (slot, r))) = start_bits(game, layout)? else {
         return Ok(None);
     };
-    let bits = new_bits(layout);
-    bits[slot].set(r);
-    let ex = Expander {
-        game,
-        layout,
-        error: Mutex::new(None),
-    };
+    let ex = Expander::new(game, layout);
     let mut frontier = vec![(slot as u32, r)];
     let mut layers = vec![1u64];
     while !frontier.is_empty() {
@@ -237,11 +241,7 @@ pub fn two_bit_bfs<G: Game>(
         .map(|s| TwoBitArray::new(layout.size(s)))
         .collect();
     arrays[slot].claim(r, 1);
-    let ex = Expander {
-        game,
-        layout,
-        error: Mutex::new(None),
-    };
+    let ex = Expander::new(game, layout);
     let mut layers = vec![1u64];
     loop {
         let depth = layers.len() as u64 - 1;
@@ -298,16 +298,10 @@ pub fn one_bit_reachability<G: Game>(
     layout: &Layout,
     progress: &Progress,
 ) -> Result<Option<u64>> {
-    let Some((slot, r)) = start_index(game, layout)? else {
+    let Some((bits, _start)) = start_bits(game, layout)? else {
         return Ok(None);
     };
-    let bits = new_bits(layout);
-    bits[slot].set(r);
-    let ex = Expander {
-        game,
-        layout,
-        error: Mutex::new(None),
-    };
+    let ex = Expander::new(game, layout);
     let mut sweep = 0;
     loop {
         progress.phase(&format!("1-bit sweep {sweep}"), layout.total_size());

@@ -10,6 +10,7 @@
 //!
 //! Declared from `kernels.rs` (a child of it, to see the solver it checks).
 
+use crate::hash::SplitMix64;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -88,12 +89,9 @@ fn twin_values(twin: &Connect4Twin<'_>, ranks: &[Rank]) -> Result<(Vec<u8>, u32)
     Ok((values, bits.into_iter().fold(0, |a, b| a | b)))
 }
 
-/// SplitMix64's finaliser: random indices and synthetic values.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+/// One SplitMix64 step from `z`: random indices and synthetic values.
+fn mix(z: u64) -> u64 {
+    SplitMix64::new(z).next_u64()
 }
 
 /// `n` random indices below `size`, drawn from `seed` (which advances).

@@ -52,32 +52,13 @@ use super::rank24::{self, CELLS, FULL};
 /// the rules cannot drift apart.
 pub use crate::game::morris::{MILL_LINES, POINT_NAMES};
 
-/// Bitboard of each mill (`__constant__ MORRIS_MILLS` in the kernel).
-pub const MILLS: [u32; 16] = {
-    let mut out = [0u32; 16];
-    let mut i = 0;
-    while i < 16 {
-        let [x, y, z] = MILL_LINES[i];
-        out[i] = (1 << x) | (1 << y) | (1 << z);
-        i += 1;
-    }
-    out
-};
+/// Bitboard of each mill (`__constant__ MORRIS_MILLS` in the kernel): the
+/// rules' own table.
+pub const MILLS: [u32; 16] = super::MILL_MASKS;
 
-/// Neighbours of each cell (`__constant__ MORRIS_ADJ`): the lines' consecutive
-/// points, which are exactly the drawn edges of the board.
-pub const ADJACENT: [u32; CELLS] = {
-    let mut out = [0u32; CELLS];
-    let mut i = 0;
-    while i < 16 {
-        let [x, y, z] = MILL_LINES[i];
-        out[x as usize] |= 1 << y;
-        out[y as usize] |= (1 << x) | (1 << z);
-        out[z as usize] |= 1 << y;
-        i += 1;
-    }
-    out
-};
+/// Neighbours of each cell (`__constant__ MORRIS_ADJ`): the rules' own
+/// table, the lines' consecutive points (the drawn edges of the board).
+pub const ADJACENT: [u32; CELLS] = super::ADJACENT;
 
 /// The two mills through each cell, as bitboards, flattened cell by cell
 /// (`__constant__ MORRIS_MILLS_AT`). Every point lies on exactly two lines.

@@ -165,7 +165,7 @@ pub const MILL_LINES: [[u8; 3]; 16] = [
 const FULL: u32 = (1 << 24) - 1;
 
 /// Bitboard of each mill.
-const MILL_MASKS: [u32; 16] = {
+pub(crate) const MILL_MASKS: [u32; 16] = {
     let mut out = [0u32; 16];
     let mut i = 0;
     while i < 16 {
@@ -176,7 +176,7 @@ const MILL_MASKS: [u32; 16] = {
 };
 
 /// Neighbours of each point: the consecutive points of the lines through it.
-const ADJACENT: [u32; 24] = {
+pub(crate) const ADJACENT: [u32; 24] = {
     let mut out = [0u32; 24];
     let mut i = 0;
     while i < 16 {
