@@ -121,12 +121,11 @@ pub(super) fn start_index<G: Game>(game: &G, layout: &Layout) -> Result<Option<(
     Ok(Some((slot, r.0)))
 }
 
-/// One bit per index with the start position's set, and the start's (slot,
-/// rank); `None` without a start.
-fn start_bits<G: Game>(
-    game: &G,
-    layout: &Layout,
-) -> Result<Option<(Vec<AtomicBitSet>, (usize, u64))>> {
+/// One bit per index with the start position's set, and the start's (slot, rank).
+type StartBits = (Vec<AtomicBitSet>, (usize, u64));
+
+/// [`StartBits`] of the game; `None` without a start.
+fn start_bits<G: Game>(game: &G, layout: &Layout) -> Result<Option<StartBits>> {
     let Some((slot, r)) = start_index(game, layout)? else {
         return Ok(None);
     };

@@ -148,23 +148,17 @@ impl MorrisCuda {
         }
         let n = ranks.len();
         let dev_ranks = self.upload_ranks(ranks)?;
-        let alloc = |what| cuda_err(what);
-        let mut c1 = self
-            .stream
-            .alloc_zeros::<u32>(n)
-            .map_err(alloc("allocating"))?;
-        let mut c2 = self
-            .stream
-            .alloc_zeros::<u32>(n)
-            .map_err(alloc("allocating"))?;
-        let mut sw = self
-            .stream
-            .alloc_zeros::<u64>(n)
-            .map_err(alloc("allocating"))?;
-        let mut rr = self
-            .stream
-            .alloc_zeros::<u64>(n)
-            .map_err(alloc("allocating"))?;
+        let zeros32 = || {
+            self.stream
+                .alloc_zeros::<u32>(n)
+                .map_err(cuda_err("allocating"))
+        };
+        let zeros64 = || {
+            self.stream
+                .alloc_zeros::<u64>(n)
+                .map_err(cuda_err("allocating"))
+        };
+        let (mut c1, mut c2, mut sw, mut rr) = (zeros32()?, zeros32()?, zeros64()?, zeros64()?);
         let cfg = self.device.grid(&self.rank_check, BLOCK, n as u64, 0)?;
         let n64 = n as u64;
         let mut launch = self.stream.launch_builder(&self.rank_check);
