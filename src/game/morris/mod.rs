@@ -401,7 +401,7 @@ fn in_mills(mask: u32) -> u32 {
 
 /// Iterates the set bits of a bitboard, lowest first.
 #[inline]
-fn bits(mut mask: u32) -> impl Iterator<Item = u8> {
+pub(crate) fn bits(mut mask: u32) -> impl Iterator<Item = u8> {
     std::iter::from_fn(move || {
         (mask != 0).then(|| {
             let i = mask.trailing_zeros() as u8;

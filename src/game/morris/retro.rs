@@ -35,6 +35,7 @@
 //! ([`CpuTwin::solve_full_scan`]).
 
 use super::expand::{ADJACENT, MILLS, MILLS_AT};
+use super::bits;
 use super::rank24::{self, FULL};
 use crate::value::Value;
 use crate::{Error, Result};
@@ -261,25 +262,11 @@ fn for_successors(mover: u32, opp: u32, mut f: impl FnMut(bool, u32, u32)) {
         .filter(|&&m| opp & m == m)
         .fold(0, |acc, &m| acc | m);
     let removable = if in_mill == opp { opp } else { opp & !in_mill };
-    let mut pieces = mover;
-    while pieces != 0 {
-        let from = pieces.trailing_zeros();
-        pieces &= pieces - 1;
-        let mut targets = if flying {
-            empty
-        } else {
-            ADJACENT[from as usize] & empty
-        };
-        while targets != 0 {
-            let to = targets.trailing_zeros();
-            targets &= targets - 1;
+    for from in bits(mover) {
+        for to in bits(reach(from, empty, flying)) {
             let moved = mover ^ (1 << from) ^ (1 << to);
-            let (m1, m2) = (MILLS_AT[2 * to as usize], MILLS_AT[2 * to as usize + 1]);
-            if moved & m1 == m1 || moved & m2 == m2 {
-                let mut rem = removable;
-                while rem != 0 {
-                    let x = rem.trailing_zeros();
-                    rem &= rem - 1;
+            if closes_mill(moved, to) {
+                for x in bits(removable) {
                     f(true, opp & !(1 << x), moved);
                 }
             } else {
@@ -287,6 +274,25 @@ fn for_successors(mover: u32, opp: u32, mut f: impl FnMut(bool, u32, u32)) {
             }
         }
     }
+}
+
+/// Cells a piece on `cell` may move to: every empty cell when its side has
+/// three pieces and flies, else the empty neighbours.
+fn reach(cell: u8, empty: u32, flying: bool) -> u32 {
+    if flying {
+        empty
+    } else {
+        ADJACENT[usize::from(cell)] & empty
+    }
+}
+
+/// Whether `pieces` fill one of the two mills through `cell`.
+fn closes_mill(pieces: u32, cell: u8) -> bool {
+    let (m1, m2) = (
+        MILLS_AT[2 * usize::from(cell)],
+        MILLS_AT[2 * usize::from(cell) + 1],
+    );
+    pieces & m1 == m1 || pieces & m2 == m2
 }
 
 /// Quiet predecessors of the board (mover, opponent): calls `f(mover',
@@ -298,22 +304,11 @@ fn for_successors(mover: u32, opp: u32, mut f: impl FnMut(bool, u32, u32)) {
 pub fn for_predecessors(mover: u32, opponent: u32, mut f: impl FnMut(u32, u32)) {
     let empty = !(mover | opponent) & FULL;
     let flying = opponent.count_ones() == 3;
-    let mut pieces = opponent;
-    while pieces != 0 {
-        let to = pieces.trailing_zeros();
-        pieces &= pieces - 1;
-        let (m1, m2) = (MILLS_AT[2 * to as usize], MILLS_AT[2 * to as usize + 1]);
-        if opponent & m1 == m1 || opponent & m2 == m2 {
+    for to in bits(opponent) {
+        if closes_mill(opponent, to) {
             continue;
         }
-        let mut sources = if flying {
-            empty
-        } else {
-            ADJACENT[to as usize] & empty
-        };
-        while sources != 0 {
-            let from = sources.trailing_zeros();
-            sources &= sources - 1;
+        for from in bits(reach(to, empty, flying)) {
             f(opponent ^ (1 << to) ^ (1 << from), mover);
         }
     }
