@@ -113,9 +113,9 @@ fn bytes_are_deterministic_across_runs_and_thread_counts() {
     };
     let pa = a.path().join("x.tbf");
     let pb = b.path().join("x.tbf");
-    let sa = one.install(|| {
+    let write = |path: &std::path::Path| {
         write_partition_file_with(
-            &pa,
+            path,
             &info,
             PartitionId(3),
             ValueEncoding::Byte,
@@ -123,18 +123,9 @@ fn bytes_are_deterministic_across_runs_and_thread_counts() {
             &opts,
         )
         .unwrap()
-    });
-    let sb = four.install(|| {
-        write_partition_file_with(
-            &pb,
-            &info,
-            PartitionId(3),
-            ValueEncoding::Byte,
-            &values,
-            &opts,
-        )
-        .unwrap()
-    });
+    };
+    let sa = one.install(|| write(&pa));
+    let sb = four.install(|| write(&pb));
     assert_eq!(sa, sb);
     let bytes = fs::read(&pa).unwrap();
     assert_eq!(bytes, fs::read(&pb).unwrap());

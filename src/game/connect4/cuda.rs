@@ -142,8 +142,9 @@ impl Connect4Cuda {
         let mut out = s
             .alloc_zeros::<u8>(size.max(1))
             .map_err(cuda_err("allocating the partition's values"))?;
-        let kernel_seconds =
-            self.launch(&self.function, spec, &tables, None, &dev_next, &mut out)?;
+        let (fail, kernel_seconds) =
+            self.run(&self.function, spec, &tables, None, &dev_next, &mut out)?;
+        check_fail(spec, fail)?;
         drop(dev_next);
         let values = self.download(&mut state, &out, size)?;
         state.cache = Some(Cached {
@@ -276,23 +277,8 @@ impl Connect4Cuda {
 }
 
 impl Connect4Cuda {
-    /// One launch of `connect4_solve` over the whole partition `spec` into
-    /// `out`; checks the failure bits; returns the kernel's seconds.
-    fn launch(
-        &self,
-        function: &CudaFunction,
-        spec: Connect4SolveSpec,
-        tables: &Connect4Tables,
-        ranks: Option<(&CudaSlice<u64>, u64)>,
-        next: &CudaSlice<u8>,
-        out: &mut CudaSlice<u8>,
-    ) -> Result<f64> {
-        let (fail, seconds) = self.run(function, spec, tables, ranks, next, out)?;
-        check_fail(spec, fail)?;
-        Ok(seconds)
-    }
-
-    /// The launch itself: (failure bits, kernel seconds).
+    /// One launch of `connect4_solve` over the partition `spec` (or the
+    /// `ranks` given) into `out`: (failure bits, kernel seconds).
     fn run(
         &self,
         function: &CudaFunction,

@@ -34,8 +34,8 @@
 //! position would stay pending, so the bytes are those of the full scan
 //! ([`CpuTwin::solve_full_scan`]).
 
-use super::expand::{ADJACENT, MILLS, MILLS_AT};
 use super::bits;
+use super::expand::{ADJACENT, MILLS, MILLS_AT};
 use super::rank24::{self, FULL};
 use crate::value::Value;
 use crate::{Error, Result};
@@ -358,6 +358,18 @@ pub struct FirstScan {
 }
 
 impl<'a> CpuTwin<'a> {
+    /// Pass `d` must fit the value byte.
+    fn check_distance(&self, d: u32) -> Result<()> {
+        if d > Value::MAX_DISTANCE {
+            return Err(Error::Cuda(format!(
+                "partition {}: distances beyond {}",
+                self.spec.name(),
+                Value::MAX_DISTANCE
+            )));
+        }
+        Ok(())
+    }
+
     /// `deps[i]` holds the values of [`MorrisSolveSpec::dependencies`]`[i]`.
     pub fn new(spec: MorrisSolveSpec, deps: Vec<&'a [u8]>) -> Result<CpuTwin<'a>> {
         let want = spec.dependency_sizes();
@@ -618,13 +630,7 @@ impl<'a> CpuTwin<'a> {
         let mut next_event = 0usize;
         let mut d = 1u32;
         loop {
-            if d > Value::MAX_DISTANCE {
-                return Err(Error::Cuda(format!(
-                    "partition {}: distances beyond {}",
-                    self.spec.name(),
-                    Value::MAX_DISTANCE
-                )));
-            }
+            self.check_distance(d)?;
             let end = next_event
                 + events[next_event..].partition_point(|&k| k >> EVENT_SHIFT < u64::from(d));
             let now = &events[next_event..end];
@@ -714,13 +720,7 @@ impl<'a> CpuTwin<'a> {
         let first_pending = list.len() as u64;
         let mut d = 1u32;
         loop {
-            if d > Value::MAX_DISTANCE {
-                return Err(Error::Cuda(format!(
-                    "partition {}: distances beyond {}",
-                    self.spec.name(),
-                    Value::MAX_DISTANCE
-                )));
-            }
+            self.check_distance(d)?;
             let before = list.len();
             list = list
                 .into_par_iter()
