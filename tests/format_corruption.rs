@@ -2,6 +2,9 @@
 //! and probing returns an error, never a wrong value and never a panic.
 #![cfg(feature = "build")]
 
+mod common;
+
+use common::reseal;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::fs;
@@ -241,22 +244,6 @@ fn damaged_files_give_errors_through_the_game_level_api() {
     let report = verify_dir(fx.dir.path(), false).unwrap();
     let f = report.files.iter().find(|f| !f.ok).unwrap();
     assert!(f.failures.iter().any(|x| x.block == Some(0)), "{f:?}");
-}
-
-/// Re-seals a file after editing header or index bytes: a hostile or buggy
-/// writer's file, which only the structural checks stand between and a panic.
-fn reseal(bytes: &mut [u8]) {
-    if bytes.len() < HEADER_LEN + TRAILER_LEN {
-        return;
-    }
-    let block_count = u64::from_le_bytes(bytes[80..88].try_into().unwrap());
-    let index_end = (HEADER_LEN as u64).saturating_add(block_count.saturating_mul(16));
-    let n = bytes.len();
-    if index_end > (n - TRAILER_LEN) as u64 {
-        return;
-    }
-    let crc = crc32fast::hash(&bytes[..index_end as usize]);
-    bytes[n - TRAILER_LEN..n - TRAILER_LEN + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Written once: every write fsyncs, which is slow on a shared disk.

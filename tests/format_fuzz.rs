@@ -19,6 +19,9 @@
 //! `DEFAULT_ITERS`, about 10 s on a 2-core box in the dev profile).
 #![cfg(feature = "build")]
 
+mod common;
+
+use common::reseal;
 use std::collections::BTreeMap;
 use std::fs;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -398,22 +401,6 @@ fn get(bytes: &[u8], at: usize, width: usize) -> u64 {
     let mut b = [0u8; 8];
     b[..width].copy_from_slice(&bytes[at..at + width]);
     u64::from_le_bytes(b)
-}
-
-/// Recomputes the trailer checksum over the header and the index the header
-/// claims, where both lie inside the file (as a writer would).
-fn reseal(bytes: &mut [u8]) {
-    if bytes.len() < HEADER_LEN + TRAILER_LEN {
-        return;
-    }
-    let block_count = get(bytes, 80, 8);
-    let index_end = (HEADER_LEN as u64).saturating_add(block_count.saturating_mul(16));
-    let n = bytes.len();
-    if index_end > (n - TRAILER_LEN) as u64 {
-        return;
-    }
-    let crc = crc32fast::hash(&bytes[..index_end as usize]);
-    bytes[n - TRAILER_LEN..n - TRAILER_LEN + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// A file from `good`'s header with the blocks `order` (indices into `l.blocks`),

@@ -39,12 +39,19 @@ fn read_dir_bytes(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-#[test]
-fn write_verify_and_read_back() {
+/// Tic-tac-toe solved and written with one byte a position into a fresh
+/// directory: the game, its values, the directory and the manifest.
+fn written() -> (TicTacToe, SolvedGame, tempfile::TempDir, Manifest) {
     let g = game();
     let s = solved();
     let dir = tempfile::tempdir().unwrap();
     let m = write_solved(dir.path(), &g, &s, ValueEncoding::Byte).unwrap();
+    (g, s, dir, m)
+}
+
+#[test]
+fn write_verify_and_read_back() {
+    let (g, s, dir, m) = written();
 
     // Published numbers pass through to the manifest.
     assert_eq!(m.totals.reachable, Some(5478));
@@ -193,10 +200,7 @@ fn wdl2_tablebase_verifies_and_agrees_with_byte_outcomes() {
 
 #[test]
 fn manifest_round_trip_and_schema() {
-    let g = game();
-    let s = solved();
-    let dir = tempfile::tempdir().unwrap();
-    let m = write_solved(dir.path(), &g, &s, ValueEncoding::Byte).unwrap();
+    let (_, _, dir, m) = written();
     let text = fs::read_to_string(dir.path().join("manifest.json")).unwrap();
     assert!(text.ends_with("}\n"));
     assert_eq!(text, m.to_json());
@@ -403,10 +407,7 @@ fn verify_names_missing_swapped_and_mislisted_files() {
 
 #[test]
 fn info_summarises_the_manifest() {
-    let g = game();
-    let s = solved();
-    let dir = tempfile::tempdir().unwrap();
-    let m = write_solved(dir.path(), &g, &s, ValueEncoding::Byte).unwrap();
+    let (_, _, dir, m) = written();
     let r = tbforge::format::info(dir.path()).unwrap();
     let v = serde_json::to_value(&r).unwrap();
     // The fields DESIGN.md promises for `tbforge info --json`.

@@ -236,3 +236,22 @@ pub fn frontier<G: Game>(g: &G) -> (Layout, tbforge::solve::Reachable) {
         .unwrap();
     (layout, reach)
 }
+
+/// Recomputes the trailer checksum of a tablebase file over its header and
+/// the index the header describes, after a test edited them: a hostile or
+/// buggy writer's file, which only the structural checks stand between and a
+/// panic. Files too short to hold a header and trailer are left alone.
+pub fn reseal(bytes: &mut [u8]) {
+    use tbforge::format::{HEADER_LEN, TRAILER_LEN};
+    if bytes.len() < HEADER_LEN + TRAILER_LEN {
+        return;
+    }
+    let block_count = u64::from_le_bytes(bytes[80..88].try_into().unwrap());
+    let index_end = (HEADER_LEN as u64).saturating_add(block_count.saturating_mul(16));
+    let n = bytes.len();
+    if index_end > (n - TRAILER_LEN) as u64 {
+        return;
+    }
+    let crc = crc32fast::hash(&bytes[..index_end as usize]);
+    bytes[n - TRAILER_LEN..n - TRAILER_LEN + 4].copy_from_slice(&crc.to_le_bytes());
+}
