@@ -39,6 +39,23 @@ fn allow_many_open_files() {
     }
 }
 
+/// Caps glibc's malloc arenas at four for a build under `--mem-limit`. By
+/// default every thread that allocates may get an arena of its own, which
+/// keeps what it freed: measured on a 16-thread connect4 5x4 pipeline build
+/// under `--mem-limit 16M`, peak RSS 15.6-16.8 MB with the default, 12.8-13.0
+/// MB with four arenas (11.4 MB with one), at the same speed on 2 cores. The
+/// pipeline's big buffers are separate mappings anyway (see above); arenas
+/// only serve small allocations. Called before the worker threads start.
+pub(crate) fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator parameters; M_ARENA_MAX with a
+    // positive count is a documented, valid setting, and it is called before
+    // the worker threads that would create more arenas exist.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 4);
+    }
+}
+
 fn main() -> ExitCode {
     return_large_buffers_to_the_system();
     allow_many_open_files();

@@ -27,6 +27,9 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     };
     let mem_limit = args.mem_limit.as_deref().map(parse_size).transpose()?;
     let device = open_device(args.backend)?;
+    if mem_limit.is_some() {
+        crate::limit_malloc_arenas();
+    }
     set_threads(args.threads)?;
     let mut reports = Vec::new();
     for game in &games {
