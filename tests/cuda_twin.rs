@@ -139,13 +139,18 @@ fn rank_exhaustive_small() {
     }
 }
 
+/// The rank a fraction of the way into a space of `size` ranks.
+fn rank_at(size: u64, frac: f64) -> u64 {
+    ((size as f64 * frac) as u64).min(size - 1)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
     #[test]
     fn rank_matches_multinomial(p in 0..PARTS.len(), frac in 0.0f64..1.0) {
         let (k1, k2) = PARTS[p];
         let size = rank24::size(k1, k2).unwrap();
-        let r = ((size as f64 * frac) as u64).min(size - 1);
+        let r = rank_at(size, frac);
         check_rank(k1, k2, r);
     }
 }
@@ -171,7 +176,7 @@ proptest! {
     fn morris_expansion_matches_reference(p in 0..MORRIS_PARTS.len(), frac in 0.0f64..1.0) {
         let (k1, k2) = MORRIS_PARTS[p];
         let part = MorrisPartition::new(k1, k2).unwrap();
-        let r = ((part.size() as f64 * frac) as u64).min(part.size() - 1);
+        let r = rank_at(part.size(), frac);
         prop_assert_eq!(morris::expand(part, r), morris::expand_reference(part, r), "{}-{} rank {}", k1, k2, r);
     }
 }
