@@ -208,45 +208,49 @@ impl Tablebase {
         let e = &self.manifest.files[entry];
         let h = file.header();
         let m = &self.manifest;
-        let mut wrong = Vec::new();
-        if h.game != m.game {
-            wrong.push(format!("game `{}` (manifest: `{}`)", h.game, m.game));
-        }
-        if h.param_hash != self.param_hash {
-            wrong.push(format!(
-                "parameter hash {:016x} (manifest: {})",
-                h.param_hash, m.param_hash
-            ));
-        }
-        if h.kind != m.kind {
-            wrong.push(format!("kind {:?} (manifest: {:?})", h.kind, m.kind));
-        }
-        if h.partition != e.partition {
-            wrong.push(format!(
-                "partition {} (manifest: {})",
-                h.partition, e.partition
-            ));
-        }
-        if h.encoding != m.encoding {
-            wrong.push(format!(
-                "encoding {} (manifest: {})",
-                h.encoding, m.encoding
-            ));
-        }
-        if h.positions != e.positions {
-            wrong.push(format!(
-                "{} (manifest: {})",
+        // (differs, the header's value, the manifest's value) for each field.
+        let fields = [
+            (
+                h.game != m.game,
+                format!("game `{}`", h.game),
+                format!("`{}`", m.game),
+            ),
+            (
+                h.param_hash != self.param_hash,
+                format!("parameter hash {:016x}", h.param_hash),
+                m.param_hash.to_string(),
+            ),
+            (
+                h.kind != m.kind,
+                format!("kind {:?}", h.kind),
+                format!("{:?}", m.kind),
+            ),
+            (
+                h.partition != e.partition,
+                format!("partition {}", h.partition),
+                e.partition.to_string(),
+            ),
+            (
+                h.encoding != m.encoding,
+                format!("encoding {}", h.encoding),
+                m.encoding.to_string(),
+            ),
+            (
+                h.positions != e.positions,
                 count(h.positions, "index", "indices"),
-                e.positions
-            ));
-        }
-        if h.file_len != e.bytes {
-            wrong.push(format!(
-                "a length of {} (manifest: {})",
-                count(h.file_len, "byte", "bytes"),
-                e.bytes
-            ));
-        }
+                e.positions.to_string(),
+            ),
+            (
+                h.file_len != e.bytes,
+                format!("a length of {}", count(h.file_len, "byte", "bytes")),
+                e.bytes.to_string(),
+            ),
+        ];
+        let wrong: Vec<String> = fields
+            .into_iter()
+            .filter(|(differs, _, _)| *differs)
+            .map(|(_, header, manifest)| format!("{header} (manifest: {manifest})"))
+            .collect();
         if !wrong.is_empty() {
             return Err(FormatError::Mismatch {
                 file: e.name.clone(),

@@ -18,12 +18,6 @@ use std::fmt;
 #[serde(transparent)]
 pub struct PartitionId(pub u32);
 
-impl fmt::Display for PartitionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
-
 /// The dense index of a position inside its partition: `0..size(partition)`.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
@@ -31,11 +25,17 @@ impl fmt::Display for PartitionId {
 #[serde(transparent)]
 pub struct Rank(pub u64);
 
-impl fmt::Display for Rank {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
+/// Both print as their bare number (file names, messages, JSON keys).
+macro_rules! display_as_number {
+    ($($t:ty),*) => {$(
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    )*};
 }
+display_as_number!(PartitionId, Rank);
 
 /// The game-theoretic result for the side to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
