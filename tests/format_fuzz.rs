@@ -636,18 +636,9 @@ fn mutate_tbf(rng: &mut Rng, fx: &Fixture, name: &str) -> Mutation {
     }
 }
 
-/// Field names of the manifest, for renaming one into another.
-const MANIFEST_KEYS: [&str; 24] = [
-    "format_version",
-    "tbforge_version",
-    "game",
-    "kind",
-    "params",
-    "param_hash",
-    "encoding",
-    "totals",
-    "layers",
-    "files",
+/// Field names of the manifest below its top level (totals, files, params),
+/// for renaming one into another together with [`common::MANIFEST_FIELDS`].
+const NESTED_MANIFEST_KEYS: [&str; 14] = [
     "positions",
     "wins",
     "draws",
@@ -881,7 +872,12 @@ fn mutate_manifest(rng: &mut Rng, fx: &Fixture) -> Mutation {
             let span = *rng.pick(&keys);
             let old = std::str::from_utf8(&good[span.0..span.1]).unwrap();
             let new = if rng.one_in(2) {
-                rng.pick(&MANIFEST_KEYS).to_string()
+                let keys: Vec<&str> = common::MANIFEST_FIELDS
+                    .iter()
+                    .chain(&NESTED_MANIFEST_KEYS)
+                    .copied()
+                    .collect();
+                rng.pick(&keys).to_string()
             } else {
                 let mut k = old.as_bytes().to_vec();
                 let at = rng.below(k.len().max(1));

@@ -5,6 +5,8 @@
 //! perfect play (Schaefer 2002, "Tic-tac-toe", and any game-theory text).
 #![cfg(feature = "build")]
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
@@ -222,21 +224,7 @@ fn manifest_round_trip_and_schema() {
         .collect();
     order.sort();
     let order: Vec<&str> = order.into_iter().map(|(_, k)| k).collect();
-    assert_eq!(
-        order,
-        [
-            "format_version",
-            "tbforge_version",
-            "game",
-            "kind",
-            "params",
-            "param_hash",
-            "encoding",
-            "totals",
-            "layers",
-            "files"
-        ]
-    );
+    assert_eq!(order, common::MANIFEST_FIELDS);
     assert_eq!(v["kind"], "two-player");
     assert_eq!(v["param_hash"].as_str().unwrap().len(), 16);
     let f0 = &v["files"][0];

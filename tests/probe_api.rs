@@ -13,16 +13,17 @@ use tbforge::solve::write_solved;
 use tbforge::solve::{solve_game, Progress};
 use tbforge::{Error, Game, Outcome, PartitionId, Rank, Value};
 
-const LINES: [[usize; 3]; 8] = [
-    [0, 1, 2],
-    [3, 4, 5],
-    [6, 7, 8],
-    [0, 3, 6],
-    [1, 4, 7],
-    [2, 5, 8],
-    [0, 4, 8],
-    [2, 4, 6],
-];
+/// Three in a row on the 3x3 board, cells numbered row by row: (start, step)
+/// of the rows, the columns and the two diagonals.
+fn three_in_a_row(b: &Board) -> bool {
+    let lines = (0..3)
+        .map(|r| (3 * r, 1))
+        .chain((0..3).map(|c| (c, 3)))
+        .chain([(0, 4), (2, 2)]);
+    lines
+        .map(|(start, step)| [start, start + step, start + 2 * step])
+        .any(|l| b[l[0]] != 0 && b[l[0]] == b[l[1]] && b[l[1]] == b[l[2]])
+}
 
 /// (outcome for the side to move, plies to the end) by plain negamax with the
 /// distance rules of the value byte: win as fast as possible, lose as slowly
@@ -31,10 +32,7 @@ fn negamax(b: Board, memo: &mut HashMap<Board, (Outcome, u32)>) -> (Outcome, u32
     if let Some(&v) = memo.get(&b) {
         return v;
     }
-    let line = LINES
-        .iter()
-        .any(|l| b[l[0]] != 0 && b[l[0]] == b[l[1]] && b[l[1]] == b[l[2]]);
-    let v = if line {
+    let v = if three_in_a_row(&b) {
         (Outcome::Loss, 0)
     } else if b.iter().all(|&c| c != 0) {
         (Outcome::Draw, 0)

@@ -255,3 +255,17 @@ pub fn reseal(bytes: &mut [u8]) {
     let crc = crc32fast::hash(&bytes[..index_end as usize]);
     bytes[n - TRAILER_LEN..n - TRAILER_LEN + 4].copy_from_slice(&crc.to_le_bytes());
 }
+
+/// The manifest's top-level fields in their documented order (FORMAT.md).
+pub const MANIFEST_FIELDS: [&str; 10] = [
+    "format_version",
+    "tbforge_version",
+    "game",
+    "kind",
+    "params",
+    "param_hash",
+    "encoding",
+    "totals",
+    "layers",
+    "files",
+];
