@@ -41,7 +41,7 @@ fn allow_many_open_files() {
 
 /// Caps glibc's malloc arenas at four for a build under `--mem-limit`. By
 /// default every thread that allocates may get an arena of its own, which
-/// keeps what it freed: measured on a 16-thread connect4 5x4 pipeline build
+/// keeps what it freed: measured on a 16-thread pipeline build of 5.6 M indices
 /// under `--mem-limit 16M`, peak RSS 15.6-16.8 MB with the default, 12.8-13.0
 /// MB with four arenas (11.4 MB with one), at the same speed on 2 cores. The
 /// pipeline's big buffers are separate mappings anyway (see above); arenas

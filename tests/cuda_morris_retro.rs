@@ -1,5 +1,5 @@
 //! The Morris partition solver in GPU form (game::morris::retro, CPU twin of
-//! kernels/retro.cu) gives exactly the bytes of the generic solver
+//! the retro kernels of kernels/morris.cu) gives exactly the bytes of the generic solver
 //! (solve::solve_partition), partition by partition, through the game's
 //! kernels. No GPU needed: on a GPU machine `tbforge bench gpu` runs the same
 //! comparison with the CUDA kernels.

@@ -1,5 +1,5 @@
 //! The candidate-driven Morris solver (`CpuTwin::solve`, the scheme of
-//! kernels/retro.cu) against the full-scan passes (`CpuTwin::solve_full_scan`,
+//! the retro kernels of kernels/morris.cu) against the full-scan passes (`CpuTwin::solve_full_scan`,
 //! every pending position re-checked in every pass), partition by partition
 //! of morris max=4, both symmetry settings. The full scan is itself checked
 //! against solve::solve_partition on max=3 (tests/cuda_morris_retro.rs runs the

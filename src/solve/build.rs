@@ -545,7 +545,7 @@ const BASELINE_BYTES: u64 = 8 << 20;
 /// The process before any data, with its worker threads: each adds its stack
 /// and small per-thread buffers (measured: a 16-thread pipeline build peaks
 /// about 4 MB above a 2-thread one at the same plan; on a 2-core box a
-/// 16-thread connect4 5x4 build under 16M peaked at 15.6-16.8 MB with 256 KiB
+/// 16-thread build of 5.6 M indices under 16M peaked at 15.6-16.8 MB with 256 KiB
 /// a thread allowed, so each gets 384 KiB).
 fn baseline_bytes() -> u64 {
     BASELINE_BYTES + 384 * 1024 * rayon::current_num_threads() as u64
