@@ -68,20 +68,6 @@ impl MorrisKernels {
     }
 }
 
-/// The partition a dependency name of [`MorrisSolveSpec::dependencies`] names.
-fn partition_named(name: &str) -> Option<PartitionId> {
-    let (a, b) = name.split_once('-')?;
-    let (a, b): (u32, u32) = (a.parse().ok()?, b.parse().ok()?);
-    Some(
-        if a == 2 {
-            Part::Lost(b)
-        } else {
-            Part::Pair(a, b)
-        }
-        .id(),
-    )
-}
-
 /// The spec of partition `p` of `game`, for the `k1-k2` partitions the
 /// kernels solve (indexed as the game indexes them).
 pub fn spec_of(game: &Morris, p: PartitionId) -> Option<MorrisSolveSpec> {
@@ -97,17 +83,24 @@ pub fn dependencies<'a>(
     spec: &MorrisSolveSpec,
     solved: &SolvedPartitions<'a>,
 ) -> Result<Vec<&'a [u8]>> {
-    spec.dependencies()
+    // Each half's captures land in one partition: the lost `2-k` when the
+    // capturing side is left with two pieces, else the pair of its counts.
+    spec.halves()
         .iter()
-        .map(|name| {
-            partition_named(name)
-                .and_then(|p| solved.get(p))
-                .ok_or_else(|| {
-                    Error::Cuda(format!(
-                        "partition {}: its captures lead to {name}, which is not solved before it",
-                        spec.name()
-                    ))
-                })
+        .zip(spec.dependencies())
+        .map(|(half, name)| {
+            let (a, b) = (half.capture.a, half.capture.b);
+            let part = if a == 2 {
+                Part::Lost(b)
+            } else {
+                Part::Pair(a.max(b), a.min(b))
+            };
+            solved.get(part.id()).ok_or_else(|| {
+                Error::Cuda(format!(
+                    "partition {}: its captures lead to {name}, which is not solved before it",
+                    spec.name()
+                ))
+            })
         })
         .collect()
 }
