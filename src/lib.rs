@@ -32,4 +32,4 @@ pub mod solve;
 pub use error::{Error, Result};
 pub use game::{Game, GameInfo, GameKind, Status};
 pub use probe::Tablebase;
-pub use value::{Outcome, PartitionId, Rank, Value};
+pub use value::{Outcome, PartitionId, Rank, Value, Weights};

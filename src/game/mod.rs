@@ -6,7 +6,7 @@
 //! Solvers, file writers and probers are generic over it; the
 //! [`registry`](crate::registry) maps a name and `--param`s to a concrete game.
 
-use crate::value::{PartitionId, Rank};
+use crate::value::{PartitionId, Rank, Weights};
 use crate::Result;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -155,6 +155,13 @@ pub trait Game: Send + Sync + 'static {
 
     /// Writes a move in the game's notation.
     fn format_move(&self, pos: &Self::Position, mv: &Self::Move) -> String;
+
+    /// How many positions each index of partition `p` stands for: the
+    /// orbit sizes of a symmetry-class index ([`Weights`]); one each by default.
+    fn weights(&self, p: PartitionId) -> Weights {
+        let _ = p;
+        Weights::one()
+    }
 
     /// This game's partition kernels on `device`, if it has any there
     /// (`Ok(None)`: the generic solvers do all the work). An error means the

@@ -37,6 +37,46 @@ macro_rules! display_as_number {
 }
 display_as_number!(PartitionId, Rank);
 
+/// How many positions each index of one partition stands for.
+///
+/// A game that stores one representative per symmetry class (Nine Men's
+/// Morris with `symmetry=on`) gives each index the size of its class's orbit:
+/// most classes have no symmetry of their own and stand for `common`
+/// positions; the few that do stand for fewer, and are listed. Counting a
+/// partition's positions weighs each legal index by this; counting its
+/// classes weighs each by one. Illegal indices count in neither.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Weights {
+    /// Positions per index, except at [`Weights::exceptions`].
+    pub common: u64,
+    /// `(rank, positions)` of the indices that stand for other than
+    /// `common` positions, in increasing rank order.
+    pub exceptions: Vec<(Rank, u64)>,
+}
+
+impl Weights {
+    /// Every index is one position: games without a symmetry-class index.
+    pub fn one() -> Weights {
+        Weights {
+            common: 1,
+            exceptions: Vec::new(),
+        }
+    }
+
+    /// True when every index is one position.
+    pub fn is_one(&self) -> bool {
+        self.common == 1 && self.exceptions.is_empty()
+    }
+
+    /// The positions index `r` stands for.
+    pub fn at(&self, r: Rank) -> u64 {
+        match self.exceptions.binary_search_by_key(&r, |&(rank, _)| rank) {
+            Ok(i) => self.exceptions[i].1,
+            Err(_) => self.common,
+        }
+    }
+}
+
 /// The game-theoretic result for the side to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
