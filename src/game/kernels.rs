@@ -69,7 +69,7 @@ impl<'a> SolvedPartitions<'a> {
 pub trait PartitionKernels: Send + Sync + std::fmt::Debug {
     /// Values of partition `p` given the earlier partitions' values, or `None`
     /// when these kernels do not cover `p` (the generic solver takes it).
-    fn solve(&self, p: PartitionId, solved: &SolvedPartitions<'_>) -> Option<Result<Vec<u8>>>;
+    fn solve(&self, p: PartitionId, solved: &SolvedPartitions<'_>) -> Option<Result<KernelSolve>>;
 
     /// A name for logs ("morris on cuda: NVIDIA H100").
     fn name(&self) -> String;
@@ -80,6 +80,30 @@ pub trait PartitionKernels: Send + Sync + std::fmt::Debug {
     /// run of the check itself). The default: nothing to check.
     fn device_check(&self, opts: &DeviceCheckOptions) -> Result<DeviceCheckReport> {
         Ok(DeviceCheckReport::new(self.name(), opts))
+    }
+}
+
+/// One partition solved by a game's kernels: its values and what the solve
+/// took, for the build log.
+#[derive(Clone, Debug, Default)]
+pub struct KernelSolve {
+    /// The partition's values, the generic solver's bytes.
+    pub values: Vec<u8>,
+    /// Retrograde passes run (or plies stepped), where the kernels count them.
+    pub passes: Option<u32>,
+    /// Seconds the device was busy with this partition (uploads, kernels,
+    /// downloads), where it was a device and not the CPU twin.
+    pub device_seconds: Option<f64>,
+}
+
+impl KernelSolve {
+    /// Values solved on the CPU (a twin): no device time.
+    pub fn on_cpu(values: Vec<u8>, passes: Option<u32>) -> Self {
+        KernelSolve {
+            values,
+            passes,
+            device_seconds: None,
+        }
     }
 }
 

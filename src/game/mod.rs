@@ -30,7 +30,7 @@ pub mod topspin;
 pub use crate::value::GameKind;
 #[cfg(feature = "build")]
 pub use kernels::{
-    Device, DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, PartitionKernels,
+    Device, DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, KernelSolve, PartitionKernels,
     SolvedPartitions,
 };
 pub use layout::Layout;

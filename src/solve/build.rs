@@ -377,9 +377,9 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                 let solved = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
                 let accelerated = opts.kernels.as_ref().and_then(|k| k.solve(p, &solved));
                 let values = match accelerated {
-                    Some(values) => {
+                    Some(solve) => {
                         accelerated_partitions += 1;
-                        values?
+                        solve?.values
                     }
                     None => solve_partition(game, &layout, &deps, slot, &progress)?,
                 };

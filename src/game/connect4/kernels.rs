@@ -6,7 +6,8 @@
 use super::twin::{Connect4SolveSpec, Connect4Tables, Connect4Twin};
 use super::Connect4;
 use crate::game::{
-    Device, DeviceCheckOptions, DeviceCheckReport, Game, PartitionKernels, SolvedPartitions,
+    Device, DeviceCheckOptions, DeviceCheckReport, Game, KernelSolve, PartitionKernels,
+    SolvedPartitions,
 };
 
 // `tbforge bench gpu connect4`. A child of this module (it reads the solver),
@@ -77,13 +78,23 @@ pub fn next_values<'a>(
 }
 
 impl PartitionKernels for Connect4Kernels {
-    fn solve(&self, p: PartitionId, solved: &SolvedPartitions<'_>) -> Option<Result<Vec<u8>>> {
+    fn solve(&self, p: PartitionId, solved: &SolvedPartitions<'_>) -> Option<Result<KernelSolve>> {
         let spec = self.spec_of(p)?;
         Some(
             next_values(&spec, solved).and_then(|next| match &self.solver {
-                Solver::Twin => Connect4Twin::new(spec, next)?.solve(),
+                Solver::Twin => Ok(KernelSolve::on_cpu(
+                    Connect4Twin::new(spec, next)?.solve()?,
+                    None,
+                )),
                 #[cfg(feature = "cuda")]
-                Solver::Cuda(gpu) => Ok(gpu.solve(spec, next)?.values),
+                Solver::Cuda(gpu) => {
+                    let s = gpu.solve(spec, next)?;
+                    Ok(KernelSolve {
+                        values: s.values,
+                        passes: None,
+                        device_seconds: Some(s.seconds),
+                    })
+                }
             }),
         )
     }

@@ -9,7 +9,8 @@ use std::sync::Arc;
 use super::retro::{CpuTwin, MorrisSolveSpec};
 use super::{Morris, Part};
 use crate::game::{
-    Device, DeviceCheckOptions, DeviceCheckReport, Game, PartitionKernels, SolvedPartitions,
+    Device, DeviceCheckOptions, DeviceCheckReport, Game, KernelSolve, PartitionKernels,
+    SolvedPartitions,
 };
 use crate::value::PartitionId;
 use crate::{Error, Result};
@@ -59,11 +60,22 @@ impl MorrisKernels {
     }
 
     /// The values of `spec` from its dependencies' values.
-    pub fn solve_spec(&self, spec: MorrisSolveSpec, deps: Vec<&[u8]>) -> Result<Vec<u8>> {
+    pub fn solve_spec(&self, spec: MorrisSolveSpec, deps: Vec<&[u8]>) -> Result<KernelSolve> {
         match &self.solver {
-            Solver::Twin => Ok(CpuTwin::new(spec, deps)?.solve()?.value),
+            Solver::Twin => {
+                let s = CpuTwin::new(spec, deps)?.solve()?;
+                Ok(KernelSolve::on_cpu(s.value, Some(s.passes)))
+            }
             #[cfg(feature = "cuda")]
-            Solver::Cuda(gpu) => Ok(gpu.morris_solve(spec, &deps)?.value),
+            Solver::Cuda(gpu) => {
+                let t0 = std::time::Instant::now();
+                let s = gpu.morris_solve(spec, &deps)?;
+                Ok(KernelSolve {
+                    values: s.value,
+                    passes: Some(s.passes),
+                    device_seconds: Some(t0.elapsed().as_secs_f64()),
+                })
+            }
         }
     }
 }
@@ -106,7 +118,7 @@ pub fn dependencies<'a>(
 }
 
 impl PartitionKernels for MorrisKernels {
-    fn solve(&self, p: PartitionId, solved: &SolvedPartitions<'_>) -> Option<Result<Vec<u8>>> {
+    fn solve(&self, p: PartitionId, solved: &SolvedPartitions<'_>) -> Option<Result<KernelSolve>> {
         let spec = spec_of(&self.game, p)?;
         Some(dependencies(&spec, solved).and_then(|deps| self.solve_spec(spec, deps)))
     }
