@@ -8,6 +8,8 @@
 //   tb_rank_check          unrank + rank again (the hash's twin check)
 //   morris_expand3w        per-position expansion (successor count, checksum)
 //   morris_summary3b_lb    expansion summary of a rank range (throughput)
+//   class_rank_check       class unrank, a symmetry, rank again (the class
+//                          index's twin check)
 //   retro_first_scan, retro_candidates, retro_compact, retro_pass_candidates
 //                          the candidate-driven partition solve
 // kernels/PERF.md records how the expansion and summary kernels were chosen
@@ -815,7 +817,134 @@ __device__ __forceinline__ u64 tb_size(u32 k1, u32 k2) {
     return (u64)TB_BIN[TB_CELLS * TB_BIN_COLS + s + 1] * (u64)TB_BIN[s * TB_BIN_COLS + k1 + 1];
 }
 
+// ===========================================================================
+// The symmetry-class index of S(a, b) (CPU twin and documentation:
+// src/game/morris/classes.rs). Its tables come as one blob of u64 words per
+// half, HalfIndex::device_blob.
+// ===========================================================================
+#define CLASS_NO_BITMAP 0xffffffffu
+
+struct ClassTab {
+    const u32* lookup;     // by colex rank of a mover board: representative << 4 | symmetry
+    const u32* reps;       // representatives' boards
+    const u32* stab;       // their stabilisers (bit g: symmetry g fixes it)
+    const u64* offsets;    // first index of each representative; then the size
+    const u32* bitmap_at;  // first bitmap word, or CLASS_NO_BITMAP
+    const u64* words;      // class bitmaps over colex ranks of opponent boards
+    const u32* prefix;     // set bits before each word in its bitmap
+    u32 a, b, nreps;
+};
+
+__device__ __forceinline__ ClassTab class_tab(const u64* blob) {
+    ClassTab t;
+    t.a = (u32)blob[0];
+    t.b = (u32)blob[1];
+    t.nreps = (u32)blob[2];
+    t.lookup = (const u32*)(blob + blob[3]);
+    t.reps = (const u32*)(blob + blob[4]);
+    t.stab = (const u32*)(blob + blob[5]);
+    t.offsets = blob + blob[6];
+    t.bitmap_at = (const u32*)(blob + blob[7]);
+    t.words = blob + blob[8];
+    t.prefix = (const u32*)(blob + blob[9]);
+    return t;
+}
+
+// C(x, y), from a shared copy of TB_BIN.
+__device__ __forceinline__ u32 class_bin(const u32* bin, u32 x, u32 y) { return bin[x * TB_BIN_COLS + y + 1]; }
+
+// Image of board x under symmetry g (0 = identity).
+__device__ __forceinline__ u32 class_sym(const u32* sym, u32 g, u32 x) {
+    if (g == 0) return x;
+    const u32* t = sym + (g - 1) * 96;
+    return t[x & 15] | t[16 + ((x >> 4) & 15)] | t[32 + ((x >> 8) & 15)] | t[48 + ((x >> 12) & 15)] |
+           t[64 + ((x >> 16) & 15)] | t[80 + ((x >> 20) & 15)];
+}
+
+// Colex rank of a set of points: sum of C(p_k, k) over p_1 < p_2 < ...
+__device__ __forceinline__ u32 class_colex(const u32* bin, u32 set) {
+    u32 r = 0;
+    for (u32 k = 1; set; set &= set - 1, ++k) r += class_bin(bin, __ffs(set) - 1, k);
+    return r;
+}
+
+// Index of the class of (m, o) in S(t.a, t.b) (HalfIndex::rank).
+__device__ __forceinline__ u64 class_rank(const ClassTab& t, const u32* bin, const u32* sym, u32 m, u32 o) {
+    u32 e = t.lookup[class_colex(bin, m)];
+    u32 j = e >> 4;
+    o = class_sym(sym, e & 15u, o);
+    u32 best = o;
+    for (u32 st = t.stab[j] & ~1u; st; st &= st - 1) best = min(best, class_sym(sym, __ffs(st) - 1, o));
+    u32 free = ~t.reps[j] & ((1u << TB_CELLS) - 1u);
+    u32 local = 0, k = 1;
+    for (u32 x = best; x; x &= x - 1, ++k) local += class_bin(bin, __popc(free & ((1u << (__ffs(x) - 1)) - 1u)), k);
+    u32 at = t.bitmap_at[j];
+    if (at != CLASS_NO_BITMAP) {
+        u32 w = at + (local >> 6);
+        local = t.prefix[w] + __popcll(t.words[w] & ((1ull << (local & 63u)) - 1ull));
+    }
+    return t.offsets[j] + local;
+}
+
+// The representative (m, o) of index r < size (HalfIndex::unrank).
+__device__ __forceinline__ void class_unrank(const ClassTab& t, const u32* bin, u64 r, u32& m, u32& o) {
+    u32 lo = 0, hi = t.nreps;  // offsets[lo] <= r < offsets[hi]
+    while (hi - lo > 1) {
+        u32 mid = (lo + hi) >> 1;
+        if (t.offsets[mid] <= r) lo = mid;
+        else hi = mid;
+    }
+    u32 local = (u32)(r - t.offsets[lo]);
+    u32 n = TB_CELLS - t.a;
+    u32 at = t.bitmap_at[lo];
+    if (at != CLASS_NO_BITMAP) {
+        u32 w0 = at, w1 = at + ((class_bin(bin, n, t.b) + 63u) >> 6);  // prefix[w0] <= local
+        while (w1 - w0 > 1) {
+            u32 mid = (w0 + w1) >> 1;
+            if (t.prefix[mid] <= local) w0 = mid;
+            else w1 = mid;
+        }
+        u64 w = t.words[w0];
+        for (u32 k = local - t.prefix[w0]; k; --k) w &= w - 1;
+        local = (w0 - at) * 64u + (u32)(__ffsll((long long)w) - 1);
+    }
+    u32 c = 0, p = n;
+    for (u32 i = t.b; i >= 1; --i) {
+        --p;
+        while (class_bin(bin, p, i) > local) --p;
+        local -= class_bin(bin, p, i);
+        c |= 1u << p;
+    }
+    m = t.reps[lo];
+    o = 0;
+    u32 q = 0;
+    for (u32 free = ~m & ((1u << TB_CELLS) - 1u); free; free &= free - 1, ++q)
+        if ((c >> q) & 1u) o |= 1u << (__ffs(free) - 1);
+}
+
+// Class index check: unranks ranks[i] of the half in blob, maps the board by
+// symmetry syms[i] and ranks it again. CPU twin: game::morris::check.
+extern "C" __global__ void class_rank_check(const u64* blob, const u64* ranks, const u32* syms, u64 n, u32* movers,
+                                            u32* opps, u64* reranked) {
+    __shared__ u32 sbin[TB_BIN_LEN];
+    __shared__ u32 sym[15 * 6 * 16];
+    tb_load_bin(sbin);
+    for (u32 i = threadIdx.x; i < 15 * 6 * 16; i += blockDim.x) sym[i] = MORRIS_SYM[i];
+    __syncthreads();
+    ClassTab t = class_tab(blob);
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+        u32 m, o;
+        class_unrank(t, sbin, ranks[i], m, o);
+        movers[i] = m;
+        opps[i] = o;
+        reranked[i] = class_rank(t, sbin, sym, class_sym(sym, syms[i], m), class_sym(sym, syms[i], o));
+    }
+}
+
 // One half of the partition (game::morris::retro::Half).
+// With symmetry, tab, qtab and ctab name the class tables (RCtx::tabs) of
+// the half, its quiet and its capture targets: 0 (k1, k2), 1 (k2, k1),
+// 2 (k2 - 1, k1), 3 (k1 - 1, k2).
 struct RHalf {
     u64 base;
     u32 a, b;
@@ -823,6 +952,7 @@ struct RHalf {
     u64 qoff;
     u32 ca, cb;
     u64 coff;
+    u32 tab, qtab, ctab;
     const unsigned char* dep;
 };
 
@@ -833,6 +963,8 @@ struct RCtx {
     const u32* mills;
     const u32* mills_at;
     const u32* sym;
+    const u32* bin;
+    const ClassTab* tabs;
     u32 symmetry;
     RHalf h[2];
     u32 halves;
@@ -840,8 +972,18 @@ struct RCtx {
 
 extern __shared__ __align__(16) u64 retro_dyn[];
 
-__device__ __forceinline__ void retro_load(RCtx& c, u32 k1, u32 k2) {
-    __shared__ u32 adj[TB_CELLS], mills[16], mills_at[2 * TB_CELLS], sym[15 * 6 * 16];
+// tab0..tab3: the class tables (RHalf) when symmetry is on, else unused.
+__device__ __forceinline__ void retro_load(RCtx& c, u32 k1, u32 k2, u32 symmetry, const u64* tab0, const u64* tab1,
+                                           const u64* tab2, const u64* tab3) {
+    __shared__ u32 adj[TB_CELLS], mills[16], mills_at[2 * TB_CELLS], sym[15 * 6 * 16], sbin[TB_BIN_LEN];
+    __shared__ ClassTab tabs[4];
+    if (symmetry && threadIdx.x == 0) {
+        tabs[0] = class_tab(tab0);
+        tabs[1] = class_tab(tab1);
+        tabs[2] = class_tab(tab2);
+        tabs[3] = class_tab(tab3);
+    }
+    tb_load_bin(sbin);
     for (u32 i = threadIdx.x; i < TB_CELLS; i += blockDim.x) {
         adj[i] = MORRIS_ADJ[i];
         mills_at[2 * i] = MORRIS_MILLS_AT[2 * i];
@@ -857,12 +999,15 @@ __device__ __forceinline__ void retro_load(RCtx& c, u32 k1, u32 k2) {
     c.mills = mills;
     c.mills_at = mills_at;
     c.sym = sym;
+    c.bin = sbin;
+    c.tabs = tabs;
+    c.symmetry = symmetry;
 }
 
 // The halves and targets, as game::morris::retro::MorrisSolveSpec::halves.
 __device__ __forceinline__ void retro_halves(RCtx& c, u32 k1, u32 k2, const unsigned char* dep0,
                                              const unsigned char* dep1) {
-    u64 m = tb_size(k1, k2);
+    u64 m = c.symmetry ? c.tabs[0].offsets[c.tabs[0].nreps] : tb_size(k1, k2);
     RHalf& A = c.h[0];
     A.base = 0;
     A.a = k1;
@@ -872,7 +1017,10 @@ __device__ __forceinline__ void retro_halves(RCtx& c, u32 k1, u32 k2, const unsi
     A.qoff = (k1 == k2) ? 0 : m;
     A.ca = k2 - 1;
     A.cb = k1;
-    A.coff = (k2 == 3) ? 0 : tb_size(k1, k2 - 1);
+    A.coff = (k2 == 3) ? 0 : (c.symmetry ? c.tabs[2].offsets[c.tabs[2].nreps] : tb_size(k1, k2 - 1));
+    A.tab = 0;
+    A.qtab = (k1 == k2) ? 0 : 1;
+    A.ctab = 2;
     A.dep = dep0;
     RHalf& B = c.h[1];
     B.base = m;
@@ -884,31 +1032,11 @@ __device__ __forceinline__ void retro_halves(RCtx& c, u32 k1, u32 k2, const unsi
     B.ca = k1 - 1;
     B.cb = k2;
     B.coff = 0;
+    B.tab = 1;
+    B.qtab = 0;
+    B.ctab = 3;
     B.dep = dep1;
     c.halves = (k1 == k2) ? 1 : 2;
-}
-
-__device__ __forceinline__ u32 retro_sym_map(const u32* t, u32 x) {
-    return t[x & 15] | t[16 + ((x >> 4) & 15)] | t[32 + ((x >> 8) & 15)] | t[48 + ((x >> 12) & 15)] |
-           t[64 + ((x >> 16) & 15)] | t[80 + ((x >> 20) & 15)];
-}
-
-// Class representative: smallest mover bitboard, then smallest opponent's.
-__device__ __forceinline__ void retro_canonical(const u32* sym, u32& m, u32& o) {
-    u32 bm = m, bo = o;
-    for (u32 s = 0; s < 15; ++s) {
-        const u32* t = sym + s * 96;
-        u32 mm = retro_sym_map(t, m);
-        if (mm <= bm) {
-            u32 oo = retro_sym_map(t, o);
-            if (mm < bm || oo < bo) {
-                bm = mm;
-                bo = oo;
-            }
-        }
-    }
-    m = bm;
-    o = bo;
 }
 
 // Rank of the board (mover m with a pieces, opponent o with b) in S(a, b).
@@ -924,23 +1052,18 @@ __device__ __forceinline__ u64 retro_rank(const RCtx& c, u32 m, u32 o, u32 a, u3
     return r;
 }
 
-__device__ __forceinline__ u64 retro_succ_rank(const RCtx& c, u32 m, u32 o, u32 a, u32 b, u64 off) {
-    if (c.symmetry) retro_canonical(c.sym, m, o);
-    return off + retro_rank(c, m, o, a, b);
+// Index of board (m, o) in S(a, b) (class table tab with symmetry), plus off.
+__device__ __forceinline__ u64 retro_succ_rank(const RCtx& c, u32 tab, u32 m, u32 o, u32 a, u32 b, u64 off) {
+    return off + (c.symmetry ? class_rank(c.tabs[tab], c.bin, c.sym, m, o) : retro_rank(c, m, o, a, b));
 }
 
-// Unranks r; false for an unused index (not a class representative).
-// The half is copied by value (constant indices keep RCtx in registers).
-__device__ __forceinline__ bool retro_board(const RCtx& c, u64 r, RHalf& h, u32& mover, u32& opp) {
+// The board at index r, and its half. The half is copied by value (constant
+// indices keep RCtx in registers).
+__device__ __forceinline__ void retro_unrank(const RCtx& c, u64 r, RHalf& h, u32& mover, u32& opp) {
     if (c.halves > 1 && r >= c.h[1].base) h = c.h[1];
     else h = c.h[0];
-    tb_unrank2_t(c.terms, c.L1, r - h.base, h.a, h.b, &mover, &opp);
-    if (c.symmetry) {
-        u32 m = mover, o = opp;
-        retro_canonical(c.sym, m, o);
-        if (m != mover || o != opp) return false;
-    }
-    return true;
+    if (c.symmetry) class_unrank(c.tabs[h.tab], c.bin, r - h.base, mover, opp);
+    else tb_unrank2_t(c.terms, c.L1, r - h.base, h.a, h.b, &mover, &opp);
 }
 
 __device__ __forceinline__ u32 retro_removable(const u32* mills, u32 opp) {
@@ -995,7 +1118,7 @@ __device__ __forceinline__ unsigned char retro_first(const RCtx& c, u64 r, bool*
     *event = NO_EVENT;
     RHalf h;
     u32 mover, opp;
-    if (!retro_board(c, r, h, mover, opp)) return 0;
+    retro_unrank(c, r, h, mover, opp);
     u32 empty = ~(mover | opp) & ((1u << TB_CELLS) - 1u);
     bool mobile = h.a == 3;
     for (u32 p = mover; p && !mobile; p &= p - 1) mobile = (c.adj[__ffs(p) - 1] & empty) != 0;
@@ -1011,7 +1134,7 @@ __device__ __forceinline__ unsigned char retro_first(const RCtx& c, u64 r, bool*
             return;
         }
         captures = true;
-        unsigned char v = h.dep[retro_succ_rank(c, m, o, h.ca, h.cb, h.coff)];
+        unsigned char v = h.dep[retro_succ_rank(c, h.ctab, m, o, h.ca, h.cb, h.coff)];
         if (v == 0) {
             fl |= FAIL_ILLEGAL_DEP;
             return;
@@ -1053,15 +1176,15 @@ __device__ __forceinline__ unsigned char retro_first(const RCtx& c, u64 r, bool*
 __device__ __forceinline__ unsigned char retro_pass(const RCtx& c, const unsigned char* values, u64 r, u32 d) {
     RHalf h;
     u32 mover, opp;
-    if (!retro_board(c, r, h, mover, opp)) return 0;
+    retro_unrank(c, r, h, mover, opp);
     bool hit = false, blocked = false;
     u32 longest = 0;
     bool odd = (d & 1u) != 0;
     retro_successors(c, mover, opp, [&](bool capture, u32 m, u32 o) {
         // Settled early: later successors cannot change the decision.
         if (odd ? hit : blocked) return;
-        unsigned char v = capture ? h.dep[retro_succ_rank(c, m, o, h.ca, h.cb, h.coff)]
-                                  : values[retro_succ_rank(c, m, o, h.qa, h.qb, h.qoff)];
+        unsigned char v = capture ? h.dep[retro_succ_rank(c, h.ctab, m, o, h.ca, h.cb, h.coff)]
+                                  : values[retro_succ_rank(c, h.qtab, m, o, h.qa, h.qb, h.qoff)];
         u32 e = (u32)v - 2u;
         if (v >= 2 && e < d) {
             if (e == d - 1 && odd) hit = true;
@@ -1095,15 +1218,15 @@ __device__ __forceinline__ void retro_append(bool want, u64 r, u64* list, u64 ca
 // stats[0]: pending count, stats[1]: max seen, stats[2]: fail bits, stats[3]:
 // events (those at or past ev_cap counted, not written), stats[4 + e]:
 // events at distance e.
-extern "C" __global__ void retro_first_scan(u32 k1, u32 k2, u32 symmetry, u64 size, const unsigned char* dep0,
+extern "C" __global__ void retro_first_scan(u32 k1, u32 k2, u32 symmetry, const u64* tab0, const u64* tab1,
+                                            const u64* tab2, const u64* tab3, u64 size, const unsigned char* dep0,
                                             const unsigned char* dep1, unsigned char* values, u64* events,
                                             u64 ev_cap, unsigned long long* stats) {
     __shared__ u32 hist[256];
     for (u32 i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
     RCtx c;
-    retro_load(c, k1, k2);
+    retro_load(c, k1, k2, symmetry, tab0, tab1, tab2, tab3);
     retro_halves(c, k1, k2, dep0, dep1);
-    c.symmetry = symmetry;
     u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     u64 lane = threadIdx.x & 31u;
     u64 stride = (u64)gridDim.x * blockDim.x;
@@ -1138,13 +1261,6 @@ extern "C" __global__ void retro_first_scan(u32 k1, u32 k2, u32 symmetry, u64 si
         if (hist[i]) atomicAdd(&stats[4 + i], (unsigned long long)hist[i]);
 }
 
-// Unranks a used index (no representative check).
-__device__ __forceinline__ void retro_unrank(const RCtx& c, u64 r, RHalf& h, u32& mover, u32& opp) {
-    if (c.halves > 1 && r >= c.h[1].base) h = c.h[1];
-    else h = c.h[0];
-    tb_unrank2_t(c.terms, c.L1, r - h.base, h.a, h.b, &mover, &opp);
-}
-
 // Marks p as a candidate if it is pending.
 __device__ __forceinline__ void retro_claim(const unsigned char* values, u32* marks, u64 p) {
     if (values[p] != 1) return;
@@ -1171,7 +1287,7 @@ __device__ __forceinline__ void retro_predecessors(const RCtx& c, const unsigned
             u32 from = __ffs(sources) - 1;
             sources &= sources - 1;
             retro_claim(values, marks,
-                        retro_succ_rank(c, opp ^ (1u << to) ^ (1u << from), mover, y.a, y.b, y.base));
+                        retro_succ_rank(c, y.tab, opp ^ (1u << to) ^ (1u << from), mover, y.a, y.b, y.base));
         }
     }
 }
@@ -1179,13 +1295,13 @@ __device__ __forceinline__ void retro_predecessors(const RCtx& c, const unsigned
 // Pass d's candidates into marks: predecessors of frontier[0..*nf] (decided
 // in pass d - 1) and of the scan's decided events at distance d - 1, and the
 // capture events at d - 1, of events[0..ne] (ne = 0 when there are none).
-extern "C" __global__ void retro_candidates(u32 k1, u32 k2, u32 symmetry, u32 d, const unsigned char* values,
+extern "C" __global__ void retro_candidates(u32 k1, u32 k2, u32 symmetry, const u64* tab0, const u64* tab1,
+                                            const u64* tab2, const u64* tab3, u32 d, const unsigned char* values,
                                             const u64* frontier, const unsigned long long* nf_ptr,
                                             const u64* events, u64 ne, u32* marks) {
     RCtx c;
-    retro_load(c, k1, k2);
+    retro_load(c, k1, k2, symmetry, tab0, tab1, tab2, tab3);
     retro_halves(c, k1, k2, nullptr, nullptr);
-    c.symmetry = symmetry;
     u64 nf = *nf_ptr;
     u64 n = nf + ne;
     u64 stride = (u64)gridDim.x * blockDim.x;
@@ -1232,14 +1348,14 @@ extern "C" __global__ void retro_compact(u32* marks, u64 words, u64* list, u64 c
 
 // Pass d over list[0..min(*n, cap)]: decided positions get their value and
 // are appended to decided (count at *decided_count, at most cap).
-extern "C" __global__ void retro_pass_candidates(u32 k1, u32 k2, u32 symmetry, u32 d, const unsigned char* dep0,
+extern "C" __global__ void retro_pass_candidates(u32 k1, u32 k2, u32 symmetry, const u64* tab0, const u64* tab1,
+                                                 const u64* tab2, const u64* tab3, u32 d, const unsigned char* dep0,
                                                  const unsigned char* dep1, unsigned char* values, const u64* list,
                                                  const unsigned long long* n_ptr, u64* decided, u64 cap,
                                                  unsigned long long* decided_count) {
     RCtx c;
-    retro_load(c, k1, k2);
+    retro_load(c, k1, k2, symmetry, tab0, tab1, tab2, tab3);
     retro_halves(c, k1, k2, dep0, dep1);
-    c.symmetry = symmetry;
     u64 n = min((u64)*n_ptr, cap);
     u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     u64 lane = threadIdx.x & 31u;

@@ -7,6 +7,13 @@
 //! tablebase file or manifest fails here. A deliberate format change updates
 //! the file (and bumps the format version): rerun with `TBFORGE_GOLDEN_WRITE=1`
 //! to print the new lines.
+//!
+//! The Morris lines (symmetry on, the default) were retaken when `symmetry=on`
+//! became a class index (one index per symmetry class instead of the
+//! multinomial index with 15 of 16 indices unused): the same values, fewer
+//! indices. Evidence that the values did not change: tests/morris.rs
+//! `folding_matches_unfolded_max_3` (every position of a symmetry-off solve
+//! equals its class's value) and tests/cuda_morris_retro.rs.
 
 use std::collections::BTreeMap;
 use std::path::Path;

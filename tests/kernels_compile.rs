@@ -23,6 +23,7 @@ fn entries(file: &str) -> &'static [&'static str] {
     match file {
         "morris.cu" => &[
             "tb_rank_check",
+            "class_rank_check",
             "morris_expand3w",
             "morris_summary3b_lb",
             "retro_first_scan",

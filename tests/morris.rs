@@ -781,35 +781,42 @@ fn classes(a: usize, b: usize) -> u64 {
     total / 16
 }
 
+/// `symmetry=on` indexes classes: one index per class (sizes are Burnside's
+/// counts, every index a representative that ranks back to itself), and
+/// every board ranks to its class's index, which stands for as many boards
+/// as rank to it (the partition's weights).
 #[test]
-fn symmetry_folding_keeps_one_position_per_class() {
+fn symmetry_index_has_one_index_per_class() {
+    use std::sync::atomic::{AtomicU64, Ordering};
     let on = Morris::new(4, true).unwrap();
     let off = Morris::new(4, false).unwrap();
     for (k1, k2) in [(3, 3), (4, 3)] {
         let p = Morris::partition_of(k1, k2);
-        let half = Morris::space_size(k1, k2);
-        for (lo, a, b) in [(0, k1, k2), (half, k2, k1)] {
-            if lo >= on.partition_size(p) {
-                continue;
-            }
-            let kept = (lo..lo + half)
-                .into_par_iter()
-                .filter(|&r| match on.unrank(p, Rank(r)) {
-                    Some(pos) => {
-                        assert_eq!(on.rank(&pos), (p, Rank(r)));
-                        true
-                    }
-                    None => {
-                        // An unused index: its board ranks to another index, which is kept.
-                        let pos = off.unrank(p, Rank(r)).unwrap();
-                        let (q, i) = on.rank(&pos);
-                        assert_ne!((q, i), (p, Rank(r)));
-                        assert!(on.unrank(q, i).is_some());
-                        false
-                    }
-                })
-                .count() as u64;
-            assert_eq!(kept, classes(a as usize, b as usize), "S({a}, {b})");
+        let mut want = classes(k1 as usize, k2 as usize);
+        if k1 != k2 {
+            want += classes(k2 as usize, k1 as usize);
+        }
+        let size = on.partition_size(p);
+        assert_eq!(size, want, "{k1}-{k2}");
+        (0..size).into_par_iter().for_each(|r| {
+            let pos = on.unrank(p, Rank(r)).expect("every index is a class");
+            assert_eq!(on.rank(&pos), (p, Rank(r)));
+        });
+        let boards: Vec<AtomicU64> = (0..size).map(|_| AtomicU64::new(0)).collect();
+        (0..off.partition_size(p)).into_par_iter().for_each(|r| {
+            let pos = off.unrank(p, Rank(r)).unwrap();
+            let (q, i) = on.rank(&pos);
+            assert_eq!(q, p);
+            boards[i.0 as usize].fetch_add(1, Ordering::Relaxed);
+        });
+        let weights = on.weights(p);
+        assert_eq!(weights.common, 16);
+        for (i, n) in boards.iter().enumerate() {
+            assert_eq!(
+                n.load(Ordering::Relaxed),
+                weights.at(Rank(i as u64)),
+                "{k1}-{k2} index {i}"
+            );
         }
     }
 }

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::classes::HalfIndex;
 use super::expand::{mix64, Expansion, MorrisPartition, Summary};
 use super::kernels::{dependencies, spec_of, MorrisKernels, Solver, EXPAND_KERNEL, SUMMARY_KERNEL};
 use super::rank24;
@@ -36,6 +37,19 @@ const RANK_PARTS: [(u32, u32); 10] = [
     (0, 24),
     (24, 0),
     (1, 0),
+];
+
+/// Halves S(a, b) of the class index comparison: the largest, both flying
+/// sides, the lost side, the many-representative and many-symmetric edges.
+const CLASS_HALVES: [(u32, u32); 8] = [
+    (9, 8),
+    (8, 9),
+    (9, 9),
+    (3, 9),
+    (3, 3),
+    (2, 9),
+    (4, 7),
+    (6, 6),
 ];
 
 /// Partitions of the per-position expansion comparison: sliding, flying
@@ -68,6 +82,14 @@ impl Solver {
             Solver::Twin => cpu::rank_check(k1, k2, ranks),
             #[cfg(feature = "cuda")]
             Solver::Cuda(g) => g.rank_check(k1, k2, ranks),
+        }
+    }
+
+    fn class_check(&self, a: u32, b: u32, inputs: &[(u64, u32)]) -> Result<Vec<(u32, u32, u64)>> {
+        match self {
+            Solver::Twin => cpu::class_check(a, b, inputs),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(g) => g.class_check(a, b, inputs),
         }
     }
 
@@ -201,6 +223,32 @@ pub fn device_check(
                 .cpu(n, cs)
                 .gpu(n, gs)
                 .matched(diff.is_none() && unranked_back == 0, detail),
+        );
+    }
+    for (a, b) in CLASS_HALVES {
+        let size = HalfIndex::get(a, b).size();
+        let inputs: Vec<(u64, u32)> = random_ranks(&mut seed, size, samples)
+            .into_iter()
+            .map(|r| {
+                seed = seed.wrapping_add(1);
+                (r.0, (mix64(seed) % 16) as u32)
+            })
+            .collect();
+        let (want, cs) = timed(|| cpu::class_check(a, b, &inputs))?;
+        let (got, gs) = timed(|| side.class_check(a, b, &inputs))?;
+        let back = want.iter().zip(&inputs).filter(|(w, i)| w.2 != i.0).count();
+        let diff = first_difference(&want, &got);
+        let n = inputs.len() as u64;
+        let detail = match (&diff, back) {
+            (None, 0) => format!("{n} random classes under random symmetries: boards and ranks equal, every rank back"),
+            (None, b) => format!("{b} classes do not rank back from a symmetric image"),
+            (Some(d), _) => d.clone(),
+        };
+        report.rows.push(
+            DeviceCheckRow::new("class_rank_check", format!("S({a},{b})"), n)
+                .cpu(n, cs)
+                .gpu(n, gs)
+                .matched(diff.is_none() && back == 0, detail),
         );
     }
     for (k1, k2) in EXPAND_PARTS {

@@ -9,13 +9,15 @@
 //! (plain page-locked, not write-combined: the CPU reads them) on two streams,
 //! so that one chunk's copy overlaps the next chunk's kernel.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, PinnedHostSlice, PushKernelArg,
 };
 
+use super::classes::HalfIndex;
 use super::expand::{self, Expansion, MorrisPartition, Summary};
 use super::rank24;
 use super::retro::{self, CpuTwin, MorrisSolveSpec, SolveStats};
@@ -66,6 +68,9 @@ fn retro_smem(part: MorrisPartition) -> u32 {
     2 * 24 * l1 * l1 * 8
 }
 
+/// One half's class tables on the device ([`HalfIndex::device_blob`]).
+type DeviceBlob = Arc<CudaSlice<u64>>;
+
 /// The Morris kernels loaded on one device.
 pub struct MorrisCuda {
     device: Arc<CudaDevice>,
@@ -80,6 +85,9 @@ pub struct MorrisCuda {
     retro_candidates: CudaFunction,
     retro_compact: CudaFunction,
     retro_pass: CudaFunction,
+    class_check: CudaFunction,
+    /// Class tables uploaded so far, by (a, b): every partition reuses them.
+    class_tabs: Mutex<HashMap<(u32, u32), DeviceBlob>>,
 }
 
 impl std::fmt::Debug for MorrisCuda {
@@ -121,6 +129,8 @@ impl MorrisCuda {
             retro_candidates: device.function(&module, "retro_candidates")?,
             retro_compact: device.function(&module, "retro_compact")?,
             retro_pass: device.function(&module, "retro_pass_candidates")?,
+            class_check: device.function(&module, "class_rank_check")?,
+            class_tabs: Mutex::new(HashMap::new()),
             _module: module,
             device,
         })
@@ -129,6 +139,89 @@ impl MorrisCuda {
     /// The device.
     pub fn device(&self) -> &Arc<CudaDevice> {
         &self.device
+    }
+
+    /// The class tables of S(a, b) on the device (uploaded on first use).
+    fn class_tab(&self, a: u32, b: u32) -> Result<Arc<CudaSlice<u64>>> {
+        let mut tabs = self.class_tabs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = tabs.get(&(a, b)) {
+            return Ok(t.clone());
+        }
+        let blob = HalfIndex::get(a, b).device_blob();
+        let t = Arc::new(
+            self.stream
+                .clone_htod(&blob)
+                .map_err(cuda_err("copying class tables to the device"))?,
+        );
+        tabs.insert((a, b), t.clone());
+        Ok(t)
+    }
+
+    /// The class tables a `retro_*` kernel of `spec` reads (RHalf in
+    /// morris.cu): (k1, k2), (k2, k1), (k2 - 1, k1), (k1 - 1, k2); without
+    /// symmetry, four stand-ins the kernels never read.
+    fn retro_tabs(&self, spec: &MorrisSolveSpec) -> Result<[Arc<CudaSlice<u64>>; 4]> {
+        let (k1, k2) = (spec.k1, spec.k2);
+        if !spec.symmetry {
+            let t = self.class_tab(2, 1)?;
+            return Ok([t.clone(), t.clone(), t.clone(), t]);
+        }
+        Ok([
+            self.class_tab(k1, k2)?,
+            self.class_tab(k2, k1)?,
+            self.class_tab(k2 - 1, k1)?,
+            self.class_tab(k1 - 1, k2)?,
+        ])
+    }
+
+    /// Class index check: for each `(rank, symmetry)`, the board at `rank` of
+    /// S(a, b) and the rank of its image under `symmetry` (twin:
+    /// [`cpu::class_check`]).
+    pub fn class_check(
+        &self,
+        a: u32,
+        b: u32,
+        inputs: &[(u64, u32)],
+    ) -> Result<Vec<(u32, u32, u64)>> {
+        if inputs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let size = HalfIndex::get(a, b).size();
+        if let Some(&(r, _)) = inputs.iter().find(|(r, g)| *r >= size || *g >= 16) {
+            return Err(Error::Cuda(format!(
+                "class check of S({a}, {b}): index {r} or its symmetry is out of range"
+            )));
+        }
+        let blob = self.class_tab(a, b)?;
+        let s = &self.stream;
+        let e = |what: &'static str| cuda_err(what);
+        let ranks: Vec<u64> = inputs.iter().map(|&(r, _)| r).collect();
+        let syms: Vec<u32> = inputs.iter().map(|&(_, g)| g).collect();
+        let n = inputs.len();
+        let ranks = s.clone_htod(&ranks).map_err(e("copying ranks"))?;
+        let syms = s.clone_htod(&syms).map_err(e("copying symmetries"))?;
+        let mut movers = s.alloc_zeros::<u32>(n).map_err(e("allocating"))?;
+        let mut opps = s.alloc_zeros::<u32>(n).map_err(e("allocating"))?;
+        let mut reranked = s.alloc_zeros::<u64>(n).map_err(e("allocating"))?;
+        let n64 = n as u64;
+        let cfg = self.device.grid(&self.class_check, BLOCK, n64, 0)?;
+        let mut launch = s.launch_builder(&self.class_check);
+        launch
+            .arg(&*blob)
+            .arg(&ranks)
+            .arg(&syms)
+            .arg(&n64)
+            .arg(&mut movers)
+            .arg(&mut opps)
+            .arg(&mut reranked);
+        // SAFETY: arguments match class_rank_check in morris.cu; blob is
+        // S(a, b)'s device_blob, every rank is below its size and every
+        // symmetry below 16 (checked above), the outputs hold n entries.
+        unsafe { launch.launch(cfg) }.map_err(e("launching class_rank_check"))?;
+        let movers = s.clone_dtoh(&movers).map_err(e("copying back"))?;
+        let opps = s.clone_dtoh(&opps).map_err(e("copying back"))?;
+        let reranked = s.clone_dtoh(&reranked).map_err(e("copying back"))?;
+        Ok((0..n).map(|i| (movers[i], opps[i], reranked[i])).collect())
     }
 
     fn upload_ranks(&self, ranks: &[Rank]) -> Result<CudaSlice<u64>> {
@@ -463,10 +556,11 @@ impl MorrisCuda {
         let part = MorrisPartition::new(spec.k1, spec.k2)?;
         let smem = retro_smem(part);
         let (k1, k2, sym) = (spec.k1, spec.k2, u32::from(spec.symmetry));
-        // Events: at most one per used index, about 1/16 of the indices with
-        // symmetry folding; the kernel counts past the capacity and the scan
-        // is rerun if needed.
-        let mut cap = if spec.symmetry { size / 6 + 1024 } else { size };
+        let tabs = self.retro_tabs(&spec)?;
+        let [tab0, tab1, tab2, tab3] = [&*tabs[0], &*tabs[1], &*tabs[2], &*tabs[3]];
+        // Events: at most one per index; the kernel counts past the capacity
+        // and the scan is rerun if needed.
+        let mut cap = size;
         let (events, st) = loop {
             let mut events = s
                 .alloc_zeros::<u64>(cap as usize)
@@ -478,6 +572,10 @@ impl MorrisCuda {
                 .arg(&k1)
                 .arg(&k2)
                 .arg(&sym)
+                .arg(tab0)
+                .arg(tab1)
+                .arg(tab2)
+                .arg(tab3)
                 .arg(&size)
                 .arg(dep0)
                 .arg(dep1)
@@ -489,7 +587,8 @@ impl MorrisCuda {
             // `size` bytes, events `cap` entries (the kernel writes below cap
             // only), stats 260, the dependencies their partitions' sizes
             // (checked above), and every rank the kernel reads in them is a
-            // rank of that partition.
+            // rank of that partition; with symmetry, tab0..tab3 are the
+            // device blobs of the four halves the kernel's RHalf names.
             unsafe { launch.launch(cfg) }.map_err(e("launching retro_first_scan"))?;
             let st = s.clone_dtoh(&stats).map_err(e("copying back"))?;
             retro::check_fail(&spec, st[2] as u32)?;
@@ -569,6 +668,10 @@ impl MorrisCuda {
                 .arg(&k1)
                 .arg(&k2)
                 .arg(&sym)
+                .arg(tab0)
+                .arg(tab1)
+                .arg(tab2)
+                .arg(tab3)
                 .arg(&d)
                 .arg(&values)
                 .arg(fr_in)
@@ -597,6 +700,10 @@ impl MorrisCuda {
                 .arg(&k1)
                 .arg(&k2)
                 .arg(&sym)
+                .arg(tab0)
+                .arg(tab1)
+                .arg(tab2)
+                .arg(tab3)
                 .arg(&d)
                 .arg(dep0)
                 .arg(dep1)

@@ -84,6 +84,7 @@
 
 #[cfg(feature = "build")]
 pub mod check;
+pub mod classes;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 #[cfg(feature = "build")]
@@ -99,8 +100,9 @@ pub mod twin;
 
 use super::params::{GameDescriptor, ParamDoc, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
-use crate::value::{PartitionId, Rank};
+use crate::value::{PartitionId, Rank, Weights};
 use crate::{Error, Result};
+use classes::HalfRanks;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
@@ -501,11 +503,12 @@ impl Part {
         }
     }
 
-    fn size(self) -> u64 {
+    /// The halves: (mover, opponent) piece counts, in index order.
+    fn halves(self) -> Vec<(u32, u32)> {
         match self {
-            Part::Pair(k1, k2) if k1 == k2 => space(k1, k2),
-            Part::Pair(k1, k2) => 2 * space(k1, k2),
-            Part::Lost(k) => space(2, k),
+            Part::Pair(k1, k2) if k1 == k2 => vec![(k1, k2)],
+            Part::Pair(k1, k2) => vec![(k1, k2), (k2, k1)],
+            Part::Lost(k) => vec![(2, k)],
         }
     }
 }
@@ -543,6 +546,25 @@ impl Morris {
         let sym = if symmetry { "on" } else { "off" };
         raw.insert("symmetry".to_string(), sym.to_string());
         Self::from_params(&raw)
+    }
+
+    /// How S(a, b) is indexed in this game.
+    pub fn half(&self, a: u32, b: u32) -> HalfRanks {
+        HalfRanks::new(a, b, self.symmetry)
+    }
+
+    /// Each half of `part` with its first index.
+    fn halves(&self, part: Part) -> Vec<(u64, HalfRanks)> {
+        let mut base = 0;
+        part.halves()
+            .into_iter()
+            .map(|(a, b)| {
+                let half = self.half(a, b);
+                let at = base;
+                base += half.size();
+                (at, half)
+            })
+            .collect()
     }
 
     /// Whether positions are folded by the board's symmetries.
@@ -648,7 +670,12 @@ impl Game for Morris {
     }
 
     fn partition_size(&self, p: PartitionId) -> u64 {
-        Part::from_id(p).map_or(0, Part::size)
+        Part::from_id(p).map_or(0, |part| {
+            part.halves()
+                .into_iter()
+                .map(|(a, b)| self.half(a, b).size())
+                .sum()
+        })
     }
 
     fn partition_name(&self, p: PartitionId) -> String {
@@ -660,27 +687,17 @@ impl Game for Morris {
     }
 
     fn unrank(&self, p: PartitionId, r: Rank) -> Option<Position> {
-        let (a, b, r) = match Part::from_id(p)? {
-            Part::Pair(k1, k2) => {
-                let half = space(k1, k2);
-                if r.0 < half {
-                    (k1, k2, r.0)
-                } else if k1 != k2 && r.0 < 2 * half {
-                    (k2, k1, r.0 - half)
-                } else {
-                    return None;
-                }
-            }
-            Part::Lost(k) => {
-                if r.0 >= space(2, k) {
-                    return None;
-                }
-                (2, k, r.0)
-            }
-        };
-        let (mover, opponent) = unrank_boards(r, a as usize, b as usize);
-        if self.symmetry && canonical(mover, opponent) != (mover, opponent) {
+        let (base, half) = self
+            .halves(Part::from_id(p)?)
+            .into_iter()
+            .take_while(|(base, _)| *base <= r.0)
+            .last()?;
+        if r.0 - base >= half.size() {
             return None;
+        }
+        let (mover, opponent) = half.unrank(r.0 - base);
+        if self.symmetry {
+            debug_assert_eq!(canonical(mover, opponent), (mover, opponent));
         }
         Some(Position {
             mover,
@@ -692,17 +709,28 @@ impl Game for Morris {
     fn rank(&self, pos: &Position) -> (PartitionId, Rank) {
         let a = pos.mover.count_ones();
         let b = pos.opponent.count_ones();
-        let (mover, opponent) = if self.symmetry {
-            canonical(pos.mover, pos.opponent)
-        } else {
-            (pos.mover, pos.opponent)
-        };
-        let r = rank_boards(mover, opponent);
+        let r = self.half(a, b).rank(pos.mover, pos.opponent);
         if a == 2 {
             return (Part::Lost(b).id(), Rank(r));
         }
-        let offset = if a < b { space(b, a) } else { 0 };
+        let offset = if a < b { self.half(b, a).size() } else { 0 };
         (Part::Pair(a.max(b), a.min(b)).id(), Rank(offset + r))
+    }
+
+    fn weights(&self, p: PartitionId) -> Weights {
+        if !self.symmetry {
+            return Weights::one();
+        }
+        let mut exceptions = Vec::new();
+        for (base, half) in Part::from_id(p).map_or(Vec::new(), |part| self.halves(part)) {
+            if let HalfRanks::Classes(c) = half {
+                exceptions.extend(c.exceptions.iter().map(|&(r, w)| (Rank(base + r), w)));
+            }
+        }
+        Weights {
+            common: 16,
+            exceptions,
+        }
     }
 
     fn status(&self, pos: &Position) -> Status {

@@ -35,8 +35,9 @@
 //! ([`CpuTwin::solve_full_scan`]).
 
 use super::bits;
+use super::classes::HalfRanks;
 use super::expand::{ADJACENT, MILLS, MILLS_AT};
-use super::rank24::{self, FULL};
+use super::rank24::FULL;
 use crate::value::Value;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -148,8 +149,13 @@ impl MorrisSolveSpec {
         format!("{}-{}", self.k1, self.k2)
     }
 
+    /// How S(a, b) is indexed in this spec.
+    pub fn index(&self, a: u32, b: u32) -> HalfRanks {
+        HalfRanks::new(a, b, self.symmetry)
+    }
+
     fn half_size(&self) -> u64 {
-        rank24::size(self.k1, self.k2).unwrap_or(0)
+        self.index(self.k1, self.k2).size()
     }
 
     /// Indices of the partition.
@@ -177,7 +183,7 @@ impl MorrisSolveSpec {
             Target {
                 a: k2 - 1,
                 b: k1,
-                offset: rank24::size(k1, k2 - 1).unwrap_or(0),
+                offset: self.index(k1, k2 - 1).size(),
             }
         };
         let mut out = vec![Half {
@@ -236,7 +242,7 @@ impl MorrisSolveSpec {
             .iter()
             .map(|h| {
                 let t = h.capture;
-                let s = rank24::size(t.a, t.b).unwrap_or(0);
+                let s = self.index(t.a, t.b).size();
                 if t.a == 2 || t.a == t.b {
                     s
                 } else {
@@ -334,6 +340,8 @@ const EVENT_SHIFT: u32 = 41;
 pub struct CpuTwin<'a> {
     spec: MorrisSolveSpec,
     halves: Vec<Half>,
+    /// Per half: the indexes of its own boards, its quiet and its capture targets.
+    indexes: Vec<[HalfRanks; 3]>,
     deps: Vec<&'a [u8]>,
 }
 
@@ -380,37 +388,48 @@ impl<'a> CpuTwin<'a> {
                 spec.dependencies()
             )));
         }
+        let halves = spec.halves();
+        let indexes = halves
+            .iter()
+            .map(|h| {
+                [
+                    (h.a, h.b),
+                    (h.quiet.a, h.quiet.b),
+                    (h.capture.a, h.capture.b),
+                ]
+                .map(|(a, b)| spec.index(a, b))
+            })
+            .collect();
         Ok(CpuTwin {
             spec,
-            halves: spec.halves(),
+            halves,
+            indexes,
             deps,
         })
     }
 
-    fn half(&self, r: u64) -> &Half {
-        if self.halves.len() > 1 && r >= self.halves[1].base {
-            &self.halves[1]
-        } else {
-            &self.halves[0]
-        }
+    /// The half holding index `r`, by number.
+    fn half(&self, r: u64) -> usize {
+        usize::from(self.halves.len() > 1 && r >= self.halves[1].base)
     }
 
-    fn board(&self, r: u64) -> Option<(&Half, u32, u32)> {
-        let h = self.half(r);
-        let u = rank24::unrank(r - h.base, h.a, h.b);
-        if self.spec.symmetry && canonical(u.c1, u.c2) != (u.c1, u.c2) {
-            return None;
-        }
-        Some((h, u.c1, u.c2))
+    /// The board at index `r`, with its half's number.
+    fn board(&self, r: u64) -> (usize, u32, u32) {
+        let i = self.half(r);
+        let (m, o) = self.indexes[i][0].unrank(r - self.halves[i].base);
+        (i, m, o)
     }
 
-    fn succ_rank(&self, t: &Target, m: u32, o: u32) -> u64 {
-        let (m, o) = if self.spec.symmetry {
-            canonical(m, o)
+    /// The index of successor (m, o) of a board in half `i`: `kind` 1 for
+    /// a quiet move, 2 for a capture.
+    fn succ_rank(&self, i: usize, kind: usize, m: u32, o: u32) -> u64 {
+        let h = &self.halves[i];
+        let offset = if kind == 1 {
+            h.quiet.offset
         } else {
-            (m, o)
+            h.capture.offset
         };
-        t.offset + rank24::rank(m, o, t.a, t.b)
+        offset + self.indexes[i][kind].rank(m, o)
     }
 
     /// First scan of index `r`.
@@ -422,9 +441,8 @@ impl<'a> CpuTwin<'a> {
             fail: 0,
             event: None,
         };
-        let Some((h, mover, opp)) = self.board(r) else {
-            return out;
-        };
+        let (i, mover, opp) = self.board(r);
+        let h = &self.halves[i];
         let empty = !(mover | opp) & FULL;
         let mobile = h.a == 3 || {
             let mut p = mover;
@@ -450,7 +468,7 @@ impl<'a> CpuTwin<'a> {
                 return;
             }
             captures = true;
-            let v = dep[self.succ_rank(&h.capture, m, o) as usize];
+            let v = dep[self.succ_rank(i, 2, m, o) as usize];
             if v == 0 {
                 out.fail |= FAIL_ILLEGAL_DEP;
                 return;
@@ -507,28 +525,17 @@ impl<'a> CpuTwin<'a> {
     /// Calls `f(rank)` for the canonical quiet predecessors of index `s`
     /// (a used index), possibly more than once each.
     pub fn predecessor_ranks(&self, s: u64, mut f: impl FnMut(u64)) {
-        let Some((h, mover, opp)) = self.board(s) else {
-            return;
-        };
-        let y = if self.halves[0].a == h.b {
-            &self.halves[0]
-        } else {
-            &self.halves[1]
-        };
-        for_predecessors(mover, opp, |m, o| {
-            let (m, o) = if self.spec.symmetry {
-                canonical(m, o)
-            } else {
-                (m, o)
-            };
-            f(y.base + rank24::rank(m, o, y.a, y.b));
-        });
+        let (i, mover, opp) = self.board(s);
+        // Predecessors are boards of the other half (the same one when k1 == k2).
+        let y = usize::from(self.halves[0].a != self.halves[i].b);
+        let (base, index) = (self.halves[y].base, &self.indexes[y][0]);
+        for_predecessors(mover, opp, |m, o| f(base + index.rank(m, o)));
     }
 
     /// Pass `d` for a pending index `r`: its value byte if decided.
     pub fn pass(&self, values: &[AtomicU8], r: u64, d: u32) -> Option<u8> {
-        let (h, mover, opp) = self.board(r)?;
-        let dep = self.deps[h.dep];
+        let (i, mover, opp) = self.board(r);
+        let dep = self.deps[self.halves[i].dep];
         let (mut hit, mut blocked, mut longest) = (false, false, 0u32);
         let odd = d % 2 == 1;
         for_successors(mover, opp, |capture, m, o| {
@@ -537,9 +544,9 @@ impl<'a> CpuTwin<'a> {
                 return;
             }
             let v = if capture {
-                dep[self.succ_rank(&h.capture, m, o) as usize]
+                dep[self.succ_rank(i, 2, m, o) as usize]
             } else {
-                values[self.succ_rank(&h.quiet, m, o) as usize].load(Ordering::Relaxed)
+                values[self.succ_rank(i, 1, m, o) as usize].load(Ordering::Relaxed)
             };
             let e = u32::from(v).wrapping_sub(2);
             if v >= 2 && e < d {
@@ -780,7 +787,7 @@ pub struct SolveStats<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::morris::rank24::CELLS;
+    use crate::game::morris::rank24::{self, CELLS};
 
     #[test]
     fn symmetries_form_a_group_that_keeps_mills_and_adjacency() {

@@ -3,8 +3,10 @@
 
 use rayon::prelude::*;
 
+use super::classes::HalfIndex;
 use super::expand::{self as morris, Expansion, MorrisPartition, Summary};
 use super::rank24;
+use super::symmetry_permutations;
 use crate::{Error, Rank, Result};
 
 /// Positions per rayon task: large enough to amortise scheduling, small enough
@@ -96,6 +98,29 @@ pub struct RankCheck {
     pub swapped: u64,
     /// The board ranked again (must equal the input rank).
     pub rank: u64,
+}
+
+/// For each `(rank, symmetry)`: the board at `rank` of S(a, b)'s class index
+/// and the rank of its image under `symmetry` (the twin of kernel
+/// `class_rank_check`; the rank must come back).
+pub fn class_check(a: u32, b: u32, inputs: &[(u64, u32)]) -> Result<Vec<(u32, u32, u64)>> {
+    let index = HalfIndex::get(a, b);
+    if let Some(&(r, _)) = inputs.iter().find(|(r, g)| *r >= index.size() || *g >= 16) {
+        return Err(Error::Cuda(format!(
+            "class check of S({a}, {b}): index {r} or its symmetry is out of range"
+        )));
+    }
+    let perms = symmetry_permutations();
+    let image = |g: u32, x: u32| {
+        super::bits(x).fold(0u32, |acc, p| acc | 1 << perms[g as usize][p as usize])
+    };
+    Ok(inputs
+        .par_iter()
+        .map(|&(r, g)| {
+            let (m, o) = index.unrank(r);
+            (m, o, index.rank(image(g, m), image(g, o)))
+        })
+        .collect())
 }
 
 /// Unranks each rank of partition (k1, k2), ranks the board again and records

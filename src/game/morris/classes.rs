@@ -1,0 +1,618 @@
+//! The symmetry-class index of S(a, b): one index per class of boards under
+//! the board's 16 symmetries, in the style of Gasser's and Malom's hashes.
+//!
+//! # Order
+//! A class is written as its representative: the image with the smallest
+//! mover bitboard, ties broken by the smallest opponent bitboard (the order
+//! of [`super::canonical`]). Classes are ordered by the representative's
+//! mover board, then by its opponent board.
+//!
+//! # Shape
+//! - **Mover placements.** For each piece count `a`, every a-subset `M` of the
+//!   24 points, by its colex rank, names its representative `M*` (the
+//!   smallest image) and one symmetry `g0` with `g0 M = M*`
+//!   ([`MoverTable`]). Representatives are numbered by increasing bitboard;
+//!   each carries its stabiliser (the symmetries that fix it).
+//! - **Opponent placements.** Under a representative `M*` the opponent's `b`
+//!   pieces lie on the 24 - a free points. Where the stabiliser is trivial,
+//!   every placement is its own class, ranked by its colex rank among the
+//!   free points: C(24 - a, b) indices. Where it is not, only the smallest
+//!   placement of each orbit under the stabiliser is a class: a bitmap over
+//!   the colex ranks marks them, and a count of the set bits before each
+//!   64-bit word turns a colex rank into a dense one ([`HalfIndex`]).
+//! - **Index.** `offset[M*] + dense rank of the opponent placement`: exactly
+//!   one index per class, none unused.
+//!
+//! Ranking a board: the mover table gives `M*` and `g0`; the opponent board
+//! is mapped by `g0`, then by every symmetry of the stabiliser, keeping the
+//! smallest; its colex rank among the free points, through the bitmap where
+//! there is one, is added to the representative's offset. The CUDA kernels
+//! (`kernels/morris.cu`, `class_rank` and `class_unrank`) read the same
+//! tables, uploaded as one blob per half ([`HalfIndex::device_blob`]).
+//!
+//! # Weights
+//! A class stands for 16 / |stabiliser of (M*, O*)| positions. Only classes
+//! under a representative with a non-trivial stabiliser can stand for fewer
+//! than 16; they are found while the bitmaps are built
+//! ([`HalfIndex::exceptions`]).
+//!
+//! Tables are built on first use, one mover table per piece count and one
+//! half index per (a, b), and shared by every user in the process: for
+//! `max=9` all of them take about 100 ms and 50 MB.
+
+use super::{bits, map_board, rank_boards, space, unrank_boards, FULL, SYMMETRIES};
+use std::sync::{Arc, OnceLock};
+
+/// Most pieces of one side.
+const MAX: usize = 9;
+
+/// `BINOMIAL[x][y]` = C(x, y) for x, y in 0..=24.
+const BINOMIAL: [[u64; 25]; 25] = {
+    let mut t = [[0u64; 25]; 25];
+    let mut x = 0;
+    while x < 25 {
+        t[x][0] = 1;
+        let mut y = 1;
+        while y <= x {
+            t[x][y] = t[x - 1][y - 1] + t[x - 1][y];
+            y += 1;
+        }
+        x += 1;
+    }
+    t
+};
+
+/// C(x, y) for x <= 24 (zero when y > x).
+#[inline]
+fn binom(x: u32, y: u32) -> u64 {
+    BINOMIAL[x as usize][y as usize]
+}
+
+/// `f` over `items`, on all cores where the build machinery (rayon) is in.
+fn map_all<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+    #[cfg(feature = "build")]
+    {
+        use rayon::prelude::*;
+        items.par_iter().map(f).collect()
+    }
+    #[cfg(not(feature = "build"))]
+    {
+        items.iter().map(f).collect()
+    }
+}
+
+/// Colex rank of a set of points: the sum of C(p_k, k) over its points
+/// p_1 < p_2 < ... (numeric order of bitboards with the same count).
+#[inline]
+pub fn colex(set: u32) -> u64 {
+    bits(set)
+        .enumerate()
+        .map(|(k, p)| binom(u32::from(p), k as u32 + 1))
+        .sum()
+}
+
+/// The `k` points below `n` of colex rank `r`.
+#[inline]
+fn colex_unrank(mut r: u64, k: u32, n: u32) -> u32 {
+    let mut set = 0u32;
+    let mut p = n;
+    for i in (1..=k).rev() {
+        p -= 1;
+        while binom(p, i) > r {
+            p -= 1;
+        }
+        r -= binom(p, i);
+        set |= 1 << p;
+    }
+    set
+}
+
+/// Colex rank of `set` (a subset of `free`) among the points of `free`,
+/// numbered 0.. in increasing order.
+#[inline]
+fn colex_within(set: u32, free: u32) -> u64 {
+    bits(set)
+        .enumerate()
+        .map(|(k, p)| binom((free & ((1u32 << p) - 1)).count_ones(), k as u32 + 1))
+        .sum()
+}
+
+/// The points of `free` whose numbers (0.. in increasing order) are the set
+/// bits of `compressed`.
+#[inline]
+fn spread(compressed: u32, free: u32) -> u32 {
+    let mut out = 0;
+    for (j, p) in bits(free).enumerate() {
+        if compressed >> j & 1 != 0 {
+            out |= 1 << p;
+        }
+    }
+    out
+}
+
+/// The next larger bitboard with as many bits (Gosper's hack).
+#[inline]
+fn next_subset(x: u32) -> u32 {
+    let c = x & x.wrapping_neg();
+    let r = x + c;
+    (((r ^ x) >> 2) / c) | r
+}
+
+/// The representatives of the mover's placements with `a` pieces.
+#[derive(Debug)]
+pub struct MoverTable {
+    /// By colex rank of any a-subset: its representative's number << 4 |
+    /// a symmetry taking the subset to the representative.
+    pub lookup: Vec<u32>,
+    /// Representatives' bitboards, increasing.
+    pub reps: Vec<u32>,
+    /// Each representative's stabiliser: bit `g` set when symmetry `g` fixes
+    /// it (bit 0, the identity, always).
+    pub stab: Vec<u16>,
+}
+
+impl MoverTable {
+    fn build(a: u32) -> MoverTable {
+        let n = binom(24, a) as usize;
+        // Images in parallel; numbering in order (a subset's representative
+        // is numerically smaller, so it is numbered before the subset).
+        let first = (1u32 << a) - 1;
+        let subsets: Vec<u32> = std::iter::successors(Some(first), |&x| Some(next_subset(x)))
+            .take(n)
+            .collect();
+        let images: Vec<(u32, u32, u16)> = map_all(&subsets, |&m| {
+            let (mut best, mut g0, mut stab) = (m, 0u32, 1u16);
+            for (g, t) in SYMMETRIES.iter().enumerate().skip(1) {
+                let img = map_board(t, m);
+                if img < best {
+                    best = img;
+                    g0 = g as u32;
+                }
+                if img == m {
+                    stab |= 1 << g;
+                }
+            }
+            (best, g0, stab)
+        });
+        let mut lookup = vec![0u32; n];
+        let (mut reps, mut stab) = (Vec::new(), Vec::new());
+        for (i, (&m, &(best, g0, st))) in subsets.iter().zip(&images).enumerate() {
+            if best == m {
+                lookup[i] = (reps.len() as u32) << 4;
+                reps.push(m);
+                stab.push(st);
+            } else {
+                lookup[i] = (lookup[colex(best) as usize] & !15) | g0;
+            }
+        }
+        MoverTable { lookup, reps, stab }
+    }
+
+    /// The table for `a` pieces (2..=9), built on first use.
+    pub fn get(a: u32) -> Arc<MoverTable> {
+        static TABLES: [OnceLock<Arc<MoverTable>>; MAX + 1] = [const { OnceLock::new() }; MAX + 1];
+        TABLES[a as usize]
+            .get_or_init(|| Arc::new(MoverTable::build(a)))
+            .clone()
+    }
+}
+
+/// How one S(a, b) is indexed: the seed's multinomial over all boards
+/// (`symmetry=off`), or one index per class.
+#[derive(Clone, Debug)]
+pub enum HalfRanks {
+    /// Every board: seed 000's Algorithms 1 and 2.
+    Boards {
+        /// Mover's pieces.
+        a: u32,
+        /// Opponent's pieces.
+        b: u32,
+    },
+    /// One index per symmetry class.
+    Classes(Arc<HalfIndex>),
+}
+
+impl HalfRanks {
+    /// The index of S(a, b), of classes when `symmetry` is on.
+    pub fn new(a: u32, b: u32, symmetry: bool) -> HalfRanks {
+        if symmetry {
+            HalfRanks::Classes(HalfIndex::get(a, b))
+        } else {
+            HalfRanks::Boards { a, b }
+        }
+    }
+
+    /// Indices.
+    pub fn size(&self) -> u64 {
+        match self {
+            HalfRanks::Boards { a, b } => space(*a, *b),
+            HalfRanks::Classes(c) => c.size(),
+        }
+    }
+
+    /// The index of (mover, opponent), folded to its class where classes are indexed.
+    #[inline]
+    pub fn rank(&self, mover: u32, opponent: u32) -> u64 {
+        match self {
+            HalfRanks::Boards { .. } => rank_boards(mover, opponent),
+            HalfRanks::Classes(c) => c.rank(mover, opponent),
+        }
+    }
+
+    /// The board (a class's representative) at index `r` < [`Self::size`].
+    #[inline]
+    pub fn unrank(&self, r: u64) -> (u32, u32) {
+        match self {
+            HalfRanks::Boards { a, b } => unrank_boards(r, *a as usize, *b as usize),
+            HalfRanks::Classes(c) => c.unrank(r),
+        }
+    }
+
+    /// Positions index `r` stands for.
+    pub fn weight(&self, r: u64) -> u64 {
+        match self {
+            HalfRanks::Boards { .. } => 1,
+            HalfRanks::Classes(c) => c.weight(r),
+        }
+    }
+}
+
+/// Words of [`HalfIndex::device_blob`]'s header.
+pub const BLOB_HEADER: usize = 16;
+
+/// No bitmap: the representative's stabiliser is trivial.
+pub const NO_BITMAP: u32 = u32::MAX;
+
+/// One representative's share of a half: its classes, its bitmap words
+/// (none when its stabiliser is trivial) and its exceptions as (rank among
+/// its classes, positions).
+type Block = (u64, Vec<u64>, Vec<(u64, u64)>);
+
+/// The class index of S(a, b): mover `a` pieces, opponent `b`.
+#[derive(Debug)]
+pub struct HalfIndex {
+    /// Mover's pieces.
+    pub a: u32,
+    /// Opponent's pieces.
+    pub b: u32,
+    /// The mover placements' representatives.
+    pub movers: Arc<MoverTable>,
+    /// First index of each representative's classes; the last entry is the
+    /// index size.
+    pub offsets: Vec<u64>,
+    /// Each representative's first bitmap word, or [`NO_BITMAP`].
+    pub bitmap_at: Vec<u32>,
+    /// Bitmaps of the classes among opponent placements (colex order).
+    pub words: Vec<u64>,
+    /// Set bits before each word, within its representative's bitmap.
+    pub prefix: Vec<u32>,
+    /// `(index, positions)` of the classes that stand for fewer than 16
+    /// positions, increasing.
+    pub exceptions: Vec<(u64, u64)>,
+}
+
+impl HalfIndex {
+    fn build(a: u32, b: u32) -> HalfIndex {
+        assert!((2..=MAX as u32).contains(&a) && (1..=MAX as u32).contains(&b));
+        let movers = MoverTable::get(a);
+        let n = 24 - a;
+        let placements = binom(n, b);
+        // Per representative: (classes, bitmap words, exceptions as (local
+        // rank, positions)).
+        let reps: Vec<(u32, u16)> = movers
+            .reps
+            .iter()
+            .copied()
+            .zip(movers.stab.iter().copied())
+            .collect();
+        let blocks: Vec<Block> = map_all(&reps, |&(m, stab)| {
+            if stab == 1 {
+                return (placements, Vec::new(), Vec::new());
+            }
+            let free = !m & FULL;
+            let group: Vec<&[[u32; 256]; 3]> = bits(u32::from(stab) & !1)
+                .map(|g| &SYMMETRIES[g as usize])
+                .collect();
+            let mut words = vec![0u64; placements.div_ceil(64) as usize];
+            let (mut classes, mut exceptions) = (0u64, Vec::new());
+            let mut c = (1u32 << b) - 1;
+            for i in 0..placements {
+                let o = spread(c, free);
+                let mut fixed = 1u64;
+                let mut smallest = true;
+                for t in &group {
+                    let img = map_board(t, o);
+                    smallest &= img >= o;
+                    fixed += u64::from(img == o);
+                }
+                if smallest {
+                    words[(i / 64) as usize] |= 1 << (i % 64);
+                    if fixed > 1 {
+                        exceptions.push((classes, 16 / fixed));
+                    }
+                    classes += 1;
+                }
+                c = next_subset(c);
+            }
+            (classes, words, exceptions)
+        });
+        let mut index = HalfIndex {
+            a,
+            b,
+            offsets: Vec::with_capacity(blocks.len() + 1),
+            bitmap_at: Vec::with_capacity(blocks.len()),
+            words: Vec::new(),
+            prefix: Vec::new(),
+            exceptions: Vec::new(),
+            movers: movers.clone(),
+        };
+        let mut offset = 0u64;
+        for (classes, words, exceptions) in blocks {
+            index.offsets.push(offset);
+            if words.is_empty() {
+                index.bitmap_at.push(NO_BITMAP);
+            } else {
+                index.bitmap_at.push(index.words.len() as u32);
+                let mut before = 0u32;
+                for w in words {
+                    index.prefix.push(before);
+                    before += w.count_ones();
+                    index.words.push(w);
+                }
+                index
+                    .exceptions
+                    .extend(exceptions.into_iter().map(|(r, w)| (offset + r, w)));
+            }
+            offset += classes;
+        }
+        index.offsets.push(offset);
+        index
+    }
+
+    /// The index of S(a, b) (2 <= a <= 9, 1 <= b <= 9, a + b <= 24), built on first use.
+    pub fn get(a: u32, b: u32) -> Arc<HalfIndex> {
+        static INDEXES: [[OnceLock<Arc<HalfIndex>>; MAX + 1]; MAX + 1] =
+            [const { [const { OnceLock::new() }; MAX + 1] }; MAX + 1];
+        INDEXES[a as usize][b as usize]
+            .get_or_init(|| Arc::new(HalfIndex::build(a, b)))
+            .clone()
+    }
+
+    /// Classes of S(a, b): the index size.
+    pub fn size(&self) -> u64 {
+        *self.offsets.last().expect("offsets end with the size")
+    }
+
+    /// The index of the class of (mover, opponent) (`a` and `b` pieces).
+    #[inline]
+    pub fn rank(&self, mover: u32, opponent: u32) -> u64 {
+        let e = self.movers.lookup[colex(mover) as usize];
+        let (j, g0) = ((e >> 4) as usize, e & 15);
+        let o = if g0 == 0 {
+            opponent
+        } else {
+            map_board(&SYMMETRIES[g0 as usize], opponent)
+        };
+        let stab = u32::from(self.movers.stab[j]);
+        let best =
+            bits(stab & !1).fold(o, |best, g| best.min(map_board(&SYMMETRIES[g as usize], o)));
+        let local = colex_within(best, !self.movers.reps[j] & FULL);
+        self.offsets[j]
+            + match self.bitmap_at[j] {
+                NO_BITMAP => local,
+                at => {
+                    let w = at as usize + (local / 64) as usize;
+                    let below = self.words[w] & ((1u64 << (local % 64)) - 1);
+                    u64::from(self.prefix[w]) + u64::from(below.count_ones())
+                }
+            }
+    }
+
+    /// The representative (mover, opponent) of index `r` (< [`Self::size`]).
+    #[inline]
+    pub fn unrank(&self, r: u64) -> (u32, u32) {
+        let j = self.offsets.partition_point(|&o| o <= r) - 1;
+        let local = r - self.offsets[j];
+        let colex_rank = match self.bitmap_at[j] {
+            NO_BITMAP => local,
+            at => {
+                let at = at as usize;
+                let end = self
+                    .bitmap_at
+                    .get(j + 1..)
+                    .and_then(|rest| rest.iter().find(|&&x| x != NO_BITMAP))
+                    .map_or(self.words.len(), |&x| x as usize);
+                // The last word whose count before it is at most `local`.
+                let w = at + self.prefix[at..end].partition_point(|&p| u64::from(p) <= local) - 1;
+                let mut word = self.words[w];
+                for _ in 0..local - u64::from(self.prefix[w]) {
+                    word &= word - 1;
+                }
+                (w - at) as u64 * 64 + u64::from(word.trailing_zeros())
+            }
+        };
+        let mover = self.movers.reps[j];
+        let free = !mover & FULL;
+        (
+            mover,
+            spread(colex_unrank(colex_rank, self.b, 24 - self.a), free),
+        )
+    }
+
+    /// The tables as the kernels read them (`ClassTab` in
+    /// `kernels/morris.cu`): one array of u64 words, a header of
+    /// [`BLOB_HEADER`] words (a, b, representatives, then the word offset
+    /// of each table), then the tables in this order, each from a word
+    /// boundary, u32 tables two to a word (low half first): the mover
+    /// lookup (u32), representatives (u32), stabilisers (u32), offsets
+    /// (u64), bitmap starts (u32), bitmap words (u64), prefix counts (u32).
+    pub fn device_blob(&self) -> Vec<u64> {
+        fn push_u32(out: &mut Vec<u64>, xs: impl ExactSizeIterator<Item = u32>) -> u64 {
+            let at = out.len() as u64;
+            let mut xs = xs.peekable();
+            while let Some(lo) = xs.next() {
+                let hi = xs.next().unwrap_or(0);
+                out.push(u64::from(lo) | u64::from(hi) << 32);
+            }
+            at
+        }
+        let mut out = vec![0u64; BLOB_HEADER];
+        out[0] = u64::from(self.a);
+        out[1] = u64::from(self.b);
+        out[2] = self.movers.reps.len() as u64;
+        out[3] = push_u32(&mut out, self.movers.lookup.iter().copied());
+        out[4] = push_u32(&mut out, self.movers.reps.iter().copied());
+        out[5] = push_u32(&mut out, self.movers.stab.iter().map(|&s| u32::from(s)));
+        out[6] = out.len() as u64;
+        out.extend_from_slice(&self.offsets);
+        out[7] = push_u32(&mut out, self.bitmap_at.iter().copied());
+        out[8] = out.len() as u64;
+        out.extend_from_slice(&self.words);
+        out[9] = push_u32(&mut out, self.prefix.iter().copied());
+        out
+    }
+
+    /// Positions index `r` stands for: 16, or fewer for a class with
+    /// symmetries of its own.
+    pub fn weight(&self, r: u64) -> u64 {
+        match self.exceptions.binary_search_by_key(&r, |&(i, _)| i) {
+            Ok(i) => self.exceptions[i].1,
+            Err(_) => 16,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::morris::symmetry_permutations;
+
+    /// Classes of S(a, b) by Burnside's lemma: the mean over the 16
+    /// symmetries of the boards each fixes. A board is fixed when each
+    /// colour is a union of the symmetry's cycles; count such colourings.
+    fn burnside(a: u32, b: u32) -> u64 {
+        let mut total = 0u64;
+        for perm in symmetry_permutations() {
+            let mut seen = [false; 24];
+            let mut cycles = Vec::new();
+            for start in 0..24 {
+                let (mut len, mut p) = (0usize, start);
+                while !seen[p] {
+                    seen[p] = true;
+                    p = perm[p];
+                    len += 1;
+                }
+                if len > 0 {
+                    cycles.push(len);
+                }
+            }
+            // ways[x][y]: colourings of the cycles so far with x mover and y opponent points.
+            let (a, b) = (a as usize, b as usize);
+            let mut ways = vec![vec![0u64; b + 1]; a + 1];
+            ways[0][0] = 1;
+            for len in cycles {
+                for x in (0..=a).rev() {
+                    for y in (0..=b).rev() {
+                        let mut w = 0;
+                        if x >= len {
+                            w += ways[x - len][y];
+                        }
+                        if y >= len {
+                            w += ways[x][y - len];
+                        }
+                        ways[x][y] += w;
+                    }
+                }
+            }
+            total += ways[a][b];
+        }
+        total / 16
+    }
+
+    #[test]
+    fn colex_round_trips() {
+        for k in 1..=5u32 {
+            for r in 0..binom(12, k) {
+                let set = colex_unrank(r, k, 12);
+                assert_eq!(set.count_ones(), k);
+                assert_eq!(colex(set), r);
+            }
+        }
+    }
+
+    /// One index per class, every index used: sizes equal Burnside's counts,
+    /// and the weights add up to all boards.
+    #[test]
+    fn sizes_are_class_counts_and_weights_add_up_to_boards() {
+        for (a, b) in [
+            (2, 3),
+            (3, 3),
+            (3, 9),
+            (4, 4),
+            (9, 2),
+            (5, 4),
+            (6, 6),
+            (9, 9),
+        ] {
+            let index = HalfIndex::get(a, b);
+            assert_eq!(index.size(), burnside(a, b), "S({a}, {b})");
+            let boards = binom(24, a) * binom(24 - a, b);
+            let short: u64 = index.exceptions.iter().map(|&(_, w)| 16 - w).sum();
+            assert_eq!(16 * index.size() - short, boards, "S({a}, {b})");
+        }
+    }
+
+    /// Every index unranks to a representative that ranks back to it, and
+    /// every symmetric image of it ranks to the same index.
+    #[test]
+    fn rank_inverts_unrank_on_whole_halves() {
+        let perms = symmetry_permutations();
+        let image =
+            |perm: &[usize; 24], x: u32| bits(x).fold(0u32, |acc, p| acc | 1 << perm[p as usize]);
+        for (a, b) in [(2, 4), (3, 3), (4, 3), (3, 5)] {
+            let index = HalfIndex::get(a, b);
+            let mut orbit_sizes = 0u64;
+            for r in 0..index.size() {
+                let (m, o) = index.unrank(r);
+                assert_eq!(
+                    (m.count_ones(), o.count_ones(), m & o),
+                    (a, b, 0),
+                    "S({a}, {b}) index {r}"
+                );
+                assert_eq!(
+                    super::super::canonical(m, o),
+                    (m, o),
+                    "S({a}, {b}) index {r}"
+                );
+                let mut images: Vec<(u32, u32)> =
+                    perms.iter().map(|p| (image(p, m), image(p, o))).collect();
+                for &(im, io) in &images {
+                    assert_eq!(index.rank(im, io), r, "S({a}, {b}) index {r}");
+                }
+                images.sort_unstable();
+                images.dedup();
+                assert_eq!(
+                    images.len() as u64,
+                    index.weight(r),
+                    "S({a}, {b}) index {r}"
+                );
+                orbit_sizes += images.len() as u64;
+            }
+            assert_eq!(orbit_sizes, binom(24, a) * binom(24 - a, b));
+        }
+    }
+
+    /// Seed-sized halves, sampled: rank(unrank(r)) == r.
+    #[test]
+    fn rank_inverts_unrank_on_samples_of_large_halves() {
+        let mut rng = crate::hash::SplitMix64::new(7);
+        for (a, b) in [(9, 9), (9, 8), (8, 9), (7, 3), (2, 9)] {
+            let index = HalfIndex::get(a, b);
+            for _ in 0..20_000 {
+                let r = rng.next_u64() % index.size();
+                let (m, o) = index.unrank(r);
+                assert_eq!(index.rank(m, o), r, "S({a}, {b}) index {r}");
+            }
+        }
+    }
+}
