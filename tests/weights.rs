@@ -7,7 +7,7 @@
 //! # Source: the game below is made up for this test; its counts are worked
 //! out by hand in `counts_are_classes_and_weighted_positions`.
 
-use tbforge::format::{read_manifest, write_manifest, Manifest, Totals};
+use tbforge::format::{info, read_manifest, render_info_text, write_manifest, Manifest, Totals};
 use tbforge::game::{GameInfo, Params};
 use tbforge::pipeline::ExternalPlan;
 use tbforge::solve::{build_game, read_stages, BuildOptions, Solver};
@@ -156,6 +156,28 @@ fn counts_are_classes_and_weighted_positions() {
     )
     .unwrap();
     assert!(deep.ok && deep.positions_sampled > 0, "{deep:#?}");
+
+    // info: classes and positions both, a totals row.
+    let report = info(dir.path()).unwrap();
+    let text = render_info_text(&report);
+    assert!(
+        text.contains("positions   709500 legal in 46500 classes (103500 illegal)\n"),
+        "{text}"
+    );
+    assert!(text.contains("index       150000 indices\n"), "{text}");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("file "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0][..4], ["file", "indices", "classes", "positions"]);
+    assert_eq!(rows[1][..4], ["all.tbf", "150000", "46500", "709500"]);
+    assert_eq!(rows[2][..4], ["total", "150000", "46500", "709500"]);
+    let v = serde_json::to_value(&report).unwrap();
+    assert_eq!(
+        (&v["index_size"], &v["classes"], &v["positions"]),
+        (&150_000.into(), &46_500.into(), &709_500.into())
+    );
 
     // The build log names the stages' counts the manifest holds.
     let stages = read_stages(dir.path()).unwrap();
