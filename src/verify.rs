@@ -171,42 +171,32 @@ fn verify<S: VisitGame>(
     let game = open(&manifest);
     // Whether the manifest describes exactly the game it names: only then
     // can the deep check unrank its files' indices in that game.
-    // Each file's weights come from the game: without it the weighted
-    // counts cannot be re-computed (the failure above says why).
-    let (game_matches, weights) = match &game {
+    let (game_matches, known) = match &game {
         Ok(g) => {
             let before = report.manifest_failures.len();
-            let weights = g.visit_game(GameChecks {
+            let known = g.visit_game(GameChecks {
                 manifest: &manifest,
                 failures: &mut report.manifest_failures,
             });
-            (report.manifest_failures.len() == before, weights)
+            (report.manifest_failures.len() == before, known)
         }
         Err(e) => {
             report
                 .manifest_failures
                 .push(format!("the manifest's game cannot be opened: {e}"));
-            (false, vec![None; manifest.files.len()])
+            (false, vec![false; manifest.files.len()])
         }
     };
-    #[cfg(feature = "build")]
-    let checks: Vec<FileCheck> = {
-        use rayon::prelude::*;
-        // Files are independent; collect keeps manifest order.
-        manifest
-            .files
-            .par_iter()
-            .zip(&weights)
-            .map(|(entry, w)| check_file(dir, &manifest, entry, w.as_ref()))
-            .collect()
+    // Each file's weights come from the game: without it the weighted
+    // counts cannot be re-computed (the failure above says why).
+    let checks = match &game {
+        Ok(g) => g.visit_game(FileChecks {
+            dir,
+            manifest: &manifest,
+            known: &known,
+        }),
+        Err(_) => check_files(dir, &manifest, |_| None),
     };
-    #[cfg(not(feature = "build"))]
-    let checks: Vec<FileCheck> = manifest
-        .files
-        .iter()
-        .zip(&weights)
-        .map(|(entry, w)| check_file(dir, &manifest, entry, w.as_ref()))
-        .collect();
     report.blocks_checked = checks.iter().map(|c| c.blocks).sum();
     report.files = checks;
     report.files_checked = report.files.len();
@@ -325,16 +315,16 @@ fn check_manifest(m: &Manifest, failures: &mut Vec<String>) {
     }
 }
 
-/// Checks that need the game: identity and partition sizes. Gives each
-/// file's weights, where the file is one of the game's partitions.
+/// Checks that need the game: identity and partition sizes. Says of each
+/// file whether it is one of the game's partitions.
 struct GameChecks<'a> {
     manifest: &'a Manifest,
     failures: &'a mut Vec<String>,
 }
 
 impl GameVisitor for GameChecks<'_> {
-    type Output = Vec<Option<Weights>>;
-    fn visit<G: Game>(self, game: &G) -> Vec<Option<Weights>> {
+    type Output = Vec<bool>;
+    fn visit<G: Game>(self, game: &G) -> Vec<bool> {
         let info = game.info();
         let m = self.manifest;
         if m.param_hash_value() != Some(info.param_hash()) {
@@ -379,17 +369,17 @@ impl GameVisitor for GameChecks<'_> {
                 describe(partitions.get(at))
             ));
         }
-        let mut weights = Vec::with_capacity(m.files.len());
+        let mut known = Vec::with_capacity(m.files.len());
         for f in &m.files {
             if !partitions.contains(&f.partition) {
                 self.failures.push(format!(
                     "{}: partition {} is not a partition of {}",
                     f.name, f.partition, info.id
                 ));
-                weights.push(None);
+                known.push(false);
                 continue;
             }
-            weights.push(Some(game.weights(f.partition)));
+            known.push(true);
             let size = game.partition_size(f.partition);
             if size != f.index_size {
                 self.failures.push(format!(
@@ -407,8 +397,45 @@ impl GameVisitor for GameChecks<'_> {
                 ));
             }
         }
-        weights
+        known
     }
+}
+
+/// Every file's checks, with the game's weights for the files that are its
+/// partitions (`known`).
+struct FileChecks<'a> {
+    dir: &'a Path,
+    manifest: &'a Manifest,
+    known: &'a [bool],
+}
+
+impl GameVisitor for FileChecks<'_> {
+    type Output = Vec<FileCheck>;
+    fn visit<G: Game>(self, game: &G) -> Vec<FileCheck> {
+        let m = self.manifest;
+        check_files(self.dir, m, |i| {
+            self.known[i].then(|| game.weights(m.files[i].partition))
+        })
+    }
+}
+
+/// Checks every file of `m`, the `i`th with `weights_of(i)`: fetched file by
+/// file, so that only the files being checked hold theirs (a symmetry-class
+/// index's exceptions can be many).
+fn check_files(
+    dir: &Path,
+    m: &Manifest,
+    weights_of: impl Fn(usize) -> Option<Weights> + Sync,
+) -> Vec<FileCheck> {
+    let check = |(i, entry): (usize, &FileEntry)| check_file(dir, m, entry, weights_of(i).as_ref());
+    #[cfg(feature = "build")]
+    {
+        use rayon::prelude::*;
+        // Files are independent; collect keeps manifest order.
+        m.files.par_iter().enumerate().map(check).collect()
+    }
+    #[cfg(not(feature = "build"))]
+    m.files.iter().enumerate().map(check).collect()
 }
 
 /// Whole-file size and crc32, header, every block, counts: the classes

@@ -79,7 +79,7 @@ pub struct BuildReport {
     pub game: String,
     /// The tablebase directory.
     pub out: PathBuf,
-    /// Indexed positions.
+    /// Indices over all partitions, legal or not.
     pub positions: u64,
     /// Reachable positions, where forward search ran.
     pub reachable: Option<u64>,
