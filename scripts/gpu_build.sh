@@ -25,7 +25,7 @@ compare() { # name dir_a dir_b
   return $bad
 }
 secs() { python3 -c "import json,sys; print('%.2f' % json.load(open(sys.argv[1]))['seconds'])" "$1/build-log.json"; }
-c4=$(for b in ${C4_BOARDS:-5x4 4x6 5x5}; do echo "connect4:width=${b%x*}:height=${b#*x}"; done)
+c4=$(for b in ${C4_BOARDS:-5x4 4x6 5x5}; do [ "$b" = none ] || echo "connect4:width=${b%x*}:height=${b#*x}"; done)
 morris=$(for m in ${@:-4}; do [ "$m" = none ] || echo "morris:max=$m"; done)
 # Games without kernels go through --backend auto too: it must fall back to the CPU with the same bytes.
 for spec in "tictactoe" "nim heaps=1,3,5,7" "foreandaft" "pancake n=8" "topspin n=9 k=4" "slidingtile rows=3 cols=3" $c4 $morris; do

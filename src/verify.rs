@@ -9,7 +9,7 @@ use crate::format::{
 use crate::game::{Game, GameKind, Status};
 use crate::probe::Tablebase;
 use crate::registry::{open_game, GameVisitor};
-use crate::value::{Outcome, PartitionId, Rank, Value};
+use crate::value::{Outcome, PartitionId, Rank, Value, Weights};
 use serde::Serialize;
 use std::io::Read;
 use std::path::Path;
@@ -99,9 +99,50 @@ pub fn verify_dir(dir: &Path, deep: bool) -> Result<VerifyReport, FormatError> {
     )
 }
 
-/// Verifies the tablebase in `dir`. Every problem found is a failure in the
-/// report; `Err` is kept for the directory itself being unreadable.
+/// Verifies the tablebase in `dir`, opening the game its manifest names from
+/// the registry. Every problem found is a failure in the report; `Err` is
+/// kept for the directory itself being unreadable.
 pub fn verify_dir_with(dir: &Path, options: &VerifyOptions) -> Result<VerifyReport, FormatError> {
+    verify(dir, options, |m| {
+        open_game(&m.game, &m.params).map_err(|e| e.to_string())
+    })
+}
+
+/// Verifies the tablebase in `dir` as one of `game`, a game the registry need
+/// not know (an engine's own, a test's): its sizes, names, weights and, deep,
+/// its rules are the reference.
+pub fn verify_game_dir<G: Game>(
+    game: &G,
+    dir: &Path,
+    options: &VerifyOptions,
+) -> Result<VerifyReport, FormatError> {
+    verify(dir, options, |_| Ok(Given(game)))
+}
+
+/// A game generic verification code can be handed to.
+trait VisitGame {
+    fn visit_game<V: GameVisitor>(&self, visitor: V) -> V::Output;
+}
+
+impl VisitGame for crate::registry::AnyGame {
+    fn visit_game<V: GameVisitor>(&self, visitor: V) -> V::Output {
+        self.visit(visitor)
+    }
+}
+
+struct Given<'a, G>(&'a G);
+
+impl<G: Game> VisitGame for Given<'_, G> {
+    fn visit_game<V: GameVisitor>(&self, visitor: V) -> V::Output {
+        visitor.visit(self.0)
+    }
+}
+
+fn verify<S: VisitGame>(
+    dir: &Path,
+    options: &VerifyOptions,
+    open: impl FnOnce(&Manifest) -> Result<S, String>,
+) -> Result<VerifyReport, FormatError> {
     if !dir.is_dir() {
         return Err(FormatError::io(
             "opening tablebase directory",
@@ -127,41 +168,35 @@ pub fn verify_dir_with(dir: &Path, options: &VerifyOptions) -> Result<VerifyRepo
         }
     };
     check_manifest(&manifest, &mut report.manifest_failures);
-    let game = open_game(&manifest.game, &manifest.params);
+    let game = open(&manifest);
     // Whether the manifest describes exactly the game it names: only then
     // can the deep check unrank its files' indices in that game.
-    let game_matches = match &game {
+    let (game_matches, known) = match &game {
         Ok(g) => {
             let before = report.manifest_failures.len();
-            g.visit(GameChecks {
+            let known = g.visit_game(GameChecks {
                 manifest: &manifest,
                 failures: &mut report.manifest_failures,
             });
-            report.manifest_failures.len() == before
+            (report.manifest_failures.len() == before, known)
         }
         Err(e) => {
             report
                 .manifest_failures
                 .push(format!("the manifest's game cannot be opened: {e}"));
-            false
+            (false, vec![false; manifest.files.len()])
         }
     };
-    #[cfg(feature = "build")]
-    let checks: Vec<FileCheck> = {
-        use rayon::prelude::*;
-        // Files are independent; collect keeps manifest order.
-        manifest
-            .files
-            .par_iter()
-            .map(|entry| check_file(dir, &manifest, entry))
-            .collect()
+    // Each file's weights come from the game: without it the weighted
+    // counts cannot be re-computed (the failure above says why).
+    let checks = match &game {
+        Ok(g) => g.visit_game(FileChecks {
+            dir,
+            manifest: &manifest,
+            known: &known,
+        }),
+        Err(_) => check_files(dir, &manifest, |_| None),
     };
-    #[cfg(not(feature = "build"))]
-    let checks: Vec<FileCheck> = manifest
-        .files
-        .iter()
-        .map(|entry| check_file(dir, &manifest, entry))
-        .collect();
     report.blocks_checked = checks.iter().map(|c| c.blocks).sum();
     report.files = checks;
     report.files_checked = report.files.len();
@@ -172,7 +207,7 @@ pub fn verify_dir_with(dir: &Path, options: &VerifyOptions) -> Result<VerifyRepo
                 "deep check skipped: the manifest does not describe the game it names".into(),
             ),
             (Ok(g), Ok(tb)) => {
-                let sampled = g.visit(Deep {
+                let sampled = g.visit_game(Deep {
                     tb: &tb,
                     files: &mut report.files,
                     samples: options.samples_per_file.max(1),
@@ -231,14 +266,27 @@ fn check_manifest(m: &Manifest, failures: &mut Vec<String>) {
         if f.name.is_empty() || f.name.contains(['/', '\\']) || f.name.starts_with('.') {
             failures.push(format!("file name `{}` is not a plain file name", f.name));
         }
-        let counted = [f.draws, f.losses, f.illegal]
-            .iter()
-            .try_fold(f.wins, |a, &b| a.checked_add(b));
-        if counted != Some(f.positions) {
-            failures.push(format!(
-                "{}: wins + draws + losses + illegal != positions",
-                f.name
-            ));
+        let sum = |n: &[u64]| n.iter().try_fold(0u64, |a, &b| a.checked_add(b));
+        for (parts, whole, what) in [
+            (
+                [f.wins, f.draws, f.losses],
+                f.positions,
+                "wins + draws + losses != positions",
+            ),
+            (
+                [f.class_wins, f.class_draws, f.class_losses],
+                f.classes,
+                "class_wins + class_draws + class_losses != classes",
+            ),
+            (
+                [f.classes, f.illegal, 0],
+                f.index_size,
+                "classes + illegal != index_size",
+            ),
+        ] {
+            if sum(&parts) != Some(whole) {
+                failures.push(format!("{}: {what}", f.name));
+            }
         }
         // A forward search counts every file's reachable positions and
         // records its layers: both or neither. Reached positions are legal.
@@ -254,31 +302,29 @@ fn check_manifest(m: &Manifest, failures: &mut Vec<String>) {
                 if m.layers.is_some() { "has" } else { "has no" }
             ));
         }
-        let legal = f
-            .wins
-            .checked_add(f.draws)
-            .and_then(|n| n.checked_add(f.losses));
-        if let (Some(reachable), Some(legal)) = (f.reachable, legal) {
-            if reachable > legal {
+        // The forward search counts indices, so it is bounded by the classes.
+        if let Some(reachable) = f.reachable {
+            if reachable > f.classes {
                 failures.push(format!(
                     "{}: {reachable} reachable, more than its {}",
                     f.name,
-                    count(legal, "legal position", "legal positions")
+                    count(f.classes, "legal index", "legal indices")
                 ));
             }
         }
     }
 }
 
-/// Checks that need the game: identity and partition sizes.
+/// Checks that need the game: identity and partition sizes. Says of each
+/// file whether it is one of the game's partitions.
 struct GameChecks<'a> {
     manifest: &'a Manifest,
     failures: &'a mut Vec<String>,
 }
 
 impl GameVisitor for GameChecks<'_> {
-    type Output = ();
-    fn visit<G: Game>(self, game: &G) {
+    type Output = Vec<bool>;
+    fn visit<G: Game>(self, game: &G) -> Vec<bool> {
         let info = game.info();
         let m = self.manifest;
         if m.param_hash_value() != Some(info.param_hash()) {
@@ -323,20 +369,23 @@ impl GameVisitor for GameChecks<'_> {
                 describe(partitions.get(at))
             ));
         }
+        let mut known = Vec::with_capacity(m.files.len());
         for f in &m.files {
             if !partitions.contains(&f.partition) {
                 self.failures.push(format!(
                     "{}: partition {} is not a partition of {}",
                     f.name, f.partition, info.id
                 ));
+                known.push(false);
                 continue;
             }
+            known.push(true);
             let size = game.partition_size(f.partition);
-            if size != f.positions {
+            if size != f.index_size {
                 self.failures.push(format!(
                     "{}: {}, but partition {} has {size}",
                     f.name,
-                    count(f.positions, "index", "indices"),
+                    count(f.index_size, "index", "indices"),
                     f.partition
                 ));
             }
@@ -348,11 +397,50 @@ impl GameVisitor for GameChecks<'_> {
                 ));
             }
         }
+        known
     }
 }
 
-/// Whole-file size and crc32, header, every block, counts.
-fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
+/// Every file's checks, with the game's weights for the files that are its
+/// partitions (`known`).
+struct FileChecks<'a> {
+    dir: &'a Path,
+    manifest: &'a Manifest,
+    known: &'a [bool],
+}
+
+impl GameVisitor for FileChecks<'_> {
+    type Output = Vec<FileCheck>;
+    fn visit<G: Game>(self, game: &G) -> Vec<FileCheck> {
+        let m = self.manifest;
+        check_files(self.dir, m, |i| {
+            self.known[i].then(|| game.weights(m.files[i].partition))
+        })
+    }
+}
+
+/// Checks every file of `m`, the `i`th with `weights_of(i)`: fetched file by
+/// file, so that only the files being checked hold theirs (a symmetry-class
+/// index's exceptions can be many).
+fn check_files(
+    dir: &Path,
+    m: &Manifest,
+    weights_of: impl Fn(usize) -> Option<Weights> + Sync,
+) -> Vec<FileCheck> {
+    let check = |(i, entry): (usize, &FileEntry)| check_file(dir, m, entry, weights_of(i).as_ref());
+    #[cfg(feature = "build")]
+    {
+        use rayon::prelude::*;
+        // Files are independent; collect keeps manifest order.
+        m.files.par_iter().enumerate().map(check).collect()
+    }
+    #[cfg(not(feature = "build"))]
+    m.files.iter().enumerate().map(check).collect()
+}
+
+/// Whole-file size and crc32, header, every block, counts: the classes
+/// always, the weighted counts where the game gave the file's `weights`.
+fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry, weights: Option<&Weights>) -> FileCheck {
     let mut c = FileCheck {
         name: entry.name.clone(),
         partition: entry.partition,
@@ -443,13 +531,14 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
             h.encoding, m.encoding
         ));
     }
-    if h.positions != entry.positions {
+    if h.index_size != entry.index_size {
         mismatch(format!(
             "{}, the manifest says {}",
-            count(h.positions, "index", "indices"),
-            entry.positions
+            count(h.index_size, "index", "indices"),
+            entry.index_size
         ));
     }
+    let one = Weights::one();
     let mut counts = Counts::default();
     let mut complete = true;
     for block in 0..h.block_count {
@@ -459,7 +548,8 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
                 let codes: Vec<u8> = (0..h.positions_in(block))
                     .map(|i| file.code_in(&raw, i))
                     .collect();
-                counts.add_codes(m.kind, m.encoding, &codes);
+                let start = Rank(block * u64::from(h.block_positions));
+                counts.add_codes(m.kind, m.encoding, weights.unwrap_or(&one), start, &codes);
             }
             Err(e) => {
                 complete = false;
@@ -468,13 +558,35 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry) -> FileCheck {
         }
     }
     if complete {
-        let got = [counts.wins, counts.draws, counts.losses, counts.illegal];
-        let want = [entry.wins, entry.draws, entry.losses, entry.illegal];
+        let got = [
+            counts.classes,
+            counts.class_wins,
+            counts.class_draws,
+            counts.class_losses,
+            counts.illegal,
+        ];
+        let want = [
+            entry.classes,
+            entry.class_wins,
+            entry.class_draws,
+            entry.class_losses,
+            entry.illegal,
+        ];
         if got != want {
             c.fail(
                 None,
-                format!("stored values count wins/draws/losses/illegal {got:?}, the manifest says {want:?}"),
+                format!("stored values count classes, their wins/draws/losses and illegal indices {got:?}, the manifest says {want:?}"),
             );
+        }
+        if weights.is_some() {
+            let got = [counts.positions, counts.wins, counts.draws, counts.losses];
+            let want = [entry.positions, entry.wins, entry.draws, entry.losses];
+            if got != want {
+                c.fail(
+                    None,
+                    format!("stored values weigh to positions, wins, draws and losses {got:?}, the manifest says {want:?}"),
+                );
+            }
         }
         if m.encoding == ValueEncoding::Byte
             && (counts.longest_win, counts.max_distance) != (entry.longest_win, entry.max_distance)

@@ -88,7 +88,7 @@ fn build_over_state(state: &str, extra: &[&str]) -> Output {
 #[test]
 fn refuses_to_resume_another_game() {
     let state = serde_json::json!({
-        "format_version": 1, "game": "connect4:height=4,width=4", "param_hash": "0",
+        "format_version": 2, "game": "connect4:height=4,width=4", "param_hash": "0",
         "external": false, "layers": null, "reachable_per_slot": null, "finished": [], "current": null
     });
     let o = build_over_state(&state.to_string(), &["--resume"]);

@@ -120,3 +120,62 @@ fn memory_limit_below_the_forward_search_is_refused_before_writing() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn bench_stages_tabulates_the_build_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ttt");
+    let d = dir.to_str().unwrap();
+    let o = build_cmd(&["tictactoe"], &dir, &[]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let files = manifest["files"].as_array().unwrap();
+
+    let o = tbforge(&["bench", "stages", d, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON object");
+    let parts = v["partitions"].as_array().unwrap();
+    assert_eq!(parts.len(), files.len());
+    for (p, f) in parts.iter().zip(files) {
+        assert_eq!(p["name"].as_str(), f["partition_name"].as_str());
+        for key in ["index_size", "classes", "positions", "bytes"] {
+            assert_eq!(p[key], f[key], "{key}");
+        }
+        assert!(["kernels", "generic"].contains(&p["solver"].as_str().unwrap()));
+        assert!(p["solve_seconds"].as_f64().unwrap() >= 0.0);
+    }
+    for key in ["index_size", "classes", "positions"] {
+        assert_eq!(v["totals"][key], manifest["totals"][key], "{key}");
+    }
+    let bytes: u64 = files.iter().map(|f| f["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(v["totals"]["bytes"], bytes);
+
+    // The table: a title, a header, a row per partition and the totals.
+    let o = tbforge(&["bench", "stages", d]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3 + files.len(), "{text}");
+    assert!(
+        lines[1].contains("index size") && lines[1].contains("device s"),
+        "{text}"
+    );
+    let first = files[0]["partition_name"].as_str().unwrap();
+    assert!(lines[2].starts_with(&format!("{first} ")), "{text}");
+    let last: Vec<&str> = lines.last().unwrap().split_whitespace().collect();
+    assert_eq!(last[0], "total");
+    assert_eq!(last[1], v["totals"]["index_size"].to_string());
+    assert_eq!(last.last().unwrap().to_string(), bytes.to_string());
+
+    // The manifest holds no timings: they would make its bytes differ by run.
+    let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    assert!(!text.contains("seconds"), "{text}");
+
+    // No build log: a usage error on one line.
+    std::fs::remove_file(dir.join("build-log.json")).unwrap();
+    let o = tbforge(&["bench", "stages", d]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("build-log.json"), "{}", stderr(&o));
+}

@@ -280,9 +280,9 @@ fn read_everything(bytes: Vec<u8>) {
         for r in [
             0,
             1,
-            h.positions / 2,
-            h.positions.saturating_sub(1),
-            h.positions,
+            h.index_size / 2,
+            h.index_size.saturating_sub(1),
+            h.index_size,
             u64::MAX,
         ] {
             let _ = f.read(Rank(r));

@@ -12,13 +12,13 @@ use std::fs;
 use std::path::Path;
 use tbforge::format::{
     read_manifest, write_manifest, write_partition_file_with, Counts, FileEntry, Manifest,
-    TableFile, ValueEncoding, WriteOptions,
+    TableFile, Totals, ValueEncoding, WriteOptions,
 };
 use tbforge::game::tictactoe::TicTacToe;
 use tbforge::solve::write_solved;
 use tbforge::solve::{solve_game, Progress, SolvedGame};
 use tbforge::verify::{verify_dir, verify_dir_with, VerifyOptions};
-use tbforge::{Game, GameKind, Outcome, PartitionId, Rank, Value};
+use tbforge::{Game, GameKind, Outcome, PartitionId, Rank, Value, Weights};
 
 fn game() -> TicTacToe {
     TicTacToe::from_params(&BTreeMap::new()).unwrap()
@@ -59,7 +59,10 @@ fn write_verify_and_read_back() {
     assert_eq!(m.totals.reachable, Some(5478));
     assert_eq!(m.layers.as_ref().unwrap().iter().sum::<u64>(), 5478);
     assert_eq!(m.files.len(), 10);
-    assert_eq!(m.totals.positions, s.layout.total_size());
+    assert_eq!(m.totals.index_size, s.layout.total_size());
+    // One position per index: classes are positions.
+    assert_eq!(m.totals.classes, m.totals.positions);
+    assert_eq!(m.totals.index_size, m.totals.classes + m.totals.illegal);
     // Nothing but the files and the manifest is left behind (no temporaries).
     let names: Vec<String> = read_dir_bytes(dir.path()).into_keys().collect();
     assert_eq!(names.len(), 11, "{names:?}");
@@ -73,7 +76,7 @@ fn write_verify_and_read_back() {
     // Tic-tac-toe's partitions are small: every legal index is sampled.
     assert_eq!(
         deep.positions_sampled,
-        m.totals.positions - m.totals.illegal
+        m.totals.index_size - m.totals.illegal
     );
 
     // Every file reads back to exactly the solver's values.
@@ -244,17 +247,23 @@ fn manifest_round_trip_and_schema() {
 fn counts_follow_the_documented_rules() {
     // 0 illegal, 1 draw, 2 loss in 0, 3 win in 1, 4 loss in 2, 7 win in 5.
     let values = [0u8, 1, 2, 3, 4, 7, 7, 1];
-    let c = Counts::of_values(GameKind::TwoPlayer, &values);
+    let one = Weights::one();
+    let c = Counts::of_values(GameKind::TwoPlayer, &one, &values);
     assert_eq!(
-        (c.positions, c.illegal, c.draws, c.losses, c.wins),
+        (c.index_size, c.illegal, c.draws, c.losses, c.wins),
         (8, 1, 2, 2, 3)
+    );
+    assert_eq!((c.positions, c.classes), (7, 7));
+    assert_eq!(
+        (c.class_draws, c.class_losses, c.class_wins),
+        (c.draws, c.losses, c.wins)
     );
     assert_eq!((c.longest_win, c.max_distance), (Some(5), Some(5)));
     // Puzzles: every decided position reaches the goal; no losses.
-    let c = Counts::of_values(GameKind::Puzzle, &values);
+    let c = Counts::of_values(GameKind::Puzzle, &one, &values);
     assert_eq!((c.illegal, c.draws, c.losses, c.wins), (1, 2, 0, 5));
     assert_eq!(c.longest_win, Some(5));
-    let c = Counts::of_values(GameKind::TwoPlayer, &[0, 1, 2]);
+    let c = Counts::of_values(GameKind::TwoPlayer, &one, &[0, 1, 2]);
     assert_eq!((c.longest_win, c.max_distance), (None, Some(0)));
 }
 
@@ -307,7 +316,15 @@ fn deep_verify_catches_a_wrong_value() {
                 &WriteOptions::default(),
             )
             .unwrap();
-            FileEntry::new(info.kind, p, &name, &s.values[slot], None, sum)
+            FileEntry::new(
+                info.kind,
+                p,
+                &name,
+                &s.values[slot],
+                &g.weights(p),
+                None,
+                sum,
+            )
         })
         .collect();
     write_manifest(
@@ -365,13 +382,29 @@ fn verify_names_missing_swapped_and_mislisted_files() {
     fs::rename(d.path().join("tmp"), d.path().join("marks5.tbf")).unwrap();
     assert_eq!(failing(d.path()), ["marks5.tbf", "marks4.tbf"]);
 
-    // The manifest lies about counts: caught from the blocks.
-    let d = fresh();
-    let mut m = read_manifest(d.path()).unwrap();
-    m.files[3].wins += 1;
-    m.files[3].draws -= 1;
-    write_manifest(d.path(), &m).unwrap();
-    assert_eq!(failing(d.path()), [m.files[3].name.clone()]);
+    // The manifest lies about counts, of positions or of classes, its sums
+    // kept: caught from the blocks.
+    for lie in [
+        |f: &mut FileEntry| {
+            f.wins += 1;
+            f.draws -= 1;
+        },
+        |f: &mut FileEntry| {
+            f.class_wins += 1;
+            f.class_draws -= 1;
+        },
+    ] {
+        let d = fresh();
+        let mut m = read_manifest(d.path()).unwrap();
+        lie(&mut m.files[3]);
+        m.totals = Totals::sum(&m.files);
+        write_manifest(d.path(), &m).unwrap();
+        assert_eq!(failing(d.path()), [m.files[3].name.clone()]);
+        assert!(verify_dir(d.path(), false)
+            .unwrap()
+            .manifest_failures
+            .is_empty());
+    }
 
     // Totals that are not the sums, and no manifest at all.
     let d = fresh();
@@ -400,7 +433,12 @@ fn info_summarises_the_manifest() {
     let v = serde_json::to_value(&r).unwrap();
     // The fields DESIGN.md promises for `tbforge info --json`.
     for key in [
+        "index_size",
         "positions",
+        "classes",
+        "class_wins",
+        "class_draws",
+        "class_losses",
         "wins",
         "draws",
         "losses",

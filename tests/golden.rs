@@ -2,31 +2,43 @@
 //! the command line give exactly the files recorded in `tests/golden/sums.txt`
 //! (name, length and crc32 of every file but the build log).
 //!
-//! The sums were taken from the binary of commit baf10be, before the modules
-//! were reorganised per game; a refactor that changes one byte of any
+//! The sums were first taken from the binary of commit baf10be, before the
+//! modules were reorganised per game; a refactor that changes one byte of any
 //! tablebase file or manifest fails here. A deliberate format change updates
 //! the file (and bumps the format version): rerun with `TBFORGE_GOLDEN_WRITE=1`
 //! to print the new lines.
+//!
+//! Format 2 (branch `counts`, on commit 47497b2) rewrote every line: the
+//! header's version field is 2 (and the trailer checksum over the header with
+//! it), and the manifest has the classes-and-positions counts. Nothing else
+//! changed, and `tests/golden/format1.txt` keeps that checkable: it holds each
+//! tablebase file's format-1 length and crc32 (the sums as of 47497b2), which
+//! today's file must give once its version field is set back to 1 and its
+//! trailer re-sealed; so blocks, block index and the rest of the header are
+//! format 1's bytes. A deliberate change of a game's values (a new index)
+//! drops that game's lines from format1.txt.
 //!
 //! The Morris lines (symmetry on, the default) were retaken when `symmetry=on`
 //! became a class index (one index per symmetry class instead of the
 //! multinomial index with 15 of 16 indices unused): the same values, fewer
 //! indices. Evidence that the values did not change: tests/morris.rs
 //! `folding_matches_unfolded_max_3` (every position of a symmetry-off solve
-//! equals its class's value) and tests/cuda_morris_retro.rs.
+//! equals its class's value) and tests/cuda_morris_retro.rs. The class index
+//! came after format 2, so the Morris lines are not in format1.txt.
+
+mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-/// `game|file` -> (length, crc32), as recorded.
-fn recorded() -> BTreeMap<(String, String), (u64, u32)> {
-    include_str!("golden/sums.txt")
-        .lines()
+/// `game|file` -> (length, crc32), as recorded in `text` (sums.txt's lines).
+fn recorded_in(text: &str) -> BTreeMap<(String, String), (u64, u32)> {
+    text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let f: Vec<&str> = l.split('|').collect();
-            assert_eq!(f.len(), 4, "bad line in golden/sums.txt: {l}");
+            assert_eq!(f.len(), 4, "bad line in tests/golden: {l}");
             (
                 (f[0].to_string(), f[1].to_string()),
                 (
@@ -38,9 +50,13 @@ fn recorded() -> BTreeMap<(String, String), (u64, u32)> {
         .collect()
 }
 
+fn recorded() -> BTreeMap<(String, String), (u64, u32)> {
+    recorded_in(include_str!("golden/sums.txt"))
+}
+
 /// Builds `spec` (`game key=value ...`) with the CPU backend into a fresh
-/// directory and returns every file's length and crc32, by name.
-fn build(spec: &str, root: &Path) -> BTreeMap<String, (u64, u32)> {
+/// directory and returns every file's bytes, by name.
+fn build(spec: &str, root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut words = spec.split_whitespace();
     let game = words.next().unwrap();
     let out = root.join(spec.replace([' ', '=', ','], "_"));
@@ -61,13 +77,27 @@ fn build(spec: &str, root: &Path) -> BTreeMap<String, (u64, u32)> {
         .map(|e| e.unwrap())
         .filter(|e| e.file_name() != "build-log.json")
         .map(|e| {
-            let bytes = std::fs::read(e.path()).unwrap();
             (
                 e.file_name().to_string_lossy().into_owned(),
-                (bytes.len() as u64, crc32fast::hash(&bytes)),
+                std::fs::read(e.path()).unwrap(),
             )
         })
         .collect()
+}
+
+fn sum(bytes: &[u8]) -> (u64, u32) {
+    (bytes.len() as u64, crc32fast::hash(bytes))
+}
+
+/// A format-2 tablebase file as format 1 wrote it: the version field back
+/// to 1, the trailer checksum over the header re-sealed.
+fn as_format_1(bytes: &[u8]) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    if b.len() >= 12 {
+        b[8..12].copy_from_slice(&1u32.to_le_bytes());
+        common::reseal(&mut b);
+    }
+    b
 }
 
 #[test]
@@ -89,11 +119,25 @@ fn builds_match_the_recorded_bytes() {
     ] {
         assert!(specs.iter().any(|s| s == needed), "{needed} not recorded");
     }
+    let format1 = recorded_in(include_str!("golden/format1.txt"));
+    assert!(format1.keys().all(|k| recorded.contains_key(k)));
     let root = tempfile::tempdir().unwrap();
     let write = std::env::var_os("TBFORGE_GOLDEN_WRITE").is_some();
     let mut mismatches = Vec::new();
     for spec in &specs {
-        let got = build(spec, root.path());
+        let files = build(spec, root.path());
+        let got: BTreeMap<String, (u64, u32)> =
+            files.iter().map(|(n, b)| (n.clone(), sum(b))).collect();
+        for (name, bytes) in &files {
+            if let Some(v1) = format1.get(&(spec.clone(), name.clone())) {
+                let back = sum(&as_format_1(bytes));
+                if back != *v1 {
+                    mismatches.push(format!(
+                        "{spec}: {name}: as format 1 {back:?}, format 1 wrote {v1:?}"
+                    ));
+                }
+            }
+        }
         let want: BTreeMap<String, (u64, u32)> = recorded
             .iter()
             .filter(|((g, _), _)| g == spec)

@@ -25,12 +25,16 @@ fn bench_rows_match_the_files() {
             zstd19: true,
         };
         let row = bench(dir.path(), &opts).unwrap();
-        assert_eq!(row.positions, m.totals.positions);
+        assert_eq!(row.index_size, m.totals.index_size);
         assert_eq!(row.file_bytes, m.files.iter().map(|f| f.bytes).sum::<u64>());
         let per_byte = enc.positions_per_byte();
-        let raw: u64 = m.files.iter().map(|f| f.positions.div_ceil(per_byte)).sum();
+        let raw: u64 = m
+            .files
+            .iter()
+            .map(|f| f.index_size.div_ceil(per_byte))
+            .sum();
         assert_eq!(row.raw_bytes, raw);
-        let bits = row.file_bytes as f64 * 8.0 / row.positions as f64;
+        let bits = row.file_bytes as f64 * 8.0 / row.index_size as f64;
         assert!((row.bits_per_position - bits).abs() < 1e-9);
         let z = row.zstd19_bits_per_position.unwrap();
         assert!(z > 0.0 && z < 8.0 / per_byte as f64, "{z}");

@@ -9,7 +9,7 @@ use tbforge::game::tictactoe::{Board, TicTacToe};
 use tbforge::game::{GameInfo, Params};
 use tbforge::probe::{probe_text, GameTablebase, Tablebase};
 use tbforge::verify::verify_dir;
-use tbforge::{Game, GameKind, Outcome, PartitionId, Rank, Status, Value};
+use tbforge::{Game, GameKind, Outcome, PartitionId, Rank, Status, Value, Weights};
 
 /// Negamax with the value byte's distance rules, from the rules alone.
 fn negamax(g: &TicTacToe, b: &Board, memo: &mut HashMap<Board, Value>) -> Value {
@@ -70,7 +70,15 @@ fn tablebase_written_from_negamax_verifies_deep_and_probes() {
         let name = g.partition_name(p);
         let path = dir.path().join(tbforge::format::file_name(&name));
         let sum = write_partition_file(&path, &info, p, ValueEncoding::Byte, &values).unwrap();
-        files.push(FileEntry::new(info.kind, p, &name, &values, None, sum));
+        files.push(FileEntry::new(
+            info.kind,
+            p,
+            &name,
+            &values,
+            &g.weights(p),
+            None,
+            sum,
+        ));
     }
     write_manifest(
         dir.path(),
@@ -182,7 +190,15 @@ fn puzzle_values_read_as_goal_distances() {
         &values,
     )
     .unwrap();
-    let entry = FileEntry::new(GameKind::Puzzle, PartitionId(0), "all", &values, None, sum);
+    let entry = FileEntry::new(
+        GameKind::Puzzle,
+        PartitionId(0),
+        "all",
+        &values,
+        &Weights::one(),
+        None,
+        sum,
+    );
     // Puzzles: wins = positions that reach the goal, draws = those that cannot, no losses.
     assert_eq!(
         (entry.wins, entry.draws, entry.losses, entry.illegal),
@@ -236,7 +252,15 @@ fn puzzle_wdl2_reads_as_reachable_or_not() {
     let path = dir.path().join("all.tbf");
     let sum =
         write_partition_file(&path, &info, PartitionId(0), ValueEncoding::Wdl2, &values).unwrap();
-    let entry = FileEntry::new(GameKind::Puzzle, PartitionId(0), "all", &values, None, sum);
+    let entry = FileEntry::new(
+        GameKind::Puzzle,
+        PartitionId(0),
+        "all",
+        &values,
+        &Weights::one(),
+        None,
+        sum,
+    );
     write_manifest(
         dir.path(),
         &Manifest::new(&info, ValueEncoding::Wdl2, vec![entry], None),

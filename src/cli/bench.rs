@@ -1,4 +1,5 @@
-//! `tbforge bench`: throughput figures of hashing, solving and probing.
+//! `tbforge bench`: throughput figures of hashing, solving and probing, and
+//! a build's time per stage.
 
 use super::{open, set_threads, BenchWhat, CheckDevice};
 use anyhow::bail;
@@ -75,6 +76,15 @@ pub fn bench(what: BenchWhat) -> anyhow::Result<ExitCode> {
                 println!("{}", serde_json::to_string(&row)?);
             } else {
                 print!("{}", tbforge::probe::render_bench_text(&[row]));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        BenchWhat::Stages { dir, json } => {
+            let stages = tbforge::solve::read_stages(&dir)?;
+            if json {
+                println!("{}", serde_json::to_string(&stages)?);
+            } else {
+                print!("{}", tbforge::solve::render_stages_text(&stages));
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -110,6 +110,19 @@ pub(crate) enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
+    /// Where a build's time went, per partition: solve, device, count and
+    /// write seconds from the directory's build-log.json.
+    ///
+    /// One row per partition solved in the build's last run (index size,
+    /// classes, positions, passes, device s, solve s, other s = count + write,
+    /// bytes) and a totals row.
+    Stages {
+        /// A directory `tbforge build` wrote (holding build-log.json).
+        dir: PathBuf,
+        /// Print one JSON object instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check a game's GPU kernels against their CPU twins and time both.
     ///
     /// Every kernel runs on fresh random inputs (the seed is printed; --seed

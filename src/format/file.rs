@@ -17,7 +17,7 @@ pub const MAGIC: [u8; 8] = *b"\x89TBF\r\n\x1a\n";
 /// The last eight bytes of every tablebase file.
 pub const TRAILER_MAGIC: [u8; 8] = *b"TBFEND\r\n";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes in the fixed header.
 pub const HEADER_LEN: usize = 128;
 /// Bytes per block index entry.
@@ -54,8 +54,8 @@ pub struct Header {
     pub partition: PartitionId,
     /// How values are stored.
     pub encoding: ValueEncoding,
-    /// Positions (indices) in the partition.
-    pub positions: u64,
+    /// Indices in the partition, legal or not.
+    pub index_size: u64,
     /// Positions per block (the last block may hold fewer).
     pub block_positions: u32,
     /// Number of blocks.
@@ -70,7 +70,7 @@ impl Header {
     /// Positions in block `block`.
     pub fn positions_in(&self, block: u64) -> u64 {
         let start = block * u64::from(self.block_positions);
-        (self.positions - start).min(u64::from(self.block_positions))
+        (self.index_size - start).min(u64::from(self.block_positions))
     }
 
     /// Uncompressed bytes of block `block`.
@@ -89,7 +89,7 @@ impl Header {
         h[56..60].copy_from_slice(&self.partition.0.to_le_bytes());
         h[60] = self.encoding.code();
         h[61] = kind_code(self.kind);
-        h[64..72].copy_from_slice(&self.positions.to_le_bytes());
+        h[64..72].copy_from_slice(&self.index_size.to_le_bytes());
         h[72..76].copy_from_slice(&self.block_positions.to_le_bytes());
         h[80..88].copy_from_slice(&self.block_count.to_le_bytes());
         h[88..96].copy_from_slice(&(HEADER_LEN as u64).to_le_bytes());
@@ -274,7 +274,7 @@ pub fn write_partition_file_from<E: From<FormatError>>(
             kind: game.kind,
             partition,
             encoding,
-            positions,
+            index_size: positions,
             block_positions: bp,
             block_count,
             data_offset,
@@ -550,7 +550,7 @@ impl TableFile {
                 kind: GameKind::TwoPlayer,
                 partition: PartitionId(0),
                 encoding: ValueEncoding::Byte,
-                positions: 0,
+                index_size: 0,
                 block_positions: 0,
                 block_count: 0,
                 data_offset: 0,
@@ -693,7 +693,7 @@ impl TableFile {
             kind,
             partition: PartitionId(u32_at(56)),
             encoding,
-            positions,
+            index_size: positions,
             block_positions,
             block_count,
             data_offset,
@@ -755,11 +755,11 @@ impl TableFile {
 
     /// The block holding `rank` and the position's place inside it.
     pub fn locate(&self, rank: Rank) -> Result<(u64, u64), FormatError> {
-        if rank.0 >= self.header.positions {
+        if rank.0 >= self.header.index_size {
             return Err(FormatError::RankOutOfRange {
                 partition: self.header.partition,
                 rank,
-                size: self.header.positions,
+                size: self.header.index_size,
             });
         }
         let bp = u64::from(self.header.block_positions);
@@ -828,7 +828,7 @@ impl TableFile {
 
     /// Every stored code in rank order (one byte per position, whatever the encoding).
     pub fn read_all_codes(&self) -> Result<Vec<u8>, FormatError> {
-        let mut out = Vec::with_capacity(usize::try_from(self.header.positions).unwrap_or(0));
+        let mut out = Vec::with_capacity(usize::try_from(self.header.index_size).unwrap_or(0));
         for block in 0..self.header.block_count {
             let raw = self.read_block(block)?;
             for i in 0..self.header.positions_in(block) {
@@ -896,7 +896,7 @@ mod tests {
             kind: game.kind,
             partition,
             encoding,
-            positions: values.len() as u64,
+            index_size: values.len() as u64,
             block_positions: bp,
             block_count,
             data_offset,

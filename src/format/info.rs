@@ -42,13 +42,13 @@ pub fn info(dir: &Path) -> Result<InfoReport, FormatError> {
     let m = read_manifest(dir)?;
     // Saturating: a damaged manifest's sizes may add up beyond u64 (verify says so).
     let bytes = m.files.iter().fold(0u64, |a, f| a.saturating_add(f.bytes));
-    let positions = m.totals.positions;
+    let indices = m.totals.index_size;
     Ok(InfoReport {
         dir: dir.display().to_string(),
-        bits_per_position: if positions == 0 {
+        bits_per_position: if indices == 0 {
             0.0
         } else {
-            bytes as f64 * 8.0 / positions as f64
+            bytes as f64 * 8.0 / indices as f64
         },
         bytes,
         game: m.game,
@@ -86,14 +86,26 @@ pub fn render_info_text(r: &InfoReport) -> String {
         r.tbforge_version
     );
     s += &format!("directory   {}\n", r.dir);
-    // Saturating: info shows a manifest as it is; verify checks its sums.
-    let legal = t.wins.saturating_add(t.draws).saturating_add(t.losses);
-    s += &format!(
-        "positions   {} legal in {} ({} illegal)\n",
-        legal,
-        count(t.positions, "index", "indices"),
-        t.illegal
-    );
+    // A symmetry-class index: each class stands for several positions, and
+    // both are shown; otherwise classes are positions and the text is as it
+    // always was.
+    let symmetric = t.classes != t.positions;
+    if symmetric {
+        s += &format!(
+            "positions   {} legal in {} ({} illegal)\n",
+            t.positions,
+            count(t.classes, "class", "classes"),
+            t.illegal
+        );
+        s += &format!("index       {}\n", count(t.index_size, "index", "indices"));
+    } else {
+        s += &format!(
+            "positions   {} legal in {} ({} illegal)\n",
+            t.positions,
+            count(t.index_size, "index", "indices"),
+            t.illegal
+        );
+    }
     s += &format!("{win:<11} {}\n{draw:<11} {}\n", t.wins, t.draws);
     if r.kind == GameKind::TwoPlayer {
         s += &format!("{loss:<11} {}\n", t.losses);
@@ -122,6 +134,68 @@ pub fn render_info_text(r: &InfoReport) -> String {
         count(r.files.len() as u64, "file", "files"),
         r.bits_per_position
     );
+    let longest = |l: Option<u32>| l.map_or("-".to_string(), |d| d.to_string());
+    if symmetric {
+        let row = |name: &str, n: [u64; 8], l: Option<u32>| {
+            format!(
+                "{:<16} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8} {:>12}\n",
+                name,
+                n[0],
+                n[1],
+                n[2],
+                n[3],
+                n[4],
+                n[5],
+                n[6],
+                longest(l),
+                n[7]
+            )
+        };
+        s += &format!(
+            "\n{:<16} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8} {:>12}\n",
+            "file",
+            "indices",
+            "classes",
+            "positions",
+            win,
+            draw,
+            loss,
+            "illegal",
+            "longest",
+            "bytes"
+        );
+        for f in &r.files {
+            s += &row(
+                &f.name,
+                [
+                    f.index_size,
+                    f.classes,
+                    f.positions,
+                    f.wins,
+                    f.draws,
+                    f.losses,
+                    f.illegal,
+                    f.bytes,
+                ],
+                f.longest_win,
+            );
+        }
+        s += &row(
+            "total",
+            [
+                t.index_size,
+                t.classes,
+                t.positions,
+                t.wins,
+                t.draws,
+                t.losses,
+                t.illegal,
+                r.bytes,
+            ],
+            r.files.iter().filter_map(|f| f.longest_win).max(),
+        );
+        return s;
+    }
     s += &format!(
         "\n{:<16} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8} {:>12}\n",
         "file", "indices", win, draw, loss, "illegal", "longest", "bytes"
@@ -130,12 +204,12 @@ pub fn render_info_text(r: &InfoReport) -> String {
         s += &format!(
             "{:<16} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8} {:>12}\n",
             f.name,
-            f.positions,
+            f.index_size,
             f.wins,
             f.draws,
             f.losses,
             f.illegal,
-            f.longest_win.map_or("-".to_string(), |d| d.to_string()),
+            longest(f.longest_win),
             f.bytes
         );
     }

@@ -175,7 +175,7 @@ pub enum FormatError {
         message: String,
     },
     /// A file was written by a newer or older, incompatible format.
-    #[error("{file} has format version {found}; this tbforge reads version {supported} (a different tbforge wrote it, or it is damaged)")]
+    #[error("{file}: {}", version_message(*found, *supported))]
     Version {
         /// The file's name.
         file: String,
@@ -235,6 +235,18 @@ pub enum FormatError {
         /// What is wrong.
         message: String,
     },
+}
+
+/// What to do about a file of format `found` where this tbforge reads
+/// `supported`: an older one is rebuilt, a newer one needs a newer tbforge.
+fn version_message(found: u32, supported: u32) -> String {
+    if (1..supported).contains(&found) {
+        format!("written by an older tbforge (format {found}); rebuild the directory with this one (format {supported})")
+    } else if found > supported {
+        format!("written by a newer tbforge (format {found}); this one reads format {supported}: upgrade tbforge")
+    } else {
+        format!("format version {found} is none that tbforge wrote (this one reads format {supported}): the file is damaged")
+    }
 }
 
 /// `n` and the noun that agrees with it: `count(1, "file", "files")` is

@@ -40,8 +40,8 @@ pub struct BenchRow {
     pub game: String,
     /// Value encoding of the files.
     pub encoding: ValueEncoding,
-    /// Indices over all files.
-    pub positions: u64,
+    /// Indices over all files, legal or not.
+    pub index_size: u64,
     /// Bytes of the raw value array (one byte, or 2 bits, per index).
     pub raw_bytes: u64,
     /// Bytes of the tablebase files.
@@ -100,8 +100,8 @@ pub fn bench(dir: &Path, options: &BenchOptions) -> Result<BenchRow, FormatError
     let parts: Vec<(PartitionId, u64)> = m
         .files
         .iter()
-        .filter(|f| f.positions > 0)
-        .map(|f| (f.partition, f.positions))
+        .filter(|f| f.index_size > 0)
+        .map(|f| (f.partition, f.index_size))
         .collect();
     // Checked: a damaged manifest's sizes may add up beyond u64.
     let total = parts
@@ -109,7 +109,7 @@ pub fn bench(dir: &Path, options: &BenchOptions) -> Result<BenchRow, FormatError
         .try_fold(0u64, |a, p| a.checked_add(p.1))
         .ok_or_else(|| FormatError::Manifest {
             path: dir.join(crate::format::MANIFEST_NAME),
-            message: "the files' positions add up to more than 2^64".into(),
+            message: "the files' index sizes add up to more than 2^64".into(),
         })?;
     if total == 0 {
         return Err(FormatError::Unsupported(format!(
@@ -119,7 +119,7 @@ pub fn bench(dir: &Path, options: &BenchOptions) -> Result<BenchRow, FormatError
     }
     let file_bytes = m.files.iter().fold(0u64, |a, f| a.saturating_add(f.bytes));
     let raw_bytes = m.files.iter().fold(0u64, |a, f| {
-        a.saturating_add(f.positions.div_ceil(m.encoding.positions_per_byte()))
+        a.saturating_add(f.index_size.div_ceil(m.encoding.positions_per_byte()))
     });
     let mut mix = SplitMix64::new(0x0074_6266_6f72_6765);
 
@@ -177,7 +177,7 @@ pub fn bench(dir: &Path, options: &BenchOptions) -> Result<BenchRow, FormatError
     Ok(BenchRow {
         game: m.canonical_game(),
         encoding: m.encoding,
-        positions: total,
+        index_size: total,
         raw_bytes,
         file_bytes,
         bits_per_position: file_bytes as f64 * 8.0 / total as f64,
@@ -208,7 +208,7 @@ pub fn render_bench_text(rows: &[BenchRow]) -> String {
             "{:<28} {:>6} {:>14} {:>12} {:>12} {:>9.4} {:>9} {:>9.1} {:>10.0} {:>12.0}\n",
             r.game,
             r.encoding.to_string(),
-            r.positions,
+            r.index_size,
             r.raw_bytes,
             r.file_bytes,
             r.bits_per_position,

@@ -236,9 +236,9 @@ impl Tablebase {
                 m.encoding.to_string(),
             ),
             (
-                h.positions != e.positions,
-                count(h.positions, "index", "indices"),
-                e.positions.to_string(),
+                h.index_size != e.index_size,
+                count(h.index_size, "index", "indices"),
+                e.index_size.to_string(),
             ),
             (
                 h.file_len != e.bytes,

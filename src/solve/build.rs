@@ -11,6 +11,7 @@
 use super::bfs::{frontier_bfs, two_bit_bfs};
 use super::lock::DirLocks;
 use super::retro::solve_partition;
+use super::stages::{PartitionStage, Solver};
 use super::Progress;
 use crate::format::{
     self, file_name, write_manifest, Counts, FileEntry, Manifest, TableFile, ValueEncoding,
@@ -78,7 +79,7 @@ pub struct BuildReport {
     pub game: String,
     /// The tablebase directory.
     pub out: PathBuf,
-    /// Indexed positions.
+    /// Indices over all partitions, legal or not.
     pub positions: u64,
     /// Reachable positions, where forward search ran.
     pub reachable: Option<u64>,
@@ -114,6 +115,9 @@ pub struct BuildReport {
     pub accelerator: Option<String>,
     /// Worker threads.
     pub threads: usize,
+    /// Each partition solved in this run, in solving order, with what its
+    /// stages took (`tbforge bench stages` tabulates them).
+    pub partitions: Vec<PartitionStage>,
 }
 
 const STATE_FILE: &str = ".tbforge-build.json";
@@ -358,6 +362,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
 
     let mut in_memory: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
     let mut accelerated_partitions = 0usize;
+    let mut stages = Vec::new();
     for slot in 0..layout.len() {
         let p = layout.order()[slot];
         let name = game.partition_name(p);
@@ -371,24 +376,37 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
             continue;
         }
         let reachable = state.reachable_per_slot.as_ref().map(|r| r[slot]);
-        let entry = match &disks {
+        let solve_started = Instant::now();
+        let (entry, mut stage) = match &disks {
             None => {
                 let deps: Vec<Option<&[u8]>> = in_memory.iter().map(|v| v.as_deref()).collect();
                 let solved = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
                 let accelerated = opts.kernels.as_ref().and_then(|k| k.solve(p, &solved));
+                let mut stage = PartitionStage::new(p, &name, Solver::Generic);
                 let values = match accelerated {
                     Some(solve) => {
                         accelerated_partitions += 1;
-                        solve?.values
+                        let solve = solve?;
+                        stage.solver = Solver::Kernels;
+                        stage.passes = solve.passes;
+                        stage.device_seconds = solve.device_seconds;
+                        solve.values
                     }
                     None => solve_partition(game, &layout, &deps, slot, &progress)?,
                 };
+                stage.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
+                let t = Instant::now();
                 let summary =
                     format::write_partition_file(&path, &info, p, opts.encoding, &values)?;
-                let entry = FileEntry::new(info.kind, p, &name, &values, reachable, summary);
+                stage.write_seconds = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let weights = game.weights(p);
+                let entry =
+                    FileEntry::new(info.kind, p, &name, &values, &weights, reachable, summary);
+                stage.count_seconds = t.elapsed().as_secs_f64();
                 in_memory[slot] = Some(values);
-                entry
+                (entry, stage)
             }
             Some(disks) => {
                 // A checkpoint is only as good as the scratch it describes: if
@@ -425,7 +443,13 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                         write_state(out, &state)
                     },
                 )?;
+                let mut stage = PartitionStage::new(p, &name, Solver::External);
+                stage.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
+                let written = Instant::now();
+                let t = Instant::now();
+                let weights = game.weights(p);
+                let mut counting = t.elapsed();
                 // Streamed from the scratch value file a few blocks at a time:
                 // a partition larger than the memory budget is never held whole.
                 let file = ByteFile::open_existing(&disks.values_path(slot), layout.size(slot))?;
@@ -441,7 +465,9 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                         |offset, buf: &mut [u8]| {
                             file.read_at(offset, buf)?;
                             stats.read(buf.len() as u64);
-                            counts.add_values(info.kind, buf);
+                            let t = Instant::now();
+                            counts.add_values(info.kind, &weights, crate::value::Rank(offset), buf);
+                            counting += t.elapsed();
                             Ok::<(), Error>(())
                         },
                     )
@@ -450,9 +476,19 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                     Some(pool) => pool.install(write)?,
                     None => write()?,
                 };
-                FileEntry::from_counts(p, &name, &counts, reachable, summary)
+                stage.count_seconds = counting.as_secs_f64();
+                stage.write_seconds = written.elapsed().saturating_sub(counting).as_secs_f64();
+                (
+                    FileEntry::from_counts(p, &name, &counts, reachable, summary),
+                    stage,
+                )
             }
         };
+        stage.index_size = entry.index_size;
+        stage.classes = entry.classes;
+        stage.positions = entry.positions;
+        stage.bytes = entry.bytes;
+        stages.push(stage);
         state.finished.push(entry);
         state.current = None;
         write_state(out, &state)?;
@@ -492,6 +528,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         accelerated_partitions,
         accelerator: opts.kernels.as_ref().map(|k| k.name()),
         threads: rayon::current_num_threads(),
+        partitions: stages,
     };
     let log = out.join(BUILD_LOG);
     std::fs::write(

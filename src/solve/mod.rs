@@ -9,6 +9,7 @@ mod lock;
 mod retro;
 mod schedule;
 mod solved;
+mod stages;
 
 pub use crate::game::Layout;
 pub use crate::progress::Progress;
@@ -19,3 +20,6 @@ pub use layered::{one_bit_bfs, partition_layer_bfs, PartitionLayers};
 pub use retro::solve_partition;
 pub use schedule::{solve_game, solve_game_external, SolvedGame};
 pub use solved::write_solved;
+pub use stages::{
+    read_stages, render_stages_text, BuildStages, PartitionStage, Solver, StageTotals,
+};

@@ -26,7 +26,13 @@ pub fn write_solved<G: Game>(
         let summary = write_partition_file(&dir.join(&entry_name), &info, p, encoding, values)?;
         let reachable = solved.reachable.as_ref().map(|r| r.count(slot));
         files.push(FileEntry::new(
-            info.kind, p, &name, values, reachable, summary,
+            info.kind,
+            p,
+            &name,
+            values,
+            &game.weights(p),
+            reachable,
+            summary,
         ));
     }
     let layers = solved.reachable.as_ref().map(|r| r.layers.clone());

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# On the GPU machine, from the repository root: Nine Men's Morris at full size.
+# 1. `tbforge bench gpu morris`: class index and retro kernels against their
+#    CPU twins on fresh random inputs, whole partitions CPU twin vs GPU.
+# 2. Whole builds CPU vs CUDA backend for MORRIS_COMPARE (default "5 6"):
+#    byte-identical files, verify --deep.
+# 3. Whole CUDA builds for MORRIS_BIG (default "7 8 9"), each timed, verified,
+#    with `tbforge info` and the build log's stage table where the binary has
+#    `bench stages`.
+# The binary is built elsewhere (no Rust on the GPU machine):
+#   cargo build --release
+#   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh .device/
+set -uo pipefail
+BIN=${BIN:-.device/tbforge}
+OUT=${OUT:-/tmp/tbforge-morris}
+WORK=${WORK:-/tmp/tbforge-morris-work}
+mkdir -p "$OUT" "$WORK"
+export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+status=0
+nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+echo "== $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
+if [ "${SKIP_CHECK:-}" != 1 ]; then
+  "$BIN" bench gpu morris --param max="${CHECK_MAX:-6}" --samples "${SAMPLES:-1048576}" 2>"$OUT/check.err" | tee "$OUT/check.txt" || status=1
+fi
+if [ -n "${MORRIS_COMPARE-5 6}" ]; then
+  C4_BOARDS=none bash "$(dirname "$0")/gpu_build.sh" ${MORRIS_COMPARE-5 6} 2>&1 | tail -12 || status=1
+fi
+for m in ${MORRIS_BIG-7 8 9}; do
+  dir="$WORK/morris-$m"
+  rm -rf "$dir"
+  start=$(date +%s.%N)
+  /usr/bin/time -v "$BIN" build morris --param max="$m" --backend cuda --out "$dir" --json >"$OUT/build-$m.json" 2>"$OUT/build-$m.err" || { status=1; tail -5 "$OUT/build-$m.err"; }
+  end=$(date +%s.%N)
+  echo "== morris max=$m: $(python3 -c "print('%.1f' % ($end - $start))") s wall, peak host RSS $(grep 'Maximum resident' "$OUT/build-$m.err" | awk '{printf "%.1f GiB", $6/1048576}')"
+  "$BIN" info "$dir" | head -8
+  "$BIN" bench stages "$dir" 2>/dev/null || python3 - "$dir/build-log.json" <<'PY'
+import json, sys
+log = json.load(open(sys.argv[1]))
+print("seconds %.1f, accelerated partitions %s, peak rss %s" % (log["seconds"], log["accelerated_partitions"], log.get("peak_rss")))
+PY
+  /usr/bin/time -f "verify --deep %e s" "$BIN" verify "$dir" --deep >"$OUT/verify-$m.txt" 2>&1 || { status=1; echo "verify max=$m FAILED"; tail -3 "$OUT/verify-$m.txt"; }
+  tail -1 "$OUT/verify-$m.txt"
+  du -sb "$dir" | awk '{printf "files %.2f GB\n", $1/1e9}'
+done
+echo "gpu_morris exit status $status"
+exit $status
