@@ -8,25 +8,20 @@
 //! the file (and bumps the format version): rerun with `TBFORGE_GOLDEN_WRITE=1`
 //! to print the new lines.
 //!
-//! Format 2 (branch `counts`, on commit 47497b2) rewrote every line: the
-//! header's version field is 2 (and the trailer checksum over the header with
-//! it), and the manifest has the classes-and-positions counts. Nothing else
-//! changed, and `tests/golden/format1.txt` keeps that checkable: it holds each
-//! tablebase file's format-1 length and crc32 (the sums as of 47497b2), which
-//! today's file must give once its version field is set back to 1 and its
-//! trailer re-sealed; so blocks, block index and the rest of the header are
-//! format 1's bytes. A deliberate change of a game's values (a new index)
-//! drops that game's lines from format1.txt.
-//!
-//! The Morris lines (symmetry on, the default) were retaken when `symmetry=on`
-//! became a class index (one index per symmetry class instead of the
-//! multinomial index with 15 of 16 indices unused): the same values, fewer
-//! indices. Evidence that the values did not change: tests/morris.rs
-//! `folding_matches_unfolded_max_3` (every position of a symmetry-off solve
-//! equals its class's value) and tests/cuda_morris_retro.rs. The class index
-//! came after format 2, so the Morris lines are not in format1.txt.
-
-mod common;
+//! Beside each tablebase file's bytes, `tests/golden/values.txt` records the
+//! length and crc32 of its decompressed values (the stored codes, block after
+//! block): what a format or compression change must leave alone. They were
+//! taken at commit cbaa2f9 (format 2, zstd level 15), where every file but
+//! Morris's was checked to be format 1's bytes with the version field changed
+//! (then recorded in tests/golden/format1.txt, taken at 47497b2). Since then:
+//! - zstd level 9 instead of 15 (format 2 was not yet released): every
+//!   `.tbf` line of sums.txt changed, no line of values.txt;
+//! - the Morris lines (symmetry on, the default) were retaken when
+//!   `symmetry=on` became a class index (one index per symmetry class instead
+//!   of the multinomial index with 15 of 16 indices unused): the same values,
+//!   fewer indices. Evidence that the values did not change: tests/morris.rs
+//!   `folding_matches_unfolded_max_3` (every position of a symmetry-off solve
+//!   equals its class's value) and tests/cuda_morris_retro.rs.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -52,6 +47,12 @@ fn recorded_in(text: &str) -> BTreeMap<(String, String), (u64, u32)> {
 
 fn recorded() -> BTreeMap<(String, String), (u64, u32)> {
     recorded_in(include_str!("golden/sums.txt"))
+}
+
+/// Length and crc32 of a tablebase file's decompressed codes.
+fn values_sum(name: &str, bytes: &[u8]) -> (u64, u32) {
+    let file = tbforge::format::TableFile::from_bytes(name, bytes.to_vec()).unwrap();
+    sum(&file.read_all_codes().unwrap())
 }
 
 /// Builds `spec` (`game key=value ...`) with the CPU backend into a fresh
@@ -89,17 +90,6 @@ fn sum(bytes: &[u8]) -> (u64, u32) {
     (bytes.len() as u64, crc32fast::hash(bytes))
 }
 
-/// A format-2 tablebase file as format 1 wrote it: the version field back
-/// to 1, the trailer checksum over the header re-sealed.
-fn as_format_1(bytes: &[u8]) -> Vec<u8> {
-    let mut b = bytes.to_vec();
-    if b.len() >= 12 {
-        b[8..12].copy_from_slice(&1u32.to_le_bytes());
-        common::reseal(&mut b);
-    }
-    b
-}
-
 #[test]
 fn builds_match_the_recorded_bytes() {
     let recorded = recorded();
@@ -119,8 +109,8 @@ fn builds_match_the_recorded_bytes() {
     ] {
         assert!(specs.iter().any(|s| s == needed), "{needed} not recorded");
     }
-    let format1 = recorded_in(include_str!("golden/format1.txt"));
-    assert!(format1.keys().all(|k| recorded.contains_key(k)));
+    let values = recorded_in(include_str!("golden/values.txt"));
+    assert!(values.keys().all(|k| recorded.contains_key(k)));
     let root = tempfile::tempdir().unwrap();
     let write = std::env::var_os("TBFORGE_GOLDEN_WRITE").is_some();
     let mut mismatches = Vec::new();
@@ -128,14 +118,16 @@ fn builds_match_the_recorded_bytes() {
         let files = build(spec, root.path());
         let got: BTreeMap<String, (u64, u32)> =
             files.iter().map(|(n, b)| (n.clone(), sum(b))).collect();
-        for (name, bytes) in &files {
-            if let Some(v1) = format1.get(&(spec.clone(), name.clone())) {
-                let back = sum(&as_format_1(bytes));
-                if back != *v1 {
-                    mismatches.push(format!(
-                        "{spec}: {name}: as format 1 {back:?}, format 1 wrote {v1:?}"
-                    ));
-                }
+        for (name, bytes) in files.iter().filter(|(n, _)| n.ends_with(".tbf")) {
+            let got = values_sum(name, bytes);
+            if write {
+                println!("values {spec}|{name}|{}|{:08x}", got.0, got.1);
+            }
+            let want = values.get(&(spec.clone(), name.clone()));
+            if want != Some(&got) {
+                mismatches.push(format!(
+                    "{spec}: {name}: recorded values {want:?}, built {got:?}"
+                ));
             }
         }
         let want: BTreeMap<String, (u64, u32)> = recorded

@@ -18,11 +18,12 @@ use crate::format::{
     WriteOptions, FORMAT_VERSION,
 };
 use crate::game::Layout;
-use crate::game::{Game, PartitionKernels, SolvedPartitions};
+use crate::game::{Game, GameInfo, PartitionKernels, SolvedPartitions};
 use crate::pipeline::{
     peak_rss, solve_partition_external, ByteFile, ExternalPlan, IoStats, PassCheckpoint,
     ScratchDisks, StorageIo,
 };
+use crate::value::{PartitionId, Weights};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -360,10 +361,30 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         _ => None,
     };
 
-    let mut in_memory: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
+    let mut in_memory: Vec<Option<Arc<Vec<u8>>>> = vec![None; layout.len()];
     let mut accelerated_partitions = 0usize;
     let mut stages = Vec::new();
+    // In memory, partition n's file is counted, compressed and written on a
+    // thread of its own while partition n + 1 is solved (on a device, the CPU
+    // would idle otherwise). Files are finished in order, each entering the
+    // build state only once it is on disk: an interruption redoes the rest.
+    let (mut writer, done_rx) = Writer::start(&info, opts.encoding, out)?;
+    let mut writing = 0usize;
+    let finish = |state: &mut State,
+                  stages: &mut Vec<PartitionStage>,
+                  done: Result<(FileEntry, PartitionStage)>|
+     -> Result<()> {
+        let (entry, stage) = done?;
+        stages.push(stage);
+        state.finished.push(entry);
+        state.current = None;
+        write_state(out, state)
+    };
     for slot in 0..layout.len() {
+        while let Ok(done) = done_rx.try_recv() {
+            writing -= 1;
+            finish(&mut state, &mut stages, done)?;
+        }
         let p = layout.order()[slot];
         let name = game.partition_name(p);
         let path = out.join(file_name(&name));
@@ -371,7 +392,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
             // Finished before an interruption: its values come back from scratch
             // (external) or from its tablebase file (in memory).
             if disks.is_none() {
-                in_memory[slot] = Some(read_values(&path, layout.size(slot))?);
+                in_memory[slot] = Some(Arc::new(read_values(&path, layout.size(slot))?));
             }
             continue;
         }
@@ -379,7 +400,10 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         let solve_started = Instant::now();
         let (entry, mut stage) = match &disks {
             None => {
-                let deps: Vec<Option<&[u8]>> = in_memory.iter().map(|v| v.as_deref()).collect();
+                let deps: Vec<Option<&[u8]>> = in_memory
+                    .iter()
+                    .map(|v| v.as_deref().map(Vec::as_slice))
+                    .collect();
                 let solved = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
                 let accelerated = opts.kernels.as_ref().and_then(|k| k.solve(p, &solved));
                 let mut stage = PartitionStage::new(p, &name, Solver::Generic);
@@ -396,17 +420,23 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                 };
                 stage.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
-                let t = Instant::now();
-                let summary =
-                    format::write_partition_file(&path, &info, p, opts.encoding, &values)?;
-                stage.write_seconds = t.elapsed().as_secs_f64();
-                let t = Instant::now();
-                let weights = game.weights(p);
-                let entry =
-                    FileEntry::new(info.kind, p, &name, &values, &weights, reachable, summary);
-                stage.count_seconds = t.elapsed().as_secs_f64();
-                in_memory[slot] = Some(values);
-                (entry, stage)
+                let values = Arc::new(values);
+                in_memory[slot] = Some(values.clone());
+                let job = WriteJob {
+                    partition: p,
+                    name,
+                    path,
+                    values,
+                    weights: game.weights(p),
+                    reachable,
+                    stage,
+                };
+                if !writer.send(job) {
+                    // The writer stopped: its error is waiting.
+                    break;
+                }
+                writing += 1;
+                continue;
             }
             Some(disks) => {
                 // A checkpoint is only as good as the scratch it describes: if
@@ -484,14 +514,18 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                 )
             }
         };
-        stage.index_size = entry.index_size;
-        stage.classes = entry.classes;
-        stage.positions = entry.positions;
-        stage.bytes = entry.bytes;
-        stages.push(stage);
-        state.finished.push(entry);
-        state.current = None;
-        write_state(out, &state)?;
+        stage.fill_from(&entry);
+        finish(&mut state, &mut stages, Ok((entry, stage)))?;
+    }
+    writer.close();
+    for done in done_rx.iter().take(writing) {
+        writing -= 1;
+        finish(&mut state, &mut stages, done)?;
+    }
+    if writing > 0 {
+        return Err(Error::NotAvailable(format!(
+            "the file writer thread stopped with {writing} partitions unwritten; build again to finish"
+        )));
     }
     progress.finish();
 
@@ -537,6 +571,99 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     )
     .map_err(|e| Error::io("writing build log", &log, e))?;
     Ok(report)
+}
+
+type WriteResult = Result<(FileEntry, PartitionStage)>;
+
+/// The file writer thread: takes [`WriteJob`]s in order and sends back each
+/// one's result in the same order. Dropped (an error ends the build early),
+/// it finishes the jobs it has and is joined, so that no file is written
+/// after the build returns.
+struct Writer {
+    jobs: Option<std::sync::mpsc::Sender<WriteJob>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Writer {
+    fn start(
+        info: &GameInfo,
+        encoding: ValueEncoding,
+        out: &Path,
+    ) -> Result<(Writer, std::sync::mpsc::Receiver<WriteResult>)> {
+        let (job_tx, job_rx) = std::sync::mpsc::channel::<WriteJob>();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<WriteResult>();
+        let info = info.clone();
+        let thread = std::thread::Builder::new()
+            .name("tbforge-writer".into())
+            .spawn(move || {
+                for job in job_rx {
+                    if done_tx.send(job.write(&info, encoding)).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| Error::io("starting the file writer thread", out, e))?;
+        let writer = Writer {
+            jobs: Some(job_tx),
+            thread: Some(thread),
+        };
+        Ok((writer, done_rx))
+    }
+
+    /// Queues a job; false when the thread has stopped.
+    fn send(&self, job: WriteJob) -> bool {
+        self.jobs.as_ref().is_some_and(|j| j.send(job).is_ok())
+    }
+
+    /// No more jobs: the thread ends after the queued ones.
+    fn close(&mut self) {
+        self.jobs = None;
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.close();
+        if let Some(thread) = self.thread.take() {
+            // A panic in the writer already surfaced as a missing result.
+            let _ = thread.join();
+        }
+    }
+}
+
+/// One partition's values on their way to their file (the writer thread).
+struct WriteJob {
+    partition: PartitionId,
+    name: String,
+    path: PathBuf,
+    values: Arc<Vec<u8>>,
+    weights: Weights,
+    reachable: Option<u64>,
+    stage: PartitionStage,
+}
+
+impl WriteJob {
+    /// Writes the file and counts the values: the manifest entry and the
+    /// stage with its write and count times.
+    fn write(mut self, info: &GameInfo, encoding: ValueEncoding) -> WriteResult {
+        let t = Instant::now();
+        let summary =
+            format::write_partition_file(&self.path, info, self.partition, encoding, &self.values)?;
+        self.stage.write_seconds = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let entry = FileEntry::new(
+            info.kind,
+            self.partition,
+            &self.name,
+            &self.values,
+            &self.weights,
+            self.reachable,
+            summary,
+        );
+        self.stage.count_seconds = t.elapsed().as_secs_f64();
+        self.stage.fill_from(&entry);
+        Ok((entry, self.stage))
+    }
 }
 
 /// Whether partition `slot`'s scratch files are all there, at their sizes.

@@ -62,6 +62,14 @@ pub struct PartitionStage {
 }
 
 impl PartitionStage {
+    /// Takes the sizes and the file length from the partition's manifest entry.
+    pub fn fill_from(&mut self, entry: &crate::format::FileEntry) {
+        self.index_size = entry.index_size;
+        self.classes = entry.classes;
+        self.positions = entry.positions;
+        self.bytes = entry.bytes;
+    }
+
     /// A partition about to be solved by `solver`: no time taken yet.
     pub fn new(partition: PartitionId, name: &str, solver: Solver) -> PartitionStage {
         PartitionStage {
