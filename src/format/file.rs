@@ -30,11 +30,16 @@ pub const BLOCK_BYTES: u32 = 1 << 16;
 /// The zstd level every block is compressed at. Part of the format's
 /// determinism: the same level and zstd release give the same bytes.
 ///
-/// Why 15 and not 19: on 64 KiB blocks of value bytes, 19 compressed about
-/// 1 MB/s per core against 15's 6 MB/s (2-core box, synthetic data with
-/// runs and noise) for the same size; 12 and below lost 10-15 % in size.
-/// Readers do not depend on the level.
-pub const ZSTD_LEVEL: i32 = 15;
+/// Why 9: a build writes its files while the next partition is solved, and
+/// on a GPU the solve runs at about 500 M values/s, so compression must keep
+/// pace on the CPU's cores. On 64 KiB blocks of a solved Morris partition
+/// (6-5, 144 M values; `zstd -b -B65536 -T1`, one core): level 3 compressed
+/// 343 MB/s to ratio 5.26, 7 83 MB/s to 5.61, 9 53 MB/s to 5.70, 12
+/// 15 MB/s to 5.80, 15 8 MB/s to 6.23, 19 2.5 MB/s to 6.31. Level 9 keeps
+/// 16 cores ahead of the GPU for 9 % more bytes than 15 (which format 1 used,
+/// and which made compression 90 % of a Morris max=7 build). Readers do not
+/// depend on the level; compact files for shipping can recompress.
+pub const ZSTD_LEVEL: i32 = 9;
 
 const GAME_ID_LEN: usize = 32;
 const MAX_BLOCK_POSITIONS: u32 = 1 << 24;
@@ -308,7 +313,7 @@ pub fn write_partition_file_from<E: From<FormatError>>(
 /// a file of `encoding` with the default block size (index not counted: 16
 /// bytes per block): a group of raw blocks, their compressed copies, and one
 /// zstd context per thread (a level-15 context for 64 KiB blocks is about
-/// 1.8 MB, measured with heaptrack).
+/// 1.8 MB, measured with heaptrack; level 9's is smaller).
 pub fn write_memory_bytes(encoding: ValueEncoding) -> u64 {
     const CONTEXT_BYTES: u64 = 2 << 20;
     let group = group_blocks() as u64;
@@ -325,10 +330,11 @@ fn threads() -> usize {
 }
 
 /// Blocks compressed at once by [`write_partition_file_from`]: enough to keep
-/// every thread busy, few enough that a group stays small (a group of 64 KiB
-/// blocks on 2 threads is 256 KiB of values).
+/// every thread busy between the group's sequential copy and write (two
+/// blocks a thread left 16 cores 60 % idle), few enough that a group stays
+/// small (64 KiB blocks: 512 KiB of values on 2 threads, 8 MiB on 32).
 fn group_blocks() -> usize {
-    (2 * threads()).clamp(4, 64)
+    (4 * threads()).clamp(8, 128)
 }
 
 /// The stored bytes of one block of values.
@@ -366,7 +372,7 @@ fn compress_blocks(
     use rayon::prelude::*;
     // Each block is compressed on its own, so the thread that does it cannot
     // change its bytes. One compressor per thread's share of the blocks: a
-    // level-15 context holds about a megabyte, and `map_init` may make one per
+    // zstd context holds about a megabyte, and `map_init` may make one per
     // work split, several per thread.
     let share = raw.len().div_ceil(rayon::current_num_threads()).max(1);
     let shares: Vec<Vec<Vec<u8>>> = raw
