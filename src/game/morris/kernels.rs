@@ -12,7 +12,7 @@ use crate::game::{
     Device, DeviceCheckOptions, DeviceCheckReport, Game, KernelSolve, PartitionKernels,
     SolvedPartitions,
 };
-use crate::value::PartitionId;
+use crate::value::{PartitionId, Value};
 use crate::{Error, Result};
 
 /// The per-position expansion kernel (v3, capture walks shared by the warp).
@@ -119,6 +119,14 @@ pub fn dependencies<'a>(
 
 impl PartitionKernels for MorrisKernels {
     fn solve(&self, p: PartitionId, solved: &SolvedPartitions<'_>) -> Option<Result<KernelSolve>> {
+        if let Part::Lost(_) = Part::from_id(p)? {
+            // The side to move has two pieces: every position is lost at
+            // distance 0 (the generic solver's bytes), and every index is a
+            // position, so no kernel is needed to know it.
+            let values =
+                vec![Value::at_distance(0)?.to_byte(); self.game.partition_size(p) as usize];
+            return Some(Ok(KernelSolve::on_cpu(values, Some(0))));
+        }
         let spec = spec_of(&self.game, p)?;
         Some(dependencies(&spec, solved).and_then(|deps| self.solve_spec(spec, deps)))
     }
