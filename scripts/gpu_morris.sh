@@ -4,6 +4,9 @@
 #    CPU twins on fresh random inputs, whole partitions CPU twin vs GPU.
 # 2. Whole builds CPU vs CUDA backend for MORRIS_COMPARE (default "5 6"):
 #    byte-identical files, verify --deep.
+# 2b. A CUDA build of max=RESUME_MAX (default 6) killed at RESUME_KILLS
+#    (default "3 6" seconds after each start) and resumed with --resume:
+#    byte-identical to the CPU build of step 2.
 # 3. Whole CUDA builds for MORRIS_BIG (default "7 8 9"), each timed, verified,
 #    with `tbforge info` and the build log's stage table where the binary has
 #    `bench stages`.
@@ -24,6 +27,22 @@ if [ "${SKIP_CHECK:-}" != 1 ]; then
 fi
 if [ -n "${MORRIS_COMPARE-5 6}" ]; then
   C4_BOARDS=none bash "$(dirname "$0")/gpu_build.sh" ${MORRIS_COMPARE-5 6} 2>&1 | tail -12 || status=1
+fi
+rm_=${RESUME_MAX-6}
+if [ -n "$rm_" ]; then
+  dir="$WORK/resumed-$rm_"
+  rm -rf "$dir"
+  for k in ${RESUME_KILLS-3 6}; do
+    timeout -s KILL "$k" "$BIN" build morris --param max="$rm_" --backend cuda --out "$dir" --resume --json >/dev/null 2>>"$OUT/resume.err"
+    echo "killed after $k s: $(ls "$dir" | grep -c tbf) files written"
+  done
+  "$BIN" build morris --param max="$rm_" --backend cuda --out "$dir" --resume --json >"$OUT/resume.json" 2>>"$OUT/resume.err" || status=1
+  ref=$(ls -d /tmp/tbforge-gpubuild-work/cpu-morris_max_"$rm_" 2>/dev/null)
+  if [ -n "$ref" ]; then
+    bad=0
+    for f in "$ref"/*; do n=$(basename "$f"); [ "$n" = build-log.json ] && continue; cmp -s "$f" "$dir/$n" || { echo "MISMATCH resumed: $n"; bad=1; }; done
+    [ $bad = 0 ] && echo "killed-and-resumed max=$rm_: identical to the CPU build" || status=1
+  fi
 fi
 for m in ${MORRIS_BIG-7 8 9}; do
   dir="$WORK/morris-$m"

@@ -178,19 +178,54 @@ pub fn write_partition_file_with(
     values: &[u8],
     options: &WriteOptions,
 ) -> Result<FileSummary, FormatError> {
-    write_partition_file_from(
+    let bp = block_positions(path, game, encoding, options)?;
+    // Every block at once, on all cores: no pause between groups of blocks
+    // while one thread writes (the values are in memory anyway; the
+    // compressed copy is a fraction of them).
+    let raw: Vec<&[u8]> = values.chunks(bp as usize).collect();
+    let mut blocks = Some(
+        compress_blocks(&raw, encoding, game.kind)
+            .map_err(|e| FormatError::io("compressing", path, e))?,
+    );
+    write_blocks(
         path,
         game,
         partition,
         encoding,
         values.len() as u64,
-        options,
-        |offset, buf: &mut [u8]| {
-            let start = offset as usize;
-            buf.copy_from_slice(&values[start..start + buf.len()]);
-            Ok::<(), FormatError>(())
-        },
+        bp,
+        || Ok::<_, FormatError>(blocks.take()),
     )
+}
+
+/// The block size `options` give for `encoding`, checked, after checking the
+/// game's id fits the header.
+fn block_positions(
+    path: &Path,
+    game: &GameInfo,
+    encoding: ValueEncoding,
+    options: &WriteOptions,
+) -> Result<u32, FormatError> {
+    let bad = |message: String| FormatError::BadInput {
+        file: path.display().to_string(),
+        message,
+    };
+    if game.id.is_empty()
+        || game.id.len() > GAME_ID_LEN
+        || !game.id.bytes().all(|b| b.is_ascii_graphic())
+    {
+        return Err(bad(format!(
+            "game id `{}` must be 1..={GAME_ID_LEN} printable ASCII characters",
+            game.id
+        )));
+    }
+    let bp = options.block_positions(encoding);
+    if bp % 4 != 0 || !(4..=MAX_BLOCK_POSITIONS).contains(&bp) {
+        return Err(bad(format!(
+            "block size {bp} must be a multiple of 4 in 4..={MAX_BLOCK_POSITIONS}"
+        )));
+    }
+    Ok(bp)
 }
 
 /// Writes one partition's values to `path` atomically without holding them
@@ -212,55 +247,58 @@ pub fn write_partition_file_from<E: From<FormatError>>(
     options: &WriteOptions,
     mut fill: impl FnMut(u64, &mut [u8]) -> Result<(), E>,
 ) -> Result<FileSummary, E> {
+    let bp = block_positions(path, game, encoding, options)?;
+    let group = (group_blocks() as u64 * u64::from(bp)).min(positions) as usize;
+    let mut raw = vec![0u8; group];
+    let mut done = 0u64;
+    write_blocks(path, game, partition, encoding, positions, bp, || {
+        if done >= positions {
+            return Ok(None);
+        }
+        let n = (positions - done).min(group as u64) as usize;
+        fill(done, &mut raw[..n])?;
+        let raw_blocks: Vec<&[u8]> = raw[..n].chunks(bp as usize).collect();
+        let blocks = compress_blocks(&raw_blocks, encoding, game.kind)
+            .map_err(|e| FormatError::io("compressing", path, e))?;
+        done += n as u64;
+        Ok(Some(blocks))
+    })
+}
+
+/// Writes a file of `positions` values in blocks of `bp`, atomically:
+/// `next()` gives the compressed blocks in order, some at a time, then
+/// `None`.
+fn write_blocks<E: From<FormatError>>(
+    path: &Path,
+    game: &GameInfo,
+    partition: PartitionId,
+    encoding: ValueEncoding,
+    positions: u64,
+    bp: u32,
+    mut next: impl FnMut() -> Result<Option<Vec<Vec<u8>>>, E>,
+) -> Result<FileSummary, E> {
     use std::io::{Seek, SeekFrom, Write};
-    let bad = |message: String| FormatError::BadInput {
-        file: path.display().to_string(),
-        message,
-    };
-    if game.id.is_empty()
-        || game.id.len() > GAME_ID_LEN
-        || !game.id.bytes().all(|b| b.is_ascii_graphic())
-    {
-        return Err(bad(format!(
-            "game id `{}` must be 1..={GAME_ID_LEN} printable ASCII characters",
-            game.id
-        ))
-        .into());
-    }
-    let bp = options.block_positions(encoding);
-    if bp % 4 != 0 || !(4..=MAX_BLOCK_POSITIONS).contains(&bp) {
-        return Err(bad(format!(
-            "block size {bp} must be a multiple of 4 in 4..={MAX_BLOCK_POSITIONS}"
-        ))
-        .into());
-    }
     let block_count = positions.div_ceil(u64::from(bp));
     let index_len = usize::try_from(block_count)
         .ok()
         .and_then(|n| n.checked_mul(INDEX_ENTRY_LEN))
-        .ok_or_else(|| {
-            bad(format!(
+        .ok_or_else(|| FormatError::BadInput {
+            file: path.display().to_string(),
+            message: format!(
                 "{} need too many blocks",
                 count(positions, "position", "positions")
-            ))
+            ),
         })?;
     let data_offset = (HEADER_LEN + index_len) as u64;
-    let group = (group_blocks() as u64 * u64::from(bp)).min(positions) as usize;
 
     write_atomic_with(path, |f, tmp| {
         let write_err = |e| FormatError::io("writing", tmp, e);
         f.seek(SeekFrom::Start(data_offset)).map_err(write_err)?;
-        let mut raw = vec![0u8; group];
         let mut index = Vec::with_capacity(index_len);
         let mut blocks_crc = crc32fast::Hasher::new();
         let mut offset = data_offset;
-        let mut done = 0u64;
-        while done < positions {
-            let n = (positions - done).min(group as u64) as usize;
-            fill(done, &mut raw[..n])?;
-            let raw_blocks: Vec<&[u8]> = raw[..n].chunks(bp as usize).collect();
-            let blocks = compress_blocks(&raw_blocks, encoding, game.kind)
-                .map_err(|e| FormatError::io("compressing", path, e))?;
+        let mut written = 0u64;
+        while let Some(blocks) = next()? {
             for block in &blocks {
                 index.extend_from_slice(&offset.to_le_bytes());
                 index.extend_from_slice(&(block.len() as u32).to_le_bytes());
@@ -269,8 +307,9 @@ pub fn write_partition_file_from<E: From<FormatError>>(
                 f.write_all(block).map_err(write_err)?;
                 offset += block.len() as u64;
             }
-            done += n as u64;
+            written += blocks.len() as u64;
         }
+        debug_assert_eq!(written, block_count);
         let file_len = offset + TRAILER_LEN as u64;
         let header = Header {
             format_version: FORMAT_VERSION,
@@ -374,7 +413,8 @@ fn compress_blocks(
     // change its bytes. One compressor per thread's share of the blocks: a
     // zstd context holds about a megabyte, and `map_init` may make one per
     // work split, several per thread.
-    let share = raw.len().div_ceil(rayon::current_num_threads()).max(1);
+    // Four shares a thread (blocks differ in cost), of at least four blocks.
+    let share = raw.len().div_ceil(4 * rayon::current_num_threads()).max(4);
     let shares: Vec<Vec<Vec<u8>>> = raw
         .par_chunks(share)
         .map(|blocks| {

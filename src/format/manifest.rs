@@ -165,9 +165,41 @@ impl Counts {
     /// Counts a whole partition's [`Value`] bytes (rank 0 first) of a game of
     /// `kind` whose indices stand for `weights` positions.
     pub fn of_values(kind: GameKind, weights: &Weights, values: &[u8]) -> Counts {
-        let mut c = Counts::default();
-        c.add_values(kind, weights, Rank(0), values);
-        c
+        // Pieces of 16 M values on all cores where the build machinery is in:
+        // a billion values counted on one core took a second.
+        const PIECE: usize = 1 << 24;
+        let count = |(i, piece): (usize, &[u8])| {
+            let mut c = Counts::default();
+            c.add_values(kind, weights, Rank((i * PIECE) as u64), piece);
+            c
+        };
+        #[cfg(feature = "build")]
+        let pieces: Vec<Counts> = {
+            use rayon::prelude::*;
+            values.par_chunks(PIECE).enumerate().map(count).collect()
+        };
+        #[cfg(not(feature = "build"))]
+        let pieces: Vec<Counts> = values.chunks(PIECE).enumerate().map(count).collect();
+        pieces.iter().fold(Counts::default(), |mut all, c| {
+            all.absorb(c);
+            all
+        })
+    }
+
+    /// Adds the counts of another piece of the same partition.
+    fn absorb(&mut self, c: &Counts) {
+        self.index_size += c.index_size;
+        self.positions = self.positions.saturating_add(c.positions);
+        self.wins = self.wins.saturating_add(c.wins);
+        self.draws = self.draws.saturating_add(c.draws);
+        self.losses = self.losses.saturating_add(c.losses);
+        self.classes += c.classes;
+        self.class_wins += c.class_wins;
+        self.class_draws += c.class_draws;
+        self.class_losses += c.class_losses;
+        self.illegal += c.illegal;
+        self.longest_win = max_opt(self.longest_win, c.longest_win);
+        self.max_distance = max_opt(self.max_distance, c.max_distance);
     }
 
     /// Adds a further piece of a partition's [`Value`] bytes, the first at
