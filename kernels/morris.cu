@@ -400,27 +400,40 @@ __device__ __forceinline__ void mc_captures(const McTab& t, u32 o, u32 x, u32 k1
 }
 
 
+// The walk over moves by piece and destination: the next move a -> b (false
+// when none is left). A sliding piece reaches its empty neighbours, a flying
+// one every empty cell.
+__device__ __forceinline__ bool mc_next_move(const McTab& t, u32 empty, bool flying, u32& pieces, u32& dests,
+                                             u32& a, u32& b) {
+    while (!dests && pieces) {
+        a = __ffs(pieces) - 1;
+        pieces &= pieces - 1;
+        dests = flying ? empty : (t.adj[a] & empty);
+    }
+    if (!dests) return false;
+    b = __ffs(dests) - 1;
+    dests &= dests - 1;
+    return true;
+}
+
+// Whether the pieces moved (one now on b) fill a mill through b.
+__device__ __forceinline__ bool mc_closes_at(const McTab& t, u32 moved, u32 b) {
+    u32 m0 = t.mills_at[2 * b], m1 = t.mills_at[2 * b + 1];
+    return ((moved & m0) == m0) || ((moved & m1) == m1);
+}
+
 // Expansion by loops over pieces and destinations (the v2 algorithm) on this
 // table; v3 uses it for flying (k1 == 3), where a piece may move between any
-// two cells.
+// two cells. Moves without a mill first, then the mill-closing ones with
+// their captures.
 __device__ __forceinline__ void mc_expand_generic(const McTab& t, u32 mover, u32 opp, u64 swapped, u32 k1, u32 k2,
                                                   u32& n, u64& sum) {
     u32 empty = ~(mover | opp) & ((1u << TB_CELLS) - 1u);
     bool flying = k1 == 3;
-    u32 pieces = mover, dests = 0, a = 0;
+    u32 pieces = mover, dests = 0, a = 0, b = 0;
     bool mills = false;
-    for (;;) {
-        while (!dests && pieces) {
-            a = __ffs(pieces) - 1;
-            pieces &= pieces - 1;
-            dests = flying ? empty : (t.adj[a] & empty);
-        }
-        if (!dests) break;
-        u32 b = __ffs(dests) - 1;
-        dests &= dests - 1;
-        u32 moved = mover ^ (1u << a) ^ (1u << b);
-        u32 m0 = t.mills_at[2 * b], m1 = t.mills_at[2 * b + 1];
-        if (opp && (((moved & m0) == m0) || ((moved & m1) == m1))) {
+    while (mc_next_move(t, empty, flying, pieces, dests, a, b)) {
+        if (opp && mc_closes_at(t, mover ^ (1u << a) ^ (1u << b), b)) {
             mills = true;
             continue;
         }
@@ -432,26 +445,9 @@ __device__ __forceinline__ void mc_expand_generic(const McTab& t, u32 mover, u32
     u32 removable = morris_removable(t.mills, opp);
     pieces = mover;
     dests = 0;
-    for (;;) {
-        u32 b = 32, moved = 0;
-        for (;;) {
-            while (!dests && pieces) {
-                a = __ffs(pieces) - 1;
-                pieces &= pieces - 1;
-                dests = flying ? empty : (t.adj[a] & empty);
-            }
-            if (!dests) break;
-            u32 c = __ffs(dests) - 1;
-            dests &= dests - 1;
-            u32 mv = mover ^ (1u << a) ^ (1u << c);
-            u32 m0 = t.mills_at[2 * c], m1 = t.mills_at[2 * c + 1];
-            if (((mv & m0) == m0) || ((mv & m1) == m1)) {
-                b = c;
-                moved = mv;
-                break;
-            }
-        }
-        if (b == 32) break;
+    while (mc_next_move(t, empty, flying, pieces, dests, a, b)) {
+        u32 moved = mover ^ (1u << a) ^ (1u << b);
+        if (!mc_closes_at(t, moved, b)) continue;
         u64 r_slid = swapped + mc_slide_delta(t, opp, mover, k2, k1, a, b);
         mc_captures(t, opp, moved, k2, k1, r_slid, removable, n, sum);
     }

@@ -84,6 +84,63 @@ fn partition_sizes_match_table_1() {
     assert_eq!(TABLE_1.len(), 28, "every k1 >= k2 >= 3 pair up to 9");
 }
 
+/// The class index at full size: one index per class of every `k1-k2`
+/// partition (Burnside's count for each half, through the test's own
+/// `classes`), 8,904,593,601 in all, and the weights give back every board of
+/// the symmetry-off index (Table 1's sizes, checked above): 142,430,121,724.
+/// The 2-k partitions add 18,972,552 classes of lost positions.
+/// # Source: the classes are Burnside's lemma over the 16 symmetries (as in
+/// Gasser, "Solving Nine Men's Morris", 1996, and tbforge issue 15); the
+/// boards are the multinomials of seed 000's Table 1.
+#[test]
+fn class_index_at_max_9() {
+    let on = Morris::new(9, true).unwrap();
+    let off = Morris::new(9, false).unwrap();
+    let t = std::time::Instant::now();
+    let sizes: Vec<u64> = on
+        .partitions()
+        .iter()
+        .map(|&p| on.partition_size(p))
+        .collect();
+    eprintln!("class tables for max=9: {:.2?}", t.elapsed());
+    let t = std::time::Instant::now();
+    let weights: Vec<_> = on.partitions().iter().map(|&p| on.weights(p)).collect();
+    eprintln!("their weights: {:.2?} ({} sizes)", t.elapsed(), sizes.len());
+    drop(weights);
+    let t = std::time::Instant::now();
+    let (mut pair_classes, mut lost_classes, mut positions) = (0u64, 0u64, 0u64);
+    for p in on.partitions() {
+        let size = on.partition_size(p);
+        let w = on.weights(p);
+        let short: u64 = w.exceptions.iter().map(|&(_, x)| w.common - x).sum();
+        let boards = w.common * size - short;
+        assert_eq!(boards, off.partition_size(p), "{}", on.partition_name(p));
+        let name = on.partition_name(p);
+        let (a, b): (u32, u32) = {
+            let mut it = name.split('-').map(|x| x.parse().unwrap());
+            (it.next().unwrap(), it.next().unwrap())
+        };
+        let mut want = classes(a as usize, b as usize);
+        if a != b && a != 2 {
+            want += classes(b as usize, a as usize);
+        }
+        assert_eq!(size, want, "{name}");
+        if a == 2 {
+            lost_classes += size;
+        } else {
+            pair_classes += size;
+            positions += boards;
+        }
+    }
+    eprintln!(
+        "class tables for max=9 and their weights: {:.2?}",
+        t.elapsed()
+    );
+    assert_eq!(pair_classes, 8_904_593_601);
+    assert_eq!(positions, 142_430_121_724);
+    assert_eq!(lost_classes, 18_972_552);
+}
+
 #[test]
 fn partitions_and_sizes_for_max() {
     let game = Morris::new(4, false).unwrap();

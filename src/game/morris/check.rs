@@ -190,6 +190,29 @@ fn first_difference<T: PartialEq + std::fmt::Debug>(want: &[T], got: &[T]) -> Op
     ))
 }
 
+/// The row of a rank/unrank comparison: `(kernel, target)`, the twin's and
+/// the device's results with their seconds, how many inputs did not come
+/// back to their rank, and the details for agreement and for that failure.
+fn round_trip_row<T: PartialEq + std::fmt::Debug>(
+    (kernel, target): (&str, String),
+    (want, got): (&[T], &[T]),
+    (cpu_seconds, gpu_seconds): (f64, f64),
+    not_back: usize,
+    (agree, lost): (&str, &str),
+) -> DeviceCheckRow {
+    let diff = first_difference(want, got);
+    let n = want.len() as u64;
+    let detail = match (&diff, not_back) {
+        (None, 0) => format!("{n} {agree}"),
+        (None, b) => format!("{b} {lost}"),
+        (Some(d), _) => d.clone(),
+    };
+    DeviceCheckRow::new(kernel, target, n)
+        .cpu(n, cpu_seconds)
+        .gpu(n, gpu_seconds)
+        .matched(diff.is_none() && not_back == 0, detail)
+}
+
 /// The whole check of `kernels` (see the module documentation).
 pub fn device_check(
     kernels: &MorrisKernels,
@@ -211,19 +234,16 @@ pub fn device_check(
             .zip(&ranks)
             .filter(|(w, r)| w.rank != r.0)
             .count();
-        let diff = first_difference(&want, &got);
-        let n = ranks.len() as u64;
-        let detail = match (&diff, unranked_back) {
-            (None, 0) => format!("{n} random ranks: boards, swapped ranks and re-ranks equal"),
-            (None, b) => format!("{b} ranks do not come back from their boards"),
-            (Some(d), _) => d.clone(),
-        };
-        report.rows.push(
-            DeviceCheckRow::new("tb_rank_check", format!("{k1}-{k2}"), n)
-                .cpu(n, cs)
-                .gpu(n, gs)
-                .matched(diff.is_none() && unranked_back == 0, detail),
-        );
+        report.rows.push(round_trip_row(
+            ("tb_rank_check", format!("{k1}-{k2}")),
+            (&want, &got),
+            (cs, gs),
+            unranked_back,
+            (
+                "random ranks: boards, swapped ranks and re-ranks equal",
+                "ranks do not come back from their boards",
+            ),
+        ));
     }
     for (a, b) in CLASS_HALVES {
         let size = HalfIndex::get(a, b).size();
@@ -237,19 +257,16 @@ pub fn device_check(
         let (want, cs) = timed(|| cpu::class_check(a, b, &inputs))?;
         let (got, gs) = timed(|| side.class_check(a, b, &inputs))?;
         let back = want.iter().zip(&inputs).filter(|(w, i)| w.2 != i.0).count();
-        let diff = first_difference(&want, &got);
-        let n = inputs.len() as u64;
-        let detail = match (&diff, back) {
-            (None, 0) => format!("{n} random classes under random symmetries: boards and ranks equal, every rank back"),
-            (None, b) => format!("{b} classes do not rank back from a symmetric image"),
-            (Some(d), _) => d.clone(),
-        };
-        report.rows.push(
-            DeviceCheckRow::new("class_rank_check", format!("S({a},{b})"), n)
-                .cpu(n, cs)
-                .gpu(n, gs)
-                .matched(diff.is_none() && back == 0, detail),
-        );
+        report.rows.push(round_trip_row(
+            ("class_rank_check", format!("S({a},{b})")),
+            (&want, &got),
+            (cs, gs),
+            back,
+            (
+                "random classes under random symmetries: boards and ranks equal, every rank back",
+                "classes do not rank back from a symmetric image",
+            ),
+        ));
     }
     for (k1, k2) in EXPAND_PARTS {
         let part = MorrisPartition::new(k1, k2)?;

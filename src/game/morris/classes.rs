@@ -40,7 +40,9 @@
 //! half index per (a, b), and shared by every user in the process: for
 //! `max=9` all of them take about 100 ms and 50 MB.
 
-use super::{bits, map_board, rank_boards, space, unrank_boards, FULL, SYMMETRIES};
+use super::{
+    bits, map_board, rank_boards, space, symmetry_permutations, unrank_boards, FULL, SYMMETRIES,
+};
 use std::sync::{Arc, OnceLock};
 
 /// Most pieces of one side.
@@ -130,12 +132,38 @@ fn spread(compressed: u32, free: u32) -> u32 {
     out
 }
 
+/// The non-identity symmetries of `stab` (those that fix the mover board
+/// `m`) acting on the free points of `m` renumbered 0.. in increasing order,
+/// as byte tables: `t[k][byte]` is the image of `byte << 8k`.
+fn compressed_group(m: u32, stab: u16) -> Vec<[[u32; 256]; 3]> {
+    let free: Vec<u8> = bits(!m & FULL).collect();
+    let mut number = [0u8; 24];
+    for (j, &p) in free.iter().enumerate() {
+        number[usize::from(p)] = j as u8;
+    }
+    let perms = symmetry_permutations();
+    bits(u32::from(stab) & !1)
+        .map(|g| {
+            let perm = &perms[usize::from(g)];
+            let mut t = [[0u32; 256]; 3];
+            for (k, table) in t.iter_mut().enumerate() {
+                for (byte, image) in table.iter_mut().enumerate() {
+                    *image = bits(byte as u32)
+                        .filter_map(|i| free.get(8 * k + usize::from(i)))
+                        .fold(0, |acc, &p| acc | 1 << number[perm[usize::from(p)]]);
+                }
+            }
+            t
+        })
+        .collect()
+}
+
 /// The next larger bitboard with as many bits (Gosper's hack).
 #[inline]
 fn next_subset(x: u32) -> u32 {
-    let c = x & x.wrapping_neg();
-    let r = x + c;
-    (((r ^ x) >> 2) / c) | r
+    // The division of the classic form by the lowest bit, as a shift.
+    let r = x + (x & x.wrapping_neg());
+    (((r ^ x) >> 2) >> x.trailing_zeros()) | r
 }
 
 /// The representatives of the mover's placements with `a` pieces.
@@ -309,21 +337,26 @@ impl HalfIndex {
             if stab == 1 {
                 return (placements, Vec::new(), Vec::new());
             }
-            let free = !m & FULL;
-            let group: Vec<&[[u32; 256]; 3]> = bits(u32::from(stab) & !1)
-                .map(|g| &SYMMETRIES[g as usize])
-                .collect();
+            // The stabiliser acting on the free points renumbered 0..n (an
+            // order-preserving renumbering, so the smallest image there is the
+            // smallest board): opponent placements are walked and mapped in
+            // that compressed form, three byte lookups a symmetry.
+            let group = compressed_group(m, stab);
             let mut words = vec![0u64; placements.div_ceil(64) as usize];
             let (mut classes, mut exceptions) = (0u64, Vec::new());
             let mut c = (1u32 << b) - 1;
             for i in 0..placements {
-                let o = spread(c, free);
                 let mut fixed = 1u64;
                 let mut smallest = true;
                 for t in &group {
-                    let img = map_board(t, o);
-                    smallest &= img >= o;
-                    fixed += u64::from(img == o);
+                    let img = t[0][(c & 0xff) as usize]
+                        | t[1][((c >> 8) & 0xff) as usize]
+                        | t[2][(c >> 16) as usize];
+                    if img < c {
+                        smallest = false;
+                        break;
+                    }
+                    fixed += u64::from(img == c);
                 }
                 if smallest {
                     words[(i / 64) as usize] |= 1 << (i % 64);

@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, PinnedHostSlice, PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchArgs, PinnedHostSlice,
+    PushKernelArg,
 };
 
 use super::classes::HalfIndex;
@@ -66,6 +67,25 @@ const MORRIS3_SMEM_MAX: i32 = 160 * 1024;
 fn retro_smem(part: MorrisPartition) -> u32 {
     let l1 = part.mover().max(part.opponent()) + 1;
     2 * 24 * l1 * l1 * 8
+}
+
+/// The arguments every `retro_*` kernel but `retro_compact` starts with:
+/// the partition, whether it indexes classes, and the four class tables
+/// (RCtx and RHalf in morris.cu).
+struct RetroHead<'a> {
+    k1: u32,
+    k2: u32,
+    symmetry: u32,
+    tabs: [&'a CudaSlice<u64>; 4],
+}
+
+impl<'a> RetroHead<'a> {
+    fn push(&'a self, launch: &mut LaunchArgs<'a>) {
+        launch.arg(&self.k1).arg(&self.k2).arg(&self.symmetry);
+        for t in self.tabs {
+            launch.arg(t);
+        }
+    }
 }
 
 /// One half's class tables on the device ([`HalfIndex::device_blob`]).
@@ -555,9 +575,14 @@ impl MorrisCuda {
         let mut stats = s.alloc_zeros::<u64>(4 + 256).map_err(e("allocating"))?;
         let part = MorrisPartition::new(spec.k1, spec.k2)?;
         let smem = retro_smem(part);
-        let (k1, k2, sym) = (spec.k1, spec.k2, u32::from(spec.symmetry));
+        let (k1, k2) = (spec.k1, spec.k2);
         let tabs = self.retro_tabs(&spec)?;
-        let [tab0, tab1, tab2, tab3] = [&*tabs[0], &*tabs[1], &*tabs[2], &*tabs[3]];
+        let head = RetroHead {
+            k1,
+            k2,
+            symmetry: u32::from(spec.symmetry),
+            tabs: [&*tabs[0], &*tabs[1], &*tabs[2], &*tabs[3]],
+        };
         // Events: at most one per index; the kernel counts past the capacity
         // and the scan is rerun if needed.
         let mut cap = size;
@@ -568,14 +593,8 @@ impl MorrisCuda {
             s.memset_zeros(&mut stats).map_err(e("clearing"))?;
             let cfg = self.device.grid(&self.retro_first, BLOCK, size, smem)?;
             let mut launch = s.launch_builder(&self.retro_first);
+            head.push(&mut launch);
             launch
-                .arg(&k1)
-                .arg(&k2)
-                .arg(&sym)
-                .arg(tab0)
-                .arg(tab1)
-                .arg(tab2)
-                .arg(tab3)
                 .arg(&size)
                 .arg(dep0)
                 .arg(dep1)
@@ -664,14 +683,8 @@ impl MorrisCuda {
                 0
             };
             let mut launch = s.launch_builder(&self.retro_candidates);
+            head.push(&mut launch);
             launch
-                .arg(&k1)
-                .arg(&k2)
-                .arg(&sym)
-                .arg(tab0)
-                .arg(tab1)
-                .arg(tab2)
-                .arg(tab3)
                 .arg(&d)
                 .arg(&values)
                 .arg(fr_in)
@@ -696,14 +709,8 @@ impl MorrisCuda {
             unsafe { launch.launch(cfg_compact) }.map_err(e("launching retro_compact"))?;
             s.memset_zeros(n_out).map_err(e("clearing"))?;
             let mut launch = s.launch_builder(&self.retro_pass);
+            head.push(&mut launch);
             launch
-                .arg(&k1)
-                .arg(&k2)
-                .arg(&sym)
-                .arg(tab0)
-                .arg(tab1)
-                .arg(tab2)
-                .arg(tab3)
                 .arg(&d)
                 .arg(dep0)
                 .arg(dep1)

@@ -62,18 +62,21 @@
 //!
 //! `--param max=K` builds every `k1-k2` with 3 <= k2 <= k1 <= K and `2-k` for
 //! 3 <= k <= K. Every board is a legal position (the seed counts the whole
-//! multinomial space too); only symmetry folding leaves indices unused.
+//! multinomial space too).
 //!
 //! Symmetries: the board has 16 (the square's 8 rotations and reflections,
 //! times swapping the inner and outer squares), and every rule is invariant
-//! under them. With `symmetry=on` (the default) [`Game::rank`] maps a position
-//! to its class representative (the image with the smallest mover bitboard,
-//! then the smallest opponent bitboard) and [`Game::unrank`] calls every other
-//! index unused, so the solver works on about 1/16 of the positions while the
-//! index stays the seed's multinomial (files keep Table 1's sizes; the unused
-//! indices compress to nothing). Probing any position of a class gives the
-//! same answer. Win/draw/loss counts of such a build are counts of classes;
-//! `symmetry=off` stores and counts every position.
+//! under them. With `symmetry=off` each S(a, b) is indexed by the seed's
+//! multinomial, M indices as above. With `symmetry=on` (the default) it is
+//! indexed by symmetry classes ([`classes`]: a perfect hash in the style of
+//! Gasser's and Malom's, one index per class, none unused): [`Game::rank`]
+//! maps a position to its class's index, [`Game::unrank`] gives the class's
+//! representative (the image with the smallest mover bitboard, then the
+//! smallest opponent bitboard), and [`Game::weights`] says how many positions
+//! each index stands for (16, or fewer for a symmetric class), so that a build
+//! reports positions as well as classes. Probing any position of a class gives
+//! the same answer. `max=9` has 8,904,593,601 classes in its `k1-k2`
+//! partitions (142,430,121,724 positions) and 18,972,552 in the lost ones.
 //!
 //! # Notation
 //! `W:a1,a4,d2;B:g7,g4,f4;w`: white's points, black's points, the side to
@@ -117,15 +120,17 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
             key: "max",
             default: "3",
             help: "most pieces per side, 3..=9: builds partitions k1-k2 with 3 <= k2 <= k1 <= max \
-                   and the lost 2-k (indices: max=3 3.1 M, max=4 81 M, max=5 0.99 G, \
-                   max=9 143 G, all of phases II/III)",
+                   and the lost 2-k (positions: max=3 3.1 M, max=4 81 M, max=5 0.99 G, \
+                   max=9 143 G, all of phases II/III; with symmetry on, about 1/16 as many \
+                   indices: max=9 8.9 G)",
         },
         ParamDoc {
             key: "symmetry",
             default: "on",
-            help: "on: solve one position per class of the board's 16 symmetries (the others \
-                   are stored as unused indices; probes of any of them give the class's value); \
-                   off: solve every position",
+            help: "on: index one position per class of the board's 16 symmetries (a perfect \
+                   hash of classes; probes of any position of a class give its value, and counts \
+                   give both classes and positions); off: index every position (seed 000's \
+                   multinomial)",
         },
     ],
     notation: "W:<white points>;B:<black points>;<w|b to move>, points a1..g7 as in the usual \

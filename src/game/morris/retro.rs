@@ -2,8 +2,8 @@
 //! in the form the GPU runs it (`kernels/morris.cu`, kernels `retro_*`), with its CPU twin.
 //!
 //! The bytes are exactly those of [`crate::solve::solve_partition`] on the
-//! game `morris` (src/game/morris.rs): the same first scan (unused index 0,
-//! blocked mover lost at distance 0, positions whose successors all lie in
+//! game `morris` (src/game/morris/mod.rs): the same first scan (blocked
+//! mover lost at distance 0, positions whose successors all lie in
 //! earlier partitions decided by the combine rule, the rest pending), then
 //! passes d = 1, 2, ... with the pass rule of `solve::rules` (values at
 //! distance >= d count as undecided), stopping when a pass decides nothing
@@ -11,12 +11,10 @@
 //!
 //! What the game module defines and this file repeats, bit for bit:
 //! - partition `k1-k2` (k1 >= k2 >= 3) holds S(k1, k2) (mover k1 pieces) at
-//!   ranks `0..M` and, when k1 != k2, S(k2, k1) at `M..2M`, each ranked by
-//!   the seed-000 multinomial ([`rank24`], colour 1 = mover);
-//! - `2-k` holds S(2, k), all lost;
-//! - with symmetry on, a position's rank is that of its representative under
-//!   the board's 16 symmetries (smallest mover bitboard, then smallest
-//!   opponent bitboard) and every other index is unused.
+//!   ranks `0..M` and, when k1 != k2, S(k2, k1) at `M..M + M'`, each ranked
+//!   by [`HalfRanks`]: the seed-000 multinomial ([`rank24`], colour 1 =
+//!   mover) with symmetry off, the class index ([`super::classes`]) with it on;
+//! - `2-k` holds S(2, k), all lost.
 //!
 //! A pass only reads values at distances below `d` and writes values at
 //! distance `d`, so the GPU needs no atomics on values: any visiting order
