@@ -4,7 +4,7 @@
 //! # Order
 //! A class is written as its representative: the image with the smallest
 //! mover bitboard, ties broken by the smallest opponent bitboard (the order
-//! of [`super::canonical`]). Classes are ordered by the representative's
+//! of the game's `canonical`). Classes are ordered by the representative's
 //! mover board, then by its opponent board.
 //!
 //! # Shape

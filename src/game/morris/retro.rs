@@ -12,7 +12,7 @@
 //! What the game module defines and this file repeats, bit for bit:
 //! - partition `k1-k2` (k1 >= k2 >= 3) holds S(k1, k2) (mover k1 pieces) at
 //!   ranks `0..M` and, when k1 != k2, S(k2, k1) at `M..M + M'`, each ranked
-//!   by [`HalfRanks`]: the seed-000 multinomial ([`rank24`], colour 1 =
+//!   by [`HalfRanks`]: the seed-000 multinomial ([`super::rank24`], colour 1 =
 //!   mover) with symmetry off, the class index ([`super::classes`]) with it on;
 //! - `2-k` holds S(2, k), all lost.
 //!
