@@ -221,6 +221,16 @@ pub fn device_check(
     let side = &kernels.solver;
     let mut report = DeviceCheckReport::new(kernels.name(), opts);
     let mut seed = opts.seed;
+
+    // The class index's tables: built at start-up, on the CPU's cores.
+    let (classes, seconds) = timed(|| Ok(HalfIndex::build_all_uncached()))?;
+    report.rows.push(
+        DeviceCheckRow::new("class tables", "max=9, all halves", classes)
+            .cpu(classes, seconds)
+            .note(format!(
+                "{classes} classes indexed; tables built afresh on the CPU"
+            )),
+    );
     let samples = opts.samples.max(1);
 
     // Kernels against twins on fresh random inputs.

@@ -321,8 +321,27 @@ pub struct HalfIndex {
 
 impl HalfIndex {
     fn build(a: u32, b: u32) -> HalfIndex {
+        Self::build_on(MoverTable::get(a), b)
+    }
+
+    /// Builds every table of `max=9` afresh, ignoring the process's cache
+    /// (for `tbforge bench gpu`): the class counts of its halves, in all.
+    pub fn build_all_uncached() -> u64 {
+        let movers: Vec<Arc<MoverTable>> = (2..=MAX as u32)
+            .map(|a| Arc::new(MoverTable::build(a)))
+            .collect();
+        let mut classes = 0;
+        for m in &movers {
+            for b in 3..=MAX as u32 {
+                classes += Self::build_on(m.clone(), b).size();
+            }
+        }
+        classes
+    }
+
+    fn build_on(movers: Arc<MoverTable>, b: u32) -> HalfIndex {
+        let a = movers.reps[0].count_ones();
         assert!((2..=MAX as u32).contains(&a) && (1..=MAX as u32).contains(&b));
-        let movers = MoverTable::get(a);
         let n = 24 - a;
         let placements = binom(n, b);
         // Per representative: (classes, bitmap words, exceptions as (local
