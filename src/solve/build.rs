@@ -593,11 +593,23 @@ impl Writer {
         let (job_tx, job_rx) = std::sync::mpsc::channel::<WriteJob>();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<WriteResult>();
         let info = info.clone();
+        // One core fewer than the build's: the thread that drives a device
+        // waits on it spinning, and a writer on every core slowed a GPU
+        // solve of Morris max=7 by a third.
+        let threads = rayon::current_num_threads().saturating_sub(1).max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("tbforge-write-{i}"))
+            .build()
+            .map_err(|e| Error::NotAvailable(format!("starting the file writer's threads: {e}")))?;
         let thread = std::thread::Builder::new()
             .name("tbforge-writer".into())
             .spawn(move || {
                 for job in job_rx {
-                    if done_tx.send(job.write(&info, encoding)).is_err() {
+                    if done_tx
+                        .send(pool.install(|| job.write(&info, encoding)))
+                        .is_err()
+                    {
                         break;
                     }
                 }
