@@ -10,6 +10,12 @@
 # 3. Whole CUDA builds for MORRIS_BIG (default "7 8 9"), each timed, verified,
 #    with `tbforge info` and the build log's stage table where the binary has
 #    `bench stages`.
+# 4. SYMMETRY_MAX (default 5): symmetry off and on builds, then `tbforge
+#    compare` of every symmetry-off position against the symmetry-on files
+#    (values, distances and W/D/L position totals).
+# 5. ZSTD_LEVEL (default 19): `tbforge bench zstd` of the largest partition
+#    of the last MORRIS_BIG build against its level-9 file.
+# Peak device memory of each big build: nvidia-smi sampled every 100 ms.
 # The binary is built elsewhere (no Rust on the GPU machine):
 #   cargo build --release
 #   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh .device/
@@ -47,10 +53,13 @@ fi
 for m in ${MORRIS_BIG-7 8 9}; do
   dir="$WORK/morris-$m"
   rm -rf "$dir"
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$OUT/gpumem-$m.txt" 2>/dev/null &
+  smi=$!
   start=$(date +%s.%N)
   /usr/bin/time -v "$BIN" build morris --param max="$m" --backend cuda --out "$dir" --json >"$OUT/build-$m.json" 2>"$OUT/build-$m.err" || { status=1; tail -5 "$OUT/build-$m.err"; }
   end=$(date +%s.%N)
-  echo "== morris max=$m: $(python3 -c "print('%.1f' % ($end - $start))") s wall, peak host RSS $(grep 'Maximum resident' "$OUT/build-$m.err" | awk '{printf "%.1f GiB", $6/1048576}')"
+  kill $smi 2>/dev/null
+  echo "== morris max=$m: $(python3 -c "print('%.1f' % ($end - $start))") s wall, peak host RSS $(grep 'Maximum resident' "$OUT/build-$m.err" | awk '{printf "%.1f GiB", $6/1048576}'), peak device memory $(sort -n "$OUT/gpumem-$m.txt" | tail -1) MiB"
   "$BIN" info "$dir" | head -8
   "$BIN" bench stages "$dir" 2>/dev/null || python3 - "$dir/build-log.json" <<'PY'
 import json, sys
@@ -61,5 +70,16 @@ PY
   tail -1 "$OUT/verify-$m.txt"
   du -sb "$dir" | awk '{printf "files %.2f GB\n", $1/1e9}'
 done
+sm=${SYMMETRY_MAX-5}
+if [ -n "$sm" ]; then
+  for sym in off on; do
+    "$BIN" build morris --param max="$sm" --param symmetry=$sym --backend cuda --out "$WORK/sym-$sym-$sm" --json >"$OUT/sym-$sym.json" 2>"$OUT/sym-$sym.err" || { status=1; tail -3 "$OUT/sym-$sym.err"; }
+  done
+  /usr/bin/time -f "compare %e s" "$BIN" compare "$WORK/sym-off-$sm" "$WORK/sym-on-$sm" >"$OUT/compare.txt" 2>&1 || status=1
+  tail -25 "$OUT/compare.txt"
+fi
+if [ -n "${ZSTD_LEVEL-19}" ] && [ -n "${dir:-}" ] && [ -d "$dir" ]; then
+  "$BIN" bench zstd "$dir" --level "${ZSTD_LEVEL-19}" 2>&1 | tail -15 || status=1
+fi
 echo "gpu_morris exit status $status"
 exit $status
