@@ -56,7 +56,7 @@ for m in ${MORRIS_BIG-7 8 9}; do
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$OUT/gpumem-$m.txt" 2>/dev/null &
   smi=$!
   start=$(date +%s.%N)
-  /usr/bin/time -v "$BIN" build morris --param max="$m" --backend cuda --out "$dir" --json >"$OUT/build-$m.json" 2>"$OUT/build-$m.err" || { status=1; tail -5 "$OUT/build-$m.err"; }
+  TBFORGE_TWIN_TRACE=1 /usr/bin/time -v "$BIN" build morris --param max="$m" --backend cuda --out "$dir" --json >"$OUT/build-$m.json" 2>"$OUT/build-$m.err" || { status=1; tail -5 "$OUT/build-$m.err"; }
   end=$(date +%s.%N)
   kill $smi 2>/dev/null
   echo "== morris max=$m: $(python3 -c "print('%.1f' % ($end - $start))") s wall, peak host RSS $(grep 'Maximum resident' "$OUT/build-$m.err" | awk '{printf "%.1f GiB", $6/1048576}'), peak device memory $(sort -n "$OUT/gpumem-$m.txt" | tail -1) MiB"
