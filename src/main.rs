@@ -56,7 +56,21 @@ pub(crate) fn limit_malloc_arenas() {
     }
 }
 
+/// Lets a closed pipe end the process quietly, as it ends `cat` or `grep`:
+/// Rust ignores SIGPIPE, so `tbforge games | head` made the next `println!`
+/// fail with EPIPE and panic. A build killed this way is left as after any
+/// interruption: finished files under their names, resumable.
+fn end_quietly_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: signal() with SIG_DFL restores the default disposition of one
+    // signal; called first thing in main, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    end_quietly_on_closed_pipe();
     return_large_buffers_to_the_system();
     allow_many_open_files();
     cli::main()
