@@ -48,26 +48,10 @@ use std::sync::{Arc, OnceLock};
 /// Most pieces of one side.
 const MAX: usize = 9;
 
-/// `BINOMIAL[x][y]` = C(x, y) for x, y in 0..=24.
-const BINOMIAL: [[u64; 25]; 25] = {
-    let mut t = [[0u64; 25]; 25];
-    let mut x = 0;
-    while x < 25 {
-        t[x][0] = 1;
-        let mut y = 1;
-        while y <= x {
-            t[x][y] = t[x - 1][y - 1] + t[x - 1][y];
-            y += 1;
-        }
-        x += 1;
-    }
-    t
-};
-
 /// C(x, y) for x <= 24 (zero when y > x).
 #[inline]
 fn binom(x: u32, y: u32) -> u64 {
-    BINOMIAL[x as usize][y as usize]
+    crate::hash::binomial_table()[x as usize][y as usize]
 }
 
 /// `f` over `items`, on all cores where the build machinery (rayon) is in.
