@@ -187,6 +187,9 @@ pub struct MissingPartition {
     pub name: String,
     /// Positions of A that fall in it.
     pub positions: u64,
+    /// Whether B's game, with B's parameters, has this partition at all
+    /// (then B's directory lacks its file; else B's parameters leave it out).
+    pub in_game_b: bool,
 }
 
 /// One of the manifests' totals in both directories.
@@ -773,12 +776,14 @@ fn compare_games<G: Game>(
             },
         })
         .collect();
+    let partitions_b = game_b.partitions();
     report.missing_partitions = missing
         .into_iter()
         .map(|(partition, positions)| MissingPartition {
             partition,
             name: game_b.partition_name(partition),
             positions,
+            in_game_b: partitions_b.contains(&partition),
         })
         .collect();
     let (ta, tb) = (&ma.totals, &mb.totals);
@@ -861,10 +866,15 @@ pub fn render_compare_text(r: &CompareReport) -> String {
     }
     for m in &r.missing_partitions {
         s += &format!(
-            "MISSING partition {} ({}) in B: {} of A fall in it; build B with it\n",
+            "MISSING partition {} ({}) in B: {} of A fall in it; {}\n",
             m.name,
             m.partition,
-            count(m.positions, "position", "positions")
+            count(m.positions, "position", "positions"),
+            if m.in_game_b {
+                "B's manifest lists no file for it"
+            } else {
+                "B's parameters have no such partition"
+            }
         );
     }
     let what = if r.compared_as == ValueEncoding::Byte {

@@ -257,6 +257,7 @@ fn a_partition_missing_in_b_is_named() {
     assert_eq!(r.missing_partitions.len(), 1);
     assert_eq!(r.missing_partitions[0].name, "2-3");
     assert_eq!(r.missing_partitions[0].positions, lost.classes);
+    assert!(r.missing_partitions[0].in_game_b);
     assert_eq!(
         r.compared + r.missing,
         read_manifest(&off).unwrap().totals.classes
@@ -265,6 +266,37 @@ fn a_partition_missing_in_b_is_named() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("MISSING partition 2-3"), "{text}");
+    assert!(text.contains("B's manifest lists no file for it"), "{text}");
+}
+
+#[test]
+fn partitions_that_b_s_parameters_leave_out_are_named() {
+    let t = tempfile::tempdir().unwrap();
+    let on = morris(t.path(), "on");
+    let four = build(
+        t.path(),
+        "four",
+        &["morris", "--param", "max=4", "--param", "symmetry=on"],
+    );
+    // Positions of up to three pieces a side are in both and agree; those
+    // with four have no partition in B's game.
+    let r = compare_dirs(&four, &on).unwrap();
+    assert!(!r.ok && !r.totals_agree);
+    assert_eq!(r.mismatches, 0);
+    assert_eq!(r.compared, read_manifest(&on).unwrap().totals.classes);
+    let names: Vec<(&str, bool)> = r
+        .missing_partitions
+        .iter()
+        .map(|m| (m.name.as_str(), m.in_game_b))
+        .collect();
+    assert_eq!(names, [("2-4", false), ("4-3", false), ("4-4", false)]);
+    assert_eq!(
+        r.compared + r.missing,
+        read_manifest(&four).unwrap().totals.classes
+    );
+    let back = compare_dirs(&on, &four).unwrap();
+    assert_eq!((back.mismatches, back.missing), (0, 0));
+    assert!(!back.ok && !back.totals_agree);
 }
 
 #[test]
