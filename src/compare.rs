@@ -692,11 +692,21 @@ fn compare_games<G: Game>(
                 .map(|(task, (targets, codes))| {
                     let mut tally = Tally::default();
                     let first = start + (task * TASK_POSITIONS) as u64;
+                    // Runs of one partition: look it up once a run.
+                    let mut run: Option<(PartitionId, Option<&Vec<u8>>)> = None;
                     for (i, (t, &code_a)) in targets.iter().zip(codes).enumerate() {
                         if t.rank == ILLEGAL {
                             continue;
                         }
-                        let Some(values) = loaded.get(&t.partition) else {
+                        let values = match run {
+                            Some((p, values)) if p == t.partition => values,
+                            _ => {
+                                let values = loaded.get(&t.partition);
+                                run = Some((t.partition, values));
+                                values
+                            }
+                        };
+                        let Some(values) = values else {
                             *tally.missing.entry(t.partition).or_default() += 1;
                             continue;
                         };

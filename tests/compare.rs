@@ -215,6 +215,10 @@ fn wdl_against_bytes_compares_outcomes_only() {
     assert_agree(&r);
     assert_eq!(r.compared_as, ValueEncoding::Wdl2);
     assert_eq!(r.encoding_b, ValueEncoding::Wdl2);
+    let back = compare_dirs(&wdl, &off).unwrap();
+    assert_agree(&back);
+    assert_eq!(back.compared_as, ValueEncoding::Wdl2);
+    assert_eq!(back.compared, read_manifest(&wdl).unwrap().totals.classes);
 
     // A distance changed within its outcome (a loss in d becomes a loss in
     // d + 2): a different value byte, the same outcome.
