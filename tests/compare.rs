@@ -345,6 +345,12 @@ fn tictactoe_agrees_with_itself() {
     assert_agree(&r);
     assert_eq!(r.compared, m.totals.classes);
     assert_eq!(r.partitions.len(), m.files.len());
+    // The same through a game handed in rather than opened by name.
+    let g = tbforge::game::tictactoe::TicTacToe::from_params(&Default::default()).unwrap();
+    let opts = tbforge::compare::CompareOptions::default();
+    let r = tbforge::compare::compare_game_dirs(&g, &ttt, &g, &ttt, &opts).unwrap();
+    assert_agree(&r);
+    assert_eq!(r.compared, m.totals.classes);
     let (code, v) = json(&["compare", s(&ttt), s(&ttt), "--json"]);
     assert_eq!(code, Some(0));
     assert_eq!(v["compared"], m.totals.classes);
