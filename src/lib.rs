@@ -8,7 +8,9 @@
 //! - [`game`]: the [`Game`] trait and the built-in games;
 //! - `solve` (feature `build`): forward search and retrograde analysis;
 //! - [`mod@format`]: the tablebase file format and the manifest;
-//! - [`probe`]: what engines link to read values back.
+//! - [`probe`]: what engines link to read values back;
+//! - `compare` (feature `build`): two tablebases of one game, position by position;
+//! - `zstd_bench` (feature `build`): one partition as a single zstd stream against its file.
 #![warn(missing_docs)]
 
 mod error;
@@ -23,11 +25,15 @@ pub mod verify;
 #[cfg(feature = "build")]
 pub mod backend;
 #[cfg(feature = "build")]
+pub mod compare;
+#[cfg(feature = "build")]
 pub mod pipeline;
 #[cfg(feature = "build")]
 mod progress;
 #[cfg(feature = "build")]
 pub mod solve;
+#[cfg(feature = "build")]
+pub mod zstd_bench;
 
 pub use error::{Error, Result};
 pub use game::{Game, GameInfo, GameKind, Status};

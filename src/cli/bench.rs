@@ -79,6 +79,35 @@ pub fn bench(what: BenchWhat) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        BenchWhat::Zstd {
+            dir,
+            partition,
+            level,
+            sample_mb,
+            threads,
+            json,
+        } => {
+            let mut opts = tbforge::zstd_bench::ZstdBenchOptions {
+                partition,
+                level,
+                ..Default::default()
+            };
+            if let Some(mb) = sample_mb {
+                opts.sample_bytes = Some(mb.checked_mul(1 << 20).ok_or_else(|| {
+                    anyhow::anyhow!("--sample-mb {mb} is out of range; give a size in MiB")
+                })?);
+            }
+            if let Some(t) = threads {
+                opts.threads = t;
+            }
+            let row = tbforge::zstd_bench::bench_zstd(&dir, &opts)?;
+            if json {
+                println!("{}", serde_json::to_string(&row)?);
+            } else {
+                print!("{}", tbforge::zstd_bench::render_zstd_text(&row));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         BenchWhat::Stages { dir, json } => {
             let stages = tbforge::solve::read_stages(&dir)?;
             if json {

@@ -12,6 +12,7 @@ use tbforge::registry::{open_game, AnyGame};
 
 mod bench;
 mod build;
+mod compare;
 mod games;
 mod info;
 mod probe;
@@ -73,6 +74,30 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compare two tablebases of one game, built with different parameters,
+    /// position by position.
+    ///
+    /// Every index of every partition of DIR_A is unranked; each legal
+    /// position is ranked in DIR_B's game and the two stored values compared
+    /// (value bytes; WDL codes where either stores only those). The manifests'
+    /// position totals (positions, wins, draws, losses) are compared too.
+    /// Exits 0 if everything agrees, 1 on any difference, 2 if the two cannot
+    /// be compared (missing, damaged, different games).
+    Compare {
+        /// The tablebase whose every index is enumerated.
+        dir_a: PathBuf,
+        /// The tablebase its positions are looked up in.
+        dir_b: PathBuf,
+        /// Mismatches to describe in full (the first ones, in DIR_A's order).
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        examples: usize,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Throughput figures: hashing, solving, probing (positions/s).
     Bench {
         #[command(subcommand)]
@@ -106,6 +131,38 @@ pub(crate) enum BenchWhat {
     Probe {
         /// The tablebase directory.
         dir: PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// How well one partition's values compress as one zstd stream, against
+    /// the tablebase's own file (compressed block by block).
+    ///
+    /// Decompresses the partition's stored values, compresses them as a
+    /// single stream (libzstd's worker threads), checks that the stream
+    /// decompresses to them, and prints both sizes in bytes and bits per
+    /// value, their ratio, and the stream's seconds and MB/s.
+    Zstd {
+        /// The tablebase directory.
+        dir: PathBuf,
+        /// The partition (its name, as `tbforge info` lists it, or its file
+        /// name); default: the largest file.
+        #[arg(long, value_name = "NAME")]
+        partition: Option<String>,
+        /// The stream's zstd level (1..=22; the files use 9).
+        #[arg(
+            long,
+            value_name = "N",
+            default_value_t = 19,
+            allow_negative_numbers = true
+        )]
+        level: i32,
+        /// Compress only the first M MiB of the values (default: all).
+        #[arg(long, value_name = "M")]
+        sample_mb: Option<u64>,
+        /// zstd worker threads (default: all cores; 0: single-threaded).
+        #[arg(long)]
+        threads: Option<u32>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -270,6 +327,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             position,
             json,
         } => probe::probe(&dir, &position, json),
+        Command::Compare {
+            dir_a,
+            dir_b,
+            examples,
+            threads,
+            json,
+        } => compare::compare(&dir_a, &dir_b, examples, threads, json),
         Command::Bench { what } => bench::bench(what),
     }
 }
