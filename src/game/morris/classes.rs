@@ -202,6 +202,7 @@ impl MoverTable {
 
     /// The table for `a` pieces (2..=9), built on first use.
     pub fn get(a: u32) -> Arc<MoverTable> {
+        // An Arc here is cloned once per half built, not per lookup.
         static TABLES: [OnceLock<Arc<MoverTable>>; MAX + 1] = [const { OnceLock::new() }; MAX + 1];
         TABLES[a as usize]
             .get_or_init(|| Arc::new(MoverTable::build(a)))
@@ -221,7 +222,7 @@ pub enum HalfRanks {
         b: u32,
     },
     /// One index per symmetry class.
-    Classes(Arc<HalfIndex>),
+    Classes(&'static HalfIndex),
 }
 
 impl HalfRanks {
@@ -406,12 +407,12 @@ impl HalfIndex {
     }
 
     /// The index of S(a, b) (2 <= a <= 9, 1 <= b <= 9, a + b <= 24), built on first use.
-    pub fn get(a: u32, b: u32) -> Arc<HalfIndex> {
-        static INDEXES: [[OnceLock<Arc<HalfIndex>>; MAX + 1]; MAX + 1] =
+    /// A plain reference: ranking looks it up per position on every core,
+    /// and a shared reference count would be one contended cache line.
+    pub fn get(a: u32, b: u32) -> &'static HalfIndex {
+        static INDEXES: [[OnceLock<HalfIndex>; MAX + 1]; MAX + 1] =
             [const { [const { OnceLock::new() }; MAX + 1] }; MAX + 1];
-        INDEXES[a as usize][b as usize]
-            .get_or_init(|| Arc::new(HalfIndex::build(a, b)))
-            .clone()
+        INDEXES[a as usize][b as usize].get_or_init(|| HalfIndex::build(a, b))
     }
 
     /// Classes of S(a, b): the index size.
