@@ -637,18 +637,10 @@ fn mutate_tbf(rng: &mut Rng, fx: &Fixture, name: &str) -> Mutation {
 }
 
 /// Field names of the manifest below its top level (totals, files, params),
-/// for renaming one into another together with [`common::MANIFEST_FIELDS`].
-const NESTED_MANIFEST_KEYS: [&str; 19] = [
-    "index_size",
-    "positions",
-    "wins",
-    "draws",
-    "losses",
-    "classes",
-    "class_wins",
-    "class_draws",
-    "class_losses",
-    "illegal",
+/// for renaming one into another together with [`common::MANIFEST_FIELDS`]:
+/// the counts by outcome, then the other fields of totals and file entries,
+/// then a parameter.
+const NESTED_MANIFEST_KEYS: [&str; 9] = [
     "reachable",
     "max_distance",
     "name",
@@ -879,6 +871,7 @@ fn mutate_manifest(rng: &mut Rng, fx: &Fixture) -> Mutation {
             let new = if rng.one_in(2) {
                 let keys: Vec<&str> = common::MANIFEST_FIELDS
                     .iter()
+                    .chain(&tbforge::format::Tally::NAMES)
                     .chain(&NESTED_MANIFEST_KEYS)
                     .copied()
                     .collect();
@@ -1076,7 +1069,7 @@ fn allowed_probe_error(m: &Mutation, e: &FormatError) -> bool {
         FormatError::Mismatch { .. } | FormatError::Version { .. } => true,
         // A manifest can lose a partition or name a file that is not there.
         FormatError::NotInTablebase { .. } => manifest,
-        FormatError::Io { source, .. } => manifest && source.kind() == std::io::ErrorKind::NotFound,
+        FormatError::Io(e) => manifest && e.source.kind() == std::io::ErrorKind::NotFound,
         _ => false,
     }
 }

@@ -171,17 +171,12 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
 /// Adds what to do to the I/O errors a user can fix.
 fn explain_io(e: Error) -> Error {
     use std::io::ErrorKind as K;
-    let (action, path, source) = match e {
-        Error::Io {
-            action,
-            path,
-            source,
-        }
-        | Error::Format(format::FormatError::Io {
-            action,
-            path,
-            source,
-        }) => (action, path, source),
+    let format::IoError {
+        action,
+        path,
+        source,
+    } = match e {
+        Error::Io(e) | Error::Format(format::FormatError::Io(e)) => e,
         other => return other,
     };
     let hint = match source.kind() {
