@@ -184,7 +184,13 @@ fn counts_are_classes_and_weighted_positions() {
     assert_eq!(stages.partitions.len(), 1);
     let p = &stages.partitions[0];
     assert_eq!(
-        (p.index_size, p.classes, p.positions, p.bytes, p.solver),
+        (
+            p.sizes.index_size,
+            p.sizes.classes,
+            p.sizes.positions,
+            p.work.bytes,
+            p.solver
+        ),
         (
             f.index_size,
             f.classes,

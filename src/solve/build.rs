@@ -407,13 +407,13 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                         accelerated_partitions += 1;
                         let solve = solve?;
                         stage.solver = Solver::Kernels;
-                        stage.passes = solve.passes;
-                        stage.device_seconds = solve.device_seconds;
+                        stage.work.passes = solve.passes.map(u64::from);
+                        stage.work.device_seconds = solve.device_seconds;
                         solve.values
                     }
                     None => solve_partition(game, &layout, &deps, slot, &progress)?,
                 };
-                stage.solve_seconds = solve_started.elapsed().as_secs_f64();
+                stage.work.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
                 let values = Arc::new(values);
                 in_memory[slot] = Some(values.clone());
@@ -469,7 +469,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                     },
                 )?;
                 let mut stage = PartitionStage::new(p, &name, Solver::External);
-                stage.solve_seconds = solve_started.elapsed().as_secs_f64();
+                stage.work.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
                 let written = Instant::now();
                 let t = Instant::now();
@@ -501,8 +501,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                     Some(pool) => pool.install(write)?,
                     None => write()?,
                 };
-                stage.count_seconds = counting.as_secs_f64();
-                stage.write_seconds = written.elapsed().saturating_sub(counting).as_secs_f64();
+                stage.work.count_seconds = counting.as_secs_f64();
+                stage.work.write_seconds = written.elapsed().saturating_sub(counting).as_secs_f64();
                 (
                     FileEntry::from_counts(p, &name, &counts, reachable, summary),
                     stage,
@@ -644,7 +644,7 @@ impl WriteJob {
         let t = Instant::now();
         let summary =
             format::write_partition_file(&self.path, info, self.partition, encoding, &self.values)?;
-        self.stage.write_seconds = t.elapsed().as_secs_f64();
+        self.stage.work.write_seconds = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let entry = FileEntry::new(
             info.kind,
@@ -655,7 +655,7 @@ impl WriteJob {
             self.reachable,
             summary,
         );
-        self.stage.count_seconds = t.elapsed().as_secs_f64();
+        self.stage.work.count_seconds = t.elapsed().as_secs_f64();
         self.stage.fill_from(&entry);
         Ok((entry, self.stage))
     }
