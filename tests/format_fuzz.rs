@@ -1694,40 +1694,51 @@ fn deep_verify_skips_a_manifest_that_names_another_game() {
 
 // ---------------------------------------------------------------- wording
 
+/// `text` holds every one of `has` and none of `lacks`.
+fn assert_says(text: &str, has: &[&str], lacks: &[&str]) {
+    for part in has {
+        assert!(text.contains(part), "no `{part}` in:\n{text}");
+    }
+    for part in lacks {
+        assert!(!text.contains(part), "`{part}` in:\n{text}");
+    }
+}
+
 /// `tbforge verify` and `tbforge info` text for a one-file tablebase (the
 /// pancake puzzle) and a ten-file one (tic-tac-toe): counts agree with their nouns.
 #[test]
 fn rendered_counts_agree_with_their_nouns() {
     let one = fixture_labelled("pancake");
     let r = verify_dir(one.dir.path(), true).unwrap();
-    let text = render_verify_text(&r);
-    assert!(text.contains(": 1 file, 8 blocks checked, "), "{text}");
-    assert!(
-        text.contains(" positions re-derived; all checks passed"),
-        "{text}"
+    assert_says(
+        &render_verify_text(&r),
+        &[
+            ": 1 file, 8 blocks checked, ",
+            " positions re-derived; all checks passed",
+        ],
+        &[],
     );
-    let text = render_info_text(&info(one.dir.path()).unwrap());
-    assert!(
-        text.contains("positions   120 legal in 120 indices (0 illegal)"),
-        "{text}"
+    assert_says(
+        &render_info_text(&info(one.dir.path()).unwrap()),
+        &[
+            "positions   120 legal in 120 indices (0 illegal)",
+            " in 1 file, ",
+        ],
+        &["1 files"],
     );
-    assert!(text.contains(" in 1 file, "), "{text}");
-    assert!(!text.contains("1 files"), "{text}");
     drop(one);
 
     let many = fixture_labelled("tictactoe");
     let r = verify_dir(many.dir.path(), false).unwrap();
-    let text = render_verify_text(&r);
-    assert!(text.contains(": 10 files, "), "{text}");
-    assert!(
-        text.contains(" blocks checked; all checks passed"),
-        "{text}"
+    assert_says(
+        &render_verify_text(&r),
+        &[": 10 files, ", " blocks checked; all checks passed"],
+        &[],
     );
-    let text = render_info_text(&info(many.dir.path()).unwrap());
-    assert!(text.contains(" in 10 files, "), "{text}");
-    assert!(
-        text.contains("layers      10 layers (depths 0..9)"),
-        "{text}"
+    assert_says(
+        &render_info_text(&info(many.dir.path()).unwrap()),
+        &[" in 10 files, ", "layers      10 layers (depths 0..9)"],
+        &[],
     );
 
     // One damaged file of ten; then the manifest alone.
