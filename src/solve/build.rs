@@ -11,6 +11,7 @@
 use super::bfs::{frontier_bfs, two_bit_bfs};
 use super::lock::DirLocks;
 use super::retro::solve_partition;
+use super::schedule::ExternalSolver;
 use super::stages::{PartitionStage, Solver};
 use super::Progress;
 use crate::format::{
@@ -20,8 +21,7 @@ use crate::format::{
 use crate::game::Layout;
 use crate::game::{Game, GameInfo, PartitionKernels, SolvedPartitions};
 use crate::pipeline::{
-    peak_rss, solve_partition_external, ByteFile, ExternalPlan, IoStats, PassCheckpoint,
-    ScratchDisks, StorageIo,
+    peak_rss, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks, StorageIo,
 };
 use crate::value::{PartitionId, Weights};
 use crate::{Error, Result};
@@ -454,20 +454,18 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                         )));
                     }
                 }
-                solve_partition_external(
+                let external = ExternalSolver {
                     game,
-                    &layout,
+                    layout: &layout,
                     disks,
-                    slot,
                     plan,
-                    &progress,
-                    &stats,
-                    resume,
-                    &mut |c| {
-                        state.current = Some((slot, c));
-                        write_state(out, &state)
-                    },
-                )?;
+                    progress: &progress,
+                    stats: &stats,
+                };
+                external.solve(slot, resume, &mut |c| {
+                    state.current = Some((slot, c));
+                    write_state(out, &state)
+                })?;
                 let mut stage = PartitionStage::new(p, &name, Solver::External);
                 stage.work.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
