@@ -97,14 +97,18 @@ impl Tally {
     /// The counts of indices, unweighted: classes, their wins, draws and
     /// losses, and illegal indices.
     pub fn class_counts(&self) -> [u64; 5] {
-        let f = self.fields();
-        [f[5], f[6], f[7], f[8], f[9]]
+        [
+            self.classes,
+            self.class_wins,
+            self.class_draws,
+            self.class_losses,
+            self.illegal,
+        ]
     }
 
     /// The weighted counts: positions, wins, draws and losses.
     pub fn weighted_counts(&self) -> [u64; 4] {
-        let f = self.fields();
-        [f[1], f[2], f[3], f[4]]
+        [self.positions, self.wins, self.draws, self.losses]
     }
 
     /// Adds `other` field by field with `add`; `None` (and `self` partly
