@@ -35,16 +35,8 @@ pub enum Error {
     #[error(transparent)]
     Format(#[from] crate::format::FormatError),
     /// An I/O error on a named path.
-    #[error("{action} {}: {source}", path.display())]
-    Io {
-        /// What tbforge was doing ("writing", "reading", "creating directory").
-        action: &'static str,
-        /// The path involved.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(crate::format::IoError),
     /// The solver needed a distance beyond what one value byte holds.
     #[error("partition {partition} of {game} needs distances beyond {max} plies, more than the one-byte value encoding holds")]
     DistanceOverflow {
@@ -74,11 +66,7 @@ pub enum Error {
 impl Error {
     /// An I/O error on `path`.
     pub fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Error {
-        Error::Io {
-            action,
-            path: path.into(),
-            source,
-        }
+        Error::Io(crate::format::IoError::new(action, path, source))
     }
 }
 

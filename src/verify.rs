@@ -558,20 +558,7 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry, weights: Option<&Weig
         }
     }
     if complete {
-        let got = [
-            counts.classes,
-            counts.class_wins,
-            counts.class_draws,
-            counts.class_losses,
-            counts.illegal,
-        ];
-        let want = [
-            entry.classes,
-            entry.class_wins,
-            entry.class_draws,
-            entry.class_losses,
-            entry.illegal,
-        ];
+        let (got, want) = (counts.class_counts(), entry.class_counts());
         if got != want {
             c.fail(
                 None,
@@ -579,8 +566,7 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry, weights: Option<&Weig
             );
         }
         if weights.is_some() {
-            let got = [counts.positions, counts.wins, counts.draws, counts.losses];
-            let want = [entry.positions, entry.wins, entry.draws, entry.losses];
+            let (got, want) = (counts.weighted_counts(), entry.weighted_counts());
             if got != want {
                 c.fail(
                     None,

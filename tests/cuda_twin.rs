@@ -139,18 +139,25 @@ fn rank_exhaustive_small() {
     }
 }
 
-/// The rank a fraction of the way into a space of `size` ranks.
-fn rank_at(size: u64, frac: f64) -> u64 {
-    ((size as f64 * frac) as u64).min(size - 1)
+/// A partition `(k1, k2)` drawn from `parts` and a rank spread uniformly
+/// over its `size(k1, k2)` ranks: what the proptests below draw.
+fn part_and_rank(
+    parts: &'static [(u32, u32)],
+    size: fn(u32, u32) -> u64,
+) -> impl Strategy<Value = (u32, u32, u64)> {
+    (0..parts.len(), 0.0f64..1.0).prop_map(move |(p, frac)| {
+        let (k1, k2) = parts[p];
+        let size = size(k1, k2);
+        (k1, k2, ((size as f64 * frac) as u64).min(size - 1))
+    })
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
     #[test]
-    fn rank_matches_multinomial(p in 0..PARTS.len(), frac in 0.0f64..1.0) {
-        let (k1, k2) = PARTS[p];
-        let size = rank24::size(k1, k2).unwrap();
-        let r = rank_at(size, frac);
+    fn rank_matches_multinomial(
+        (k1, k2, r) in part_and_rank(&PARTS, |k1, k2| rank24::size(k1, k2).unwrap())
+    ) {
         check_rank(k1, k2, r);
     }
 }
@@ -173,10 +180,10 @@ const MORRIS_PARTS: [(u32, u32); 12] = [
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(600))]
     #[test]
-    fn morris_expansion_matches_reference(p in 0..MORRIS_PARTS.len(), frac in 0.0f64..1.0) {
-        let (k1, k2) = MORRIS_PARTS[p];
+    fn morris_expansion_matches_reference(
+        (k1, k2, r) in part_and_rank(&MORRIS_PARTS, |k1, k2| MorrisPartition::new(k1, k2).unwrap().size())
+    ) {
         let part = MorrisPartition::new(k1, k2).unwrap();
-        let r = rank_at(part.size(), frac);
         prop_assert_eq!(morris::expand(part, r), morris::expand_reference(part, r), "{}-{} rank {}", k1, k2, r);
     }
 }

@@ -637,18 +637,10 @@ fn mutate_tbf(rng: &mut Rng, fx: &Fixture, name: &str) -> Mutation {
 }
 
 /// Field names of the manifest below its top level (totals, files, params),
-/// for renaming one into another together with [`common::MANIFEST_FIELDS`].
-const NESTED_MANIFEST_KEYS: [&str; 19] = [
-    "index_size",
-    "positions",
-    "wins",
-    "draws",
-    "losses",
-    "classes",
-    "class_wins",
-    "class_draws",
-    "class_losses",
-    "illegal",
+/// for renaming one into another together with [`common::MANIFEST_FIELDS`]:
+/// the counts by outcome, then the other fields of totals and file entries,
+/// then a parameter.
+const NESTED_MANIFEST_KEYS: [&str; 9] = [
     "reachable",
     "max_distance",
     "name",
@@ -879,6 +871,7 @@ fn mutate_manifest(rng: &mut Rng, fx: &Fixture) -> Mutation {
             let new = if rng.one_in(2) {
                 let keys: Vec<&str> = common::MANIFEST_FIELDS
                     .iter()
+                    .chain(&tbforge::format::Tally::NAMES)
                     .chain(&NESTED_MANIFEST_KEYS)
                     .copied()
                     .collect();
@@ -1076,7 +1069,7 @@ fn allowed_probe_error(m: &Mutation, e: &FormatError) -> bool {
         FormatError::Mismatch { .. } | FormatError::Version { .. } => true,
         // A manifest can lose a partition or name a file that is not there.
         FormatError::NotInTablebase { .. } => manifest,
-        FormatError::Io { source, .. } => manifest && source.kind() == std::io::ErrorKind::NotFound,
+        FormatError::Io(e) => manifest && e.source.kind() == std::io::ErrorKind::NotFound,
         _ => false,
     }
 }
@@ -1701,40 +1694,51 @@ fn deep_verify_skips_a_manifest_that_names_another_game() {
 
 // ---------------------------------------------------------------- wording
 
+/// `text` holds every one of `has` and none of `lacks`.
+fn assert_says(text: &str, has: &[&str], lacks: &[&str]) {
+    for part in has {
+        assert!(text.contains(part), "no `{part}` in:\n{text}");
+    }
+    for part in lacks {
+        assert!(!text.contains(part), "`{part}` in:\n{text}");
+    }
+}
+
 /// `tbforge verify` and `tbforge info` text for a one-file tablebase (the
 /// pancake puzzle) and a ten-file one (tic-tac-toe): counts agree with their nouns.
 #[test]
 fn rendered_counts_agree_with_their_nouns() {
     let one = fixture_labelled("pancake");
     let r = verify_dir(one.dir.path(), true).unwrap();
-    let text = render_verify_text(&r);
-    assert!(text.contains(": 1 file, 8 blocks checked, "), "{text}");
-    assert!(
-        text.contains(" positions re-derived; all checks passed"),
-        "{text}"
+    assert_says(
+        &render_verify_text(&r),
+        &[
+            ": 1 file, 8 blocks checked, ",
+            " positions re-derived; all checks passed",
+        ],
+        &[],
     );
-    let text = render_info_text(&info(one.dir.path()).unwrap());
-    assert!(
-        text.contains("positions   120 legal in 120 indices (0 illegal)"),
-        "{text}"
+    assert_says(
+        &render_info_text(&info(one.dir.path()).unwrap()),
+        &[
+            "positions   120 legal in 120 indices (0 illegal)",
+            " in 1 file, ",
+        ],
+        &["1 files"],
     );
-    assert!(text.contains(" in 1 file, "), "{text}");
-    assert!(!text.contains("1 files"), "{text}");
     drop(one);
 
     let many = fixture_labelled("tictactoe");
     let r = verify_dir(many.dir.path(), false).unwrap();
-    let text = render_verify_text(&r);
-    assert!(text.contains(": 10 files, "), "{text}");
-    assert!(
-        text.contains(" blocks checked; all checks passed"),
-        "{text}"
+    assert_says(
+        &render_verify_text(&r),
+        &[": 10 files, ", " blocks checked; all checks passed"],
+        &[],
     );
-    let text = render_info_text(&info(many.dir.path()).unwrap());
-    assert!(text.contains(" in 10 files, "), "{text}");
-    assert!(
-        text.contains("layers      10 layers (depths 0..9)"),
-        "{text}"
+    assert_says(
+        &render_info_text(&info(many.dir.path()).unwrap()),
+        &[" in 10 files, ", "layers      10 layers (depths 0..9)"],
+        &[],
     );
 
     // One damaged file of ten; then the manifest alone.

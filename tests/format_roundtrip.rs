@@ -180,11 +180,8 @@ fn multi_block_files_read_back_in_both_encodings() {
 
 #[test]
 fn wdl2_tablebase_verifies_and_agrees_with_byte_outcomes() {
-    let g = game();
-    let s = solved();
-    let byte = tempfile::tempdir().unwrap();
+    let (g, s, byte, _) = written();
     let wdl = tempfile::tempdir().unwrap();
-    write_solved(byte.path(), &g, &s, ValueEncoding::Byte).unwrap();
     let m = write_solved(wdl.path(), &g, &s, ValueEncoding::Wdl2).unwrap();
     assert_eq!(m.encoding, ValueEncoding::Wdl2);
     let r = verify_dir(wdl.path(), true).unwrap();

@@ -1,7 +1,9 @@
 //! The external-memory path gives the in-memory solver's bytes, on a cyclic
 //! synthetic game (draws, cycles, moves across partitions) where every pass matters.
 
-use tbforge::game::{GameInfo, Params};
+mod common;
+
+use tbforge::game::GameInfo;
 use tbforge::pipeline::{ExternalPlan, ScratchDisks};
 use tbforge::solve::{solve_game, solve_game_external, Progress};
 use tbforge::{Game, GameKind, PartitionId, Rank, Status, Value};
@@ -17,11 +19,7 @@ impl Game for Graph {
     type Move = u8;
 
     fn info(&self) -> GameInfo {
-        GameInfo {
-            id: "graph",
-            params: Params::new(),
-            kind: self.kind,
-        }
+        common::plain_info("graph", self.kind)
     }
     fn partitions(&self) -> Vec<PartitionId> {
         vec![PartitionId(0), PartitionId(1)]

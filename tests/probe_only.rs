@@ -4,6 +4,7 @@
 //! # Source: the rules of tic-tac-toe; its empty board is a draw (Schaefer 2002).
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 use tbforge::format::{write_manifest, write_partition_file, FileEntry, Manifest, ValueEncoding};
 use tbforge::game::tictactoe::{Board, TicTacToe};
 use tbforge::game::{GameInfo, Params};
@@ -180,36 +181,14 @@ fn puzzle_values_read_as_goal_distances() {
         })
         .collect();
     values.push(0);
-    let info = Hop.info();
     let dir = tempfile::tempdir().unwrap();
-    let sum = write_partition_file(
-        &dir.path().join("all.tbf"),
-        &info,
-        PartitionId(0),
-        ValueEncoding::Byte,
-        &values,
-    )
-    .unwrap();
-    let entry = FileEntry::new(
-        GameKind::Puzzle,
-        PartitionId(0),
-        "all",
-        &values,
-        &Weights::one(),
-        None,
-        sum,
-    );
+    let entry = write_hop(dir.path(), ValueEncoding::Byte, &values);
     // Puzzles: wins = positions that reach the goal, draws = those that cannot, no losses.
     assert_eq!(
         (entry.wins, entry.draws, entry.losses, entry.illegal),
         (10, 1, 0, 1)
     );
     assert_eq!(entry.longest_win, Some(4));
-    write_manifest(
-        dir.path(),
-        &Manifest::new(&info, ValueEncoding::Byte, vec![entry], None),
-    )
-    .unwrap();
 
     let gtb = GameTablebase::new(Hop, Tablebase::open(dir.path()).unwrap()).unwrap();
     for (pos, d) in want.iter().enumerate() {
@@ -233,6 +212,32 @@ fn puzzle_values_read_as_goal_distances() {
     assert!(gtb.probe(&6).unwrap().best_moves.is_empty());
 }
 
+/// Writes `values` of [`Hop`]'s one partition as `dir/all.tbf` and its
+/// manifest; returns the file's manifest entry.
+fn write_hop(dir: &Path, encoding: ValueEncoding, values: &[u8]) -> FileEntry {
+    let info = Hop.info();
+    let sum = write_partition_file(
+        &dir.join("all.tbf"),
+        &info,
+        PartitionId(0),
+        encoding,
+        values,
+    )
+    .unwrap();
+    let entry = FileEntry::new(
+        GameKind::Puzzle,
+        PartitionId(0),
+        "all",
+        values,
+        &Weights::one(),
+        None,
+        sum,
+    );
+    let manifest = Manifest::new(&info, encoding, vec![entry.clone()], None);
+    write_manifest(dir, &manifest).unwrap();
+    entry
+}
+
 #[test]
 fn puzzle_wdl2_reads_as_reachable_or_not() {
     let mut values: Vec<u8> = [4u32, 3, 4, 3, 2, 3, 99, 1, 2, 1, 0]
@@ -247,25 +252,9 @@ fn puzzle_wdl2_reads_as_reachable_or_not() {
         })
         .collect();
     values.push(0);
-    let info = Hop.info();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("all.tbf");
-    let sum =
-        write_partition_file(&path, &info, PartitionId(0), ValueEncoding::Wdl2, &values).unwrap();
-    let entry = FileEntry::new(
-        GameKind::Puzzle,
-        PartitionId(0),
-        "all",
-        &values,
-        &Weights::one(),
-        None,
-        sum,
-    );
-    write_manifest(
-        dir.path(),
-        &Manifest::new(&info, ValueEncoding::Wdl2, vec![entry], None),
-    )
-    .unwrap();
+    write_hop(dir.path(), ValueEncoding::Wdl2, &values);
     // Distance parity means nothing in a puzzle: every solvable square reads as a win.
     let codes = tbforge::format::TableFile::open_read(&path)
         .unwrap()

@@ -7,8 +7,10 @@
 //! # Source: the game below is made up for this test; its counts are worked
 //! out by hand in `counts_are_classes_and_weighted_positions`.
 
+mod common;
+
 use tbforge::format::{info, read_manifest, render_info_text, write_manifest, Manifest, Totals};
-use tbforge::game::{GameInfo, Params};
+use tbforge::game::GameInfo;
 use tbforge::pipeline::ExternalPlan;
 use tbforge::solve::{build_game, read_stages, BuildOptions, Solver};
 use tbforge::verify::{verify_dir, verify_game_dir, VerifyOptions};
@@ -30,11 +32,7 @@ impl Game for Piles {
     type Position = (u64, u64);
     type Move = u64;
     fn info(&self) -> GameInfo {
-        GameInfo {
-            id: "piles",
-            params: Params::new(),
-            kind: GameKind::TwoPlayer,
-        }
+        common::plain_info("piles", GameKind::TwoPlayer)
     }
     fn partitions(&self) -> Vec<PartitionId> {
         vec![PartitionId(0)]
@@ -184,7 +182,13 @@ fn counts_are_classes_and_weighted_positions() {
     assert_eq!(stages.partitions.len(), 1);
     let p = &stages.partitions[0];
     assert_eq!(
-        (p.index_size, p.classes, p.positions, p.bytes, p.solver),
+        (
+            p.sizes.index_size,
+            p.sizes.classes,
+            p.sizes.positions,
+            p.work.bytes,
+            p.solver
+        ),
         (
             f.index_size,
             f.classes,

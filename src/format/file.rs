@@ -72,6 +72,43 @@ pub struct Header {
 }
 
 impl Header {
+    /// The header this version writes for `game`'s partition `partition`:
+    /// `index_size` values in blocks of `block_positions`, the first block at
+    /// `data_offset`, `file_len` bytes in all.
+    fn new(
+        game: &GameInfo,
+        partition: PartitionId,
+        encoding: ValueEncoding,
+        index_size: u64,
+        block_positions: u32,
+        data_offset: u64,
+        file_len: u64,
+    ) -> Header {
+        Header {
+            format_version: FORMAT_VERSION,
+            game: game.id.to_string(),
+            param_hash: game.param_hash(),
+            kind: game.kind,
+            partition,
+            encoding,
+            index_size,
+            block_positions,
+            block_count: index_size.div_ceil(u64::from(block_positions)),
+            data_offset,
+            file_len,
+        }
+    }
+
+    /// The encoded header and the trailer's checksum: crc32 over the header
+    /// and the block index `index` that follows it.
+    fn sealed(&self, index: &[u8]) -> ([u8; HEADER_LEN], u32) {
+        let header = self.encode();
+        let mut seal = crc32fast::Hasher::new();
+        seal.update(&header);
+        seal.update(index);
+        (header, seal.finalize())
+    }
+
     /// Positions in block `block`.
     pub fn positions_in(&self, block: u64) -> u64 {
         let start = block * u64::from(self.block_positions);
@@ -311,25 +348,18 @@ fn write_blocks<E: From<FormatError>>(
         }
         debug_assert_eq!(written, block_count);
         let file_len = offset + TRAILER_LEN as u64;
-        let header = Header {
-            format_version: FORMAT_VERSION,
-            game: game.id.to_string(),
-            param_hash: game.param_hash(),
-            kind: game.kind,
+        let (header, seal) = Header::new(
+            game,
             partition,
             encoding,
-            index_size: positions,
-            block_positions: bp,
-            block_count,
+            positions,
+            bp,
             data_offset,
             file_len,
-        }
-        .encode();
-        let mut sealed = crc32fast::Hasher::new();
-        sealed.update(&header);
-        sealed.update(&index);
+        )
+        .sealed(&index);
         let mut trailer = [0u8; TRAILER_LEN];
-        trailer[0..4].copy_from_slice(&sealed.finalize().to_le_bytes());
+        trailer[0..4].copy_from_slice(&seal.to_le_bytes());
         trailer[8..16].copy_from_slice(&TRAILER_MAGIC);
         f.write_all(&trailer).map_err(write_err)?;
         f.seek(SeekFrom::Start(0)).map_err(write_err)?;
@@ -935,29 +965,22 @@ mod tests {
             index.extend_from_slice(&crc32fast::hash(b).to_le_bytes());
             offset += b.len() as u64;
         }
-        let header = Header {
-            format_version: FORMAT_VERSION,
-            game: game.id.to_string(),
-            param_hash: game.param_hash(),
-            kind: game.kind,
+        let (header, seal) = Header::new(
+            game,
             partition,
             encoding,
-            index_size: values.len() as u64,
-            block_positions: bp,
-            block_count,
+            values.len() as u64,
+            bp,
             data_offset,
-            file_len: offset + TRAILER_LEN as u64,
-        }
-        .encode();
-        let mut sealed = crc32fast::Hasher::new();
-        sealed.update(&header);
-        sealed.update(&index);
+            offset + TRAILER_LEN as u64,
+        )
+        .sealed(&index);
         let mut out = header.to_vec();
         out.extend_from_slice(&index);
         for b in &blocks {
             out.extend_from_slice(b);
         }
-        out.extend_from_slice(&sealed.finalize().to_le_bytes());
+        out.extend_from_slice(&seal.to_le_bytes());
         out.extend_from_slice(&[0; 4]);
         out.extend_from_slice(&TRAILER_MAGIC);
         out

@@ -42,11 +42,14 @@ pub struct Manifest {
     pub files: Vec<FileEntry>,
 }
 
-/// The manifest's totals: sums over its files.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct Totals {
-    /// Indices over all files, legal or not.
+/// Counts by outcome: what the manifest's totals, each file entry and
+/// [`Counts`] share, one type so that build, verify and the manifest agree
+/// field for field. Its fields stand in the manifest in this order, inside
+/// the totals and each file entry (`#[serde(flatten)]`); the three read them
+/// as their own through `Deref`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Tally {
+    /// Indices, legal or not.
     pub index_size: u64,
     /// Legal positions: each stored index weighted by the positions it stands
     /// for ([`Weights`]), so that a symmetry-class index reports the same
@@ -68,10 +71,119 @@ pub struct Totals {
     pub class_losses: u64,
     /// Illegal or unused indices.
     pub illegal: u64,
+}
+
+impl Tally {
+    /// The field names, in the order of [`Tally::fields`] and of the manifest.
+    pub const NAMES: [&'static str; 10] = [
+        "index_size",
+        "positions",
+        "wins",
+        "draws",
+        "losses",
+        "classes",
+        "class_wins",
+        "class_draws",
+        "class_losses",
+        "illegal",
+    ];
+
+    /// The counts in the order of [`Tally::NAMES`].
+    pub fn fields(&self) -> [u64; 10] {
+        let mut copy = *self;
+        copy.fields_mut().map(|f| *f)
+    }
+
+    /// The counts of indices, unweighted: classes, their wins, draws and
+    /// losses, and illegal indices.
+    pub fn class_counts(&self) -> [u64; 5] {
+        [
+            self.classes,
+            self.class_wins,
+            self.class_draws,
+            self.class_losses,
+            self.illegal,
+        ]
+    }
+
+    /// The weighted counts: positions, wins, draws and losses.
+    pub fn weighted_counts(&self) -> [u64; 4] {
+        [self.positions, self.wins, self.draws, self.losses]
+    }
+
+    /// Adds `other` field by field with `add`; `None` (and `self` partly
+    /// added) where `add` gives `None`.
+    fn add_with(&mut self, other: &Tally, add: impl Fn(u64, u64) -> Option<u64>) -> Option<()> {
+        for (mine, theirs) in self.fields_mut().into_iter().zip(other.fields()) {
+            *mine = add(*mine, theirs)?;
+        }
+        Some(())
+    }
+
+    fn fields_mut(&mut self) -> [&mut u64; 10] {
+        [
+            &mut self.index_size,
+            &mut self.positions,
+            &mut self.wins,
+            &mut self.draws,
+            &mut self.losses,
+            &mut self.classes,
+            &mut self.class_wins,
+            &mut self.class_draws,
+            &mut self.class_losses,
+            &mut self.illegal,
+        ]
+    }
+}
+
+/// `Deref` to the [`Tally`] a type holds: `entry.wins` reads as before the
+/// counts moved into one shared type.
+macro_rules! deref_to_tally {
+    ($($t:ty),*) => {$(
+        impl std::ops::Deref for $t {
+            type Target = Tally;
+            fn deref(&self) -> &Tally {
+                &self.tally
+            }
+        }
+
+        impl std::ops::DerefMut for $t {
+            fn deref_mut(&mut self) -> &mut Tally {
+                &mut self.tally
+            }
+        }
+    )*};
+}
+deref_to_tally!(Totals, FileEntry, Counts);
+
+/// The manifest's totals: sums over its files.
+///
+/// Unknown fields are refused (`deny_unknown_fields` on a struct with a
+/// flattened part: serde refuses the keys that neither takes).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Totals {
+    /// Sums of the files' counts.
+    #[serde(flatten)]
+    pub tally: Tally,
     /// Indices reachable from the start, where a forward search ran.
     pub reachable: Option<u64>,
     /// The longest distance of any decided position; `None` if none is decided.
     pub max_distance: Option<u32>,
+}
+
+/// As the totals were printed (verify's message) before their counts moved
+/// into [`Tally`]: one flat list of fields.
+impl std::fmt::Debug for Totals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("Totals");
+        for (name, n) in Tally::NAMES.iter().zip(self.tally.fields()) {
+            d.field(name, &n);
+        }
+        d.field("reachable", &self.reachable)
+            .field("max_distance", &self.max_distance)
+            .finish()
+    }
 }
 
 /// One tablebase file as the manifest records it.
@@ -84,26 +196,9 @@ pub struct FileEntry {
     pub partition: PartitionId,
     /// The game's name for that partition.
     pub partition_name: String,
-    /// Indices in the partition (legal or not).
-    pub index_size: u64,
-    /// Legal positions, each index weighted by the positions it stands for.
-    pub positions: u64,
-    /// Positions won for the side to move (puzzles: goal reachable).
-    pub wins: u64,
-    /// Positions drawn (puzzles: goal unreachable).
-    pub draws: u64,
-    /// Positions lost for the side to move (puzzles: 0).
-    pub losses: u64,
-    /// Legal indices, one each.
-    pub classes: u64,
-    /// Legal indices won for the side to move.
-    pub class_wins: u64,
-    /// Legal indices drawn.
-    pub class_draws: u64,
-    /// Legal indices lost for the side to move.
-    pub class_losses: u64,
-    /// Illegal or unused indices.
-    pub illegal: u64,
+    /// Its values counted (`index_size`: indices in the partition).
+    #[serde(flatten)]
+    pub tally: Tally,
     /// Indices of this partition reachable from the start, where known.
     pub reachable: Option<u64>,
     /// The longest distance of a win (puzzles: the longest distance to the goal).
@@ -127,26 +222,8 @@ pub struct FileEntry {
 /// per index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Counts {
-    /// Indices.
-    pub index_size: u64,
-    /// Legal positions (weighted).
-    pub positions: u64,
-    /// Positions won (puzzles: goal reachable), weighted.
-    pub wins: u64,
-    /// Positions drawn (puzzles: goal unreachable), weighted.
-    pub draws: u64,
-    /// Positions lost (puzzles: 0), weighted.
-    pub losses: u64,
-    /// Legal indices.
-    pub classes: u64,
-    /// Won indices.
-    pub class_wins: u64,
-    /// Drawn indices.
-    pub class_draws: u64,
-    /// Lost indices.
-    pub class_losses: u64,
-    /// Illegal indices.
-    pub illegal: u64,
+    /// The counts by outcome (weighted positions saturate at `u64::MAX`).
+    pub tally: Tally,
     /// Longest win distance (puzzles: longest distance to the goal); only
     /// known from one-byte values.
     pub longest_win: Option<u32>,
@@ -188,16 +265,9 @@ impl Counts {
 
     /// Adds the counts of another piece of the same partition.
     fn absorb(&mut self, c: &Counts) {
-        self.index_size += c.index_size;
-        self.positions = self.positions.saturating_add(c.positions);
-        self.wins = self.wins.saturating_add(c.wins);
-        self.draws = self.draws.saturating_add(c.draws);
-        self.losses = self.losses.saturating_add(c.losses);
-        self.classes += c.classes;
-        self.class_wins += c.class_wins;
-        self.class_draws += c.class_draws;
-        self.class_losses += c.class_losses;
-        self.illegal += c.illegal;
+        self.tally
+            .add_with(&c.tally, |a, b| Some(a.saturating_add(b)))
+            .expect("saturating sums always exist");
         self.longest_win = max_opt(self.longest_win, c.longest_win);
         self.max_distance = max_opt(self.max_distance, c.max_distance);
     }
@@ -359,16 +429,7 @@ impl FileEntry {
             name: file_name(partition_name),
             partition,
             partition_name: partition_name.to_string(),
-            index_size: c.index_size,
-            positions: c.positions,
-            wins: c.wins,
-            draws: c.draws,
-            losses: c.losses,
-            classes: c.classes,
-            class_wins: c.class_wins,
-            class_draws: c.class_draws,
-            class_losses: c.class_losses,
-            illegal: c.illegal,
+            tally: c.tally,
             reachable,
             longest_win: c.longest_win,
             max_distance: c.max_distance,
@@ -401,16 +462,7 @@ impl Totals {
             ..Totals::default()
         };
         for f in files {
-            t.index_size = add(t.index_size, f.index_size)?;
-            t.positions = add(t.positions, f.positions)?;
-            t.wins = add(t.wins, f.wins)?;
-            t.draws = add(t.draws, f.draws)?;
-            t.losses = add(t.losses, f.losses)?;
-            t.classes = add(t.classes, f.classes)?;
-            t.class_wins = add(t.class_wins, f.class_wins)?;
-            t.class_draws = add(t.class_draws, f.class_draws)?;
-            t.class_losses = add(t.class_losses, f.class_losses)?;
-            t.illegal = add(t.illegal, f.illegal)?;
+            t.tally.add_with(&f.tally, add)?;
             t.reachable = match (t.reachable, f.reachable) {
                 (Some(a), Some(b)) => Some(add(a, b)?),
                 _ => None,
@@ -570,6 +622,42 @@ mod tests {
                     assert_eq!(c, whole, "{kind:?}, pieces of {piece}");
                 }
             }
+        }
+    }
+
+    /// `deny_unknown_fields` beside `#[serde(flatten)]`: a key that neither
+    /// the entry nor its [`Tally`] takes is still refused, a known one read,
+    /// and the fields keep the manifest's order.
+    #[test]
+    fn flattened_counts_read_back_and_refuse_unknown_fields() {
+        let summary = crate::format::FileSummary {
+            bytes: 9,
+            crc32: 0xabcd,
+        };
+        let mut c = Counts::default();
+        c.add_values(GameKind::TwoPlayer, &Weights::one(), Rank(0), &[0, 1, 2, 3]);
+        let entry = FileEntry::from_counts(PartitionId(3), "p3", &c, Some(2), summary);
+        let totals = Totals::sum(std::slice::from_ref(&entry));
+        let text = serde_json::to_string(&entry).unwrap();
+        let at = |key: &str| text.find(&format!("\"{key}\":")).unwrap();
+        let order: Vec<&str> = ["name", "partition", "partition_name"]
+            .into_iter()
+            .chain(Tally::NAMES)
+            .chain(["reachable", "longest_win", "max_distance", "bytes", "crc32"])
+            .collect();
+        assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{text}");
+        let json = serde_json::to_value(&entry).unwrap();
+        assert_eq!(
+            serde_json::from_value::<FileEntry>(json.clone()).unwrap(),
+            entry
+        );
+        let t = serde_json::to_value(&totals).unwrap();
+        assert_eq!(serde_json::from_value::<Totals>(t.clone()).unwrap(), totals);
+        for mut v in [json, t] {
+            v.as_object_mut().unwrap().insert("heaps".into(), 1.into());
+            let e = serde_json::from_value::<FileEntry>(v.clone()).err();
+            let f = serde_json::from_value::<Totals>(v).err();
+            assert!(e.is_some() && f.is_some(), "{e:?} {f:?}");
         }
     }
 

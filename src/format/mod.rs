@@ -16,7 +16,8 @@ pub use file::{
 };
 pub use info::{info, render_info_text, InfoReport};
 pub use manifest::{
-    file_name, read_manifest, write_manifest, Counts, FileEntry, Manifest, Totals, MANIFEST_NAME,
+    file_name, read_manifest, write_manifest, Counts, FileEntry, Manifest, Tally, Totals,
+    MANIFEST_NAME,
 };
 
 use crate::game::GameKind;
@@ -153,16 +154,8 @@ impl Stored {
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
     /// An I/O error on a named file.
-    #[error("{action} {}: {source}", path.display())]
-    Io {
-        /// What was being done.
-        action: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(IoError),
     /// A file's bytes are damaged or are not a tablebase file.
     #[error("{file}{}: {message}; rebuild or re-download it, then run `tbforge verify`",
         block.map(|b| format!(" block {b}")).unwrap_or_default())]
@@ -258,10 +251,31 @@ pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
 
 impl FormatError {
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, e: std::io::Error) -> Self {
-        FormatError::Io {
+        FormatError::Io(IoError::new(action, path, e))
+    }
+}
+
+/// An I/O error on a named path: what both [`FormatError::Io`] and
+/// [`crate::Error::Io`] hold, so that a caller handles the two alike.
+#[derive(Debug, thiserror::Error)]
+#[error("{action} {}: {source}", path.display())]
+pub struct IoError {
+    /// What was being done ("writing", "reading", "creating directory").
+    pub action: &'static str,
+    /// The path involved.
+    pub path: PathBuf,
+    /// The underlying error.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl IoError {
+    /// `source`, which happened while doing `action` on `path`.
+    pub fn new(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        IoError {
             action,
             path: path.into(),
-            source: e,
+            source,
         }
     }
 }

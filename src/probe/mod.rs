@@ -208,49 +208,33 @@ impl Tablebase {
         let e = &self.manifest.files[entry];
         let h = file.header();
         let m = &self.manifest;
-        // (differs, the header's value, the manifest's value) for each field.
-        let fields = [
-            (
-                h.game != m.game,
-                format!("game `{}`", h.game),
-                format!("`{}`", m.game),
-            ),
-            (
-                h.param_hash != self.param_hash,
-                format!("parameter hash {:016x}", h.param_hash),
-                m.param_hash.to_string(),
-            ),
-            (
-                h.kind != m.kind,
-                format!("kind {:?}", h.kind),
-                format!("{:?}", m.kind),
-            ),
-            (
-                h.partition != e.partition,
-                format!("partition {}", h.partition),
-                e.partition.to_string(),
-            ),
-            (
-                h.encoding != m.encoding,
-                format!("encoding {}", h.encoding),
-                m.encoding.to_string(),
-            ),
-            (
-                h.index_size != e.index_size,
-                count(h.index_size, "index", "indices"),
-                e.index_size.to_string(),
-            ),
-            (
-                h.file_len != e.bytes,
-                format!("a length of {}", count(h.file_len, "byte", "bytes")),
-                e.bytes.to_string(),
-            ),
-        ];
-        let wrong: Vec<String> = fields
-            .into_iter()
-            .filter(|(differs, _, _)| *differs)
-            .map(|(_, header, manifest)| format!("{header} (manifest: {manifest})"))
-            .collect();
+        // Each field that differs, as "the header's value (manifest: the
+        // manifest's value)"; formatted only where it differs.
+        let wrong: Vec<String> = [
+            (h.game != m.game).then(|| format!("game `{}` (manifest: `{}`)", h.game, m.game)),
+            (h.param_hash != self.param_hash).then(|| {
+                format!(
+                    "parameter hash {:016x} (manifest: {})",
+                    h.param_hash, m.param_hash
+                )
+            }),
+            (h.kind != m.kind).then(|| format!("kind {:?} (manifest: {:?})", h.kind, m.kind)),
+            (h.partition != e.partition)
+                .then(|| format!("partition {} (manifest: {})", h.partition, e.partition)),
+            (h.encoding != m.encoding)
+                .then(|| format!("encoding {} (manifest: {})", h.encoding, m.encoding)),
+            (h.index_size != e.index_size).then(|| {
+                let header = count(h.index_size, "index", "indices");
+                format!("{header} (manifest: {})", e.index_size)
+            }),
+            (h.file_len != e.bytes).then(|| {
+                let header = count(h.file_len, "byte", "bytes");
+                format!("a length of {header} (manifest: {})", e.bytes)
+            }),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         if !wrong.is_empty() {
             return Err(FormatError::Mismatch {
                 file: e.name.clone(),

@@ -11,6 +11,7 @@
 use super::bfs::{frontier_bfs, two_bit_bfs};
 use super::lock::DirLocks;
 use super::retro::solve_partition;
+use super::schedule::ExternalSolver;
 use super::stages::{PartitionStage, Solver};
 use super::Progress;
 use crate::format::{
@@ -20,8 +21,7 @@ use crate::format::{
 use crate::game::Layout;
 use crate::game::{Game, GameInfo, PartitionKernels, SolvedPartitions};
 use crate::pipeline::{
-    peak_rss, solve_partition_external, ByteFile, ExternalPlan, IoStats, PassCheckpoint,
-    ScratchDisks, StorageIo,
+    peak_rss, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks, StorageIo,
 };
 use crate::value::{PartitionId, Weights};
 use crate::{Error, Result};
@@ -171,17 +171,12 @@ pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport>
 /// Adds what to do to the I/O errors a user can fix.
 fn explain_io(e: Error) -> Error {
     use std::io::ErrorKind as K;
-    let (action, path, source) = match e {
-        Error::Io {
-            action,
-            path,
-            source,
-        }
-        | Error::Format(format::FormatError::Io {
-            action,
-            path,
-            source,
-        }) => (action, path, source),
+    let format::IoError {
+        action,
+        path,
+        source,
+    } = match e {
+        Error::Io(e) | Error::Format(format::FormatError::Io(e)) => e,
         other => return other,
     };
     let hint = match source.kind() {
@@ -412,13 +407,13 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                         accelerated_partitions += 1;
                         let solve = solve?;
                         stage.solver = Solver::Kernels;
-                        stage.passes = solve.passes;
-                        stage.device_seconds = solve.device_seconds;
+                        stage.work.passes = solve.passes.map(u64::from);
+                        stage.work.device_seconds = solve.device_seconds;
                         solve.values
                     }
                     None => solve_partition(game, &layout, &deps, slot, &progress)?,
                 };
-                stage.solve_seconds = solve_started.elapsed().as_secs_f64();
+                stage.work.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
                 let values = Arc::new(values);
                 in_memory[slot] = Some(values.clone());
@@ -459,22 +454,20 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                         )));
                     }
                 }
-                solve_partition_external(
+                let external = ExternalSolver {
                     game,
-                    &layout,
+                    layout: &layout,
                     disks,
-                    slot,
                     plan,
-                    &progress,
-                    &stats,
-                    resume,
-                    &mut |c| {
-                        state.current = Some((slot, c));
-                        write_state(out, &state)
-                    },
-                )?;
+                    progress: &progress,
+                    stats: &stats,
+                };
+                external.solve(slot, resume, &mut |c| {
+                    state.current = Some((slot, c));
+                    write_state(out, &state)
+                })?;
                 let mut stage = PartitionStage::new(p, &name, Solver::External);
-                stage.solve_seconds = solve_started.elapsed().as_secs_f64();
+                stage.work.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
                 let written = Instant::now();
                 let t = Instant::now();
@@ -506,8 +499,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                     Some(pool) => pool.install(write)?,
                     None => write()?,
                 };
-                stage.count_seconds = counting.as_secs_f64();
-                stage.write_seconds = written.elapsed().saturating_sub(counting).as_secs_f64();
+                stage.work.count_seconds = counting.as_secs_f64();
+                stage.work.write_seconds = written.elapsed().saturating_sub(counting).as_secs_f64();
                 (
                     FileEntry::from_counts(p, &name, &counts, reachable, summary),
                     stage,
@@ -661,7 +654,7 @@ impl WriteJob {
         let t = Instant::now();
         let summary =
             format::write_partition_file(&self.path, info, self.partition, encoding, &self.values)?;
-        self.stage.write_seconds = t.elapsed().as_secs_f64();
+        self.stage.work.write_seconds = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let entry = FileEntry::new(
             info.kind,
@@ -672,7 +665,7 @@ impl WriteJob {
             self.reachable,
             summary,
         );
-        self.stage.count_seconds = t.elapsed().as_secs_f64();
+        self.stage.work.count_seconds = t.elapsed().as_secs_f64();
         self.stage.fill_from(&entry);
         Ok((entry, self.stage))
     }

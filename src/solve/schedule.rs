@@ -6,7 +6,9 @@ use super::retro::solve_partition;
 use super::Progress;
 use crate::game::Game;
 use crate::game::Layout;
-use crate::pipeline::{solve_partition_external, ByteFile, ExternalPlan, IoStats, ScratchDisks};
+use crate::pipeline::{
+    solve_partition_external, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks,
+};
 use crate::Result;
 
 /// A fully solved game, in memory.
@@ -50,18 +52,16 @@ pub fn solve_game_external<G: Game>(
     let layout = Layout::new(game)?;
     let stats = IoStats::default();
     let mut values = Vec::new();
+    let external = ExternalSolver {
+        game,
+        layout: &layout,
+        disks,
+        plan,
+        progress,
+        stats: &stats,
+    };
     for slot in 0..layout.len() {
-        solve_partition_external(
-            game,
-            &layout,
-            disks,
-            slot,
-            plan,
-            progress,
-            &stats,
-            None,
-            &mut |_| Ok(()),
-        )?;
+        external.solve(slot, None, &mut |_| Ok(()))?;
     }
     for slot in 0..layout.len() {
         let file = ByteFile::open_existing(&disks.values_path(slot), layout.size(slot))?;
@@ -71,4 +71,47 @@ pub fn solve_game_external<G: Game>(
     }
     progress.finish();
     Ok(values)
+}
+
+/// The external-memory path over one game's partitions: what stays the same
+/// from partition to partition, so that the build (which records and resumes
+/// checkpoints) and [`solve_game_external`] (which does not) solve a
+/// partition alike.
+pub(crate) struct ExternalSolver<'a, G> {
+    /// The game.
+    pub(crate) game: &'a G,
+    /// Its partitions in solving order.
+    pub(crate) layout: &'a Layout,
+    /// Where the scratch files go.
+    pub(crate) disks: &'a ScratchDisks,
+    /// How partitions are chunked.
+    pub(crate) plan: ExternalPlan,
+    /// Progress display.
+    pub(crate) progress: &'a Progress,
+    /// Disk traffic counters.
+    pub(crate) stats: &'a IoStats,
+}
+
+impl<G: Game> ExternalSolver<'_, G> {
+    /// Solves partition `slot` into its scratch value file, continuing from
+    /// `resume` where given and handing each pass's checkpoint to
+    /// `checkpoint`.
+    pub(crate) fn solve(
+        &self,
+        slot: usize,
+        resume: Option<PassCheckpoint>,
+        checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
+    ) -> Result<()> {
+        solve_partition_external(
+            self.game,
+            self.layout,
+            self.disks,
+            slot,
+            self.plan,
+            self.progress,
+            self.stats,
+            resume,
+            checkpoint,
+        )
+    }
 }

@@ -39,16 +39,34 @@ pub struct PartitionStage {
     pub partition: PartitionId,
     /// The game's name for it.
     pub name: String,
-    /// Its indices, legal or not.
-    pub index_size: u64,
-    /// Its legal indices.
-    pub classes: u64,
-    /// Its legal positions (indices weighted by what they stand for).
-    pub positions: u64,
+    /// Its sizes.
+    #[serde(flatten)]
+    pub sizes: StageSizes,
     /// Who solved it.
     pub solver: Solver,
+    /// What solving and writing it took.
+    #[serde(flatten)]
+    pub work: StageWork,
+}
+
+/// The sizes of a partition, or their sums over a build's partitions.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageSizes {
+    /// Indices, legal or not.
+    pub index_size: u64,
+    /// Legal indices.
+    pub classes: u64,
+    /// Legal positions (indices weighted by what they stand for).
+    pub positions: u64,
+}
+
+/// What solving and writing a partition took, or the sums over a build's
+/// partitions (`passes` and `device_seconds`: over those that know them;
+/// `None` if none does).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageWork {
     /// Retrograde passes (or plies stepped), where the solver counts them.
-    pub passes: Option<u32>,
+    pub passes: Option<u64>,
     /// Seconds a device was busy with it, where one was.
     pub device_seconds: Option<f64>,
     /// Seconds from the start of its solve to its values.
@@ -64,10 +82,12 @@ pub struct PartitionStage {
 impl PartitionStage {
     /// Takes the sizes and the file length from the partition's manifest entry.
     pub fn fill_from(&mut self, entry: &crate::format::FileEntry) {
-        self.index_size = entry.index_size;
-        self.classes = entry.classes;
-        self.positions = entry.positions;
-        self.bytes = entry.bytes;
+        self.sizes = StageSizes {
+            index_size: entry.index_size,
+            classes: entry.classes,
+            positions: entry.positions,
+        };
+        self.work.bytes = entry.bytes;
     }
 
     /// A partition about to be solved by `solver`: no time taken yet.
@@ -75,17 +95,33 @@ impl PartitionStage {
         PartitionStage {
             partition,
             name: name.to_string(),
-            index_size: 0,
-            classes: 0,
-            positions: 0,
+            sizes: StageSizes::default(),
             solver,
-            passes: None,
-            device_seconds: None,
-            solve_seconds: 0.0,
-            count_seconds: 0.0,
-            write_seconds: 0.0,
-            bytes: 0,
+            work: StageWork::default(),
         }
+    }
+}
+
+impl StageSizes {
+    fn add(&mut self, o: &StageSizes) {
+        self.index_size = self.index_size.saturating_add(o.index_size);
+        self.classes = self.classes.saturating_add(o.classes);
+        self.positions = self.positions.saturating_add(o.positions);
+    }
+}
+
+impl StageWork {
+    fn add(&mut self, o: &StageWork) {
+        if let Some(n) = o.passes {
+            self.passes = Some(self.passes.unwrap_or(0) + n);
+        }
+        if let Some(s) = o.device_seconds {
+            self.device_seconds = Some(self.device_seconds.unwrap_or(0.0) + s);
+        }
+        self.solve_seconds += o.solve_seconds;
+        self.count_seconds += o.count_seconds;
+        self.write_seconds += o.write_seconds;
+        self.bytes = self.bytes.saturating_add(o.bytes);
     }
 }
 
@@ -96,32 +132,19 @@ pub struct BuildStages {
     pub game: String,
     /// One entry per partition solved in the run, in solving order.
     pub partitions: Vec<PartitionStage>,
-    /// Sums over the partitions (`passes` and `device_seconds`: over those
-    /// that know them; `None` if none does).
+    /// Sums over the partitions.
     pub totals: StageTotals,
 }
 
 /// Sums over a build's partitions.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct StageTotals {
-    /// Indices.
-    pub index_size: u64,
-    /// Legal indices.
-    pub classes: u64,
-    /// Legal positions.
-    pub positions: u64,
-    /// Passes, where known.
-    pub passes: Option<u64>,
-    /// Device seconds, where known.
-    pub device_seconds: Option<f64>,
-    /// Solve seconds.
-    pub solve_seconds: f64,
-    /// Count seconds.
-    pub count_seconds: f64,
-    /// Write seconds.
-    pub write_seconds: f64,
-    /// File bytes.
-    pub bytes: u64,
+    /// Summed sizes.
+    #[serde(flatten)]
+    pub sizes: StageSizes,
+    /// Summed work.
+    #[serde(flatten)]
+    pub work: StageWork,
 }
 
 impl BuildStages {
@@ -129,19 +152,8 @@ impl BuildStages {
     pub fn new(game: String, partitions: Vec<PartitionStage>) -> BuildStages {
         let mut t = StageTotals::default();
         for p in &partitions {
-            t.index_size = t.index_size.saturating_add(p.index_size);
-            t.classes = t.classes.saturating_add(p.classes);
-            t.positions = t.positions.saturating_add(p.positions);
-            if let Some(n) = p.passes {
-                t.passes = Some(t.passes.unwrap_or(0) + u64::from(n));
-            }
-            if let Some(s) = p.device_seconds {
-                t.device_seconds = Some(t.device_seconds.unwrap_or(0.0) + s);
-            }
-            t.solve_seconds += p.solve_seconds;
-            t.count_seconds += p.count_seconds;
-            t.write_seconds += p.write_seconds;
-            t.bytes = t.bytes.saturating_add(p.bytes);
+            t.sizes.add(&p.sizes);
+            t.work.add(&p.work);
         }
         BuildStages {
             game,
@@ -179,26 +191,18 @@ pub fn read_stages(dir: &Path) -> Result<BuildStages> {
 /// totals; "other s" is counting plus writing.
 pub fn render_stages_text(s: &BuildStages) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-    let row = |name: &str,
-               size: u64,
-               classes: u64,
-               positions: u64,
-               passes: Option<u64>,
-               device: Option<f64>,
-               solve: f64,
-               other: f64,
-               bytes: u64| {
+    let row = |name: &str, z: &StageSizes, w: &StageWork| {
         format!(
             "{:<16} {:>14} {:>14} {:>16} {:>7} {:>9} {:>9} {:>8} {:>12}\n",
             name,
-            size,
-            classes,
-            positions,
-            opt(passes.map(|p| p.to_string())),
-            opt(device.map(|d| format!("{d:.3}"))),
-            format!("{solve:.3}"),
-            format!("{other:.3}"),
-            bytes
+            z.index_size,
+            z.classes,
+            z.positions,
+            opt(w.passes.map(|p| p.to_string())),
+            opt(w.device_seconds.map(|d| format!("{d:.3}"))),
+            format!("{:.3}", w.solve_seconds),
+            format!("{:.3}", w.count_seconds + w.write_seconds),
+            w.bytes
         )
     };
     let mut out = format!(
@@ -219,29 +223,7 @@ pub fn render_stages_text(s: &BuildStages) -> String {
         "bytes"
     );
     for p in &s.partitions {
-        out += &row(
-            &p.name,
-            p.index_size,
-            p.classes,
-            p.positions,
-            p.passes.map(u64::from),
-            p.device_seconds,
-            p.solve_seconds,
-            p.count_seconds + p.write_seconds,
-            p.bytes,
-        );
+        out += &row(&p.name, &p.sizes, &p.work);
     }
-    let t = &s.totals;
-    out += &row(
-        "total",
-        t.index_size,
-        t.classes,
-        t.positions,
-        t.passes,
-        t.device_seconds,
-        t.solve_seconds,
-        t.count_seconds + t.write_seconds,
-        t.bytes,
-    );
-    out
+    out + &row("total", &s.totals.sizes, &s.totals.work)
 }

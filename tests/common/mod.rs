@@ -269,3 +269,12 @@ pub const MANIFEST_FIELDS: [&str; 10] = [
     "layers",
     "files",
 ];
+
+/// The info of a game made up for a test: no parameters.
+pub fn plain_info(id: &'static str, kind: tbforge::GameKind) -> tbforge::GameInfo {
+    tbforge::GameInfo {
+        id,
+        params: tbforge::game::Params::new(),
+        kind,
+    }
+}
