@@ -7,13 +7,7 @@
 # Arguments: morris max values to compare (default "4"; "none" for none).
 # C4_BOARDS: Connect Four boards WIDTHxHEIGHT (default "5x4 4x6 5x5"), solved
 # on the GPU through the same --backend auto. Logs under $OUT.
-set -uo pipefail
-BIN=${BIN:-.device/tbforge}
-OUT=${OUT:-/tmp/tbforge-gpubuild}
-WORK=${WORK:-/tmp/tbforge-gpubuild-work}
-mkdir -p "$OUT" "$WORK"
-export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-status=0
+. "$(dirname "$0")/gpu_env.sh" tbforge-gpubuild
 rows=()
 compare() { # name dir_a dir_b
   local bad=0

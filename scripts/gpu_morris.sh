@@ -19,13 +19,7 @@
 # The binary is built elsewhere (no Rust on the GPU machine):
 #   cargo build --release
 #   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh .device/
-set -uo pipefail
-BIN=${BIN:-.device/tbforge}
-OUT=${OUT:-/tmp/tbforge-morris}
-WORK=${WORK:-/tmp/tbforge-morris-work}
-mkdir -p "$OUT" "$WORK"
-export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-status=0
+. "$(dirname "$0")/gpu_env.sh" tbforge-morris
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 echo "== $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB"
 if [ "${SKIP_CHECK:-}" != 1 ]; then

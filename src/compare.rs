@@ -234,18 +234,7 @@ pub fn compare_dirs_with(
     if manifest_a.game != manifest_b.game {
         return Err(different());
     }
-    let sides = Sides {
-        a: Dir {
-            side: Side::A,
-            dir: dir_a,
-            manifest: &manifest_a,
-        },
-        b: Dir {
-            side: Side::B,
-            dir: dir_b,
-            manifest: &manifest_b,
-        },
-    };
+    let sides = Sides::new((dir_a, &manifest_a), (dir_b, &manifest_b));
     game_a
         .visit(WithB {
             b: &game_b,
@@ -268,18 +257,7 @@ pub fn compare_game_dirs<G: Game>(
 ) -> Result<CompareReport, CompareError> {
     let manifest_a = read_side(Side::A, dir_a)?;
     let manifest_b = read_side(Side::B, dir_b)?;
-    let sides = Sides {
-        a: Dir {
-            side: Side::A,
-            dir: dir_a,
-            manifest: &manifest_a,
-        },
-        b: Dir {
-            side: Side::B,
-            dir: dir_b,
-            manifest: &manifest_b,
-        },
-    };
+    let sides = Sides::new((dir_a, &manifest_a), (dir_b, &manifest_b));
     compare_games(game_a, game_b, &sides, options, |_| {})
 }
 
@@ -415,6 +393,20 @@ impl Dir<'_> {
 struct Sides<'a> {
     a: Dir<'a>,
     b: Dir<'a>,
+}
+
+impl<'a> Sides<'a> {
+    fn new(a: (&'a Path, &'a Manifest), b: (&'a Path, &'a Manifest)) -> Sides<'a> {
+        let dir = |side, (dir, manifest): (&'a Path, &'a Manifest)| Dir {
+            side,
+            dir,
+            manifest,
+        };
+        Sides {
+            a: dir(Side::A, a),
+            b: dir(Side::B, b),
+        }
+    }
 }
 
 /// Hands A's concrete game, and B's as the same type, to [`compare_games`].

@@ -21,5 +21,6 @@ pub use retro::solve_partition;
 pub use schedule::{solve_game, solve_game_external, SolvedGame};
 pub use solved::write_solved;
 pub use stages::{
-    read_stages, render_stages_text, BuildStages, PartitionStage, Solver, StageTotals,
+    read_stages, render_stages_text, BuildStages, PartitionStage, Solver, StageSizes, StageTotals,
+    StageWork,
 };

@@ -190,27 +190,34 @@ fn first_difference<T: PartialEq + std::fmt::Debug>(want: &[T], got: &[T]) -> Op
     ))
 }
 
-/// The row of a rank/unrank comparison: `(kernel, target)`, the twin's and
-/// the device's results with their seconds, how many inputs did not come
-/// back to their rank, and the details for agreement and for that failure.
-fn round_trip_row<T: PartialEq + std::fmt::Debug>(
+/// The row of a rank/unrank comparison of `(kernel, target)` on `inputs`:
+/// the twin's and the device's results (each timed) must be equal, and
+/// `back(result, input)` must hold for every twin result (the rank came
+/// back); the details name agreement or how many did not come back.
+fn round_trip_row<I, T: PartialEq + std::fmt::Debug>(
     (kernel, target): (&str, String),
-    (want, got): (&[T], &[T]),
-    (cpu_seconds, gpu_seconds): (f64, f64),
-    not_back: usize,
+    inputs: &[I],
+    (twin, device): (
+        impl FnOnce(&[I]) -> Result<Vec<T>>,
+        impl FnOnce(&[I]) -> Result<Vec<T>>,
+    ),
+    back: impl Fn(&T, &I) -> bool,
     (agree, lost): (&str, &str),
-) -> DeviceCheckRow {
-    let diff = first_difference(want, got);
+) -> Result<DeviceCheckRow> {
+    let (want, cpu_seconds) = timed(|| twin(inputs))?;
+    let (got, gpu_seconds) = timed(|| device(inputs))?;
+    let not_back = want.iter().zip(inputs).filter(|(w, i)| !back(w, i)).count();
+    let diff = first_difference(&want, &got);
     let n = want.len() as u64;
     let detail = match (&diff, not_back) {
         (None, 0) => format!("{n} {agree}"),
         (None, b) => format!("{b} {lost}"),
         (Some(d), _) => d.clone(),
     };
-    DeviceCheckRow::new(kernel, target, n)
+    Ok(DeviceCheckRow::new(kernel, target, n)
         .cpu(n, cpu_seconds)
         .gpu(n, gpu_seconds)
-        .matched(diff.is_none() && not_back == 0, detail)
+        .matched(diff.is_none() && not_back == 0, detail))
 }
 
 /// The whole check of `kernels` (see the module documentation).
@@ -237,23 +244,19 @@ pub fn device_check(
     for (k1, k2) in RANK_PARTS {
         let size = rank24::size(k1, k2).expect("every listed partition fits on 24 cells");
         let ranks = random_ranks(&mut seed, size, samples.min(size as usize * 4));
-        let (want, cs) = timed(|| cpu::rank_check(k1, k2, &ranks))?;
-        let (got, gs) = timed(|| side.rank_check(k1, k2, &ranks))?;
-        let unranked_back = want
-            .iter()
-            .zip(&ranks)
-            .filter(|(w, r)| w.rank != r.0)
-            .count();
         report.rows.push(round_trip_row(
             ("tb_rank_check", format!("{k1}-{k2}")),
-            (&want, &got),
-            (cs, gs),
-            unranked_back,
+            &ranks,
+            (
+                |r: &[Rank]| cpu::rank_check(k1, k2, r),
+                |r: &[Rank]| side.rank_check(k1, k2, r),
+            ),
+            |w, r| w.rank == r.0,
             (
                 "random ranks: boards, swapped ranks and re-ranks equal",
                 "ranks do not come back from their boards",
             ),
-        ));
+        )?);
     }
     for (a, b) in CLASS_HALVES {
         let size = HalfIndex::get(a, b).size();
@@ -264,19 +267,19 @@ pub fn device_check(
                 (r.0, (mix64(seed) % 16) as u32)
             })
             .collect();
-        let (want, cs) = timed(|| cpu::class_check(a, b, &inputs))?;
-        let (got, gs) = timed(|| side.class_check(a, b, &inputs))?;
-        let back = want.iter().zip(&inputs).filter(|(w, i)| w.2 != i.0).count();
         report.rows.push(round_trip_row(
             ("class_rank_check", format!("S({a},{b})")),
-            (&want, &got),
-            (cs, gs),
-            back,
+            &inputs,
+            (
+                |i: &[(u64, u32)]| cpu::class_check(a, b, i),
+                |i: &[(u64, u32)]| side.class_check(a, b, i),
+            ),
+            |w, i| w.2 == i.0,
             (
                 "random classes under random symmetries: boards and ranks equal, every rank back",
                 "classes do not rank back from a symmetric image",
             ),
-        ));
+        )?);
     }
     for (k1, k2) in EXPAND_PARTS {
         let part = MorrisPartition::new(k1, k2)?;

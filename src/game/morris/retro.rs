@@ -70,27 +70,6 @@ pub static SYM_NIBBLES: LazyLock<Vec<u32>> = LazyLock::new(|| {
 /// The 16 symmetries of the board as point permutations: the game's own list.
 pub use crate::game::morris::symmetry_permutations;
 
-fn sym_map(t: &[u32], x: u32) -> u32 {
-    (0..6).fold(0, |acc, k| acc | t[k * 16 + ((x >> (4 * k)) & 15) as usize])
-}
-
-/// The class representative of (mover, opponent): the image with the smallest
-/// mover bitboard, then the smallest opponent bitboard.
-pub fn canonical(mover: u32, opponent: u32) -> (u32, u32) {
-    let tables = &*SYM_NIBBLES;
-    let mut best = (mover, opponent);
-    for t in tables.chunks_exact(96) {
-        let m = sym_map(t, mover);
-        if m <= best.0 {
-            let o = sym_map(t, opponent);
-            if (m, o) < best {
-                best = (m, o);
-            }
-        }
-    }
-    best
-}
-
 /// Where one kind of successor lands: a board with `a` mover and `b`
 /// opponent pieces, at `offset + rank` of the target partition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -785,6 +764,7 @@ pub struct SolveStats<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::morris::canonical;
     use crate::game::morris::rank24::{self, CELLS};
 
     #[test]
