@@ -61,13 +61,21 @@ impl DirLocks {
 /// (`1: FLOCK  ADVISORY  WRITE 4242 08:02:1234 0 EOF`), where Linux says.
 fn holder_of(file: &File) -> Option<u32> {
     use std::os::unix::fs::MetadataExt;
-    let inode = file.metadata().ok()?.ino();
+    let meta = file.metadata().ok()?;
+    // The device too: inode numbers repeat across file systems (a test's
+    // tmpfs beside /tmp), and a match on the inode alone once named another
+    // build's process.
+    let want = (libc::major(meta.dev()), libc::minor(meta.dev()), meta.ino());
     let locks = std::fs::read_to_string("/proc/locks").ok()?;
     locks.lines().find_map(|line| {
         let fields: Vec<&str> = line.split_whitespace().collect();
         let (kind, pid, dev_inode) = (fields.get(1)?, fields.get(4)?, fields.get(5)?);
-        let ino: u64 = dev_inode.rsplit(':').next()?.parse().ok()?;
-        (*kind == "FLOCK" && ino == inode)
+        // MAJOR:MINOR:INODE, the device numbers in hex.
+        let mut parts = dev_inode.split(':');
+        let major = u32::from_str_radix(parts.next()?, 16).ok()?;
+        let minor = u32::from_str_radix(parts.next()?, 16).ok()?;
+        let ino: u64 = parts.next()?.parse().ok()?;
+        (*kind == "FLOCK" && (major, minor, ino) == want)
             .then(|| pid.parse().ok())
             .flatten()
     })
