@@ -509,12 +509,14 @@ impl Part {
     }
 
     /// The halves: (mover, opponent) piece counts, in index order.
-    fn halves(self) -> Vec<(u32, u32)> {
-        match self {
-            Part::Pair(k1, k2) if k1 == k2 => vec![(k1, k2)],
-            Part::Pair(k1, k2) => vec![(k1, k2), (k2, k1)],
-            Part::Lost(k) => vec![(2, k)],
-        }
+    fn halves(self) -> impl Iterator<Item = (u32, u32)> {
+        // An iterator, not a vector: ranking and unranking ask per position.
+        let (first, second) = match self {
+            Part::Pair(k1, k2) if k1 == k2 => ((k1, k2), None),
+            Part::Pair(k1, k2) => ((k1, k2), Some((k2, k1))),
+            Part::Lost(k) => ((2, k), None),
+        };
+        std::iter::once(first).chain(second)
     }
 }
 
@@ -562,7 +564,6 @@ impl Morris {
     fn halves(&self, part: Part) -> Vec<(u64, HalfRanks)> {
         let mut base = 0;
         part.halves()
-            .into_iter()
             .map(|(a, b)| {
                 let half = self.half(a, b);
                 let at = base;
@@ -676,10 +677,7 @@ impl Game for Morris {
 
     fn partition_size(&self, p: PartitionId) -> u64 {
         Part::from_id(p).map_or(0, |part| {
-            part.halves()
-                .into_iter()
-                .map(|(a, b)| self.half(a, b).size())
-                .sum()
+            part.halves().map(|(a, b)| self.half(a, b).size()).sum()
         })
     }
 
@@ -692,23 +690,24 @@ impl Game for Morris {
     }
 
     fn unrank(&self, p: PartitionId, r: Rank) -> Option<Position> {
-        let (base, half) = self
-            .halves(Part::from_id(p)?)
-            .into_iter()
-            .take_while(|(base, _)| *base <= r.0)
-            .last()?;
-        if r.0 - base >= half.size() {
-            return None;
+        let mut base = 0;
+        for (a, b) in Part::from_id(p)?.halves() {
+            let half = self.half(a, b);
+            let size = half.size();
+            if r.0 < base + size {
+                let (mover, opponent) = half.unrank(r.0 - base);
+                if self.symmetry {
+                    debug_assert_eq!(canonical(mover, opponent), (mover, opponent));
+                }
+                return Some(Position {
+                    mover,
+                    opponent,
+                    white_to_move: true,
+                });
+            }
+            base += size;
         }
-        let (mover, opponent) = half.unrank(r.0 - base);
-        if self.symmetry {
-            debug_assert_eq!(canonical(mover, opponent), (mover, opponent));
-        }
-        Some(Position {
-            mover,
-            opponent,
-            white_to_move: true,
-        })
+        None
     }
 
     fn rank(&self, pos: &Position) -> (PartitionId, Rank) {
