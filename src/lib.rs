@@ -36,6 +36,6 @@ pub mod solve;
 pub mod zstd_bench;
 
 pub use error::{Error, Result};
-pub use game::{Game, GameInfo, GameKind, Status};
+pub use game::{Forward, Game, GameInfo, GameKind, Status};
 pub use probe::Tablebase;
 pub use value::{Outcome, PartitionId, Rank, Value, Weights};

@@ -37,6 +37,7 @@ impl Device {
 #[derive(Clone, Debug, Default)]
 pub struct SolvedPartitions<'a> {
     parts: Vec<(PartitionId, &'a [u8])>,
+    reached: Option<&'a [u64]>,
 }
 
 impl<'a> SolvedPartitions<'a> {
@@ -44,7 +45,23 @@ impl<'a> SolvedPartitions<'a> {
     pub fn new(parts: impl IntoIterator<Item = (PartitionId, &'a [u8])>) -> Self {
         SolvedPartitions {
             parts: parts.into_iter().collect(),
+            reached: None,
         }
+    }
+
+    /// The same, for a partition of which only the indices whose bits are set
+    /// in `reached` (64 to a word, lowest bit first) are to be solved: a
+    /// [`Forward::Layer`](super::Forward::Layer) partition. Every other index
+    /// must come back as 0 (not reached).
+    pub fn with_reached(mut self, reached: &'a [u64]) -> Self {
+        self.reached = Some(reached);
+        self
+    }
+
+    /// The reached bits of the partition being solved, when only those are to
+    /// be solved (see [`SolvedPartitions::with_reached`]).
+    pub fn reached(&self) -> Option<&'a [u64]> {
+        self.reached
     }
 
     /// The partitions of `order` whose values `values` holds, slot by slot

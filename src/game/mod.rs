@@ -54,6 +54,32 @@ pub enum Status {
     Goal,
 }
 
+/// How forward search from the start position treats one partition, and
+/// which of its indices the tablebase holds values for.
+///
+/// A game whose partitions are all [`Forward::Layer`] or [`Forward::Stop`]
+/// is searched partition by partition, one bit per index and no frontier
+/// lists (seed 000's phase I BFS): layer `d`'s partitions are expanded once
+/// every layer before them is, and their successors are marked in layer
+/// `d + 1` (or in a `Stop` partition). The search checks that claim and fails
+/// with a contract error where a move breaks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Forward {
+    /// Searched by the general BFS; every index gets its value.
+    #[default]
+    Expand,
+    /// Every position of the partition is first reached at this depth (plies
+    /// from the start), and every move from it leads to a partition of the
+    /// next depth or a `Stop` partition. Only reached positions are solved
+    /// and stored: every other index holds 0, *not reached*, which the
+    /// deep verifier accepts for such partitions.
+    Layer(u32),
+    /// Reached positions are counted (at the depth they are first reached)
+    /// but not expanded: their values do not depend on where play started,
+    /// so every index gets its value, reached or not.
+    Stop,
+}
+
 /// Identity of a concrete game instance, as written into headers and the manifest.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameInfo {
@@ -161,6 +187,13 @@ pub trait Game: Send + Sync + 'static {
     fn weights(&self, p: PartitionId) -> Weights {
         let _ = p;
         Weights::one()
+    }
+
+    /// How forward search treats partition `p` ([`Forward`]); by default
+    /// the general BFS, with every index solved.
+    fn forward(&self, p: PartitionId) -> Forward {
+        let _ = p;
+        Forward::Expand
     }
 
     /// This game's partition kernels on `device`, if it has any there
