@@ -8,6 +8,7 @@
 //! generic solver's bytes: the golden and twin tests hold that.
 
 use crate::value::PartitionId;
+use std::sync::atomic::AtomicU64;
 use crate::Result;
 
 /// Where a build may run a game's kernels.
@@ -81,12 +82,49 @@ impl<'a> SolvedPartitions<'a> {
     }
 }
 
+/// Where forward search marks successors: one bit per index (64 to a word,
+/// lowest bit first) of each partition that moves from the expanded one can
+/// reach, set by many threads at once.
+#[derive(Clone, Debug, Default)]
+pub struct ForwardTargets<'a> {
+    parts: Vec<(PartitionId, &'a [AtomicU64])>,
+}
+
+impl<'a> ForwardTargets<'a> {
+    /// The given partitions' bits.
+    pub fn new(parts: impl IntoIterator<Item = (PartitionId, &'a [AtomicU64])>) -> Self {
+        ForwardTargets {
+            parts: parts.into_iter().collect(),
+        }
+    }
+
+    /// Partition `p`'s bits, if moves may reach it.
+    pub fn get(&self, p: PartitionId) -> Option<&'a [AtomicU64]> {
+        self.parts.iter().find(|(q, _)| *q == p).map(|(_, v)| *v)
+    }
+}
+
 /// A game's solver of whole partitions on one device: the host side of its
 /// kernels (or their CPU twins), with exactly the generic solver's bytes.
 pub trait PartitionKernels: Send + Sync + std::fmt::Debug {
     /// Values of partition `p` given the earlier partitions' values, or `None`
     /// when these kernels do not cover `p` (the generic solver takes it).
     fn solve(&self, p: PartitionId, solved: &SolvedPartitions<'_>) -> Option<Result<KernelSolve>>;
+
+    /// Forward search of [`Forward::Layer`](super::Forward::Layer) partition
+    /// `p`: for every index whose bit is set in `reached` (64 to a word, lowest
+    /// bit first), sets the bits of its successors in `next`. `None` when these
+    /// kernels do not cover `p` (the generic search expands it); the bits set
+    /// must be exactly the generic search's.
+    fn expand(
+        &self,
+        p: PartitionId,
+        reached: &[u64],
+        next: &ForwardTargets<'_>,
+    ) -> Option<Result<()>> {
+        let _ = (p, reached, next);
+        None
+    }
 
     /// A name for logs ("morris on cuda: NVIDIA H100").
     fn name(&self) -> String;

@@ -30,8 +30,8 @@ pub mod topspin;
 pub use crate::value::GameKind;
 #[cfg(feature = "build")]
 pub use kernels::{
-    Device, DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, KernelSolve, PartitionKernels,
-    SolvedPartitions,
+    Device, DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, ForwardTargets, KernelSolve,
+    PartitionKernels, SolvedPartitions,
 };
 pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};
