@@ -8,8 +8,8 @@
 //! generic solver's bytes: the golden and twin tests hold that.
 
 use crate::value::PartitionId;
-use std::sync::atomic::AtomicU64;
 use crate::Result;
+use std::sync::atomic::AtomicU64;
 
 /// Where a build may run a game's kernels.
 #[derive(Clone, Debug, Default)]

@@ -145,6 +145,10 @@ fn compressed_group(m: u32, stab: u16) -> Vec<[[u32; 256]; 3]> {
 /// The next larger bitboard with as many bits (Gosper's hack).
 #[inline]
 fn next_subset(x: u32) -> u32 {
+    if x == 0 {
+        // The empty set is the only subset of its size: nothing follows it.
+        return 0;
+    }
     // The division of the classic form by the lowest bit, as a shift.
     let r = x + (x & x.wrapping_neg());
     (((r ^ x) >> 2) >> x.trailing_zeros()) | r
@@ -200,7 +204,7 @@ impl MoverTable {
         MoverTable { lookup, reps, stab }
     }
 
-    /// The table for `a` pieces (2..=9), built on first use.
+    /// The table for `a` pieces (0..=9), built on first use.
     pub fn get(a: u32) -> Arc<MoverTable> {
         // An Arc here is cloned once per half built, not per lookup.
         static TABLES: [OnceLock<Arc<MoverTable>>; MAX + 1] = [const { OnceLock::new() }; MAX + 1];
@@ -326,7 +330,7 @@ impl HalfIndex {
 
     fn build_on(movers: Arc<MoverTable>, b: u32) -> HalfIndex {
         let a = movers.reps[0].count_ones();
-        assert!((2..=MAX as u32).contains(&a) && (1..=MAX as u32).contains(&b));
+        assert!(a <= MAX as u32 && b <= MAX as u32);
         let n = 24 - a;
         let placements = binom(n, b);
         // Per representative: (classes, bitmap words, exceptions as (local
@@ -406,7 +410,7 @@ impl HalfIndex {
         index
     }
 
-    /// The index of S(a, b) (2 <= a <= 9, 1 <= b <= 9, a + b <= 24), built on first use.
+    /// The index of S(a, b) (0 <= a, b <= 9), built on first use.
     /// A plain reference: ranking looks it up per position on every core,
     /// and a shared reference count would be one contended cache line.
     pub fn get(a: u32, b: u32) -> &'static HalfIndex {
@@ -582,6 +586,12 @@ mod tests {
     #[test]
     fn sizes_are_class_counts_and_weights_add_up_to_boards() {
         for (a, b) in [
+            (0, 0),
+            (0, 1),
+            (1, 0),
+            (1, 1),
+            (0, 5),
+            (1, 2),
             (2, 3),
             (3, 3),
             (3, 9),
@@ -606,7 +616,16 @@ mod tests {
         let perms = symmetry_permutations();
         let image =
             |perm: &[usize; 24], x: u32| bits(x).fold(0u32, |acc, p| acc | 1 << perm[p as usize]);
-        for (a, b) in [(2, 4), (3, 3), (4, 3), (3, 5)] {
+        for (a, b) in [
+            (0, 0),
+            (0, 2),
+            (1, 1),
+            (2, 0),
+            (2, 4),
+            (3, 3),
+            (4, 3),
+            (3, 5),
+        ] {
             let index = HalfIndex::get(a, b);
             let mut orbit_sizes = 0u64;
             for r in 0..index.size() {

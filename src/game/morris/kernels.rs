@@ -85,7 +85,7 @@ impl MorrisKernels {
 pub fn spec_of(game: &Morris, p: PartitionId) -> Option<MorrisSolveSpec> {
     let spec = match Part::from_id(p)? {
         Part::Pair(k1, k2) => MorrisSolveSpec::new(k1, k2, game.symmetry).ok()?,
-        Part::Lost(_) => return None,
+        Part::Lost(_) | Part::Place { .. } => return None,
     };
     (spec.size() == game.partition_size(p)).then_some(spec)
 }

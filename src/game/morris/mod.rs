@@ -1,4 +1,5 @@
-//! Nine Men's Morris, phases II and III (moving and flying), as in seed 000.
+//! Nine Men's Morris: the whole game from the empty board (`pieces=N`), or
+//! phases II and III alone (moving and flying, `max=K`), as in seed 000.
 //!
 //! # Board
 //! 24 points on three concentric squares joined at the middles of their sides,
@@ -42,7 +43,37 @@
 //!   piece blocked, and not flying) loses.
 //! - A position that can repeat forever without a decision is a draw.
 //!
-//! Phase I (placing the nine pieces) is not built here.
+//! # Phase I (placing), the whole game with `pieces=N`
+//! The standard rules that Gasser and the Malom project solved, with N
+//! pieces per side (9 is the real game; 3..=8 are the same rules with fewer):
+//! - Play starts on the empty board with N pieces in each hand; white places
+//!   first. A placement puts a piece from the hand on any empty point (there
+//!   is always one: at most 2N - 1 < 24 pieces stand when one is placed).
+//! - A placement that closes a mill removes one opponent piece *from the
+//!   board* (never from the hand) under the same rule as in phase II: not one
+//!   in a mill, unless all are. Two mills closed by one placement still
+//!   remove one piece. Were no opponent piece on the board, nothing would be
+//!   removed (play cannot get there: the opponent has placed one more piece
+//!   than the mills could have taken since).
+//! - A side whose pieces on the board and in hand number two loses at once
+//!   (the removal that got it there wins); nobody is blocked while placing.
+//! - After the 2N-th placement, phase II starts with white to move: from
+//!   there the rules above apply, and the value is phase II/III's (the
+//!   partitions `k1-k2` and `2-k` of the same build). Moving during the
+//!   placement phase (Lasker's variant) is not allowed.
+//!
+//! Phase I's partitions are the sets S(a, b, t) of seed 000: `tTT-a-b`
+//! holds the positions after `t` placements (0..2N; the pieces in hand are
+//! N - t/2 for the side to move and N - (t+1)/2 for its opponent, rounding
+//! down) with `a` pieces of the side to move and `b` of the opponent on the
+//! board, indexed like S(a, b) of phase II (classes or boards). Only the
+//! counts that the capture rules allow get a partition. Every placement leads
+//! from layer `t` to layer `t + 1`, so forward search marks the positions
+//! that play reaches layer by layer (one bit each, [`crate::Forward::Layer`]),
+//! and only those are solved and stored: an index that play never reaches
+//! holds 0 (*not reached*). Phase I values are the same bytes as phases
+//! II/III's: win or loss with the distance in plies to the end of the game
+//! under best play (placements count as plies), or draw.
 //!
 //! # Partitions and hash
 //! Positions are stored from the side to move: colour 1 is the mover, colour
@@ -80,9 +111,11 @@
 //!
 //! # Notation
 //! `W:a1,a4,d2;B:g7,g4,f4;w`: white's points, black's points, the side to
-//! move (`w` or `b`). Moves are `from-to` (`a4-b4`, or a flight `a4-e5`),
-//! a bare point for a placement, with `xPOINT` appended for the removed piece
-//! (`d6-d5xa1`). The colour in a position is presentation only: positions
+//! move (`w` or `b`); in phase I `;h=W,B` follows, white's and black's pieces
+//! in hand (`W:a1,d2;B:g7;w;h=7,8`; the empty board `W:;B:;w;h=9,9`). Moves
+//! are `from-to` (`a4-b4`, or a flight `a4-e5`), a bare point for a
+//! placement (`d6`), with `xPOINT` appended for the removed piece
+//! (`d6-d5xa1`, `d6xg7`). The colour in a position is presentation only: positions
 //! with colours and side swapped are the same game state and compare equal.
 
 #[cfg(feature = "build")]
@@ -112,8 +145,9 @@ use std::sync::LazyLock;
 /// What `tbforge games` shows.
 pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     name: "morris",
-    summary: "Nine Men's Morris phases II and III (moving, flying): every position \
-              with 3..=max pieces per side, values with distance (seed 000)",
+    summary: "Nine Men's Morris: the whole game from the empty board (pieces=N, 9 is the \
+              real game), or phases II and III (moving, flying) alone with 3..=max pieces per \
+              side; values with distance (seed 000)",
     kind: GameKind::TwoPlayer,
     params: &[
         ParamDoc {
@@ -123,6 +157,13 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
                    and the lost 2-k (positions: max=3 3.1 M, max=4 81 M, max=5 0.99 G, \
                    max=9 143 G, all of phases II/III; with symmetry on, about 1/16 as many \
                    indices: max=9 8.9 G)",
+        },
+        ParamDoc {
+            key: "pieces",
+            default: "none",
+            help: "the whole game with N pieces per side, 3..=9 (9: Nine Men's Morris): phases \
+                   II/III with max=N, then every placement layer from the empty board (only the \
+                   positions play reaches are solved); give either pieces or max",
         },
         ParamDoc {
             key: "symmetry",
@@ -135,7 +176,9 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     ],
     notation: "W:<white points>;B:<black points>;<w|b to move>, points a1..g7 as in the usual \
                Morris notation (a1 a4 a7 b2 b4 b6 c3 c4 c5 d1 d2 d3 d5 d6 d7 e3 e4 e5 f2 f4 f6 \
-               g1 g4 g7); moves are from-to (a4-b4) plus xPOINT for a removed piece (d6-d5xa1)",
+               g1 g4 g7), then `;h=W,B` (pieces in hand) while placing (empty board: \
+               W:;B:;w;h=9,9); moves are from-to (a4-b4) or a point (a placement, d6), plus \
+               xPOINT for a removed piece (d6-d5xa1, d6xg7)",
     example: "W:a1,a4,d2;B:g7,g4,f4;w",
 };
 
@@ -431,11 +474,14 @@ pub struct Position {
     pub opponent: u32,
     /// Whether the side to move plays white (for notation only).
     pub white_to_move: bool,
+    /// Pieces still in hand (phase I): the mover's, then the opponent's.
+    /// `[0, 0]` in phases II/III.
+    pub hand: [u8; 2],
 }
 
 impl PartialEq for Position {
     fn eq(&self, other: &Position) -> bool {
-        self.mover == other.mover && self.opponent == other.opponent
+        self.mover == other.mover && self.opponent == other.opponent && self.hand == other.hand
     }
 }
 
@@ -447,7 +493,22 @@ impl Position {
             mover: left,
             opponent: moved,
             white_to_move: !self.white_to_move,
+            hand: [self.hand[1], self.hand[0]],
         }
+    }
+
+    /// The position after a placement: as [`Position::after`], with one piece
+    /// fewer in the mover's hand.
+    fn after_placing(&self, moved: u32, left: u32) -> Position {
+        Position {
+            hand: [self.hand[1], self.hand[0] - 1],
+            ..self.after(moved, left)
+        }
+    }
+
+    /// Whether pieces are still to be placed (phase I).
+    pub fn placing(&self) -> bool {
+        self.hand != [0, 0]
     }
 
     /// White's pieces.
@@ -481,25 +542,42 @@ pub struct Move {
     pub capture: Option<u8>,
 }
 
-/// A partition: `k1-k2` (both sides to move) or the lost `2-k`.
+/// A partition: `k1-k2` (both sides to move) or the lost `2-k` of phases
+/// II/III, or a placement layer `tTT-a-b` of phase I.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Part {
     /// k1 >= k2 >= 3: S(k1, k2) then, if k1 != k2, S(k2, k1).
     Pair(u32, u32),
     /// S(2, k): the side to move has two pieces left.
     Lost(u32),
+    /// Phase I: `t` placements made (the pieces in hand follow from `t`),
+    /// the side to move has `a` pieces on the board and its opponent `b`.
+    Place {
+        /// Placements made, 0..2N.
+        t: u32,
+        /// The mover's pieces on the board.
+        a: u32,
+        /// The opponent's pieces on the board.
+        b: u32,
+    },
 }
 
 impl Part {
-    /// `k1-k2` is id 10 k1 + k2 (33..=99); `2-k` is id k (3..=9).
+    /// `k1-k2` is id 10 k1 + k2 (33..=99); `2-k` is id k (3..=9); `tTT-a-b`
+    /// is 100 (t + 1) + 10 a + b (100..=1899).
     fn id(self) -> PartitionId {
         PartitionId(match self {
             Part::Pair(k1, k2) => 10 * k1 + k2,
             Part::Lost(k) => k,
+            Part::Place { t, a, b } => 100 * (t + 1) + 10 * a + b,
         })
     }
 
     fn from_id(p: PartitionId) -> Option<Part> {
+        if (100..1900).contains(&p.0) {
+            let (t, a, b) = (p.0 / 100 - 1, p.0 / 10 % 10, p.0 % 10);
+            return Some(Part::Place { t, a, b });
+        }
         let (hi, lo) = (p.0 / 10, p.0 % 10);
         match (hi, lo) {
             (0, k) if (3..=9).contains(&k) => Some(Part::Lost(k)),
@@ -515,23 +593,40 @@ impl Part {
             Part::Pair(k1, k2) if k1 == k2 => ((k1, k2), None),
             Part::Pair(k1, k2) => ((k1, k2), Some((k2, k1))),
             Part::Lost(k) => ((2, k), None),
+            Part::Place { a, b, .. } => ((a, b), None),
         };
         std::iter::once(first).chain(second)
     }
 }
 
-/// The game: phases II and III with up to `max` pieces per side.
+/// The game: phases II and III with up to `max` pieces per side, or the
+/// whole game with `pieces` per side (phase I too).
 #[derive(Clone, Debug)]
 pub struct Morris {
     max: u32,
     symmetry: bool,
+    /// The whole game (`pieces=N`): phase I from the empty board, N = `max`.
+    whole: bool,
 }
 
 impl Morris {
-    /// Reads `max` (3..=9, default 3).
+    /// Reads `pieces` (the whole game, 3..=9) or `max` (phases II/III, 3..=9,
+    /// default 3), and `symmetry`.
     pub fn from_params(raw: &BTreeMap<String, String>) -> Result<Self> {
         let mut p = ParamReader::new("morris", raw);
-        let max = p.uint("max", 3, 3..=MAX_PIECES as u64)? as u32;
+        let whole = raw.contains_key("pieces");
+        if whole && raw.contains_key("max") {
+            return Err(p.error(
+                "give either `pieces=N` (the whole game, phases I-III, N pieces per side) or \
+                 `max=K` (phases II/III only), not both"
+                    .to_string(),
+            ));
+        }
+        let max = if whole {
+            p.uint("pieces", 9, 3..=MAX_PIECES as u64)? as u32
+        } else {
+            p.uint("max", 3, 3..=MAX_PIECES as u64)? as u32
+        };
         let symmetry = match p.text("symmetry").map(str::trim) {
             None | Some("on") => true,
             Some("off") => false,
@@ -542,7 +637,54 @@ impl Morris {
             }
         };
         p.finish()?;
-        Ok(Morris { max, symmetry })
+        Ok(Morris {
+            max,
+            symmetry,
+            whole,
+        })
+    }
+
+    /// The whole game with `pieces` per side (3..=9; 9 is Nine Men's Morris):
+    /// phase I from the empty board, then phases II/III.
+    pub fn whole(pieces: u32, symmetry: bool) -> Result<Self> {
+        let mut raw = BTreeMap::new();
+        raw.insert("pieces".to_string(), pieces.to_string());
+        let sym = if symmetry { "on" } else { "off" };
+        raw.insert("symmetry".to_string(), sym.to_string());
+        Self::from_params(&raw)
+    }
+
+    /// Whether this is the whole game (phase I included).
+    pub fn is_whole(&self) -> bool {
+        self.whole
+    }
+
+    /// Pieces in hand at `t` placements made: the mover's, the opponent's.
+    fn hands_at(&self, t: u32) -> [u8; 2] {
+        [(self.max - t / 2) as u8, (self.max - t.div_ceil(2)) as u8]
+    }
+
+    /// The placement layers' partitions at depth `t`, by (a, b): every count
+    /// of pieces on the board that the rules allow there (a superset of what
+    /// play reaches; the forward search finds which positions it does).
+    fn place_parts(&self, t: u32) -> Vec<Part> {
+        // Placed so far: the mover t/2 pieces, the opponent (t+1)/2.
+        let (placed_m, placed_o) = (t / 2, t.div_ceil(2));
+        let [hand_m, hand_o] = self.hands_at(t).map(u32::from);
+        let mut out = Vec::new();
+        for a in 0..=placed_m {
+            for b in 0..=placed_o {
+                // A side captures at most once per placement from its third on.
+                let lost_m_ok = placed_m - a <= placed_o.saturating_sub(2);
+                let lost_o_ok = placed_o - b <= placed_m.saturating_sub(2);
+                // The opponent is never below three: the game would have
+                // ended on its turn. The mover at exactly two has just lost.
+                if lost_m_ok && lost_o_ok && b + hand_o >= 3 && a + hand_m >= 2 {
+                    out.push(Part::Place { t, a, b });
+                }
+            }
+        }
+        out
     }
 
     /// The game with up to `max` pieces per side (3..=9), storing one position
@@ -581,6 +723,12 @@ impl Morris {
     /// Most pieces per side.
     pub fn max(&self) -> u32 {
         self.max
+    }
+
+    /// The partition id of phase I's layer `t` (placements made) with `a`
+    /// pieces of the side to move and `b` of its opponent on the board.
+    pub fn placement_partition(t: u32, a: u32, b: u32) -> PartitionId {
+        Part::Place { t, a, b }.id()
     }
 
     /// The partition id of `k1-k2` (k1 >= k2 >= 3) or, with `k2 == 2`, of `2-k1`.
@@ -638,6 +786,82 @@ impl Morris {
         Ok(mask)
     }
 
+    /// `h=W,B`: white's and black's pieces in hand.
+    fn parse_hands(&self, text: &str, h: &str) -> Result<[u8; 2]> {
+        let counts = h
+            .strip_prefix("h=")
+            .or_else(|| h.strip_prefix("H="))
+            .map(|c| {
+                c.split(',')
+                    .map(|n| n.trim().parse::<u8>())
+                    .collect::<Vec<_>>()
+            });
+        match counts.as_deref() {
+            Some([Ok(w), Ok(b)]) if *w <= MAX_PIECES as u8 && *b <= MAX_PIECES as u8 => {
+                Ok([*w, *b])
+            }
+            _ => Err(self.bad(
+                text,
+                format!("`{h}` should be `h=W,B`, white's and black's pieces in hand (0..=9 each)"),
+            )),
+        }
+    }
+
+    /// A phase I position, checked against the whole game's rules: hands
+    /// that placement alternation allows, pieces on the board that captures allow.
+    fn check_placing(
+        &self,
+        text: &str,
+        mover: u32,
+        opponent: u32,
+        white_to_move: bool,
+        hands: [u8; 2],
+        hand: [u8; 2],
+    ) -> Result<Position> {
+        let n = self.max;
+        if !self.whole {
+            return Err(self.bad(
+                text,
+                format!(
+                    "pieces in hand are phase I, which this build (phases II/III, max={n}) does not hold: \
+                     build the whole game with `--param pieces={n}`"
+                ),
+            ));
+        }
+        let [w, b] = hands.map(u32::from);
+        // White places first: with white to move both have placed as many,
+        // with black to move white has placed one more.
+        let alternates = if white_to_move { w == b } else { b == w + 1 };
+        if w > n || b > n || !alternates {
+            return Err(self.bad(
+                text,
+                format!(
+                    "`h={w},{b}` with {} to move cannot arise with {n} pieces each: white places first, \
+                     so with white to move both hands are equal, with black to move black holds one more",
+                    if white_to_move { "white" } else { "black" }
+                ),
+            ));
+        }
+        let t = 2 * n - w - b;
+        let (a, bb) = (mover.count_ones(), opponent.count_ones());
+        if !self.place_parts(t).contains(&Part::Place { t, a, b: bb }) {
+            return Err(self.bad(
+                text,
+                format!(
+                    "after {t} placements the side to move cannot have {a} pieces on the board and \
+                     its opponent {bb}: more placed than the hands allow, more lost than mills could \
+                     take, or a side already below three"
+                ),
+            ));
+        }
+        Ok(Position {
+            mover,
+            opponent,
+            white_to_move,
+            hand,
+        })
+    }
+
     fn write_points(mask: u32) -> String {
         bits(mask)
             .map(|i| POINT_NAMES[i as usize])
@@ -654,7 +878,10 @@ impl Game for Morris {
         GameInfo {
             id: "morris",
             params: super::params::params([
-                ("max", self.max.to_string()),
+                (
+                    if self.whole { "pieces" } else { "max" },
+                    self.max.to_string(),
+                ),
                 (
                     "symmetry",
                     if self.symmetry { "on" } else { "off" }.to_string(),
@@ -672,6 +899,12 @@ impl Game for Morris {
             .collect();
         pairs.sort_by_key(|&(k1, k2)| (k1 + k2, k1));
         out.extend(pairs.into_iter().map(|(k1, k2)| Part::Pair(k1, k2).id()));
+        if self.whole {
+            // Every placement leads one layer deeper: the last layer first.
+            for t in (0..2 * self.max).rev() {
+                out.extend(self.place_parts(t).into_iter().map(Part::id));
+            }
+        }
         out
     }
 
@@ -685,13 +918,19 @@ impl Game for Morris {
         match Part::from_id(p) {
             Some(Part::Pair(k1, k2)) => format!("{k1}-{k2}"),
             Some(Part::Lost(k)) => format!("2-{k}"),
+            Some(Part::Place { t, a, b }) => format!("t{t:02}-{a}-{b}"),
             None => format!("invalid{}", p.0),
         }
     }
 
     fn unrank(&self, p: PartitionId, r: Rank) -> Option<Position> {
+        let part = Part::from_id(p)?;
+        let (hand, white_to_move) = match part {
+            Part::Place { t, .. } => (self.hands_at(t), t % 2 == 0),
+            _ => ([0, 0], true),
+        };
         let mut base = 0;
-        for (a, b) in Part::from_id(p)?.halves() {
+        for (a, b) in part.halves() {
             let half = self.half(a, b);
             let size = half.size();
             if r.0 < base + size {
@@ -702,7 +941,8 @@ impl Game for Morris {
                 return Some(Position {
                     mover,
                     opponent,
-                    white_to_move: true,
+                    white_to_move,
+                    hand,
                 });
             }
             base += size;
@@ -714,6 +954,10 @@ impl Game for Morris {
         let a = pos.mover.count_ones();
         let b = pos.opponent.count_ones();
         let r = self.half(a, b).rank(pos.mover, pos.opponent);
+        if pos.placing() {
+            let t = 2 * self.max - u32::from(pos.hand[0]) - u32::from(pos.hand[1]);
+            return (Part::Place { t, a, b }.id(), Rank(r));
+        }
         if a == 2 {
             return (Part::Lost(b).id(), Rank(r));
         }
@@ -738,6 +982,15 @@ impl Game for Morris {
     }
 
     fn status(&self, pos: &Position) -> Status {
+        if pos.placing() {
+            // A placement is always possible (at most 2N - 1 < 24 points are
+            // taken); a side loses in phase I only by dropping below three.
+            return if pos.mover.count_ones() + u32::from(pos.hand[0]) < 3 {
+                Status::Lost
+            } else {
+                Status::Ongoing
+            };
+        }
         if pos.mover.count_ones() < 3 || !Self::mobile(pos) {
             Status::Lost
         } else {
@@ -757,6 +1010,29 @@ impl Game for Morris {
         } else {
             opp & !protected
         };
+        if pos.placing() {
+            for to in bits(empty) {
+                let moved = own | 1 << to;
+                let [m1, m2] = MILLS_AT[to as usize];
+                let closes = moved & m1 == m1 || moved & m2 == m2;
+                let mut mv = Move {
+                    from: None,
+                    to,
+                    capture: None,
+                };
+                // With no opponent piece on the board a mill removes nothing
+                // (play cannot get there: kept for the rule's sake).
+                if closes && removable != 0 {
+                    for x in bits(removable) {
+                        mv.capture = Some(x);
+                        out.push((mv, pos.after_placing(moved, opp & !(1 << x))));
+                    }
+                } else {
+                    out.push((mv, pos.after_placing(moved, opp)));
+                }
+            }
+            return;
+        }
         for from in bits(own) {
             let targets = if flying {
                 empty
@@ -785,14 +1061,34 @@ impl Game for Morris {
     }
 
     fn start(&self) -> Option<Position> {
-        // Phases II/III have no single start: phase I (not built) leads into them.
-        None
+        // Phases II/III alone have no single start: phase I leads into them.
+        self.whole.then_some(Position {
+            mover: 0,
+            opponent: 0,
+            white_to_move: true,
+            hand: [self.max as u8; 2],
+        })
+    }
+
+    fn forward(&self, p: PartitionId) -> super::Forward {
+        match Part::from_id(p) {
+            _ if !self.whole => super::Forward::Expand,
+            Some(Part::Place { t, .. }) => super::Forward::Layer(t),
+            // Phases II/III are solved whole: play reaches them at depth 2N.
+            _ => super::Forward::Stop,
+        }
     }
 
     fn parse_position(&self, text: &str) -> Result<Position> {
         let parts: Vec<&str> = text.trim().split(';').map(str::trim).collect();
-        if parts.len() != 3 {
-            return Err(self.bad(text, format!("{} `;`-separated parts, not 3", parts.len())));
+        if !(3..=4).contains(&parts.len()) {
+            return Err(self.bad(
+                text,
+                format!(
+                    "{} `;`-separated parts, not 3 (or 4 with `h=`)",
+                    parts.len()
+                ),
+            ));
         }
         let mut white = None;
         let mut black = None;
@@ -824,27 +1120,41 @@ impl Game for Morris {
                 return Err(self.bad(text, format!("side to move `{other}` is neither w nor b")))
             }
         };
+        // Pieces in hand, white's then black's.
+        let hands = match parts.get(3) {
+            None => [0u8, 0],
+            Some(h) => self.parse_hands(text, h)?,
+        };
         let (mover, opponent) = if white_to_move {
             (white, black)
         } else {
             (black, white)
         };
+        let hand = if white_to_move {
+            hands
+        } else {
+            [hands[1], hands[0]]
+        };
         let (a, b) = (mover.count_ones(), opponent.count_ones());
         let side = |w: bool| if w { "white" } else { "black" };
-        if !(2..=MAX_PIECES as u32).contains(&a) {
+        if hands != [0, 0] {
+            return self.check_placing(text, mover, opponent, white_to_move, hands, hand);
+        }
+        let most = MAX_PIECES as u32;
+        if !(2..=most).contains(&a) {
             return Err(self.bad(
                 text,
                 format!(
-                    "{} (to move) has {a} pieces; phases II/III need 3..=9 (2: already lost)",
+                    "{} (to move) has {a} pieces and none in hand; phases II/III need 3..={most} (2: already lost)",
                     side(white_to_move)
                 ),
             ));
         }
-        if !(3..=MAX_PIECES as u32).contains(&b) {
+        if !(3..=most).contains(&b) {
             return Err(self.bad(
                 text,
                 format!(
-                    "{} has {b} pieces; the side not to move needs 3..=9 (with 2 the game ended before its move)",
+                    "{} has {b} pieces and none in hand; the side not to move needs 3..={most} (with 2 the game ended before its move)",
                     side(!white_to_move)
                 ),
             ));
@@ -853,16 +1163,23 @@ impl Game for Morris {
             mover,
             opponent,
             white_to_move,
+            hand,
         })
     }
 
     fn format_position(&self, pos: &Position) -> String {
-        format!(
+        let mut text = format!(
             "W:{};B:{};{}",
             Self::write_points(pos.white()),
             Self::write_points(pos.black()),
             if pos.white_to_move { 'w' } else { 'b' }
-        )
+        );
+        if pos.placing() {
+            let [m, o] = pos.hand;
+            let (w, b) = if pos.white_to_move { (m, o) } else { (o, m) };
+            text.push_str(&format!(";h={w},{b}"));
+        }
+        text
     }
 
     fn format_move(&self, _pos: &Position, mv: &Move) -> String {
