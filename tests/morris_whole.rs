@@ -1,0 +1,281 @@
+//! Nine Men's Morris as a whole game (`pieces=N`): phase I (placing) from the
+//! empty board, checked against an independent model of the placement rules.
+//!
+//! The model below knows the board only as coordinates (its own mills, from
+//! the geometry of three concentric squares and four spokes), plays the
+//! placement phase by plain minimax over every reachable position, reads
+//! the phase II/III values at the end of placement from the built tablebase,
+//! and then demands that the tablebase hold exactly its value, distance
+//! included, for every position play reaches, that the forward search reach
+//! exactly the positions it reaches per depth, and that symmetry classes
+//! count what the positions fold into.
+
+mod common;
+
+use common::{build_with, open};
+use std::collections::{HashMap, HashSet};
+use tbforge::game::morris::{Morris, POINT_NAMES};
+use tbforge::format::TableFile;
+use tbforge::probe::Tablebase;
+use tbforge::{Game, PartitionId, Rank, Value};
+
+/// The 16 mills, from coordinates: each square's four sides and the four
+/// spokes between the squares. Points are named `a1`..`g7` (column, row).
+fn mills() -> Vec<u32> {
+    let bit = |x: i32, y: i32| {
+        let name = format!("{}{}", (b'a' + x as u8) as char, y + 1);
+        1u32 << POINT_NAMES.iter().position(|&p| p == name).expect("a board point")
+    };
+    let mut out = Vec::new();
+    for r in 1..=3 {
+        let (lo, hi) = (3 - r, 3 + r);
+        for fixed in [lo, hi] {
+            out.push(bit(lo, fixed) | bit(3, fixed) | bit(hi, fixed));
+            out.push(bit(fixed, lo) | bit(fixed, 3) | bit(fixed, hi));
+        }
+    }
+    for (a, b) in [(0, 2), (4, 6)] {
+        out.push(bit(3, a) | bit(3, a + 1) | bit(3, b));
+        out.push(bit(a, 3) | bit(a + 1, 3) | bit(b, 3));
+    }
+    out
+}
+
+/// A placement-phase state: the side to move's points and pieces in hand,
+/// the opponent's, and the placements made.
+#[derive(Clone, Copy, Hash, PartialEq, Eq)]
+struct State {
+    mover: u32,
+    opponent: u32,
+    hand: [u8; 2],
+}
+
+/// The independent model: values by minimax, memoised per state.
+struct Model<'a> {
+    n: u8,
+    mills: Vec<u32>,
+    game: &'a Morris,
+    values: &'a Values,
+    memo: HashMap<State, Value>,
+}
+
+/// A tablebase's values, every file read whole (probing block by block
+/// would decompress a block per position).
+struct Values(HashMap<PartitionId, Vec<u8>>);
+
+impl Values {
+    fn read(dir: &std::path::Path) -> Values {
+        let tb = Tablebase::open(dir).unwrap();
+        let files = tb.manifest().files.iter().map(|f| {
+            let file = TableFile::open_read(&dir.join(&f.name)).unwrap();
+            (f.partition, file.read_all_codes().unwrap())
+        });
+        Values(files.collect())
+    }
+
+    fn at(&self, (p, r): (PartitionId, Rank)) -> Value {
+        Value::from_byte(self.0[&p][r.0 as usize])
+    }
+}
+
+impl Model<'_> {
+    fn in_mill(&self, own: u32, point: u32) -> bool {
+        self.mills.iter().any(|&m| m & point != 0 && own & m == m)
+    }
+
+    /// The stored value of a position after placement ends (white to move).
+    fn phase_two(&self, s: State) -> Value {
+        let pos = tbforge::game::morris::Position {
+            mover: s.mover,
+            opponent: s.opponent,
+            white_to_move: true,
+            hand: [0, 0],
+        };
+        self.values.at(self.game.rank(&pos))
+    }
+
+    fn value(&mut self, s: State) -> Value {
+        if let Some(&v) = self.memo.get(&s) {
+            return v;
+        }
+        let v = if s.hand == [0, 0] {
+            self.phase_two(s)
+        } else if s.mover.count_ones() + u32::from(s.hand[0]) < 3 {
+            Value::at_distance(0).unwrap()
+        } else {
+            let empty = !(s.mover | s.opponent) & ((1 << 24) - 1);
+            let protected = self
+                .mills
+                .iter()
+                .filter(|&&m| s.opponent & m == m)
+                .fold(0, |acc, &m| acc | m);
+            let removable = match s.opponent & !protected {
+                0 => s.opponent,
+                free => free,
+            };
+            let mut next = Vec::new();
+            for p in (0..24).map(|i| 1u32 << i).filter(|p| empty & p != 0) {
+                let own = s.mover | p;
+                let hand = [s.hand[1], s.hand[0] - 1];
+                if self.in_mill(own, p) && removable != 0 {
+                    for x in (0..24).map(|i| 1u32 << i).filter(|x| removable & x != 0) {
+                        next.push(State {
+                            mover: s.opponent & !x,
+                            opponent: own,
+                            hand,
+                        });
+                    }
+                } else {
+                    next.push(State {
+                        mover: s.opponent,
+                        opponent: own,
+                        hand,
+                    });
+                }
+            }
+            // Minimax with distances: the quickest win, else the slowest loss.
+            let (mut best_win, mut longest_loss, mut all_lost) = (None::<u32>, 0, true);
+            for t in next {
+                match self.value(t).distance() {
+                    Some(e) if e % 2 == 0 => best_win = Some(best_win.map_or(e, |b| b.min(e))),
+                    Some(e) => longest_loss = longest_loss.max(e),
+                    None => all_lost = false,
+                }
+            }
+            match best_win {
+                Some(e) => Value::at_distance(e + 1).unwrap(),
+                None if all_lost => Value::at_distance(longest_loss + 1).unwrap(),
+                None => Value::DRAW,
+            }
+        };
+        self.memo.insert(s, v);
+        v
+    }
+
+    fn placements_made(&self, s: &State) -> u32 {
+        2 * u32::from(self.n) - u32::from(s.hand[0]) - u32::from(s.hand[1])
+    }
+}
+
+fn build(pieces: u32, symmetry: &str) -> (tempfile::TempDir, Tablebase, Values) {
+    let dir = tempfile::tempdir().unwrap();
+    let g = open(
+        "morris",
+        &[("pieces", &pieces.to_string()), ("symmetry", symmetry)],
+    );
+    build_with(&g, dir.path(), 2, |_| {});
+    let tb = Tablebase::open(dir.path()).unwrap();
+    let values = Values::read(dir.path());
+    (dir, tb, values)
+}
+
+/// Every reachable placement position's stored value is the model's, and
+/// the forward search's layers and classes are the model's counts.
+///
+/// With `symmetry_off`, a second build indexes every position: its values
+/// and layers (positions, not classes) are held to the model too.
+fn check_against_model(pieces: u32, symmetry_off: bool) {
+    let (_on_dir, on_tb, on_values) = build(pieces, "on");
+    let off_build = symmetry_off.then(|| build(pieces, "off"));
+    let on = Morris::whole(pieces, true).unwrap();
+    let off = Morris::whole(pieces, false).unwrap();
+    let mut model = Model {
+        n: pieces as u8,
+        mills: mills(),
+        game: &on,
+        values: &on_values,
+        memo: HashMap::new(),
+    };
+    let start = State {
+        mover: 0,
+        opponent: 0,
+        hand: [pieces as u8; 2],
+    };
+    let start_value = model.value(start);
+
+    let depths = 2 * pieces as usize + 1;
+    let mut positions = vec![0u64; depths];
+    let mut classes: Vec<HashSet<(PartitionId, Rank)>> = vec![HashSet::new(); depths];
+    let mut weighted = vec![0u64; depths];
+    let mut weights = HashMap::new();
+    for (s, &v) in &model.memo {
+        let t = model.placements_made(s) as usize;
+        positions[t] += 1;
+        let pos = tbforge::game::morris::Position {
+            mover: s.mover,
+            opponent: s.opponent,
+            white_to_move: t % 2 == 0,
+            hand: s.hand,
+        };
+        let text = on.format_position(&pos);
+        assert_eq!(on_values.at(on.rank(&pos)), v, "{text}");
+        if let Some((_, _, off_values)) = &off_build {
+            assert_eq!(off_values.at(off.rank(&pos)), v, "{text} (symmetry off)");
+        }
+        let (p, r) = on.rank(&pos);
+        if classes[t].insert((p, r)) {
+            weighted[t] += weights.entry(p).or_insert_with(|| on.weights(p)).at(r);
+        }
+    }
+    let layers = |tb: &Tablebase| tb.manifest().layers.clone().expect("forward search ran");
+    let on_layers = layers(&on_tb);
+    for t in 0..depths {
+        if let Some((_, off_tb, _)) = &off_build {
+            assert_eq!(layers(off_tb)[t], positions[t], "positions at depth {t}");
+        }
+        assert_eq!(on_layers[t], classes[t].len() as u64, "classes at depth {t}");
+        // Every class stands for as many positions as its orbit holds.
+        assert_eq!(weighted[t], positions[t], "weights at depth {t}");
+    }
+    let (p, r) = on.rank(&on.start().unwrap());
+    assert_eq!(on_tb.probe_value(p, r).unwrap(), start_value);
+}
+
+#[test]
+fn three_pieces_match_the_model() {
+    check_against_model(3, true);
+}
+
+#[test]
+fn four_pieces_match_the_model() {
+    check_against_model(4, false);
+}
+
+#[test]
+fn notation_reads_hands_and_placements() {
+    let g = Morris::whole(9, true).unwrap();
+    let start = g.parse_position("W:;B:;w;h=9,9").unwrap();
+    assert_eq!(start, g.start().unwrap());
+    assert_eq!(g.format_position(&start), "W:;B:;w;h=9,9");
+    let pos = g.parse_position("W:a1,d2;B:g7;b;h=7,8").unwrap();
+    assert_eq!(g.format_position(&pos), "W:a1,d2;B:g7;b;h=7,8");
+    let mut next = Vec::new();
+    g.successors(&pos, &mut next);
+    assert_eq!(next.len(), 21, "every empty point is a placement");
+    let (mv, after) = &next[0];
+    assert_eq!(g.format_move(&pos, mv), "a4");
+    assert_eq!(g.format_position(after), "W:a1,d2;B:a4,g7;w;h=7,7");
+    // A mill closed while placing removes a piece from the board.
+    let pos = g.parse_position("W:a1,a4,g7,g1;B:d6,d5,b2;b;h=5,6").unwrap();
+    g.successors(&pos, &mut next);
+    let moves: Vec<String> = next.iter().map(|(m, _)| g.format_move(&pos, m)).collect();
+    assert!(moves.contains(&"d7xa1".to_string()), "{moves:?}");
+    assert!(!moves.contains(&"d7".to_string()), "{moves:?}");
+
+    for (bad, why) in [
+        ("W:;B:;w;h=9,8", "cannot arise"),
+        ("W:;B:;b;h=9,9", "cannot arise"),
+        ("W:;B:;w;h=10,10", "h=W,B"),
+        ("W:a1;B:;w;h=x", "h=W,B"),
+        ("W:a1,a4,a7,b2,b4;B:;w;h=7,7", "cannot have"),
+    ] {
+        let e = g.parse_position(bad).unwrap_err().to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+    let phase_two = Morris::new(9, true).unwrap();
+    let e = phase_two
+        .parse_position("W:;B:;w;h=9,9")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--param pieces=9"), "{e}");
+}
