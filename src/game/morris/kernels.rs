@@ -1,16 +1,19 @@
 //! Morris partitions through the device-kernel interface: a `k1-k2` partition
 //! is solved by candidate-driven passes on the GPU ([`super::cuda::MorrisCuda`])
 //! or by their CPU twin ([`CpuTwin`], the CPU backend of Morris builds); the
-//! lost `2-k` partitions are declined (trivial for the generic solver).
+//! lost `2-k` partitions are filled on the spot. Phase I's placement layers
+//! `tTT-a-b` are solved and searched forward where they are reached, by
+//! kernels `place_solve` and `place_expand` or their twin ([`super::place`]).
 
 #[cfg(feature = "cuda")]
 use std::sync::Arc;
 
+use super::place::{self, PlaceSpec};
 use super::retro::{CpuTwin, MorrisSolveSpec};
 use super::{Morris, Part};
 use crate::game::{
-    Device, DeviceCheckOptions, DeviceCheckReport, Game, KernelSolve, PartitionKernels,
-    SolvedPartitions,
+    Device, DeviceCheckOptions, DeviceCheckReport, ForwardTargets, Game, KernelSolve,
+    PartitionKernels, SolvedPartitions,
 };
 use crate::value::{PartitionId, Value};
 use crate::{Error, Result};
@@ -80,6 +83,57 @@ impl MorrisKernels {
     }
 }
 
+impl MorrisKernels {
+    /// Values of placement layer `spec` where `reached` is set, from its
+    /// targets' values (quiet, capture).
+    pub fn solve_place(
+        &self,
+        spec: &PlaceSpec,
+        reached: &[u64],
+        deps: [Option<&[u8]>; 2],
+    ) -> Result<KernelSolve> {
+        match &self.solver {
+            Solver::Twin => Ok(KernelSolve::on_cpu(
+                place::solve(spec, reached, deps)?,
+                None,
+            )),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => {
+                let t0 = std::time::Instant::now();
+                let values = gpu.place_solve(spec, reached, deps)?;
+                Ok(KernelSolve {
+                    values,
+                    passes: None,
+                    device_seconds: Some(t0.elapsed().as_secs_f64()),
+                })
+            }
+        }
+    }
+}
+
+/// The targets' values of placement layer `spec` (quiet, capture): a
+/// target the game has must be solved before it; one it lacks is `None` (a
+/// position that moves there is reported by the solve).
+pub fn place_dependencies<'a>(
+    spec: &PlaceSpec,
+    solved: &SolvedPartitions<'a>,
+) -> Result<[Option<&'a [u8]>; 2]> {
+    let mut out = [None, None];
+    for (slot, target) in out.iter_mut().zip(spec.targets()) {
+        let Some(t) = target.filter(|t| t.exists) else {
+            continue;
+        };
+        *slot = Some(solved.get(t.id).ok_or_else(|| Error::GameContract {
+            game: "morris".into(),
+            message: format!(
+                "partition {}: its placements lead to {}, which is not solved before it",
+                spec.name, t.name
+            ),
+        })?);
+    }
+    Ok(out)
+}
+
 /// The spec of partition `p` of `game`, for the `k1-k2` partitions the
 /// kernels solve (indexed as the game indexes them).
 pub fn spec_of(game: &Morris, p: PartitionId) -> Option<MorrisSolveSpec> {
@@ -127,8 +181,51 @@ impl PartitionKernels for MorrisKernels {
                 vec![Value::at_distance(0)?.to_byte(); self.game.partition_size(p) as usize];
             return Some(Ok(KernelSolve::on_cpu(values, Some(0))));
         }
+        if let Some(spec) = PlaceSpec::of(&self.game, p) {
+            // Only reached positions are solved; without the bits the
+            // generic solver takes the partition.
+            let reached = solved.reached()?;
+            return Some(
+                place_dependencies(&spec, solved)
+                    .and_then(|deps| self.solve_place(&spec, reached, deps)),
+            );
+        }
         let spec = spec_of(&self.game, p)?;
         Some(dependencies(&spec, solved).and_then(|deps| self.solve_spec(spec, deps)))
+    }
+
+    fn expand(
+        &self,
+        p: PartitionId,
+        reached: &[u64],
+        next: &ForwardTargets<'_>,
+    ) -> Option<Result<()>> {
+        let spec = PlaceSpec::of(&self.game, p)?;
+        // A target the game has must be searched with this layer; one it
+        // lacks is `None` (a position that moves there is reported).
+        let mut targets = [None, None];
+        for (slot, target) in targets.iter_mut().zip(spec.targets()) {
+            let Some(t) = target.filter(|t| t.exists) else {
+                continue;
+            };
+            match next.get(t.id) {
+                Some(bits) => *slot = Some(bits),
+                None => {
+                    return Some(Err(Error::GameContract {
+                        game: "morris".into(),
+                        message: format!(
+                            "partition {}: its placements lead to {}, which the forward search does not mark",
+                            spec.name, t.name
+                        ),
+                    }))
+                }
+            }
+        }
+        Some(match &self.solver {
+            Solver::Twin => place::expand(&spec, reached, targets),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => gpu.place_expand(&spec, reached, targets),
+        })
     }
 
     fn name(&self) -> String {
