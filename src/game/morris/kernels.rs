@@ -111,27 +111,15 @@ impl MorrisKernels {
     }
 }
 
-/// The targets' values of placement layer `spec` (quiet, capture): a
-/// target the game has must be solved before it; one it lacks is `None` (a
-/// position that moves there is reported by the solve).
+/// The targets' values of placement layer `spec` (quiet, capture), where
+/// they are solved. One that is not is `None`: as with the generic solver,
+/// that is an error (naming it) only if a reached position moves there, so
+/// a layer that play does not reach needs nothing.
 pub fn place_dependencies<'a>(
     spec: &PlaceSpec,
     solved: &SolvedPartitions<'a>,
-) -> Result<[Option<&'a [u8]>; 2]> {
-    let mut out = [None, None];
-    for (slot, target) in out.iter_mut().zip(spec.targets()) {
-        let Some(t) = target.filter(|t| t.exists) else {
-            continue;
-        };
-        *slot = Some(solved.get(t.id).ok_or_else(|| Error::GameContract {
-            game: "morris".into(),
-            message: format!(
-                "partition {}: its placements lead to {}, which is not solved before it",
-                spec.name, t.name
-            ),
-        })?);
-    }
-    Ok(out)
+) -> [Option<&'a [u8]>; 2] {
+    spec.targets().map(|t| t.and_then(|t| solved.get(t.id)))
 }
 
 /// The spec of partition `p` of `game`, for the `k1-k2` partitions the
@@ -185,10 +173,8 @@ impl PartitionKernels for MorrisKernels {
             // Only reached positions are solved; without the bits the
             // generic solver takes the partition.
             let reached = solved.reached()?;
-            return Some(
-                place_dependencies(&spec, solved)
-                    .and_then(|deps| self.solve_place(&spec, reached, deps)),
-            );
+            let deps = place_dependencies(&spec, solved);
+            return Some(self.solve_place(&spec, reached, deps));
         }
         let spec = spec_of(&self.game, p)?;
         Some(dependencies(&spec, solved).and_then(|deps| self.solve_spec(spec, deps)))
@@ -201,26 +187,9 @@ impl PartitionKernels for MorrisKernels {
         next: &ForwardTargets<'_>,
     ) -> Option<Result<()>> {
         let spec = PlaceSpec::of(&self.game, p)?;
-        // A target the game has must be searched with this layer; one it
-        // lacks is `None` (a position that moves there is reported).
-        let mut targets = [None, None];
-        for (slot, target) in targets.iter_mut().zip(spec.targets()) {
-            let Some(t) = target.filter(|t| t.exists) else {
-                continue;
-            };
-            match next.get(t.id) {
-                Some(bits) => *slot = Some(bits),
-                None => {
-                    return Some(Err(Error::GameContract {
-                        game: "morris".into(),
-                        message: format!(
-                            "partition {}: its placements lead to {}, which the forward search does not mark",
-                            spec.name, t.name
-                        ),
-                    }))
-                }
-            }
-        }
+        // A target without bits here is an error (naming it) only if a
+        // reached position moves there, as in the generic search.
+        let targets = spec.targets().map(|t| t.and_then(|t| next.get(t.id)));
         Some(match &self.solver {
             Solver::Twin => place::expand(&spec, reached, targets),
             #[cfg(feature = "cuda")]

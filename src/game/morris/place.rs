@@ -641,6 +641,71 @@ mod tests {
         compare_with_generic(&game, &[4, 5, 6, 7]);
     }
 
+    /// Through [`PartitionKernels`] on the CPU: layers are taken only with
+    /// their reached bits, give the twin's bytes and bits, and a target
+    /// that is not there is named when a placement needs it.
+    #[test]
+    fn morris_kernels_solve_and_expand_reached_layers() {
+        use crate::game::morris::kernels::MorrisKernels;
+        use crate::game::{Device, ForwardTargets, PartitionKernels, SolvedPartitions};
+        let game = Morris::whole(3, true).unwrap();
+        let kernels = MorrisKernels::new(&game, &Device::Cpu).unwrap();
+        let p = Morris::placement_partition(4, 2, 2);
+        let spec = PlaceSpec::of(&game, p).unwrap();
+        let reached = random_reached(&spec, 1, 2);
+        let targets: Vec<&PlaceTarget> = spec.targets().into_iter().flatten().collect();
+        assert_eq!(targets.len(), 2, "quiet and capture");
+        let deps: Vec<Vec<u8>> = targets.iter().map(|t| random_values(7, t.size)).collect();
+        let solved = SolvedPartitions::new(targets.iter().zip(&deps).map(|(t, v)| (t.id, &v[..])));
+        assert!(
+            kernels.solve(p, &solved).is_none(),
+            "no reached bits: generic"
+        );
+        let got = kernels
+            .solve(p, &solved.clone().with_reached(&reached))
+            .unwrap()
+            .unwrap();
+        let want = solve(&spec, &reached, [Some(&deps[0]), Some(&deps[1])]).unwrap();
+        assert!(got.values == want);
+        let err = kernels
+            .solve(p, &SolvedPartitions::default().with_reached(&reached))
+            .unwrap()
+            .unwrap_err();
+        assert!(err.to_string().contains(&targets[0].name), "{err}");
+
+        let fresh = || -> Vec<Vec<AtomicU64>> {
+            targets
+                .iter()
+                .map(|t| {
+                    (0..t.size.div_ceil(64))
+                        .map(|_| AtomicU64::new(0))
+                        .collect()
+                })
+                .collect()
+        };
+        let (got, want) = (fresh(), fresh());
+        let next = ForwardTargets::new(targets.iter().zip(&got).map(|(t, b)| (t.id, &b[..])));
+        kernels.expand(p, &reached, &next).unwrap().unwrap();
+        expand(&spec, &reached, [Some(&want[0]), Some(&want[1])]).unwrap();
+        let load = |v: &[Vec<AtomicU64>]| -> Vec<u64> {
+            v.iter()
+                .flatten()
+                .map(|w| w.load(Ordering::Relaxed))
+                .collect()
+        };
+        assert!(load(&got) == load(&want));
+        assert!(load(&got).iter().any(|&w| w != 0));
+        let err = kernels
+            .expand(p, &reached, &ForwardTargets::default())
+            .unwrap()
+            .unwrap_err();
+        assert!(err.to_string().contains(&targets[0].name), "{err}");
+        // Not a placement layer: not these kernels' to expand.
+        assert!(kernels
+            .expand(Morris::partition_of(3, 3), &reached, &next)
+            .is_none());
+    }
+
     #[test]
     fn a_missing_dependency_and_an_overflow_are_errors() {
         let game = Morris::whole(3, true).unwrap();
