@@ -831,7 +831,7 @@ impl MorrisCuda {
         reached: &[u64],
         deps: [Option<&[u8]>; 2],
     ) -> Result<Vec<u8>> {
-        spec.check_reached(reached)?;
+        let reached = spec.reached_bits(reached)?;
         spec.check_deps(&deps)?;
         if spec.lost {
             return place::solve(spec, reached, deps);
@@ -895,7 +895,7 @@ impl MorrisCuda {
         reached: &[u64],
         next: [Option<&[AtomicU64]>; 2],
     ) -> Result<()> {
-        spec.check_reached(reached)?;
+        let reached = spec.reached_bits(reached)?;
         spec.check_next(&next)?;
         if spec.lost {
             return Ok(());

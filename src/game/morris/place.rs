@@ -189,22 +189,32 @@ impl PlaceSpec {
         [self.quiet.as_ref(), self.capture.as_ref()]
     }
 
-    /// Checks that `reached` holds one bit per index and none past the end.
-    pub fn check_reached(&self, reached: &[u64]) -> Result<()> {
-        let size = self.size();
-        let tail_set = match reached.get(self.words().saturating_sub(1)) {
-            Some(&w) if size % 64 != 0 => w >> (size % 64) != 0,
-            _ => false,
+    /// The reached bits of the partition's indices: `reached` must cover
+    /// them (one bit per index, 64 to a word) and set none past the end;
+    /// longer slices (whole words of a larger set) are cut to the partition.
+    pub fn reached_bits<'r>(&self, reached: &'r [u64]) -> Result<&'r [u64]> {
+        let (size, words) = (self.size(), self.words());
+        let past_end = |i: usize, w: u64| -> bool {
+            let first = i as u64 * 64;
+            if first >= size {
+                w != 0
+            } else {
+                size - first < 64 && w >> (size - first) != 0
+            }
         };
-        if reached.len() != self.words() || tail_set {
+        if reached.len() < words
+            || reached
+                .iter()
+                .enumerate()
+                .skip(words.saturating_sub(1))
+                .any(|(i, &w)| past_end(i, w))
+        {
             return Err(self.contract(format!(
-                "{} words of reached bits for {} indices ({} words), or bits set past the end",
+                "{} words of reached bits for {size} indices ({words} words), or bits set past the end",
                 reached.len(),
-                size,
-                self.words()
             )));
         }
-        Ok(())
+        Ok(&reached[..words])
     }
 
     /// Checks that each given dependency has its partition's size.
@@ -393,7 +403,7 @@ fn value_of(
 /// capture target's values, [`PlaceSpec::targets`]; `None`: not given);
 /// every other index 0. The twin of kernel `place_solve`.
 pub fn solve(spec: &PlaceSpec, reached: &[u64], deps: [Option<&[u8]>; 2]) -> Result<Vec<u8>> {
-    spec.check_reached(reached)?;
+    let reached = spec.reached_bits(reached)?;
     spec.check_deps(&deps)?;
     let size = spec.size() as usize;
     let mut values = vec![0u8; size];
@@ -432,7 +442,7 @@ pub fn solve(spec: &PlaceSpec, reached: &[u64], deps: [Option<&[u8]>; 2]) -> Res
 /// `next` (the quiet and the capture target's bits; `None`: not given). The
 /// twin of kernel `place_expand`.
 pub fn expand(spec: &PlaceSpec, reached: &[u64], next: [Option<&[AtomicU64]>; 2]) -> Result<()> {
-    spec.check_reached(reached)?;
+    let reached = spec.reached_bits(reached)?;
     spec.check_next(&next)?;
     if spec.lost {
         return Ok(());
@@ -716,6 +726,13 @@ mod tests {
         }
         let err = solve(&spec, &reached, [None, None]).unwrap_err();
         assert!(matches!(err, Error::GameContract { .. }), "{err}");
+        // Reached bits: longer slices are cut, bits past the end refused.
+        let mut longer = reached.clone();
+        longer.push(0);
+        assert_eq!(spec.reached_bits(&longer).unwrap(), &reached[..]);
+        *longer.last_mut().unwrap() = 1;
+        assert!(spec.reached_bits(&longer).is_err());
+        assert!(spec.reached_bits(&reached[1..]).is_err());
         // Every successor won by the opponent at the longest distance: one more is too far.
         let longest = Value::at_distance(Value::MAX_DISTANCE).unwrap().to_byte();
         let far = |t: &Option<PlaceTarget>| t.as_ref().map(|t| vec![longest; t.size as usize]);
