@@ -345,45 +345,85 @@ impl Fails {
     }
 }
 
-/// Calls `f(first_index, words)` for blocks of reached words, in parallel.
-fn for_blocks(reached: &[u64], f: impl Fn(u64, &[u64]) + Sync) {
-    reached
-        .par_chunks(TASK_WORDS)
-        .enumerate()
-        .for_each(|(i, words)| f((i * TASK_WORDS * 64) as u64, words));
+/// The indices of one position's successors in their target partitions,
+/// by kind (quiet, capture). Ranked first and read after, in a loop of
+/// independent loads: the reads of the targets' values (and bits) miss the
+/// caches, and a tight loop lets them overlap.
+struct SuccessorRanks {
+    /// At most one quiet placement per empty point.
+    quiet: [u64; 24],
+    /// At most one capture per removable piece (9) per empty point.
+    capture: [u64; 24 * 9],
+    counts: [usize; 2],
 }
 
-/// The value byte of one position (mover `m`, opponent `o`) from its
-/// successors' values in `deps` (of `targets`: quiet, capture); fail bits in `fail`.
+impl SuccessorRanks {
+    fn new() -> SuccessorRanks {
+        SuccessorRanks {
+            quiet: [0; 24],
+            capture: [0; 24 * 9],
+            counts: [0; 2],
+        }
+    }
+
+    /// Ranks the successors of (mover `m`, opponent `o`) in `targets`
+    /// (`None`: not given); the fail bits of successors without a target.
+    #[inline]
+    fn fill(&mut self, targets: &[Option<&PlaceTarget>; 2], m: u32, o: u32) -> u32 {
+        let mut fail = 0;
+        self.counts = [0; 2];
+        for_placements(m, o, |capture, nm, no| {
+            let kind = usize::from(capture);
+            let Some(target) = targets[kind] else {
+                fail |= [FAIL_QUIET_MISSING, FAIL_CAPTURE_MISSING][kind];
+                return;
+            };
+            let r = target.offset + target.index.rank(nm, no);
+            let n = self.counts[kind];
+            if capture {
+                self.capture[n] = r;
+            } else {
+                self.quiet[n] = r;
+            }
+            self.counts[kind] = n + 1;
+        });
+        fail
+    }
+
+    /// The ranks of kind `kind` (0 quiet, 1 capture).
+    fn of(&self, kind: usize) -> &[u64] {
+        if kind == 0 {
+            &self.quiet[..self.counts[0]]
+        } else {
+            &self.capture[..self.counts[1]]
+        }
+    }
+}
+
+/// The value byte of a position whose successors are `succ`, read in
+/// `deps` (quiet, capture); fail bits in `fail`.
 #[inline]
-fn value_of(
-    targets: &[Option<&PlaceTarget>; 2],
-    deps: &[Option<&[u8]>; 2],
-    m: u32,
-    o: u32,
-    fail: &mut u32,
-) -> u8 {
+fn value_of(succ: &SuccessorRanks, deps: &[Option<&[u8]>; 2], fail: &mut u32) -> u8 {
     let (mut best_win, mut longest, mut all_lost) = (u32::MAX, 0u32, true);
-    for_placements(m, o, |capture, nm, no| {
-        let kind = usize::from(capture);
-        let (Some(target), Some(values)) = (targets[kind], deps[kind]) else {
-            *fail |= [FAIL_QUIET_MISSING, FAIL_CAPTURE_MISSING][kind];
-            return;
+    for (kind, values) in deps.iter().enumerate() {
+        let Some(values) = values else {
+            continue; // no successor of this kind was ranked
         };
-        let v = values[(target.offset + target.index.rank(nm, no)) as usize];
-        match v {
-            0 => *fail |= [FAIL_QUIET_ZERO, FAIL_CAPTURE_ZERO][kind],
-            1 => all_lost = false,
-            _ => {
-                let e = u32::from(v) - 2;
-                if e % 2 == 0 {
-                    best_win = best_win.min(e);
-                } else {
-                    longest = longest.max(e);
+        for &r in succ.of(kind) {
+            match values[r as usize] {
+                0 => *fail |= [FAIL_QUIET_ZERO, FAIL_CAPTURE_ZERO][kind],
+                1 => all_lost = false,
+                v => {
+                    let e = u32::from(v) - 2;
+                    if e % 2 == 0 {
+                        best_win = best_win.min(e);
+                    } else {
+                        longest = longest.max(e);
+                    }
                 }
             }
         }
-    });
+    }
     let d = if best_win != u32::MAX {
         best_win + 1
     } else if all_lost {
@@ -409,12 +449,14 @@ pub fn solve(spec: &PlaceSpec, reached: &[u64], deps: [Option<&[u8]>; 2]) -> Res
     let mut values = vec![0u8; size];
     let lost_byte = Value::at_distance(0).expect("distance 0 exists").to_byte();
     let fails = Fails::new();
+    // A target whose values are not given is ranked into by nobody.
     let targets = spec.targets();
+    let targets = [0, 1].map(|k| targets[k].filter(|_| deps[k].is_some()));
     values
         .par_chunks_mut(TASK_WORDS * 64)
         .zip(reached.par_chunks(TASK_WORDS))
         .enumerate()
-        .for_each(|(i, (out, words))| {
+        .for_each_init(SuccessorRanks::new, |succ, (i, (out, words))| {
             let base = (i * TASK_WORDS * 64) as u64;
             for (w, &word) in words.iter().enumerate() {
                 for bit in bits64(word) {
@@ -425,8 +467,8 @@ pub fn solve(spec: &PlaceSpec, reached: &[u64], deps: [Option<&[u8]>; 2]) -> Res
                     }
                     let r = base + local as u64;
                     let (m, o) = spec.index.unrank(r);
-                    let mut fail = 0;
-                    out[local] = value_of(&targets, &deps, m, o, &mut fail);
+                    let mut fail = succ.fill(&targets, m, o);
+                    out[local] = value_of(succ, &deps, &mut fail);
                     if fail != 0 {
                         fails.raise(fail, r);
                     }
@@ -448,32 +490,36 @@ pub fn expand(spec: &PlaceSpec, reached: &[u64], next: [Option<&[AtomicU64]>; 2]
         return Ok(());
     }
     let fails = Fails::new();
+    // A target whose bits are not given is ranked into by nobody.
     let targets = spec.targets();
-    for_blocks(reached, |base, words| {
-        for (w, &word) in words.iter().enumerate() {
-            for bit in bits64(word) {
-                let r = base + (w * 64) as u64 + u64::from(bit);
-                let (m, o) = spec.index.unrank(r);
-                let mut fail = 0;
-                for_placements(m, o, |capture, nm, no| {
-                    let kind = usize::from(capture);
-                    let (Some(target), Some(out)) = (targets[kind], next[kind]) else {
-                        fail |= [FAIL_QUIET_MISSING, FAIL_CAPTURE_MISSING][kind];
-                        return;
-                    };
-                    let s = target.offset + target.index.rank(nm, no);
-                    let (word, mask) = (&out[(s / 64) as usize], 1u64 << (s % 64));
-                    // Most successors are marked already: a load is cheaper than a locked or.
-                    if word.load(Ordering::Relaxed) & mask == 0 {
-                        word.fetch_or(mask, Ordering::Relaxed);
+    let targets = [0, 1].map(|k| targets[k].filter(|_| next[k].is_some()));
+    reached.par_chunks(TASK_WORDS).enumerate().for_each_init(
+        SuccessorRanks::new,
+        |succ, (i, words)| {
+            let base = (i * TASK_WORDS * 64) as u64;
+            for (w, &word) in words.iter().enumerate() {
+                for bit in bits64(word) {
+                    let r = base + (w * 64) as u64 + u64::from(bit);
+                    let (m, o) = spec.index.unrank(r);
+                    let fail = succ.fill(&targets, m, o);
+                    for (kind, out) in next.iter().enumerate() {
+                        let Some(out) = out else { continue };
+                        for &s in succ.of(kind) {
+                            let (word, mask) = (&out[(s / 64) as usize], 1u64 << (s % 64));
+                            // Most successors are marked already: a load is
+                            // cheaper than a locked or.
+                            if word.load(Ordering::Relaxed) & mask == 0 {
+                                word.fetch_or(mask, Ordering::Relaxed);
+                            }
+                        }
                     }
-                });
-                if fail != 0 {
-                    fails.raise(fail, r);
+                    if fail != 0 {
+                        fails.raise(fail, r);
+                    }
                 }
             }
-        }
-    });
+        },
+    );
     fails.check(spec)
 }
 
