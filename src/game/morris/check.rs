@@ -168,30 +168,45 @@ impl Solver {
         Ok((host, seconds))
     }
 
+    /// The values, the seconds of the whole call (host clock) and of the
+    /// kernel alone (device events; the whole call's for the twin).
     fn place_solve(
         &self,
         spec: &PlaceSpec,
         reached: &[u64],
         deps: [Option<&[u8]>; 2],
-    ) -> Result<Vec<u8>> {
-        match self {
-            Solver::Twin => place::solve(spec, reached, deps),
+    ) -> Result<(Vec<u8>, f64, f64)> {
+        let t = Instant::now();
+        let (values, kernel) = match self {
+            Solver::Twin => (place::solve(spec, reached, deps)?, None),
             #[cfg(feature = "cuda")]
-            Solver::Cuda(g) => g.place_solve(spec, reached, deps),
-        }
+            Solver::Cuda(g) => {
+                let r = g.place_solve(spec, reached, deps)?;
+                (r.value, Some(r.seconds))
+            }
+        };
+        let call = t.elapsed().as_secs_f64();
+        Ok((values, call, kernel.unwrap_or(call)))
     }
 
+    /// The seconds of the whole call and of the kernel, as [`Self::place_solve`].
     fn place_expand(
         &self,
         spec: &PlaceSpec,
         reached: &[u64],
         next: [Option<&[AtomicU64]>; 2],
-    ) -> Result<()> {
-        match self {
-            Solver::Twin => place::expand(spec, reached, next),
+    ) -> Result<(f64, f64)> {
+        let t = Instant::now();
+        let kernel = match self {
+            Solver::Twin => {
+                place::expand(spec, reached, next)?;
+                None
+            }
             #[cfg(feature = "cuda")]
-            Solver::Cuda(g) => g.place_expand(spec, reached, next),
-        }
+            Solver::Cuda(g) => Some(g.place_expand(spec, reached, next)?.seconds),
+        };
+        let call = t.elapsed().as_secs_f64();
+        Ok((call, kernel.unwrap_or(call)))
     }
 
     fn solve(&self, spec: MorrisSolveSpec, deps: &[&[u8]]) -> Result<SolveStats<Vec<u8>>> {
@@ -453,8 +468,8 @@ fn fresh_bits(spec: &PlaceSpec) -> [Vec<AtomicU64>; 2] {
 /// [`PLACE_LAYERS`], with symmetry on and off: random reached bits (about
 /// `4 * samples` positions a layer) and random target values. A layer whose
 /// values and targets' values exceed 2^(work_log2 + 10) bytes is skipped
-/// (named in a row). The device's seconds are the host clock around the whole
-/// call: uploads, kernel and downloads.
+/// (named in a row). The device's seconds are the kernel's (device events);
+/// the details give the whole call's, uploads and downloads included.
 fn place_rows(
     side: &Solver,
     opts: &DeviceCheckOptions,
@@ -498,7 +513,7 @@ fn place_rows(
                 .map(|t| t.name.clone())
                 .collect();
             let (want, cs) = timed(|| place::solve(&spec, &reached, deps))?;
-            let (got, gs) = timed(|| side.place_solve(&spec, &reached, deps))?;
+            let (got, call, gs) = side.place_solve(&spec, &reached, deps)?;
             let diff = first_difference(&want, &got);
             report.rows.push(
                 DeviceCheckRow::new("place_solve", target.clone(), n)
@@ -508,7 +523,8 @@ fn place_rows(
                         diff.is_none(),
                         diff.unwrap_or_else(|| {
                             format!(
-                                "{n} random reached of {}, random values of {}: bytes identical",
+                                "{n} random reached of {}, random values of {}: bytes identical; \
+                                 device: the kernel alone, {call:.4} s with copies",
                                 spec.size(),
                                 names.join(" and ")
                             )
@@ -521,7 +537,7 @@ fn place_rows(
             let want_next = [q.then_some(&wq[..]), c.then_some(&wc[..])];
             let got_next = [q.then_some(&gq[..]), c.then_some(&gc[..])];
             let ((), cs) = timed(|| place::expand(&spec, &reached, want_next))?;
-            let ((), gs) = timed(|| side.place_expand(&spec, &reached, got_next))?;
+            let (call, gs) = side.place_expand(&spec, &reached, got_next)?;
             let load = |v: &[AtomicU64]| -> Vec<u64> {
                 v.iter().map(|w| w.load(Ordering::Relaxed)).collect()
             };
@@ -539,7 +555,8 @@ fn place_rows(
                         diff.is_none(),
                         diff.unwrap_or_else(|| {
                             format!(
-                                "{n} random reached: {marked} successor bits in {}, identical",
+                                "{n} random reached: {marked} successor bits in {}, identical; \
+                                 device: the kernel alone, {call:.4} s with copies",
                                 names.join(" and ")
                             )
                         }),

@@ -808,6 +808,33 @@ impl MorrisCuda {
         Ok([Some(self.class_tab(spec.a, spec.b)?), q?, c?])
     }
 
+    /// Launches `launch` with `cfg` between two timing events; the kernel's
+    /// seconds.
+    ///
+    /// # Safety
+    /// As [`LaunchArgs::launch`]: the arguments must match the kernel's
+    /// signature and every pointer must be valid for what it reads and writes.
+    unsafe fn launch_timed(
+        &self,
+        launch: &mut LaunchArgs<'_>,
+        cfg: cudarc::driver::LaunchConfig,
+        what: &'static str,
+    ) -> Result<f64> {
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let e = |what: &'static str| cuda_err(what);
+        let begin = self.ctx.new_event(timing).map_err(e("creating an event"))?;
+        let end = self.ctx.new_event(timing).map_err(e("creating an event"))?;
+        begin
+            .record(&self.stream)
+            .map_err(e("recording an event"))?;
+        // SAFETY: the caller's contract.
+        unsafe { launch.launch(cfg) }.map_err(e(what))?;
+        end.record(&self.stream).map_err(e("recording an event"))?;
+        end.synchronize().map_err(e("waiting for a kernel"))?;
+        let ms = begin.elapsed_ms(&end).map_err(e("reading the timer"))?;
+        Ok(f64::from(ms) / 1e3)
+    }
+
     /// The fail bits and first failing index a `place_*` kernel left, as an error.
     fn place_check(
         &self,
@@ -824,17 +851,22 @@ impl MorrisCuda {
     /// Values of phase I partition `spec` where `reached` is set, 0 elsewhere
     /// (kernel `place_solve`; twin [`place::solve`]); `deps` holds the quiet
     /// and the capture target's values ([`PlaceSpec::targets`]; `None`: not
-    /// given). A lost partition needs no successor: the CPU maps its bits.
+    /// given). A lost partition needs no successor: the CPU maps its bits
+    /// (0 seconds). The seconds are the kernel's (device events), copies
+    /// not included.
     pub fn place_solve(
         &self,
         spec: &PlaceSpec,
         reached: &[u64],
         deps: [Option<&[u8]>; 2],
-    ) -> Result<Vec<u8>> {
+    ) -> Result<Timed<Vec<u8>>> {
         let reached = spec.reached_bits(reached)?;
         spec.check_deps(&deps)?;
         if spec.lost {
-            return place::solve(spec, reached, deps);
+            return Ok(Timed {
+                value: place::solve(spec, reached, deps)?,
+                seconds: 0.0,
+            });
         }
         let s = &self.stream;
         let e = |what: &'static str| cuda_err(what);
@@ -879,26 +911,33 @@ impl MorrisCuda {
         // S(b - 1, a + 1) plus the target's offset, inside it; with symmetry
         // the tables are the device blobs of S(a, b) and of those halves, a
         // null one only where the target is absent (never ranked into).
-        unsafe { launch.launch(cfg) }.map_err(e("launching place_solve"))?;
+        let seconds = unsafe { self.launch_timed(&mut launch, cfg, "launching place_solve") }?;
         self.place_check(spec, &fail, &first)?;
-        self.device.download(&values)
+        Ok(Timed {
+            value: self.device.download(&values)?,
+            seconds,
+        })
     }
 
     /// Forward search of phase I partition `spec`: sets in `next` (the quiet
     /// and the capture target's bits; `None`: not given) the successors of
     /// every index whose bit is set in `reached` (kernel `place_expand`,
     /// into device copies of the targets' bits that are then OR-ed into
-    /// `next`; twin [`place::expand`]).
+    /// `next`; twin [`place::expand`]). The seconds are the kernel's (device
+    /// events), copies not included; 0 for a lost partition (no successors).
     pub fn place_expand(
         &self,
         spec: &PlaceSpec,
         reached: &[u64],
         next: [Option<&[AtomicU64]>; 2],
-    ) -> Result<()> {
+    ) -> Result<Timed<()>> {
         let reached = spec.reached_bits(reached)?;
         spec.check_next(&next)?;
         if spec.lost {
-            return Ok(());
+            return Ok(Timed {
+                value: (),
+                seconds: 0.0,
+            });
         }
         let s = &self.stream;
         let e = |what: &'static str| cuda_err(what);
@@ -952,7 +991,7 @@ impl MorrisCuda {
         // offset, inside it; with symmetry the tables are the device blobs of
         // S(a, b) and of those halves, a null one only where the target is
         // absent (never ranked into).
-        unsafe { launch.launch(cfg) }.map_err(e("launching place_expand"))?;
+        let seconds = unsafe { self.launch_timed(&mut launch, cfg, "launching place_expand") }?;
         self.place_check(spec, &fail, &first)?;
         for (k, dev) in bits.iter().enumerate() {
             let (Some(dev), Some(out)) = (dev, next[k]) else {
@@ -970,6 +1009,6 @@ impl MorrisCuda {
                     }
                 });
         }
-        Ok(())
+        Ok(Timed { value: (), seconds })
     }
 }

@@ -100,7 +100,7 @@ impl MorrisKernels {
             #[cfg(feature = "cuda")]
             Solver::Cuda(gpu) => {
                 let t0 = std::time::Instant::now();
-                let values = gpu.place_solve(spec, reached, deps)?;
+                let values = gpu.place_solve(spec, reached, deps)?.value;
                 Ok(KernelSolve {
                     values,
                     passes: None,
@@ -193,7 +193,7 @@ impl PartitionKernels for MorrisKernels {
         Some(match &self.solver {
             Solver::Twin => place::expand(&spec, reached, targets),
             #[cfg(feature = "cuda")]
-            Solver::Cuda(gpu) => gpu.place_expand(&spec, reached, targets),
+            Solver::Cuda(gpu) => gpu.place_expand(&spec, reached, targets).map(|_| ()),
         })
     }
 
