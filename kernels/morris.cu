@@ -1549,8 +1549,9 @@ __device__ __forceinline__ void place_fail(u32 fl, u64 r, u32* fail, unsigned lo
 // values holds the partition's bytes, zero on entry; qvals / cvals the
 // quiet and capture targets' values (null: not given). With symmetry, tab,
 // qtab and ctab are the class tables of S(a, b), S(b, a + 1) and
-// S(b - 1, a + 1) (null for a target not given; none is read without). fail / first: PLACE_* bits and the smallest
-// index that raised one (first starts at ~0).
+// S(b - 1, a + 1) (null for a target not given; none is read without).
+// fail / first: PLACE_* bits and the smallest index that raised one (first
+// starts at ~0).
 extern "C" __global__ void place_solve(u32 a, u32 b, u32 symmetry, const u64* tab, const u64* reached, u64 words,
                                        u64 qoff, const u64* qtab, const unsigned char* qvals, u64 coff,
                                        const u64* ctab, const unsigned char* cvals,
