@@ -762,6 +762,121 @@ mod tests {
             .is_none());
     }
 
+    /// The whole game with three pieces a side, as a build will run it: the
+    /// forward search from the empty board layer by layer through the
+    /// kernels' `expand` reaches exactly what a search over
+    /// [`Game::successors`] reaches, and solving the layers backwards where
+    /// reached gives, there, the value that combining the successors' values
+    /// the generic way gives (0 elsewhere). Phases II/III come from the
+    /// kernels' own solve (the retro twin, held to the generic solver's
+    /// bytes by its tests).
+    #[test]
+    fn whole_game_of_three_searched_forward_and_solved_backward() {
+        use crate::game::morris::kernels::MorrisKernels;
+        use crate::game::{Device, ForwardTargets, Layout, PartitionKernels, SolvedPartitions};
+        use std::collections::HashSet;
+        let game = Morris::whole(3, true).unwrap();
+        let kernels = MorrisKernels::new(&game, &Device::Cpu).unwrap();
+        let layout = Layout::new(&game).unwrap();
+        let order = layout.order().to_vec();
+        // The generic forward search, position by position.
+        let start = game.start().unwrap();
+        let mut seen: HashSet<(PartitionId, u64)> = HashSet::new();
+        let (p0, r0) = game.rank(&start);
+        seen.insert((p0, r0.0));
+        let mut frontier = vec![start];
+        let mut succ = Vec::new();
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for pos in &frontier {
+                if !pos.placing() || game.status(pos) == Status::Lost {
+                    continue;
+                }
+                succ.clear();
+                game.successors(pos, &mut succ);
+                for (_, s) in &succ {
+                    let (q, r) = game.rank(s);
+                    if seen.insert((q, r.0)) {
+                        next.push(*s);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        // The kernels' search, one bit per index.
+        let bits: Vec<Vec<AtomicU64>> = order
+            .iter()
+            .map(|&p| {
+                (0..game.partition_size(p).div_ceil(64))
+                    .map(|_| AtomicU64::new(0))
+                    .collect()
+            })
+            .collect();
+        let load = |slot: usize| -> Vec<u64> {
+            bits[slot]
+                .iter()
+                .map(|w| w.load(Ordering::Relaxed))
+                .collect()
+        };
+        bits[layout.slot(p0).unwrap()][(r0.0 / 64) as usize]
+            .fetch_or(1 << (r0.0 % 64), Ordering::Relaxed);
+        let next = ForwardTargets::new(order.iter().zip(&bits).map(|(p, b)| (*p, &b[..])));
+        for t in 0..6 {
+            for part in game.place_parts(t) {
+                let p = part.id();
+                let reached = load(layout.slot(p).unwrap());
+                kernels.expand(p, &reached, &next).unwrap().unwrap();
+            }
+        }
+        let mut marked = 0;
+        for (slot, &p) in order.iter().enumerate() {
+            for (w, word) in load(slot).into_iter().enumerate() {
+                for bit in bits64(word) {
+                    let r = w as u64 * 64 + u64::from(bit);
+                    let name = game.partition_name(p);
+                    assert!(seen.contains(&(p, r)), "{name} index {r}: not reachable");
+                    marked += 1;
+                }
+            }
+        }
+        assert_eq!(
+            marked,
+            seen.len(),
+            "reachable positions the kernels did not mark"
+        );
+        // Backwards, in the build's order: phases II/III whole, then each
+        // layer where reached.
+        let mut values: HashMap<PartitionId, Vec<u8>> = HashMap::new();
+        for (slot, &p) in order.iter().enumerate() {
+            let known = SolvedPartitions::new(values.iter().map(|(q, v)| (*q, &v[..])));
+            let Some(Part::Place { .. }) = Part::from_id(p) else {
+                let v = kernels.solve(p, &known).unwrap().unwrap().values;
+                values.insert(p, v);
+                continue;
+            };
+            let reached = load(slot);
+            let got = kernels
+                .solve(p, &known.with_reached(&reached))
+                .unwrap()
+                .unwrap()
+                .values;
+            for (r, &g) in got.iter().enumerate() {
+                let on = reached[r / 64] >> (r % 64) & 1 != 0;
+                let want = if on {
+                    generic_value(&game, p, r as u64, &values)
+                } else {
+                    0
+                };
+                assert_eq!(g, want, "{} index {r}", game.partition_name(p));
+            }
+            values.insert(p, got);
+        }
+        assert_ne!(
+            values[&p0][r0.0 as usize], 0,
+            "the start is reached and solved"
+        );
+    }
+
     #[test]
     fn a_missing_dependency_and_an_overflow_are_errors() {
         let game = Morris::whole(3, true).unwrap();
