@@ -424,6 +424,7 @@ pub fn device_check(
     }
 
     place_rows(side, opts, &mut seed, &mut report)?;
+    place_chain_rows(side, opts, &mut seed, &mut report)?;
     solve_rows(kernels, side, opts, &mut report)?;
     Ok(report)
 }
@@ -572,6 +573,177 @@ fn place_rows(
                 skipped.join(", ")
             )));
     }
+    Ok(())
+}
+
+/// Phase I of the whole game end to end, as a build runs it, on the device
+/// and by the twin: the forward search from the empty board layer by layer
+/// (`place_expand`), then every layer solved backwards where reached
+/// (`place_solve`), phase II/III's values random (the lost `2-k` all lost).
+/// Each side runs on its own results; all bits and bytes are compared. The
+/// pieces a side grow with work_log2: 3 below 20, 5 below 26, else 6 (104 M
+/// positions reached with symmetry).
+fn place_chain_rows(
+    side: &Solver,
+    opts: &DeviceCheckOptions,
+    seed: &mut u64,
+    report: &mut DeviceCheckReport,
+) -> Result<()> {
+    let n = match opts.work_log2 {
+        0..20 => 3,
+        20..26 => 5,
+        _ => 6,
+    };
+    let game = Morris::whole(n, true)?;
+    let layout = Layout::new(&game)?;
+    let order = layout.order();
+    let target = format!("pieces={n} sym on");
+    let fresh = || -> Vec<Vec<AtomicU64>> {
+        order
+            .iter()
+            .map(|&p| {
+                (0..game.partition_size(p).div_ceil(64))
+                    .map(|_| AtomicU64::new(0))
+                    .collect()
+            })
+            .collect()
+    };
+    let load =
+        |v: &[AtomicU64]| -> Vec<u64> { v.iter().map(|w| w.load(Ordering::Relaxed)).collect() };
+    let slot_of = |p: PartitionId| {
+        layout.slot(p).ok_or_else(|| {
+            Error::Cuda(format!(
+                "{} is not a partition of {target}",
+                game.partition_name(p)
+            ))
+        })
+    };
+    let start = game
+        .start()
+        .expect("the whole game starts on the empty board");
+    let (p0, r0) = game.rank(&start);
+    let s0 = slot_of(p0)?;
+    let (twin_bits, dev_bits) = (fresh(), fresh());
+    for bits in [&twin_bits, &dev_bits] {
+        bits[s0][(r0.0 / 64) as usize].fetch_or(1 << (r0.0 % 64), Ordering::Relaxed);
+    }
+    // Every placement partition, layer by layer.
+    let layers: Vec<PlaceSpec> = (0..2 * n)
+        .flat_map(|t| game.place_parts(t))
+        .filter_map(|part| PlaceSpec::of(&game, part.id()))
+        .collect();
+    // The slots of a layer's targets (quiet, capture).
+    let targets_of = |spec: &PlaceSpec| -> Result<[Option<usize>; 2]> {
+        let [q, c] = spec.targets().map(|t| t.map(|t| slot_of(t.id)).transpose());
+        Ok([q?, c?])
+    };
+    let (mut cs, mut gs, mut calls, mut positions) = (0.0, 0.0, 0.0, 0u64);
+    for spec in &layers {
+        let slot = slot_of(spec.id)?;
+        let [q, c] = targets_of(spec)?;
+        let reached = load(&twin_bits[slot]);
+        positions += reached
+            .iter()
+            .map(|w| u64::from(w.count_ones()))
+            .sum::<u64>();
+        let next = [q.map(|s| &twin_bits[s][..]), c.map(|s| &twin_bits[s][..])];
+        let ((), t) = timed(|| place::expand(spec, &reached, next))?;
+        cs += t;
+        let reached = load(&dev_bits[slot]);
+        let next = [q.map(|s| &dev_bits[s][..]), c.map(|s| &dev_bits[s][..])];
+        let (call, kernel) = side.place_expand(spec, &reached, next)?;
+        (gs, calls) = (gs + kernel, calls + call);
+    }
+    let differ = order
+        .iter()
+        .zip(twin_bits.iter().zip(&dev_bits))
+        .find(|(_, (a, b))| load(a) != load(b))
+        .map(|(p, _)| game.partition_name(*p));
+    report.rows.push(
+        DeviceCheckRow::new("place_expand chain", target.clone(), positions)
+            .cpu(positions, cs)
+            .gpu(positions, gs)
+            .matched(
+                differ.is_none(),
+                differ.map_or_else(
+                    || {
+                        format!(
+                            "forward search from the empty board, {} partitions in {} layers: \
+                             every bit identical; device: kernels alone, {calls:.3} s with copies",
+                            layers.len(),
+                            2 * n
+                        )
+                    },
+                    |p| format!("reached bits of {p} differ"),
+                ),
+            ),
+    );
+    // Backwards, phase II/III's values random.
+    let lost = Value::at_distance(0).expect("distance 0 exists").to_byte();
+    let mut twin_values: Vec<Option<Vec<u8>>> = vec![None; order.len()];
+    for (slot, &p) in order.iter().enumerate() {
+        *seed = seed.wrapping_add(1);
+        let size = game.partition_size(p);
+        twin_values[slot] = match Part::from_id(p) {
+            Some(Part::Place { .. }) => None,
+            Some(Part::Lost(_)) => Some(vec![lost; size as usize]),
+            _ => Some(random_values(mix64(*seed), size)),
+        };
+    }
+    let mut dev_values = twin_values.clone();
+    let (mut cs, mut gs, mut calls, mut differ) = (0.0, 0.0, 0.0, None);
+    for spec in layers.iter().rev() {
+        let slot = slot_of(spec.id)?;
+        let [q, c] = targets_of(spec)?;
+        // A target's values: solved before (a later layer, or phase II/III).
+        fn deps_of<'v>(
+            values: &'v [Option<Vec<u8>>],
+            slots: [Option<usize>; 2],
+            name: &str,
+        ) -> Result<[Option<&'v [u8]>; 2]> {
+            let [dq, dc] = slots.map(|s| {
+                s.map(|s| {
+                    values[s].as_deref().ok_or_else(|| {
+                        Error::Cuda(format!("{name}: a target is not solved before it"))
+                    })
+                })
+                .transpose()
+            });
+            Ok([dq?, dc?])
+        }
+        let reached = load(&twin_bits[slot]);
+        let deps = deps_of(&twin_values, [q, c], &spec.name)?;
+        let (want, t) = timed(|| place::solve(spec, &reached, deps))?;
+        cs += t;
+        let reached = load(&dev_bits[slot]);
+        let (got, call, kernel) =
+            side.place_solve(spec, &reached, deps_of(&dev_values, [q, c], &spec.name)?)?;
+        (gs, calls) = (gs + kernel, calls + call);
+        if differ.is_none() && got != want {
+            differ = Some(spec.name.clone());
+        }
+        twin_values[slot] = Some(want);
+        dev_values[slot] = Some(got);
+    }
+    let start_value = twin_values[s0].as_ref().map_or(0, |v| v[r0.0 as usize]);
+    report.rows.push(
+        DeviceCheckRow::new("place_solve chain", target, positions)
+            .cpu(positions, cs)
+            .gpu(positions, gs)
+            .matched(
+                differ.is_none(),
+                differ.map_or_else(
+                    || {
+                        format!(
+                            "every layer solved backwards where reached (phase II/III values random): \
+                             bytes identical, start byte {start_value}; device: kernels alone, \
+                             {calls:.3} s with copies"
+                        )
+                    },
+                    |p| format!("values of {p} differ"),
+                ),
+            ),
+    );
     Ok(())
 }
 
