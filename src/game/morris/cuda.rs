@@ -851,9 +851,9 @@ impl MorrisCuda {
     /// Values of phase I partition `spec` where `reached` is set, 0 elsewhere
     /// (kernel `place_solve`; twin [`place::solve`]); `deps` holds the quiet
     /// and the capture target's values ([`PlaceSpec::targets`]; `None`: not
-    /// given). A lost partition needs no successor: the CPU maps its bits
-    /// (0 seconds). The seconds are the kernel's (device events), copies
-    /// not included.
+    /// given). A lost or unreached partition needs no successor: the CPU
+    /// maps its bits (0 seconds). The seconds are the kernel's (device
+    /// events), copies not included.
     pub fn place_solve(
         &self,
         spec: &PlaceSpec,
@@ -862,7 +862,9 @@ impl MorrisCuda {
     ) -> Result<Timed<Vec<u8>>> {
         let reached = spec.reached_bits(reached)?;
         spec.check_deps(&deps)?;
-        if spec.lost {
+        // A lost layer needs no successor, an unreached one nothing at all
+        // (not even its dependencies uploaded).
+        if spec.lost || reached.iter().all(|&w| w == 0) {
             return Ok(Timed {
                 value: place::solve(spec, reached, deps)?,
                 seconds: 0.0,
@@ -924,7 +926,8 @@ impl MorrisCuda {
     /// every index whose bit is set in `reached` (kernel `place_expand`,
     /// into device copies of the targets' bits that are then OR-ed into
     /// `next`; twin [`place::expand`]). The seconds are the kernel's (device
-    /// events), copies not included; 0 for a lost partition (no successors).
+    /// events), copies not included; 0 for a lost or unreached partition
+    /// (no successors).
     pub fn place_expand(
         &self,
         spec: &PlaceSpec,
@@ -933,7 +936,7 @@ impl MorrisCuda {
     ) -> Result<Timed<()>> {
         let reached = spec.reached_bits(reached)?;
         spec.check_next(&next)?;
-        if spec.lost {
+        if spec.lost || reached.iter().all(|&w| w == 0) {
             return Ok(Timed {
                 value: (),
                 seconds: 0.0,
