@@ -1507,14 +1507,22 @@ __device__ __forceinline__ u32 place_nth_bit(u64 w, u32 n) {
 }
 
 // Calls f(r) for every set bit r of reached[0..words]; the set bits of 32
-// words at a time are dealt out to the lanes of a warp. Whole warps walk
-// together (warp-uniform trip counts: the shuffles need every lane).
+// words (a chunk, at most 2,048 bits: 64 rounds of 32) are dealt out to the
+// lanes of a warp. A chunk is split into `split` items (a power of two up to
+// 64) of 64 / split rounds each, so that a dense partition of few words
+// still spreads over many warps; each item's warp scans the whole chunk and
+// takes its own rounds. Whole warps walk together (warp-uniform trip counts:
+// the shuffles need every lane).
 template <typename F>
-__device__ __forceinline__ void place_for_reached(const u64* reached, u64 words, F f) {
+__device__ __forceinline__ void place_for_reached(const u64* reached, u64 words, u32 split, F f) {
     u32 lane = threadIdx.x & 31u;
     u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
-    for (u64 w0 = warp * 32; w0 < words; w0 += warps * 32) {
+    u64 items = ((words + 31) >> 5) * split;
+    u32 per = 64u / split;  // rounds of an item
+    for (u64 it = warp; it < items; it += warps) {
+        u64 w0 = (it / split) * 32;
+        u32 first = (u32)(it % split) * per * 32u;  // the item's first bit of the chunk
         u64 word = (w0 + lane < words) ? reached[w0 + lane] : 0ull;
         u32 n = __popcll(word), incl = n;
         for (u32 o = 1; o < 32; o <<= 1) {
@@ -1523,7 +1531,8 @@ __device__ __forceinline__ void place_for_reached(const u64* reached, u64 words,
         }
         u32 total = __shfl_sync(MC_FULL, incl, 31);
         u32 excl = incl - n;
-        for (u32 k0 = 0; k0 < total; k0 += 32) {
+        u32 end = min(total, first + per * 32u);
+        for (u32 k0 = first; k0 < end; k0 += 32) {
             u32 k = k0 + lane;
             // The lane whose word holds set bit k: the last one with excl <= k
             // (excl never decreases along the lanes).
@@ -1534,7 +1543,7 @@ __device__ __forceinline__ void place_for_reached(const u64* reached, u64 words,
             }
             u64 wj = __shfl_sync(MC_FULL, word, j);
             u32 ej = __shfl_sync(MC_FULL, excl, j);
-            if (k < total) f(((w0 + j) << 6) + place_nth_bit(wj, k - ej));
+            if (k < end) f(((w0 + j) << 6) + place_nth_bit(wj, k - ej));
         }
     }
 }
@@ -1551,15 +1560,15 @@ __device__ __forceinline__ void place_fail(u32 fl, u64 r, u32* fail, unsigned lo
 // qtab and ctab are the class tables of S(a, b), S(b, a + 1) and
 // S(b - 1, a + 1) (null for a target not given; none is read without).
 // fail / first: PLACE_* bits and the smallest index that raised one (first
-// starts at ~0).
+// starts at ~0); split: items per chunk of reached words (place_for_reached).
 extern "C" __global__ void place_solve(u32 a, u32 b, u32 symmetry, const u64* tab, const u64* reached, u64 words,
-                                       u64 qoff, const u64* qtab, const unsigned char* qvals, u64 coff,
+                                       u32 split, u64 qoff, const u64* qtab, const unsigned char* qvals, u64 coff,
                                        const u64* ctab, const unsigned char* cvals,
                                        unsigned char* values, u32* fail, unsigned long long* first) {
     PCtx c;
     place_load(c, a, b, symmetry, tab, qoff, qtab, coff, ctab);
     const unsigned char* deps[2] = {qvals, cvals};
-    place_for_reached(reached, words, [&](u64 r) {
+    place_for_reached(reached, words, split, [&](u64 r) {
         u32 m, o;
         place_unrank(c, r, m, o);
         u32 best_win = 0xffffffffu, longest = 0, fl = 0;
@@ -1596,13 +1605,13 @@ extern "C" __global__ void place_solve(u32 a, u32 b, u32 symmetry, const u64* ta
 // index of the quiet and the capture target partition; null: not given).
 // Arguments otherwise as place_solve's.
 extern "C" __global__ void place_expand(u32 a, u32 b, u32 symmetry, const u64* tab, const u64* reached, u64 words,
-                                        u64 qoff, const u64* qtab, unsigned long long* qbits, u64 coff,
+                                        u32 split, u64 qoff, const u64* qtab, unsigned long long* qbits, u64 coff,
                                         const u64* ctab, unsigned long long* cbits,
                                         u32* fail, unsigned long long* first) {
     PCtx c;
     place_load(c, a, b, symmetry, tab, qoff, qtab, coff, ctab);
     unsigned long long* out[2] = {qbits, cbits};
-    place_for_reached(reached, words, [&](u64 r) {
+    place_for_reached(reached, words, split, [&](u64 r) {
         u32 m, o, fl = 0;
         place_unrank(c, r, m, o);
         place_successors(c, m, o, [&](u32 k, u32 nm, u32 no) {

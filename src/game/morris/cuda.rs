@@ -107,15 +107,42 @@ struct PlaceHead<'a> {
     tab: Option<&'a CudaSlice<u64>>,
     reached: &'a CudaSlice<u64>,
     words: u64,
+    /// Items per chunk of 32 reached words ([`place_split`]).
+    split: u32,
     /// A null device pointer, for what is not given.
     null: u64,
 }
 
 impl<'a> PlaceHead<'a> {
+    /// The head of `spec` with its reached bits (`host`, on the device as
+    /// `reached`) and class table `tab`.
+    fn new(
+        spec: &PlaceSpec,
+        host: &[u64],
+        reached: &'a CudaSlice<u64>,
+        tab: Option<&'a CudaSlice<u64>>,
+    ) -> PlaceHead<'a> {
+        PlaceHead {
+            a: spec.a,
+            b: spec.b,
+            symmetry: u32::from(spec.symmetry),
+            tab,
+            reached,
+            words: host.len() as u64,
+            split: place_split(host),
+            null: 0,
+        }
+    }
+
+    /// Threads to launch: a warp per item.
+    fn threads(&self) -> u64 {
+        self.words.div_ceil(32) * u64::from(self.split) * 32
+    }
+
     fn push(&'a self, launch: &mut LaunchArgs<'a>) {
         launch.arg(&self.a).arg(&self.b).arg(&self.symmetry);
         self.push_opt(launch, self.tab);
-        launch.arg(self.reached).arg(&self.words);
+        launch.arg(self.reached).arg(&self.words).arg(&self.split);
     }
 
     /// `slice` as a pointer argument, or null where it is not given.
@@ -125,6 +152,18 @@ impl<'a> PlaceHead<'a> {
             None => launch.arg(&self.null),
         };
     }
+}
+
+/// Items per chunk of 32 reached words for the `place_*` kernels
+/// (`place_for_reached` in morris.cu): about one round of 32 positions per
+/// item on average, so that a dense partition of few words keeps as many
+/// warps busy as a sparse one of many; a power of two up to 64 (a chunk
+/// holds at most 64 rounds).
+fn place_split(reached: &[u64]) -> u32 {
+    let positions: u64 = reached.iter().map(|w| u64::from(w.count_ones())).sum();
+    let chunks = (reached.len() as u64).div_ceil(32).max(1);
+    let rounds = positions.div_ceil(chunks * 32);
+    rounds.clamp(1, 64).next_power_of_two() as u32
 }
 
 /// The Morris kernels loaded on one device.
@@ -885,17 +924,11 @@ impl MorrisCuda {
             .map_err(e("allocating the partition's values"))?;
         let mut fail = s.alloc_zeros::<u32>(1).map_err(e("allocating"))?;
         let mut first = s.clone_htod(&[u64::MAX]).map_err(e("allocating"))?;
-        let head = PlaceHead {
-            a: spec.a,
-            b: spec.b,
-            symmetry: u32::from(spec.symmetry),
-            tab: tabs[0].as_deref(),
-            reached: &dev_reached,
-            words: reached.len() as u64,
-            null: 0,
-        };
+        let head = PlaceHead::new(spec, reached, &dev_reached, tabs[0].as_deref());
         let [qoff, coff] = spec.targets().map(|t| t.map_or(0, |t| t.offset));
-        let cfg = self.device.grid(&self.place_solve, BLOCK, head.words, 0)?;
+        let cfg = self
+            .device
+            .grid(&self.place_solve, BLOCK, head.threads(), 0)?;
         let mut launch = s.launch_builder(&self.place_solve);
         head.push(&mut launch);
         launch.arg(&qoff);
@@ -905,9 +938,10 @@ impl MorrisCuda {
         head.push_opt(&mut launch, tabs[2].as_deref());
         head.push_opt(&mut launch, c.as_ref());
         launch.arg(&mut values).arg(&mut fail).arg(&mut first);
-        // SAFETY: arguments match place_solve in morris.cu. reached holds
-        // `words` words, one bit per index of the partition and none past its
-        // size (checked above), values one byte per index; each given
+        // SAFETY: arguments match place_solve in morris.cu (split a power
+        // of two up to 64, as place_split makes it). reached holds `words`
+        // words, one bit per index of the partition and none past its size
+        // (checked above), values one byte per index; each given
         // dependency holds its whole target partition (checked above), and
         // every index the kernel reads there is a rank of S(b, a + 1) or
         // S(b - 1, a + 1) plus the target's offset, inside it; with symmetry
@@ -959,17 +993,11 @@ impl MorrisCuda {
         let tabs = self.place_tabs(spec)?;
         let mut fail = s.alloc_zeros::<u32>(1).map_err(e("allocating"))?;
         let mut first = s.clone_htod(&[u64::MAX]).map_err(e("allocating"))?;
-        let head = PlaceHead {
-            a: spec.a,
-            b: spec.b,
-            symmetry: u32::from(spec.symmetry),
-            tab: tabs[0].as_deref(),
-            reached: &dev_reached,
-            words: reached.len() as u64,
-            null: 0,
-        };
+        let head = PlaceHead::new(spec, reached, &dev_reached, tabs[0].as_deref());
         let [qoff, coff] = spec.targets().map(|t| t.map_or(0, |t| t.offset));
-        let cfg = self.device.grid(&self.place_expand, BLOCK, head.words, 0)?;
+        let cfg = self
+            .device
+            .grid(&self.place_expand, BLOCK, head.threads(), 0)?;
         let (qbits, cbits) = bits.split_at_mut(1);
         let mut launch = s.launch_builder(&self.place_expand);
         head.push(&mut launch);
@@ -986,8 +1014,9 @@ impl MorrisCuda {
             None => launch.arg(&head.null),
         };
         launch.arg(&mut fail).arg(&mut first);
-        // SAFETY: arguments match place_expand in morris.cu. reached holds
-        // `words` words, one bit per index and none past the partition's size
+        // SAFETY: arguments match place_expand in morris.cu (split a power
+        // of two up to 64, as place_split makes it). reached holds `words`
+        // words, one bit per index and none past the partition's size
         // (checked above); each given bit array holds one bit per index of
         // its whole target partition, and every index the kernel sets there
         // is a rank of S(b, a + 1) or S(b - 1, a + 1) plus the target's
