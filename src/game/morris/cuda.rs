@@ -1044,3 +1044,19 @@ impl MorrisCuda {
         Ok(Timed { value: (), seconds })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::place_split;
+
+    #[test]
+    fn split_follows_density_in_powers_of_two() {
+        assert_eq!(place_split(&[0; 100]), 1);
+        assert_eq!(place_split(&[1; 100]), 1);
+        // Every bit set: 64 rounds of 32 a chunk.
+        assert_eq!(place_split(&[u64::MAX; 64]), 64);
+        assert_eq!(place_split(&[u64::MAX; 3]), 8);
+        // Three rounds a chunk on average: four items.
+        assert_eq!(place_split(&[(1 << 3) - 1; 32]), 4);
+    }
+}
