@@ -81,9 +81,7 @@ impl MorrisKernels {
             }
         }
     }
-}
 
-impl MorrisKernels {
     /// Values of placement layer `spec` where `reached` is set, from its
     /// targets' values (quiet, capture).
     pub fn solve_place(
