@@ -12,6 +12,9 @@
 //                          index's twin check)
 //   retro_first_scan, retro_candidates, retro_compact, retro_pass_candidates
 //                          the candidate-driven partition solve
+//   place_solve, place_expand
+//                          phase I: a placement layer's values and forward
+//                          search where its reached bits are set
 // kernels/PERF.md records how the expansion and summary kernels were chosen
 // (and the variants measured and removed).
 #include "common.cuh"
@@ -1370,4 +1373,258 @@ extern "C" __global__ void retro_pass_candidates(u32 k1, u32 k2, u32 symmetry, c
         }
         retro_append(done, r, decided, cap, decided_count);
     }
+}
+
+// ===========================================================================
+// Phase I (placing) of the whole game: one layer partition tTT-a-b solved or
+// searched where its reached bits are set (CPU twin and documentation:
+// src/game/morris/place.rs). Every successor lies in an earlier-solved
+// partition, so one visit decides a position. The side to move places a
+// piece on an empty point; closing a mill removes one opponent piece that is
+// not in a mill (any if all are; nothing if there is none). A quiet placement
+// leads to target 0 (the successor at qoff + its rank in S(b, a + 1)), a
+// capture to target 1 (coff + its rank in S(b - 1, a + 1)). Lost partitions
+// (too few pieces on the board and in hand) never reach a kernel.
+//
+// The reached bits are walked by whole warps: a warp loads 32 words, counts
+// their bits and deals the set bits out to its lanes, 32 at a time, so empty
+// words cost a load and partly filled ones keep every lane busy.
+// ===========================================================================
+
+#define PLACE_QUIET_ZERO 1u
+#define PLACE_CAPTURE_ZERO 2u
+#define PLACE_OVERFLOW 4u
+#define PLACE_QUIET_MISSING 8u
+#define PLACE_CAPTURE_MISSING 16u
+
+struct PCtx {
+    const u32* bin;
+    const u32* sym;
+    const u32* mills;
+    const u32* mills_at;
+    const ClassTab* tabs;  // symmetry: 0 the partition, 1 the quiet, 2 the capture target
+    u32 symmetry;
+    u32 a, b;
+    u64 toff[2];  // targets' offsets in their partitions
+};
+
+// M(n; a, b) = n! / (a! b! (n-a-b)!) boards of a and b pieces on n cells (0
+// when they do not fit), from the shared binomials.
+__device__ __forceinline__ u64 place_multi(const u32* bin, u32 n, u32 a, u32 b) {
+    return (u64)class_bin(bin, n, a + b) * (u64)class_bin(bin, a + b, a);
+}
+
+// Seed 000's Algorithm 1 over the occupied cells only (game::morris::rank_boards:
+// a run of empty cells telescopes), the rank of (mover, opp) among all boards
+// of their counts.
+__device__ __forceinline__ u64 place_rank_boards(const u32* bin, u32 mover, u32 opp) {
+    u32 a = __popc(mover), b = __popc(opp), occ = mover | opp, p = 0;
+    u64 r = 0;
+    while (occ) {
+        u32 q = __ffs(occ) - 1;
+        occ &= occ - 1;
+        r += place_multi(bin, TB_CELLS - p, a, b) - place_multi(bin, TB_CELLS - q, a, b);
+        u32 is_m = (mover >> q) & 1u;
+        if (is_m && b) r += place_multi(bin, TB_CELLS - 1 - q, a, b - 1);
+        a -= is_m;
+        b -= 1u - is_m;
+        p = q + 1;
+    }
+    return r;
+}
+
+// Shared tables and the partition's shape; all threads of the block call it.
+__device__ __forceinline__ void place_load(PCtx& c, u32 a, u32 b, u32 symmetry, const u64* tab, u64 qoff,
+                                           const u64* qtab, u64 coff, const u64* ctab) {
+    __shared__ u32 mills[16], mills_at[2 * TB_CELLS], sym[15 * 6 * 16], sbin[TB_BIN_LEN];
+    __shared__ ClassTab tabs[3];
+    if (symmetry && threadIdx.x == 0) {
+        tabs[0] = class_tab(tab);
+        // A target that is not given is never ranked into.
+        if (qtab) tabs[1] = class_tab(qtab);
+        if (ctab) tabs[2] = class_tab(ctab);
+    }
+    tb_load_bin(sbin);
+    for (u32 i = threadIdx.x; i < 2 * TB_CELLS; i += blockDim.x) mills_at[i] = MORRIS_MILLS_AT[i];
+    for (u32 i = threadIdx.x; i < 16; i += blockDim.x) mills[i] = MORRIS_MILLS[i];
+    for (u32 i = threadIdx.x; i < 15 * 6 * 16; i += blockDim.x) sym[i] = MORRIS_SYM[i];
+    __syncthreads();
+    c.bin = sbin;
+    c.sym = sym;
+    c.mills = mills;
+    c.mills_at = mills_at;
+    c.tabs = tabs;
+    c.symmetry = symmetry;
+    c.a = a;
+    c.b = b;
+    c.toff[0] = qoff;
+    c.toff[1] = coff;
+}
+
+// The board at index r of the partition.
+__device__ __forceinline__ void place_unrank(const PCtx& c, u64 r, u32& m, u32& o) {
+    if (c.symmetry) class_unrank(c.tabs[0], c.bin, r, m, o);
+    else tb_unrank2(c.bin, r, c.a, c.b, &m, &o);
+}
+
+// Index of successor (m, o) of kind k (0 quiet, 1 capture) in its partition.
+__device__ __forceinline__ u64 place_succ_rank(const PCtx& c, u32 k, u32 m, u32 o) {
+    return c.toff[k] + (c.symmetry ? class_rank(c.tabs[1 + k], c.bin, c.sym, m, o) : place_rank_boards(c.bin, m, o));
+}
+
+// Walks every placement of the side to move; f(kind, mover', opponent') with
+// kind 1 for a capture (place::for_placements).
+template <typename F>
+__device__ __forceinline__ void place_successors(const PCtx& c, u32 mover, u32 opp, F f) {
+    u32 empty = ~(mover | opp) & ((1u << TB_CELLS) - 1u);
+    u32 removable = retro_removable(c.mills, opp);
+    while (empty) {
+        u32 p = __ffs(empty) - 1;
+        empty &= empty - 1;
+        u32 moved = mover | (1u << p);
+        u32 m1 = c.mills_at[2 * p], m2 = c.mills_at[2 * p + 1];
+        if ((((moved & m1) == m1) || ((moved & m2) == m2)) && removable) {
+            for (u32 rem = removable; rem; rem &= rem - 1) f(1u, opp & ~(1u << (__ffs(rem) - 1)), moved);
+        } else {
+            f(0u, opp, moved);
+        }
+    }
+}
+
+// Position of the n-th (from 0) set bit of w, which has more than n: a
+// binary search by population counts of halves (six steps).
+__device__ __forceinline__ u32 place_nth_bit(u64 w, u32 n) {
+    u32 pos = 0;
+    for (u32 width = 32; width; width >>= 1) {
+        u32 c = __popcll(w & ((1ull << width) - 1ull));
+        if (n >= c) {
+            n -= c;
+            w >>= width;
+            pos += width;
+        }
+    }
+    return pos;
+}
+
+// Calls f(r) for every set bit r of reached[0..words]; the set bits of 32
+// words (a chunk, at most 2,048 bits: 64 rounds of 32) are dealt out to the
+// lanes of a warp. A chunk is split into `split` items (a power of two up to
+// 64) of 64 / split rounds each, so that a dense partition of few words
+// still spreads over many warps; each item's warp scans the whole chunk and
+// takes its own rounds. Whole warps walk together (warp-uniform trip counts:
+// the shuffles need every lane).
+template <typename F>
+__device__ __forceinline__ void place_for_reached(const u64* reached, u64 words, u32 split, F f) {
+    u32 lane = threadIdx.x & 31u;
+    u64 warp = ((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    u64 warps = ((u64)gridDim.x * blockDim.x) >> 5;
+    u64 items = ((words + 31) >> 5) * split;
+    u32 per = 64u / split;  // rounds of an item
+    for (u64 it = warp; it < items; it += warps) {
+        u64 w0 = (it / split) * 32;
+        u32 first = (u32)(it % split) * per * 32u;  // the item's first bit of the chunk
+        u64 word = (w0 + lane < words) ? reached[w0 + lane] : 0ull;
+        u32 n = __popcll(word), incl = n;
+        for (u32 o = 1; o < 32; o <<= 1) {
+            u32 t = __shfl_up_sync(MC_FULL, incl, o);
+            if (lane >= o) incl += t;
+        }
+        u32 total = __shfl_sync(MC_FULL, incl, 31);
+        u32 excl = incl - n;
+        u32 end = min(total, first + per * 32u);
+        for (u32 k0 = first; k0 < end; k0 += 32) {
+            u32 k = k0 + lane;
+            // The lane whose word holds set bit k: the last one with excl <= k
+            // (excl never decreases along the lanes).
+            u32 j = 0;
+            for (u32 step = 16; step; step >>= 1) {
+                u32 e = __shfl_sync(MC_FULL, excl, j + step);
+                if (e <= k) j += step;
+            }
+            u64 wj = __shfl_sync(MC_FULL, word, j);
+            u32 ej = __shfl_sync(MC_FULL, excl, j);
+            if (k < end) f(((w0 + j) << 6) + place_nth_bit(wj, k - ej));
+        }
+    }
+}
+
+// Reports fail bits raised at index r (rare: a broken input).
+__device__ __forceinline__ void place_fail(u32 fl, u64 r, u32* fail, unsigned long long* first) {
+    atomicOr(fail, fl);
+    atomicMin(first, (unsigned long long)r);
+}
+
+// Values of the reached indices of partition (a, b) (twin: place::solve).
+// values holds the partition's bytes, zero on entry; qvals / cvals the
+// quiet and capture targets' values (null: not given). With symmetry, tab,
+// qtab and ctab are the class tables of S(a, b), S(b, a + 1) and
+// S(b - 1, a + 1) (null for a target not given; none is read without).
+// fail / first: PLACE_* bits and the smallest index that raised one (first
+// starts at ~0); split: items per chunk of reached words (place_for_reached).
+extern "C" __global__ void place_solve(u32 a, u32 b, u32 symmetry, const u64* tab, const u64* reached, u64 words,
+                                       u32 split, u64 qoff, const u64* qtab, const unsigned char* qvals, u64 coff,
+                                       const u64* ctab, const unsigned char* cvals,
+                                       unsigned char* values, u32* fail, unsigned long long* first) {
+    PCtx c;
+    place_load(c, a, b, symmetry, tab, qoff, qtab, coff, ctab);
+    const unsigned char* deps[2] = {qvals, cvals};
+    place_for_reached(reached, words, split, [&](u64 r) {
+        u32 m, o;
+        place_unrank(c, r, m, o);
+        u32 best_win = 0xffffffffu, longest = 0, fl = 0;
+        bool all_lost = true;
+        place_successors(c, m, o, [&](u32 k, u32 nm, u32 no) {
+            const unsigned char* vals = deps[k];
+            if (!vals) {
+                fl |= k ? PLACE_CAPTURE_MISSING : PLACE_QUIET_MISSING;
+                return;
+            }
+            u32 v = vals[place_succ_rank(c, k, nm, no)];
+            if (v == 0) fl |= k ? PLACE_CAPTURE_ZERO : PLACE_QUIET_ZERO;
+            else if (v == 1) all_lost = false;
+            else if (((v - 2) & 1u) == 0) best_win = min(best_win, v - 2);
+            else longest = max(longest, v - 2);
+        });
+        unsigned char out = 1;
+        if (best_win != 0xffffffffu || all_lost) {
+            u32 d = (best_win != 0xffffffffu ? best_win : longest) + 1;
+            if (d > MAX_DISTANCE) {
+                fl |= PLACE_OVERFLOW;
+                out = 0;
+            } else {
+                out = (unsigned char)(d + 2);
+            }
+        }
+        values[r] = out;
+        if (fl) place_fail(fl, r, fail, first);
+    });
+}
+
+// Forward search of the reached indices of partition (a, b) (twin:
+// place::expand): sets the successors' bits in qbits / cbits (one bit per
+// index of the quiet and the capture target partition; null: not given).
+// Arguments otherwise as place_solve's.
+extern "C" __global__ void place_expand(u32 a, u32 b, u32 symmetry, const u64* tab, const u64* reached, u64 words,
+                                        u32 split, u64 qoff, const u64* qtab, unsigned long long* qbits, u64 coff,
+                                        const u64* ctab, unsigned long long* cbits,
+                                        u32* fail, unsigned long long* first) {
+    PCtx c;
+    place_load(c, a, b, symmetry, tab, qoff, qtab, coff, ctab);
+    unsigned long long* out[2] = {qbits, cbits};
+    place_for_reached(reached, words, split, [&](u64 r) {
+        u32 m, o, fl = 0;
+        place_unrank(c, r, m, o);
+        place_successors(c, m, o, [&](u32 k, u32 nm, u32 no) {
+            unsigned long long* bits = out[k];
+            if (!bits) {
+                fl |= k ? PLACE_CAPTURE_MISSING : PLACE_QUIET_MISSING;
+                return;
+            }
+            u64 s = place_succ_rank(c, k, nm, no);
+            unsigned long long bit = 1ull << (s & 63u);
+            // Most successors are marked already: a load is cheaper than an atomic.
+            if ((bits[s >> 6] & bit) == 0) atomicOr(&bits[s >> 6], bit);
+        });
+        if (fl) place_fail(fl, r, fail, first);
+    });
 }

@@ -30,6 +30,8 @@ fn entries(file: &str) -> &'static [&'static str] {
             "retro_candidates",
             "retro_compact",
             "retro_pass_candidates",
+            "place_solve",
+            "place_expand",
         ],
         "connect4.cu" => &["connect4_solve"],
         other => panic!("kernel file {other} has no entry list in this test: add one"),

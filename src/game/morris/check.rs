@@ -14,15 +14,18 @@ use rayon::prelude::*;
 use super::classes::HalfIndex;
 use super::expand::{mix64, Expansion, MorrisPartition, Summary};
 use super::kernels::{dependencies, spec_of, MorrisKernels, Solver, EXPAND_KERNEL, SUMMARY_KERNEL};
+use super::place::{self, PlaceSpec};
 use super::rank24;
 use super::retro::{CpuTwin, MorrisSolveSpec, SolveStats};
 use super::twin::{self as cpu, RankCheck};
+use super::{Morris, Part};
 use crate::game::{
     DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, Game, PartitionKernels, SolvedPartitions,
 };
 use crate::game::{Layout, Status};
 use crate::value::{PartitionId, Value};
 use crate::{Error, Rank, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Partitions of the rank/unrank comparison: the largest, the smallest, the
 /// edges of the count range (all one colour, a single piece).
@@ -67,6 +70,12 @@ const EXPAND_PARTS: [(u32, u32); 11] = [
     (6, 6),
     (9, 6),
 ];
+
+/// Phase I layers of the placement comparison, (t, a, b) of Nine Men's
+/// Morris (`pieces=9`): early placements (no capture yet), the middle game
+/// with captures, and the last placement, whose successors are phase II's
+/// `k1-k2` (both halves) and the lost `2-k`.
+const PLACE_LAYERS: [(u32, u32, u32); 4] = [(6, 3, 3), (9, 4, 4), (17, 3, 4), (17, 2, 3)];
 
 /// Runs `f`, returning its value and host-clock seconds.
 fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, f64)> {
@@ -157,6 +166,47 @@ impl Solver {
             }
         };
         Ok((host, seconds))
+    }
+
+    /// The values, the seconds of the whole call (host clock) and of the
+    /// kernel alone (device events; the whole call's for the twin).
+    fn place_solve(
+        &self,
+        spec: &PlaceSpec,
+        reached: &[u64],
+        deps: [Option<&[u8]>; 2],
+    ) -> Result<(Vec<u8>, f64, f64)> {
+        let t = Instant::now();
+        let (values, kernel) = match self {
+            Solver::Twin => (place::solve(spec, reached, deps)?, None),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(g) => {
+                let r = g.place_solve(spec, reached, deps)?;
+                (r.value, Some(r.seconds))
+            }
+        };
+        let call = t.elapsed().as_secs_f64();
+        Ok((values, call, kernel.unwrap_or(call)))
+    }
+
+    /// The seconds of the whole call and of the kernel, as [`Self::place_solve`].
+    fn place_expand(
+        &self,
+        spec: &PlaceSpec,
+        reached: &[u64],
+        next: [Option<&[AtomicU64]>; 2],
+    ) -> Result<(f64, f64)> {
+        let t = Instant::now();
+        let kernel = match self {
+            Solver::Twin => {
+                place::expand(spec, reached, next)?;
+                None
+            }
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(g) => Some(g.place_expand(spec, reached, next)?.seconds),
+        };
+        let call = t.elapsed().as_secs_f64();
+        Ok((call, kernel.unwrap_or(call)))
     }
 
     fn solve(&self, spec: MorrisSolveSpec, deps: &[&[u8]]) -> Result<SolveStats<Vec<u8>>> {
@@ -373,8 +423,328 @@ pub fn device_check(
         );
     }
 
+    place_rows(side, opts, &mut seed, &mut report)?;
+    place_chain_rows(side, opts, &mut seed, &mut report)?;
     solve_rows(kernels, side, opts, &mut report)?;
     Ok(report)
+}
+
+/// Random reached bits over `spec`'s partition, about one index in `one_in`
+/// (each word drawn from `seed` and its number, so that threads agree).
+fn random_reached(spec: &PlaceSpec, seed: u64, one_in: u64) -> Vec<u64> {
+    let size = spec.size();
+    (0..spec.words() as u64)
+        .into_par_iter()
+        .map(|w| {
+            let mut word = 0u64;
+            for bit in 0..64u64.min(size - w * 64) {
+                if mix64(seed ^ mix64(w * 64 + bit)) % one_in == 0 {
+                    word |= 1 << bit;
+                }
+            }
+            word
+        })
+        .collect()
+}
+
+/// Random valid value bytes for a whole partition: draws and distances
+/// 0..=58 (bytes 1..=60), drawn from `seed` and the index.
+fn random_values(seed: u64, size: u64) -> Vec<u8> {
+    (0..size)
+        .into_par_iter()
+        .map(|r| 1 + (mix64(seed ^ mix64(r)) % 60) as u8)
+        .collect()
+}
+
+/// Fresh successor bits for each target of `spec`.
+fn fresh_bits(spec: &PlaceSpec) -> [Vec<AtomicU64>; 2] {
+    spec.targets().map(|t| {
+        (0..t.map_or(0, |t| t.size.div_ceil(64)))
+            .map(|_| AtomicU64::new(0))
+            .collect()
+    })
+}
+
+/// Kernels `place_solve` and `place_expand` against the twin on
+/// [`PLACE_LAYERS`], with symmetry on and off: random reached bits (about
+/// `4 * samples` positions a layer) and random target values. A layer whose
+/// values and targets' values exceed 2^(work_log2 + 10) bytes is skipped
+/// (named in a row). The device's seconds are the kernel's (device events);
+/// the details give the whole call's, uploads and downloads included.
+fn place_rows(
+    side: &Solver,
+    opts: &DeviceCheckOptions,
+    seed: &mut u64,
+    report: &mut DeviceCheckReport,
+) -> Result<()> {
+    let samples = opts.samples.max(1) as u64;
+    let mut skipped = Vec::new();
+    for symmetry in [true, false] {
+        let game = Morris::whole(9, symmetry)?;
+        for (t, a, b) in PLACE_LAYERS {
+            let p = Morris::placement_partition(t, a, b);
+            let spec = PlaceSpec::of(&game, p).ok_or_else(|| {
+                Error::Cuda(format!(
+                    "t{t:02}-{a}-{b} is not a placement layer of pieces=9"
+                ))
+            })?;
+            let target = format!("{} sym {}", spec.name, if symmetry { "on" } else { "off" });
+            let bytes = spec.size() + spec.targets().iter().flatten().map(|t| t.size).sum::<u64>();
+            if bytes > 1 << (opts.work_log2.min(40) + 10) {
+                skipped.push(target);
+                continue;
+            }
+            *seed = seed.wrapping_add(1);
+            let one_in = (spec.size() / (4 * samples)).max(2);
+            let reached = random_reached(&spec, mix64(*seed), one_in);
+            let n: u64 = reached.iter().map(|w| u64::from(w.count_ones())).sum();
+            let deps: Vec<Option<Vec<u8>>> = spec
+                .targets()
+                .iter()
+                .map(|t| {
+                    *seed = seed.wrapping_add(1);
+                    t.map(|t| random_values(mix64(*seed), t.size))
+                })
+                .collect();
+            let deps = [deps[0].as_deref(), deps[1].as_deref()];
+            let names: Vec<String> = spec
+                .targets()
+                .iter()
+                .flatten()
+                .map(|t| t.name.clone())
+                .collect();
+            let (want, cs) = timed(|| place::solve(&spec, &reached, deps))?;
+            let (got, call, gs) = side.place_solve(&spec, &reached, deps)?;
+            let diff = first_difference(&want, &got);
+            report.rows.push(
+                DeviceCheckRow::new("place_solve", target.clone(), n)
+                    .cpu(n, cs)
+                    .gpu(n, gs)
+                    .matched(
+                        diff.is_none(),
+                        diff.unwrap_or_else(|| {
+                            format!(
+                                "{n} random reached of {}, random values of {}: bytes identical; \
+                                 device: the kernel alone, {call:.4} s with copies",
+                                spec.size(),
+                                names.join(" and ")
+                            )
+                        }),
+                    ),
+            );
+            let [wq, wc] = fresh_bits(&spec);
+            let [gq, gc] = fresh_bits(&spec);
+            let [q, c] = spec.targets().map(|t| t.is_some());
+            let want_next = [q.then_some(&wq[..]), c.then_some(&wc[..])];
+            let got_next = [q.then_some(&gq[..]), c.then_some(&gc[..])];
+            let ((), cs) = timed(|| place::expand(&spec, &reached, want_next))?;
+            let (call, gs) = side.place_expand(&spec, &reached, got_next)?;
+            let load = |v: &[AtomicU64]| -> Vec<u64> {
+                v.iter().map(|w| w.load(Ordering::Relaxed)).collect()
+            };
+            let (want, got) = (
+                [load(&wq), load(&wc)].concat(),
+                [load(&gq), load(&gc)].concat(),
+            );
+            let marked: u64 = want.iter().map(|w| u64::from(w.count_ones())).sum();
+            let diff = first_difference(&want, &got);
+            report.rows.push(
+                DeviceCheckRow::new("place_expand", target, n)
+                    .cpu(n, cs)
+                    .gpu(n, gs)
+                    .matched(
+                        diff.is_none(),
+                        diff.unwrap_or_else(|| {
+                            format!(
+                                "{n} random reached: {marked} successor bits in {}, identical; \
+                                 device: the kernel alone, {call:.4} s with copies",
+                                names.join(" and ")
+                            )
+                        }),
+                    ),
+            );
+        }
+    }
+    if !skipped.is_empty() {
+        report
+            .rows
+            .push(DeviceCheckRow::new("place_*", "skipped", 0).note(format!(
+                "values of the layer and its targets over 2^(work_log2 + 10) bytes: {}",
+                skipped.join(", ")
+            )));
+    }
+    Ok(())
+}
+
+/// Phase I of the whole game end to end, as a build runs it, on the device
+/// and by the twin: the forward search from the empty board layer by layer
+/// (`place_expand`), then every layer solved backwards where reached
+/// (`place_solve`), phase II/III's values random (the lost `2-k` all lost).
+/// Each side runs on its own results; all bits and bytes are compared. The
+/// pieces a side grow with work_log2: 3 below 20, 5 below 26, else 6 (104 M
+/// positions reached with symmetry).
+fn place_chain_rows(
+    side: &Solver,
+    opts: &DeviceCheckOptions,
+    seed: &mut u64,
+    report: &mut DeviceCheckReport,
+) -> Result<()> {
+    let n = match opts.work_log2 {
+        0..20 => 3,
+        20..26 => 5,
+        _ => 6,
+    };
+    let game = Morris::whole(n, true)?;
+    let layout = Layout::new(&game)?;
+    let order = layout.order();
+    let target = format!("pieces={n} sym on");
+    let fresh = || -> Vec<Vec<AtomicU64>> {
+        order
+            .iter()
+            .map(|&p| {
+                (0..game.partition_size(p).div_ceil(64))
+                    .map(|_| AtomicU64::new(0))
+                    .collect()
+            })
+            .collect()
+    };
+    let load =
+        |v: &[AtomicU64]| -> Vec<u64> { v.iter().map(|w| w.load(Ordering::Relaxed)).collect() };
+    let slot_of = |p: PartitionId| {
+        layout.slot(p).ok_or_else(|| {
+            Error::Cuda(format!(
+                "{} is not a partition of {target}",
+                game.partition_name(p)
+            ))
+        })
+    };
+    let start = game
+        .start()
+        .expect("the whole game starts on the empty board");
+    let (p0, r0) = game.rank(&start);
+    let s0 = slot_of(p0)?;
+    let (twin_bits, dev_bits) = (fresh(), fresh());
+    for bits in [&twin_bits, &dev_bits] {
+        bits[s0][(r0.0 / 64) as usize].fetch_or(1 << (r0.0 % 64), Ordering::Relaxed);
+    }
+    // Every placement partition, layer by layer.
+    let layers: Vec<PlaceSpec> = (0..2 * n)
+        .flat_map(|t| game.place_parts(t))
+        .filter_map(|part| PlaceSpec::of(&game, part.id()))
+        .collect();
+    // The slots of a layer's targets (quiet, capture).
+    let targets_of = |spec: &PlaceSpec| -> Result<[Option<usize>; 2]> {
+        let [q, c] = spec.targets().map(|t| t.map(|t| slot_of(t.id)).transpose());
+        Ok([q?, c?])
+    };
+    let (mut cs, mut gs, mut calls, mut positions) = (0.0, 0.0, 0.0, 0u64);
+    for spec in &layers {
+        let slot = slot_of(spec.id)?;
+        let [q, c] = targets_of(spec)?;
+        let reached = load(&twin_bits[slot]);
+        positions += reached
+            .iter()
+            .map(|w| u64::from(w.count_ones()))
+            .sum::<u64>();
+        let next = [q.map(|s| &twin_bits[s][..]), c.map(|s| &twin_bits[s][..])];
+        let ((), t) = timed(|| place::expand(spec, &reached, next))?;
+        cs += t;
+        let reached = load(&dev_bits[slot]);
+        let next = [q.map(|s| &dev_bits[s][..]), c.map(|s| &dev_bits[s][..])];
+        let (call, kernel) = side.place_expand(spec, &reached, next)?;
+        (gs, calls) = (gs + kernel, calls + call);
+    }
+    let differ = order
+        .iter()
+        .zip(twin_bits.iter().zip(&dev_bits))
+        .find(|(_, (a, b))| load(a) != load(b))
+        .map(|(p, _)| game.partition_name(*p));
+    report.rows.push(
+        DeviceCheckRow::new("place_expand chain", target.clone(), positions)
+            .cpu(positions, cs)
+            .gpu(positions, gs)
+            .matched(
+                differ.is_none(),
+                differ.map_or_else(
+                    || {
+                        format!(
+                            "forward search from the empty board, {} partitions in {} layers: \
+                             every bit identical; device: kernels alone, {calls:.3} s with copies",
+                            layers.len(),
+                            2 * n
+                        )
+                    },
+                    |p| format!("reached bits of {p} differ"),
+                ),
+            ),
+    );
+    // Backwards, phase II/III's values random.
+    let lost = Value::at_distance(0).expect("distance 0 exists").to_byte();
+    let mut twin_values: Vec<Option<Vec<u8>>> = vec![None; order.len()];
+    for (slot, &p) in order.iter().enumerate() {
+        *seed = seed.wrapping_add(1);
+        let size = game.partition_size(p);
+        twin_values[slot] = match Part::from_id(p) {
+            Some(Part::Place { .. }) => None,
+            Some(Part::Lost(_)) => Some(vec![lost; size as usize]),
+            _ => Some(random_values(mix64(*seed), size)),
+        };
+    }
+    let mut dev_values = twin_values.clone();
+    let (mut cs, mut gs, mut calls, mut differ) = (0.0, 0.0, 0.0, None);
+    for spec in layers.iter().rev() {
+        let slot = slot_of(spec.id)?;
+        let [q, c] = targets_of(spec)?;
+        // A target's values: solved before (a later layer, or phase II/III).
+        fn deps_of<'v>(
+            values: &'v [Option<Vec<u8>>],
+            slots: [Option<usize>; 2],
+            name: &str,
+        ) -> Result<[Option<&'v [u8]>; 2]> {
+            let [dq, dc] = slots.map(|s| {
+                s.map(|s| {
+                    values[s].as_deref().ok_or_else(|| {
+                        Error::Cuda(format!("{name}: a target is not solved before it"))
+                    })
+                })
+                .transpose()
+            });
+            Ok([dq?, dc?])
+        }
+        let reached = load(&twin_bits[slot]);
+        let deps = deps_of(&twin_values, [q, c], &spec.name)?;
+        let (want, t) = timed(|| place::solve(spec, &reached, deps))?;
+        cs += t;
+        let reached = load(&dev_bits[slot]);
+        let (got, call, kernel) =
+            side.place_solve(spec, &reached, deps_of(&dev_values, [q, c], &spec.name)?)?;
+        (gs, calls) = (gs + kernel, calls + call);
+        if differ.is_none() && got != want {
+            differ = Some(spec.name.clone());
+        }
+        twin_values[slot] = Some(want);
+        dev_values[slot] = Some(got);
+    }
+    let start_value = twin_values[s0].as_ref().map_or(0, |v| v[r0.0 as usize]);
+    report.rows.push(
+        DeviceCheckRow::new("place_solve chain", target, positions)
+            .cpu(positions, cs)
+            .gpu(positions, gs)
+            .matched(
+                differ.is_none(),
+                differ.map_or_else(
+                    || {
+                        format!(
+                            "every layer solved backwards where reached (phase II/III values random): \
+                             bytes identical, start byte {start_value}; device: kernels alone, \
+                             {calls:.3} s with copies"
+                        )
+                    },
+                    |p| format!("values of {p} differ"),
+                ),
+            ),
+    );
+    Ok(())
 }
 
 /// Every partition of the game (up to the size cap) solved in build order by
@@ -394,12 +764,17 @@ fn solve_rows(
     let (mut total_n, mut total_c, mut total_g, mut all_same) = (0u64, 0.0, 0.0, true);
     let mut compared = 0;
     let mut skipped = Vec::new();
+    let mut placing = 0;
     for slot in 0..layout.len() {
         let p = order[slot];
         let name = game.partition_name(p);
         let size = layout.size(slot);
         if size > opts.solve_max_size {
             skipped.push(name);
+            continue;
+        }
+        if let Some(Part::Place { .. }) = Part::from_id(p) {
+            placing += 1;
             continue;
         }
         let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
@@ -443,6 +818,13 @@ fn solve_rows(
                 .cpu(total_n, total_c)
                 .gpu(total_n, total_g)
                 .matched(all_same, "sum of the compared partitions"),
+        );
+    }
+    if placing > 0 {
+        report.rows.push(
+            DeviceCheckRow::new("retro solve", "phase I", 0).note(format!(
+                "{placing} placement layers not solved here: they are solved where the forward search reaches them (the place_* rows check their kernels)"
+            )),
         );
     }
     if !skipped.is_empty() {

@@ -1,17 +1,22 @@
 //! Nine Men's Morris on a CUDA device: the host side of `kernels/morris.cu`,
 //! one module holding the rank/unrank check (`tb_rank_check`), the expansion
-//! and summary kernels (`morris_expand3w`, `morris_summary3b_lb`) and the
-//! candidate-driven partition solve (`retro_*`). Every kernel has a CPU twin
-//! in this folder ([`super::twin`], [`super::retro::CpuTwin`]), compared on
-//! the device by `tbforge bench gpu morris` ([`super::check`]).
+//! and summary kernels (`morris_expand3w`, `morris_summary3b_lb`), the
+//! candidate-driven partition solve (`retro_*`) and phase I's layer solve
+//! and forward search (`place_solve`, `place_expand`). Every kernel has a CPU
+//! twin in this folder ([`super::twin`], [`super::retro::CpuTwin`],
+//! [`super::place`]), compared on the device by `tbforge bench gpu morris`
+//! ([`super::check`]).
 //!
 //! Results that come back per position travel through pinned host buffers
 //! (plain page-locked, not write-combined: the CPU reads them) on two streams,
 //! so that one chunk's copy overlaps the next chunk's kernel.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+use rayon::prelude::*;
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchArgs, PinnedHostSlice,
@@ -20,6 +25,7 @@ use cudarc::driver::{
 
 use super::classes::HalfIndex;
 use super::expand::{self, Expansion, MorrisPartition, Summary};
+use super::place::{self, PlaceSpec};
 use super::rank24;
 use super::retro::{self, CpuTwin, MorrisSolveSpec, SolveStats};
 use super::twin::{self as cpu, RankCheck};
@@ -91,6 +97,75 @@ impl<'a> RetroHead<'a> {
 /// One half's class tables on the device ([`HalfIndex::device_blob`]).
 type DeviceBlob = Arc<CudaSlice<u64>>;
 
+/// The arguments `place_solve` and `place_expand` start with: the
+/// partition, whether it indexes classes, its class tables and its reached
+/// bits (PCtx in morris.cu).
+struct PlaceHead<'a> {
+    a: u32,
+    b: u32,
+    symmetry: u32,
+    tab: Option<&'a CudaSlice<u64>>,
+    reached: &'a CudaSlice<u64>,
+    words: u64,
+    /// Items per chunk of 32 reached words ([`place_split`]).
+    split: u32,
+    /// A null device pointer, for what is not given.
+    null: u64,
+}
+
+impl<'a> PlaceHead<'a> {
+    /// The head of `spec` with its reached bits (`host`, on the device as
+    /// `reached`) and class table `tab`.
+    fn new(
+        spec: &PlaceSpec,
+        host: &[u64],
+        reached: &'a CudaSlice<u64>,
+        tab: Option<&'a CudaSlice<u64>>,
+    ) -> PlaceHead<'a> {
+        PlaceHead {
+            a: spec.a,
+            b: spec.b,
+            symmetry: u32::from(spec.symmetry),
+            tab,
+            reached,
+            words: host.len() as u64,
+            split: place_split(host),
+            null: 0,
+        }
+    }
+
+    /// Threads to launch: a warp per item.
+    fn threads(&self) -> u64 {
+        self.words.div_ceil(32) * u64::from(self.split) * 32
+    }
+
+    fn push(&'a self, launch: &mut LaunchArgs<'a>) {
+        launch.arg(&self.a).arg(&self.b).arg(&self.symmetry);
+        self.push_opt(launch, self.tab);
+        launch.arg(self.reached).arg(&self.words).arg(&self.split);
+    }
+
+    /// `slice` as a pointer argument, or null where it is not given.
+    fn push_opt<T>(&'a self, launch: &mut LaunchArgs<'a>, slice: Option<&'a CudaSlice<T>>) {
+        match slice {
+            Some(s) => launch.arg(s),
+            None => launch.arg(&self.null),
+        };
+    }
+}
+
+/// Items per chunk of 32 reached words for the `place_*` kernels
+/// (`place_for_reached` in morris.cu): about one round of 32 positions per
+/// item on average, so that a dense partition of few words keeps as many
+/// warps busy as a sparse one of many; a power of two up to 64 (a chunk
+/// holds at most 64 rounds).
+fn place_split(reached: &[u64]) -> u32 {
+    let positions: u64 = reached.iter().map(|w| u64::from(w.count_ones())).sum();
+    let chunks = (reached.len() as u64).div_ceil(32).max(1);
+    let rounds = positions.div_ceil(chunks * 32);
+    rounds.clamp(1, 64).next_power_of_two() as u32
+}
+
 /// The Morris kernels loaded on one device.
 pub struct MorrisCuda {
     device: Arc<CudaDevice>,
@@ -106,6 +181,8 @@ pub struct MorrisCuda {
     retro_compact: CudaFunction,
     retro_pass: CudaFunction,
     class_check: CudaFunction,
+    place_solve: CudaFunction,
+    place_expand: CudaFunction,
     /// Class tables uploaded so far, by (a, b): every partition reuses them.
     class_tabs: Mutex<HashMap<(u32, u32), DeviceBlob>>,
 }
@@ -150,6 +227,8 @@ impl MorrisCuda {
             retro_compact: device.function(&module, "retro_compact")?,
             retro_pass: device.function(&module, "retro_pass_candidates")?,
             class_check: device.function(&module, "class_rank_check")?,
+            place_solve: device.function(&module, "place_solve")?,
+            place_expand: device.function(&module, "place_expand")?,
             class_tabs: Mutex::new(HashMap::new()),
             _module: module,
             device,
@@ -753,5 +832,231 @@ impl MorrisCuda {
             first_pending,
             max_seen,
         })
+    }
+
+    /// The class tables the `place_*` kernels of `spec` read (PCtx::tabs in
+    /// morris.cu): S(a, b), then the quiet and the capture target's halves;
+    /// none without symmetry (the kernels then rank boards by the multinomial).
+    fn place_tabs(&self, spec: &PlaceSpec) -> Result<[Option<DeviceBlob>; 3]> {
+        if !spec.symmetry {
+            return Ok([None, None, None]);
+        }
+        let [q, c] = spec
+            .targets()
+            .map(|t| t.map(|t| self.class_tab(t.a, t.b)).transpose());
+        Ok([Some(self.class_tab(spec.a, spec.b)?), q?, c?])
+    }
+
+    /// Launches `launch` with `cfg` between two timing events; the kernel's
+    /// seconds.
+    ///
+    /// # Safety
+    /// As [`LaunchArgs::launch`]: the arguments must match the kernel's
+    /// signature and every pointer must be valid for what it reads and writes.
+    unsafe fn launch_timed(
+        &self,
+        launch: &mut LaunchArgs<'_>,
+        cfg: cudarc::driver::LaunchConfig,
+        what: &'static str,
+    ) -> Result<f64> {
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let e = |what: &'static str| cuda_err(what);
+        let begin = self.ctx.new_event(timing).map_err(e("creating an event"))?;
+        let end = self.ctx.new_event(timing).map_err(e("creating an event"))?;
+        begin
+            .record(&self.stream)
+            .map_err(e("recording an event"))?;
+        // SAFETY: the caller's contract.
+        unsafe { launch.launch(cfg) }.map_err(e(what))?;
+        end.record(&self.stream).map_err(e("recording an event"))?;
+        end.synchronize().map_err(e("waiting for a kernel"))?;
+        let ms = begin.elapsed_ms(&end).map_err(e("reading the timer"))?;
+        Ok(f64::from(ms) / 1e3)
+    }
+
+    /// The fail bits and first failing index a `place_*` kernel left, as an error.
+    fn place_check(
+        &self,
+        spec: &PlaceSpec,
+        fail: &CudaSlice<u32>,
+        first: &CudaSlice<u64>,
+    ) -> Result<()> {
+        let e = |what: &'static str| cuda_err(what);
+        let fail = self.stream.clone_dtoh(fail).map_err(e("copying back"))?[0];
+        let first = self.stream.clone_dtoh(first).map_err(e("copying back"))?[0];
+        place::check_fail(spec, fail, first)
+    }
+
+    /// Values of phase I partition `spec` where `reached` is set, 0 elsewhere
+    /// (kernel `place_solve`; twin [`place::solve`]); `deps` holds the quiet
+    /// and the capture target's values ([`PlaceSpec::targets`]; `None`: not
+    /// given). A lost or unreached partition needs no successor: the CPU
+    /// maps its bits (0 seconds). The seconds are the kernel's (device
+    /// events), copies not included.
+    pub fn place_solve(
+        &self,
+        spec: &PlaceSpec,
+        reached: &[u64],
+        deps: [Option<&[u8]>; 2],
+    ) -> Result<Timed<Vec<u8>>> {
+        let reached = spec.reached_bits(reached)?;
+        spec.check_deps(&deps)?;
+        // A lost layer needs no successor, an unreached one nothing at all
+        // (not even its dependencies uploaded).
+        if spec.lost || reached.iter().all(|&w| w == 0) {
+            return Ok(Timed {
+                value: place::solve(spec, reached, deps)?,
+                seconds: 0.0,
+            });
+        }
+        let s = &self.stream;
+        let e = |what: &'static str| cuda_err(what);
+        let dev_reached = s.clone_htod(reached).map_err(e("copying reached bits"))?;
+        let [q, c] = deps.map(|d| {
+            d.map(|d| s.clone_htod(d))
+                .transpose()
+                .map_err(e("copying a dependency to the device"))
+        });
+        let (q, c) = (q?, c?);
+        let tabs = self.place_tabs(spec)?;
+        let mut values = s
+            .alloc_zeros::<u8>(spec.size() as usize)
+            .map_err(e("allocating the partition's values"))?;
+        let mut fail = s.alloc_zeros::<u32>(1).map_err(e("allocating"))?;
+        let mut first = s.clone_htod(&[u64::MAX]).map_err(e("allocating"))?;
+        let head = PlaceHead::new(spec, reached, &dev_reached, tabs[0].as_deref());
+        let [qoff, coff] = spec.targets().map(|t| t.map_or(0, |t| t.offset));
+        let cfg = self
+            .device
+            .grid(&self.place_solve, BLOCK, head.threads(), 0)?;
+        let mut launch = s.launch_builder(&self.place_solve);
+        head.push(&mut launch);
+        launch.arg(&qoff);
+        head.push_opt(&mut launch, tabs[1].as_deref());
+        head.push_opt(&mut launch, q.as_ref());
+        launch.arg(&coff);
+        head.push_opt(&mut launch, tabs[2].as_deref());
+        head.push_opt(&mut launch, c.as_ref());
+        launch.arg(&mut values).arg(&mut fail).arg(&mut first);
+        // SAFETY: arguments match place_solve in morris.cu (split a power
+        // of two up to 64, as place_split makes it). reached holds `words`
+        // words, one bit per index of the partition and none past its size
+        // (checked above), values one byte per index; each given
+        // dependency holds its whole target partition (checked above), and
+        // every index the kernel reads there is a rank of S(b, a + 1) or
+        // S(b - 1, a + 1) plus the target's offset, inside it; with symmetry
+        // the tables are the device blobs of S(a, b) and of those halves, a
+        // null one only where the target is absent (never ranked into).
+        let seconds = unsafe { self.launch_timed(&mut launch, cfg, "launching place_solve") }?;
+        self.place_check(spec, &fail, &first)?;
+        Ok(Timed {
+            value: self.device.download(&values)?,
+            seconds,
+        })
+    }
+
+    /// Forward search of phase I partition `spec`: sets in `next` (the quiet
+    /// and the capture target's bits; `None`: not given) the successors of
+    /// every index whose bit is set in `reached` (kernel `place_expand`,
+    /// into device copies of the targets' bits that are then OR-ed into
+    /// `next`; twin [`place::expand`]). The seconds are the kernel's (device
+    /// events), copies not included; 0 for a lost or unreached partition
+    /// (no successors).
+    pub fn place_expand(
+        &self,
+        spec: &PlaceSpec,
+        reached: &[u64],
+        next: [Option<&[AtomicU64]>; 2],
+    ) -> Result<Timed<()>> {
+        let reached = spec.reached_bits(reached)?;
+        spec.check_next(&next)?;
+        if spec.lost || reached.iter().all(|&w| w == 0) {
+            return Ok(Timed {
+                value: (),
+                seconds: 0.0,
+            });
+        }
+        let s = &self.stream;
+        let e = |what: &'static str| cuda_err(what);
+        let dev_reached = s.clone_htod(reached).map_err(e("copying reached bits"))?;
+        let words = |k: usize| spec.targets()[k].map_or(0, |t| t.size.div_ceil(64) as usize);
+        let mut bits: Vec<Option<CudaSlice<u64>>> = Vec::with_capacity(2);
+        for (k, given) in next.iter().enumerate() {
+            bits.push(match given {
+                Some(_) => Some(
+                    s.alloc_zeros::<u64>(words(k).max(1))
+                        .map_err(e("allocating successor bits"))?,
+                ),
+                None => None,
+            });
+        }
+        let tabs = self.place_tabs(spec)?;
+        let mut fail = s.alloc_zeros::<u32>(1).map_err(e("allocating"))?;
+        let mut first = s.clone_htod(&[u64::MAX]).map_err(e("allocating"))?;
+        let head = PlaceHead::new(spec, reached, &dev_reached, tabs[0].as_deref());
+        let [qoff, coff] = spec.targets().map(|t| t.map_or(0, |t| t.offset));
+        let cfg = self
+            .device
+            .grid(&self.place_expand, BLOCK, head.threads(), 0)?;
+        let (qbits, cbits) = bits.split_at_mut(1);
+        let mut launch = s.launch_builder(&self.place_expand);
+        head.push(&mut launch);
+        launch.arg(&qoff);
+        head.push_opt(&mut launch, tabs[1].as_deref());
+        match qbits[0].as_mut() {
+            Some(b) => launch.arg(b),
+            None => launch.arg(&head.null),
+        };
+        launch.arg(&coff);
+        head.push_opt(&mut launch, tabs[2].as_deref());
+        match cbits[0].as_mut() {
+            Some(b) => launch.arg(b),
+            None => launch.arg(&head.null),
+        };
+        launch.arg(&mut fail).arg(&mut first);
+        // SAFETY: arguments match place_expand in morris.cu (split a power
+        // of two up to 64, as place_split makes it). reached holds `words`
+        // words, one bit per index and none past the partition's size
+        // (checked above); each given bit array holds one bit per index of
+        // its whole target partition, and every index the kernel sets there
+        // is a rank of S(b, a + 1) or S(b - 1, a + 1) plus the target's
+        // offset, inside it; with symmetry the tables are the device blobs of
+        // S(a, b) and of those halves, a null one only where the target is
+        // absent (never ranked into).
+        let seconds = unsafe { self.launch_timed(&mut launch, cfg, "launching place_expand") }?;
+        self.place_check(spec, &fail, &first)?;
+        for (k, dev) in bits.iter().enumerate() {
+            let (Some(dev), Some(out)) = (dev, next[k]) else {
+                continue;
+            };
+            let host = s
+                .clone_dtoh(dev)
+                .map_err(e("copying successor bits back"))?;
+            out[..words(k)]
+                .par_iter()
+                .zip(&host[..words(k)])
+                .for_each(|(o, &w)| {
+                    if w != 0 {
+                        o.fetch_or(w, Ordering::Relaxed);
+                    }
+                });
+        }
+        Ok(Timed { value: (), seconds })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::place_split;
+
+    #[test]
+    fn split_follows_density_in_powers_of_two() {
+        assert_eq!(place_split(&[0; 100]), 1);
+        assert_eq!(place_split(&[1; 100]), 1);
+        // Every bit set: 64 rounds of 32 a chunk.
+        assert_eq!(place_split(&[u64::MAX; 64]), 64);
+        assert_eq!(place_split(&[u64::MAX; 3]), 8);
+        // Three rounds a chunk on average: four items.
+        assert_eq!(place_split(&[(1 << 3) - 1; 32]), 4);
     }
 }

@@ -1,16 +1,19 @@
 //! Morris partitions through the device-kernel interface: a `k1-k2` partition
 //! is solved by candidate-driven passes on the GPU ([`super::cuda::MorrisCuda`])
 //! or by their CPU twin ([`CpuTwin`], the CPU backend of Morris builds); the
-//! lost `2-k` partitions are declined (trivial for the generic solver).
+//! lost `2-k` partitions are filled on the spot. Phase I's placement layers
+//! `tTT-a-b` are solved and searched forward where they are reached, by
+//! kernels `place_solve` and `place_expand` or their twin ([`super::place`]).
 
 #[cfg(feature = "cuda")]
 use std::sync::Arc;
 
+use super::place::{self, PlaceSpec};
 use super::retro::{CpuTwin, MorrisSolveSpec};
 use super::{Morris, Part};
 use crate::game::{
-    Device, DeviceCheckOptions, DeviceCheckReport, Game, KernelSolve, PartitionKernels,
-    SolvedPartitions,
+    Device, DeviceCheckOptions, DeviceCheckReport, ForwardTargets, Game, KernelSolve,
+    PartitionKernels, SolvedPartitions,
 };
 use crate::value::{PartitionId, Value};
 use crate::{Error, Result};
@@ -78,6 +81,43 @@ impl MorrisKernels {
             }
         }
     }
+
+    /// Values of placement layer `spec` where `reached` is set, from its
+    /// targets' values (quiet, capture).
+    pub fn solve_place(
+        &self,
+        spec: &PlaceSpec,
+        reached: &[u64],
+        deps: [Option<&[u8]>; 2],
+    ) -> Result<KernelSolve> {
+        match &self.solver {
+            Solver::Twin => Ok(KernelSolve::on_cpu(
+                place::solve(spec, reached, deps)?,
+                None,
+            )),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => {
+                let t0 = std::time::Instant::now();
+                let values = gpu.place_solve(spec, reached, deps)?.value;
+                Ok(KernelSolve {
+                    values,
+                    passes: None,
+                    device_seconds: Some(t0.elapsed().as_secs_f64()),
+                })
+            }
+        }
+    }
+}
+
+/// The targets' values of placement layer `spec` (quiet, capture), where
+/// they are solved. One that is not is `None`: as with the generic solver,
+/// that is an error (naming it) only if a reached position moves there, so
+/// a layer that play does not reach needs nothing.
+pub fn place_dependencies<'a>(
+    spec: &PlaceSpec,
+    solved: &SolvedPartitions<'a>,
+) -> [Option<&'a [u8]>; 2] {
+    spec.targets().map(|t| t.and_then(|t| solved.get(t.id)))
 }
 
 /// The spec of partition `p` of `game`, for the `k1-k2` partitions the
@@ -127,8 +167,32 @@ impl PartitionKernels for MorrisKernels {
                 vec![Value::at_distance(0)?.to_byte(); self.game.partition_size(p) as usize];
             return Some(Ok(KernelSolve::on_cpu(values, Some(0))));
         }
+        if let Some(spec) = PlaceSpec::of(&self.game, p) {
+            // Only reached positions are solved; without the bits the
+            // generic solver takes the partition.
+            let reached = solved.reached()?;
+            let deps = place_dependencies(&spec, solved);
+            return Some(self.solve_place(&spec, reached, deps));
+        }
         let spec = spec_of(&self.game, p)?;
         Some(dependencies(&spec, solved).and_then(|deps| self.solve_spec(spec, deps)))
+    }
+
+    fn expand(
+        &self,
+        p: PartitionId,
+        reached: &[u64],
+        next: &ForwardTargets<'_>,
+    ) -> Option<Result<()>> {
+        let spec = PlaceSpec::of(&self.game, p)?;
+        // A target without bits here is an error (naming it) only if a
+        // reached position moves there, as in the generic search.
+        let targets = spec.targets().map(|t| t.and_then(|t| next.get(t.id)));
+        Some(match &self.solver {
+            Solver::Twin => place::expand(&spec, reached, targets),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => gpu.place_expand(&spec, reached, targets).map(|_| ()),
+        })
     }
 
     fn name(&self) -> String {

@@ -128,6 +128,8 @@ pub mod expand;
 #[cfg(feature = "build")]
 pub mod kernels;
 #[cfg(feature = "build")]
+pub mod place;
+#[cfg(feature = "build")]
 pub mod rank24;
 #[cfg(feature = "build")]
 pub mod retro;
