@@ -257,6 +257,7 @@ fn notation_reads_hands_and_placements() {
     assert_eq!(g.format_position(after), "W:a1,d2;B:a4,g7;w;h=7,7");
     // A mill closed while placing removes a piece from the board.
     let pos = g.parse_position("W:a1,a4,g7,g1;B:d6,d5,b2;b;h=5,6").unwrap();
+    next.clear();
     g.successors(&pos, &mut next);
     let moves: Vec<String> = next.iter().map(|(m, _)| g.format_move(&pos, m)).collect();
     assert!(moves.contains(&"d7xa1".to_string()), "{moves:?}");
