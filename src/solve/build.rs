@@ -337,11 +337,23 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         if state.layers.is_none() || unfinished {
             let reach = layered_search(game, &layout, opts.kernels.as_deref(), &progress)?
                 .expect("start checked");
-            if state.layers.is_none() {
-                state.reachable_per_slot =
-                    Some((0..layout.len()).map(|s| reach.count(s)).collect());
-                state.layers = Some(reach.layers.clone());
-                write_state(out, &state)?;
+            match &state.layers {
+                None => {
+                    state.reachable_per_slot =
+                        Some((0..layout.len()).map(|s| reach.count(s)).collect());
+                    state.layers = Some(reach.layers.clone());
+                    write_state(out, &state)?;
+                }
+                // The search is deterministic: other layers mean the game
+                // changed under the interrupted build, and its files with it.
+                Some(layers) if *layers != reach.layers => {
+                    return Err(Error::NotAvailable(format!(
+                        "cannot resume: the forward search now finds other layers than the interrupted build recorded ({:?} against {layers:?}); delete {} and build again",
+                        reach.layers,
+                        out.display()
+                    )))
+                }
+                Some(_) => {}
             }
             for (s, bits) in reach.bits.into_iter().enumerate() {
                 if is_layer(s) && s >= state.finished.len() {

@@ -15,6 +15,8 @@ use super::layered::for_each_set;
 use super::Progress;
 use crate::game::{Forward, ForwardTargets, Game, Layout, PartitionKernels};
 use crate::{Error, Result};
+use rayon::prelude::*;
+use std::sync::atomic::Ordering;
 
 /// Each slot's [`Forward`] when `game` is to be searched layer by layer: every
 /// partition `Layer` or `Stop`, at least one `Layer`. `None` when the game is
@@ -104,7 +106,19 @@ pub fn layered_search<G: Game>(
         let targets: Vec<usize> = (0..layout.len())
             .filter(|&s| forwards[s] == Forward::Layer(d + 1) || forwards[s] == Forward::Stop)
             .collect();
-        let marked = || -> u64 { targets.iter().map(|&t| bits[t].count()).sum() };
+        // On all cores: the Stop partitions can be most of the index.
+        let marked = || -> u64 {
+            targets
+                .iter()
+                .map(|&t| {
+                    bits[t]
+                        .atomic_words()
+                        .par_iter()
+                        .map(|w| u64::from(w.load(Ordering::Relaxed).count_ones()))
+                        .sum::<u64>()
+                })
+                .sum()
+        };
         let before = marked();
         for &s in &current {
             let p = order[s];
