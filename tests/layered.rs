@@ -44,6 +44,8 @@ struct Ring {
     /// The start may also jump to two stones placed: a move from Layer(0) to
     /// Layer(2), which breaks the layered contract.
     breach: bool,
+    /// The movement partition `Expand` beside `Layer` ones: no search serves that.
+    mixed: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -272,6 +274,7 @@ impl Game for Ring {
         match (self.layered, self.layer_of(p)) {
             (false, _) => Forward::Expand,
             (true, Some(t)) => Forward::Layer(u32::from(t)),
+            (true, None) if self.mixed => Forward::Expand,
             (true, None) => Forward::Stop,
         }
     }
@@ -280,10 +283,12 @@ impl Game for Ring {
 const LAYERED: Ring = Ring {
     layered: true,
     breach: false,
+    mixed: false,
 };
 const PLAIN: Ring = Ring {
     layered: false,
     breach: false,
+    mixed: false,
 };
 
 /// Brute force: breadth-first from the start, placements expanded, the
@@ -562,6 +567,7 @@ fn a_move_skipping_a_layer_is_a_contract_error() {
     let g = Ring {
         layered: true,
         breach: true,
+        mixed: false,
     };
     let layout = Layout::new(&g).unwrap();
     let err = layered_search(&g, &layout, None, &Progress::hidden())
@@ -588,4 +594,16 @@ fn the_external_path_is_refused_with_the_fix() {
     assert!(text.contains("without --mem-limit"), "{text}");
     // Refused before anything was started: a plain build needs no --resume.
     build(&LAYERED, &out, |_| {}).unwrap();
+}
+
+#[test]
+fn layer_beside_expand_partitions_is_a_contract_error() {
+    let g = Ring {
+        mixed: true,
+        ..LAYERED
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let err = build(&g, &tmp.path().join("tb"), |_| {}).unwrap_err();
+    assert!(matches!(err, Error::GameContract { .. }), "{err}");
+    assert!(err.to_string().contains("Expand"), "{err}");
 }
