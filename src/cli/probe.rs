@@ -24,9 +24,11 @@ pub fn probe(dir: &Path, position: &str, json: bool) -> anyhow::Result<ExitCode>
             ))
             .into())
         }
-        Err(e @ tbforge::Error::Format(FormatError::IllegalIndex { .. })) => {
-            Err(CheckFailed(e.to_string()).into())
-        }
+        Err(
+            e @ tbforge::Error::Format(
+                FormatError::IllegalIndex { .. } | FormatError::NotReached { .. },
+            ),
+        ) => Err(CheckFailed(e.to_string()).into()),
         Err(e) => Err(e.into()),
     }
 }

@@ -2,6 +2,7 @@
 
 use super::{count, read_manifest, FileEntry, FormatError, Totals, ValueEncoding};
 use crate::game::{GameKind, Params};
+use crate::value::PartitionId;
 use serde::Serialize;
 use std::path::Path;
 
@@ -35,6 +36,78 @@ pub struct InfoReport {
     pub layers: Option<Vec<u64>>,
     /// The manifest's files.
     pub files: Vec<FileEntry>,
+    /// By depth from the start, for a game whose partitions are layered
+    /// (each first reached at one depth; see [`InfoReport::set_depths`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depths: Option<Vec<DepthRow>>,
+}
+
+/// One depth of a layered game: its partitions' stored (reached) positions
+/// and their outcomes, and what the forward search first reached there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DepthRow {
+    /// Plies from the start.
+    pub depth: u32,
+    /// Layered partitions whose positions all lie at this depth.
+    pub partitions: u64,
+    /// Positions first reached at this depth in any partition (the
+    /// manifest's `layers`), where the forward search recorded them.
+    pub reached: Option<u64>,
+    /// Reached indices of this depth's partitions (their files store only
+    /// those); `None` where no layered partition lies at this depth.
+    pub classes: Option<u64>,
+    /// The positions they stand for.
+    pub positions: Option<u64>,
+    /// Of those, won for the side to move (puzzles: goal reachable).
+    pub wins: Option<u64>,
+    /// Drawn (puzzles: goal unreachable).
+    pub draws: Option<u64>,
+    /// Lost for the side to move.
+    pub losses: Option<u64>,
+}
+
+impl InfoReport {
+    /// Adds the table by depth, given the depth of each layered partition
+    /// (`layer_of`: `Some(d)` for a partition whose positions all lie at
+    /// depth `d`, `None` for the others, which count only in `reached`).
+    /// The caller knows the game; this module does not.
+    pub fn set_depths(&mut self, layer_of: impl Fn(PartitionId) -> Option<u32>) {
+        let of: Vec<Option<u32>> = self.files.iter().map(|f| layer_of(f.partition)).collect();
+        let layers = self.layers.as_deref().unwrap_or(&[]);
+        let rows = of
+            .iter()
+            .flatten()
+            .map(|&d| d as usize + 1)
+            .chain([layers.len()])
+            .max()
+            .unwrap_or(0);
+        let depths = (0..rows)
+            .map(|d| {
+                let files: Vec<&FileEntry> = self
+                    .files
+                    .iter()
+                    .zip(&of)
+                    .filter(|(_, l)| **l == Some(d as u32))
+                    .map(|(f, _)| f)
+                    .collect();
+                let sum = |get: fn(&FileEntry) -> u64| {
+                    (!files.is_empty())
+                        .then(|| files.iter().fold(0u64, |a, f| a.saturating_add(get(f))))
+                };
+                DepthRow {
+                    depth: d as u32,
+                    partitions: files.len() as u64,
+                    reached: layers.get(d).copied(),
+                    classes: sum(|f| f.classes),
+                    positions: sum(|f| f.positions),
+                    wins: sum(|f| f.wins),
+                    draws: sum(|f| f.draws),
+                    losses: sum(|f| f.losses),
+                }
+            })
+            .collect();
+        self.depths = Some(depths);
+    }
 }
 
 /// The manifest of the tablebase in `dir`, summarised.
@@ -61,11 +134,48 @@ pub fn info(dir: &Path) -> Result<InfoReport, FormatError> {
         totals: m.totals,
         layers: m.layers,
         files: m.files,
+        depths: None,
     })
 }
 
 /// The human rendering `tbforge info` prints.
 pub fn render_info_text(r: &InfoReport) -> String {
+    let mut s = render_files_text(r);
+    if let Some(depths) = &r.depths {
+        s += &render_depths_text(r.kind, depths);
+    }
+    s
+}
+
+/// The table by depth of a layered game.
+fn render_depths_text(kind: GameKind, depths: &[DepthRow]) -> String {
+    let (win, draw, loss) = match kind {
+        GameKind::TwoPlayer => ("wins", "draws", "losses"),
+        GameKind::Puzzle => ("solvable", "unsolvable", "-"),
+    };
+    let cell = |n: Option<u64>| n.map_or("-".to_string(), |n| n.to_string());
+    let mut s = format!(
+        "\n{:<6} {:>10} {:>14} {:>14} {:>14} {:>14} {:>14} {:>14}\n",
+        "depth", "partitions", "reached", "classes", "positions", win, draw, loss
+    );
+    for d in depths {
+        s += &format!(
+            "{:<6} {:>10} {:>14} {:>14} {:>14} {:>14} {:>14} {:>14}\n",
+            d.depth,
+            d.partitions,
+            cell(d.reached),
+            cell(d.classes),
+            cell(d.positions),
+            cell(d.wins),
+            cell(d.draws),
+            cell(d.losses)
+        );
+    }
+    s
+}
+
+/// The summary and the table by file.
+fn render_files_text(r: &InfoReport) -> String {
     let t = &r.totals;
     let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let (win, draw, loss) = match r.kind {

@@ -14,7 +14,7 @@ pub use file::{
     BlockRef, FileSummary, Header, TableFile, WriteOptions, BLOCK_BYTES, FORMAT_VERSION,
     HEADER_LEN, INDEX_ENTRY_LEN, MAGIC, TRAILER_LEN, TRAILER_MAGIC, ZSTD_LEVEL,
 };
-pub use info::{info, render_info_text, InfoReport};
+pub use info::{info, render_info_text, DepthRow, InfoReport};
 pub use manifest::{
     file_name, read_manifest, write_manifest, Counts, FileEntry, Manifest, Tally, Totals,
     MANIFEST_NAME,
@@ -212,6 +212,15 @@ pub enum FormatError {
     /// The index names no legal position.
     #[error("partition {partition} rank {rank} is an illegal index (no position is stored there)")]
     IllegalIndex {
+        /// The partition.
+        partition: PartitionId,
+        /// The rank.
+        rank: Rank,
+    },
+    /// The index names a legal position of a partition that stores only the
+    /// positions reachable from the start, and the start does not reach it.
+    #[error("partition {partition} rank {rank} is not reachable from the start position (this tablebase stores only the reachable positions of that partition)")]
+    NotReached {
         /// The partition.
         partition: PartitionId,
         /// The rank.

@@ -35,7 +35,7 @@ pub use bench::{bench, render_bench_text, BenchOptions, BenchRow};
 use crate::format::{
     count, read_manifest, FormatError, Manifest, Stored, TableFile, ValueEncoding,
 };
-use crate::game::{Game, GameKind, Status};
+use crate::game::{Forward, Game, GameKind, Status};
 use crate::registry::{open_game, GameVisitor};
 use crate::value::{Outcome, PartitionId, Rank, Value};
 use cache::BlockCache;
@@ -410,6 +410,15 @@ fn analyse<G: Game>(tb: &Tablebase, game: &G, pos: &G::Position) -> crate::Resul
     let (p, r) = game.rank(pos);
     let here = tb.probe_stored(p, r)?;
     let Some(outcome) = here.outcome else {
+        // A layered partition stores 0 for every position the start does not
+        // reach, legal or not: say which it is.
+        if matches!(game.forward(p), Forward::Layer(_)) && game.unrank(p, r).is_some() {
+            return Err(FormatError::NotReached {
+                partition: p,
+                rank: r,
+            }
+            .into());
+        }
         return Err(FormatError::IllegalIndex {
             partition: p,
             rank: r,

@@ -54,6 +54,18 @@ impl AtomicBitSet {
         self.words.len()
     }
 
+    /// The words themselves, for a device's search to set bits in
+    /// ([`crate::game::ForwardTargets`]).
+    pub fn atomic_words(&self) -> &[AtomicU64] {
+        &self.words
+    }
+
+    /// The bits as plain words (64 to a word, lowest bit first), once no
+    /// thread sets them any more.
+    pub fn into_words(self) -> Vec<u64> {
+        self.words.into_iter().map(AtomicU64::into_inner).collect()
+    }
+
     /// Clears every bit.
     pub fn clear(&mut self) {
         for w in &mut self.words {

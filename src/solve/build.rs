@@ -9,8 +9,9 @@
 //! there and ends with the same bytes as an uninterrupted one.
 
 use super::bfs::{frontier_bfs, two_bit_bfs};
+use super::layer_search::{layered_forwards, layered_search};
 use super::lock::DirLocks;
-use super::retro::solve_partition;
+use super::retro::solve_partition_reached;
 use super::schedule::ExternalSolver;
 use super::stages::{PartitionStage, Solver};
 use super::Progress;
@@ -19,7 +20,7 @@ use crate::format::{
     WriteOptions, FORMAT_VERSION,
 };
 use crate::game::Layout;
-use crate::game::{Game, GameInfo, PartitionKernels, SolvedPartitions};
+use crate::game::{Forward, Game, GameInfo, PartitionKernels, SolvedPartitions};
 use crate::pipeline::{
     peak_rss, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks, StorageIo,
 };
@@ -226,12 +227,21 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     let layout = Layout::new(game)?;
     let param_hash = format!("{:016x}", info.param_hash());
     let total = layout.total_size();
+    // Partitions marked Layer are searched one bit per index and solved only
+    // where reached (`Forward`); `None`: the general BFS, every index solved.
+    let forwards = match game.start() {
+        Some(_) => layered_forwards(game, &layout)?,
+        None => None,
+    };
     // Checked before anything is written, so that a retry needs no --resume.
     if let (Some(limit), Some(_)) = (opts.mem_limit, game.start()) {
-        let needs = layout.total_size().div_ceil(4);
+        let (needs, bits) = match forwards {
+            Some(_) => (layout.total_size().div_ceil(8), "1 bit"),
+            None => (layout.total_size().div_ceil(4), "2 bits"),
+        };
         if needs > limit {
             return Err(Error::NotAvailable(format!(
-                "--mem-limit {limit} bytes is below what the forward search of {} positions keeps in memory ({needs} bytes, 2 bits each): raise it to at least {}M",
+                "--mem-limit {limit} bytes is below what the forward search of {} positions keeps in memory ({needs} bytes, {bits} each): raise it to at least {}M",
                 layout.total_size(),
                 (needs + baseline_bytes() + format::write_memory_bytes(opts.encoding)).div_ceil(1 << 20)
             )));
@@ -241,6 +251,17 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         || opts
             .mem_limit
             .is_some_and(|limit| in_memory_bytes(&layout, opts.encoding) > limit);
+    // The external path solves every index of a partition and keeps no
+    // reached bits: it cannot write what Layer partitions promise. Refused
+    // before any state is written, so that a retry needs no --resume.
+    if external && forwards.is_some() {
+        return Err(Error::NotAvailable(format!(
+            "{} solves its layered partitions only where the forward search reached, which the \
+             external-memory path does not support: build it without --mem-limit (it needs about {}M in memory)",
+            info.id,
+            in_memory_bytes(&layout, opts.encoding).div_ceil(1 << 20)
+        )));
+    }
 
     let state_path = out.join(STATE_FILE);
     let mut state = match std::fs::read(&state_path) {
@@ -306,7 +327,41 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     };
     write_state(out, &state)?;
 
-    if state.layers.is_none() && game.start().is_some() {
+    // The reached bits of each Layer partition not yet solved, dropped once
+    // it is. They are not saved: a resumed build searches again (the search
+    // is deterministic) and keeps the layers it recorded.
+    let mut reached: Vec<Option<Vec<u64>>> = vec![None; layout.len()];
+    if let Some(forwards) = &forwards {
+        let is_layer = |s: usize| matches!(forwards[s], Forward::Layer(_));
+        let unfinished = (state.finished.len()..layout.len()).any(is_layer);
+        if state.layers.is_none() || unfinished {
+            let reach = layered_search(game, &layout, opts.kernels.as_deref(), &progress)?
+                .expect("start checked");
+            match &state.layers {
+                None => {
+                    state.reachable_per_slot =
+                        Some((0..layout.len()).map(|s| reach.count(s)).collect());
+                    state.layers = Some(reach.layers.clone());
+                    write_state(out, &state)?;
+                }
+                // The search is deterministic: other layers mean the game
+                // changed under the interrupted build, and its files with it.
+                Some(layers) if *layers != reach.layers => {
+                    return Err(Error::NotAvailable(format!(
+                        "cannot resume: the forward search now finds other layers than the interrupted build recorded ({:?} against {layers:?}); delete {} and build again",
+                        reach.layers,
+                        out.display()
+                    )))
+                }
+                Some(_) => {}
+            }
+            for (s, bits) in reach.bits.into_iter().enumerate() {
+                if is_layer(s) && s >= state.finished.len() {
+                    reached[s] = Some(bits.into_words());
+                }
+            }
+        }
+    } else if state.layers.is_none() && game.start().is_some() {
         if opts.mem_limit.is_some() {
             // Fixed memory (2 bits per index) rather than frontier lists of unknown size.
             let reach = two_bit_bfs(game, &layout, &progress)?.expect("start checked");
@@ -399,10 +454,14 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                     .iter()
                     .map(|v| v.as_deref().map(Vec::as_slice))
                     .collect();
-                let solved = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
+                let mask = reached[slot].take();
+                let mut solved = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
+                if let Some(bits) = &mask {
+                    solved = solved.with_reached(bits);
+                }
                 let accelerated = opts.kernels.as_ref().and_then(|k| k.solve(p, &solved));
                 let mut stage = PartitionStage::new(p, &name, Solver::Generic);
-                let values = match accelerated {
+                let mut values = match accelerated {
                     Some(solve) => {
                         accelerated_partitions += 1;
                         let solve = solve?;
@@ -411,8 +470,20 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                         stage.work.device_seconds = solve.device_seconds;
                         solve.values
                     }
-                    None => solve_partition(game, &layout, &deps, slot, &progress)?,
+                    None => solve_partition_reached(
+                        game,
+                        &layout,
+                        &deps,
+                        slot,
+                        mask.as_deref(),
+                        &progress,
+                    )?,
                 };
+                if let Some(bits) = &mask {
+                    // Kernels are to leave unreached indices 0; made sure of
+                    // here (cheap), so the bytes never depend on the solver.
+                    zero_unreached(&mut values, bits);
+                }
                 stage.work.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
                 let values = Arc::new(values);
@@ -669,6 +740,23 @@ impl WriteJob {
         self.stage.fill_from(&entry);
         Ok((entry, self.stage))
     }
+}
+
+/// Sets every value whose bit in `reached` is clear to 0 (not reached).
+fn zero_unreached(values: &mut [u8], reached: &[u64]) {
+    use rayon::prelude::*;
+    values
+        .par_chunks_mut(64)
+        .zip(reached.par_iter())
+        .for_each(|(v, &word)| {
+            if word != u64::MAX {
+                for (i, b) in v.iter_mut().enumerate() {
+                    if word & (1 << i) == 0 {
+                        *b = 0;
+                    }
+                }
+            }
+        });
 }
 
 /// Whether partition `slot`'s scratch files are all there, at their sizes.

@@ -47,7 +47,7 @@ impl PartitionLayers {
 
 /// Calls `f(scratch, index)` for every set bit of `bits`, in parallel over
 /// blocks of words, with one `init()` scratch value per task.
-fn for_each_set<S, I, F>(bits: &AtomicBitSet, progress: &Progress, init: I, f: F)
+pub(super) fn for_each_set<S, I, F>(bits: &AtomicBitSet, progress: &Progress, init: I, f: F)
 where
     I: Fn() -> S + Sync + Send,
     F: Fn(&mut S, u64) + Sync,

@@ -4,6 +4,7 @@
 mod bfs;
 mod bitset;
 mod build;
+mod layer_search;
 mod layered;
 mod lock;
 mod retro;
@@ -16,8 +17,9 @@ pub use crate::progress::Progress;
 pub use bfs::{frontier_bfs, one_bit_reachability, two_bit_bfs, Reachable, TwoBitResult};
 pub use bitset::AtomicBitSet;
 pub use build::{build_game, BuildOptions, BuildReport, BUILD_LOG};
+pub use layer_search::{layered_forwards, layered_search};
 pub use layered::{one_bit_bfs, partition_layer_bfs, PartitionLayers};
-pub use retro::solve_partition;
+pub use retro::{solve_partition, solve_partition_reached};
 pub use schedule::{solve_game, solve_game_external, SolvedGame};
 pub use solved::write_solved;
 pub use stages::{

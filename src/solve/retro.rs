@@ -38,9 +38,34 @@ pub fn solve_partition<G: Game>(
     slot: usize,
     progress: &Progress,
 ) -> Result<Vec<u8>> {
+    solve_partition_reached(game, layout, solved, slot, None, progress)
+}
+
+/// [`solve_partition`] of only the indices whose bits are set in `reached`
+/// (64 to a word, lowest bit first), when given: every other index gets
+/// value byte 0 (not reached) without being looked at. That is exact for a
+/// [`Forward::Layer`](crate::Forward::Layer) partition, whose reached
+/// positions' successors are all reached: no solved position reads a 0.
+pub fn solve_partition_reached<G: Game>(
+    game: &G,
+    layout: &Layout,
+    solved: &Solved<'_>,
+    slot: usize,
+    reached: Option<&[u64]>,
+    progress: &Progress,
+) -> Result<Vec<u8>> {
     let partition = layout.order()[slot];
     let size = layout.size(slot);
     let kind = game.info().kind;
+    if let Some(bits) = reached {
+        if (bits.len() as u64) < size.div_ceil(64) {
+            return Err(Error::NotAvailable(format!(
+                "the reached bits of partition {partition} hold {} words, {} are needed",
+                bits.len(),
+                size.div_ceil(64)
+            )));
+        }
+    }
     let values: Vec<AtomicU8> = (0..size).map(|_| AtomicU8::new(PENDING)).collect();
     let ctx = Ctx {
         game,
@@ -60,6 +85,11 @@ pub fn solve_partition<G: Game>(
     let has_internal: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
     chunks(size).for_each_init(Vec::new, |succ, (lo, hi)| {
         for r in lo..hi {
+            if reached.is_some_and(|bits| bits[(r / 64) as usize] & (1 << (r % 64)) == 0) {
+                // Not reached: stays 0 and, without an internal bit, is never passed over.
+                values[r as usize].store(Value::ILLEGAL.to_byte(), Ordering::Relaxed);
+                continue;
+            }
             let (value, internal, seen) = ctx.first_scan(Rank(r), succ);
             values[r as usize].store(value.to_byte(), Ordering::Relaxed);
             if internal {
