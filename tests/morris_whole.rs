@@ -14,8 +14,8 @@ mod common;
 
 use common::{build_with, open};
 use std::collections::{HashMap, HashSet};
-use tbforge::game::morris::{Morris, POINT_NAMES};
 use tbforge::format::TableFile;
+use tbforge::game::morris::{Morris, POINT_NAMES};
 use tbforge::probe::Tablebase;
 use tbforge::{Game, PartitionId, Rank, Value};
 
@@ -24,7 +24,10 @@ use tbforge::{Game, PartitionId, Rank, Value};
 fn mills() -> Vec<u32> {
     let bit = |x: i32, y: i32| {
         let name = format!("{}{}", (b'a' + x as u8) as char, y + 1);
-        1u32 << POINT_NAMES.iter().position(|&p| p == name).expect("a board point")
+        1u32 << POINT_NAMES
+            .iter()
+            .position(|&p| p == name)
+            .expect("a board point")
     };
     let mut out = Vec::new();
     for r in 1..=3 {
@@ -223,7 +226,11 @@ fn check_against_model(pieces: u32, symmetry_off: bool) {
         if let Some((_, off_tb, _)) = &off_build {
             assert_eq!(layers(off_tb)[t], positions[t], "positions at depth {t}");
         }
-        assert_eq!(on_layers[t], classes[t].len() as u64, "classes at depth {t}");
+        assert_eq!(
+            on_layers[t],
+            classes[t].len() as u64,
+            "classes at depth {t}"
+        );
         // Every class stands for as many positions as its orbit holds.
         assert_eq!(weighted[t], positions[t], "weights at depth {t}");
     }
@@ -256,7 +263,9 @@ fn notation_reads_hands_and_placements() {
     assert_eq!(g.format_move(&pos, mv), "a4");
     assert_eq!(g.format_position(after), "W:a1,d2;B:a4,g7;w;h=7,7");
     // A mill closed while placing removes a piece from the board.
-    let pos = g.parse_position("W:a1,a4,g7,g1;B:d6,d5,b2;b;h=5,6").unwrap();
+    let pos = g
+        .parse_position("W:a1,a4,g7,g1;B:d6,d5,b2;b;h=5,6")
+        .unwrap();
     next.clear();
     g.successors(&pos, &mut next);
     let moves: Vec<String> = next.iter().map(|(m, _)| g.format_move(&pos, m)).collect();
