@@ -289,3 +289,52 @@ fn notation_reads_hands_and_placements() {
         .to_string();
     assert!(e.contains("--param pieces=9"), "{e}");
 }
+
+/// The command line: `--from` copies phases II/III from a `max` build (the
+/// same bytes as solving them), `info` tabulates the placement depths, and
+/// probe answers the empty board but calls an unreachable placement
+/// position what it is.
+#[test]
+fn command_line_whole_game() {
+    use common::{assert_same, build_cmd, contents, tbforge};
+    let tmp = tempfile::tempdir().unwrap();
+    let (phase_two, from, plain) = (
+        tmp.path().join("max3"),
+        tmp.path().join("from"),
+        tmp.path().join("plain"),
+    );
+    for (args, out, extra) in [
+        (["morris", "--param", "max=3"], &phase_two, vec![]),
+        (
+            ["morris", "--param", "pieces=3"],
+            &from,
+            vec!["--from", phase_two.to_str().unwrap()],
+        ),
+        (["morris", "--param", "pieces=3"], &plain, vec![]),
+    ] {
+        let o = build_cmd(&args, out, &extra).output().unwrap();
+        assert!(o.status.success(), "{}", common::stderr(&o));
+    }
+    let log = std::fs::read_to_string(from.join(tbforge::solve::BUILD_LOG)).unwrap();
+    assert!(log.contains("\"copied\""), "{log}");
+    assert_same(&contents(&from), &contents(&plain), "--from against solving");
+
+    let info = tbforge(&["info", plain.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(text.contains("depth") && text.contains("reached"), "{text}");
+
+    let probe = tbforge(&["probe", plain.to_str().unwrap(), "W:;B:;w;h=3,3"]);
+    assert!(probe.status.success(), "{}", common::stderr(&probe));
+    // White closed a mill with its third piece and took nothing: no game gets here.
+    let probe = tbforge(&[
+        "probe",
+        plain.to_str().unwrap(),
+        "W:a1,a4,a7;B:d7,g7;b;h=0,1",
+    ]);
+    assert_eq!(probe.status.code(), Some(1));
+    assert!(
+        common::stderr(&probe).contains("not reachable"),
+        "{}",
+        common::stderr(&probe)
+    );
+}

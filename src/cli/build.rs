@@ -42,6 +42,7 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
         opts.mem_limit = mem_limit;
         opts.disks = args.disk.clone();
         opts.resume = args.resume;
+        opts.from = args.from.clone();
         opts.checkpoint_every = std::time::Duration::from_secs(args.checkpoint_every);
         let report = game.visit(BuildVisitor {
             opts,

@@ -275,6 +275,11 @@ pub(crate) struct BuildArgs {
     /// Print one JSON object (the build summary) instead of text.
     #[arg(long)]
     json: bool,
+    /// A finished build to copy partitions from instead of solving them,
+    /// where the game says they hold the same values (Morris: the phase
+    /// II/III partitions of any build with the same symmetry setting).
+    #[arg(long, value_name = "DIR")]
+    from: Option<PathBuf>,
 }
 
 /// Errors that map to exit code 1 rather than 2.

@@ -196,6 +196,15 @@ pub trait Game: Send + Sync + 'static {
         Forward::Expand
     }
 
+    /// Whether partition `p` of a build of `other` (this game under other
+    /// parameters, or the same), where it has the same name and size, holds
+    /// exactly the values this game gives `p`, so that a build may copy it
+    /// instead of solving it (`tbforge build --from DIR`). No by default.
+    fn shares_partition_with(&self, other: &GameInfo, p: PartitionId) -> bool {
+        let _ = (other, p);
+        false
+    }
+
     /// This game's partition kernels on `device`, if it has any there
     /// (`Ok(None)`: the generic solvers do all the work). An error means the
     /// device could not take the kernels (compilation, loading).

@@ -20,7 +20,7 @@ use crate::format::{
     WriteOptions, FORMAT_VERSION,
 };
 use crate::game::Layout;
-use crate::game::{Forward, Game, GameInfo, PartitionKernels, SolvedPartitions};
+use crate::game::{Forward, Game, GameInfo, KernelSolve, PartitionKernels, SolvedPartitions};
 use crate::pipeline::{
     peak_rss, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks, StorageIo,
 };
@@ -54,6 +54,10 @@ pub struct BuildOptions {
     /// The game's own partition kernels (a GPU's, or their CPU twins), offered
     /// every partition solved in memory; see [`Game::kernels`].
     pub kernels: Option<Arc<dyn PartitionKernels>>,
+    /// An earlier build whose partitions, where the game says they hold the
+    /// same values ([`Game::shares_partition_with`]) and name and size
+    /// match, are copied rather than solved (`--from DIR`).
+    pub from: Option<PathBuf>,
 }
 
 impl BuildOptions {
@@ -69,6 +73,7 @@ impl BuildOptions {
             external_plan: None,
             checkpoint_every: crate::pipeline::DEFAULT_CHECKPOINT_EVERY,
             kernels: None,
+            from: None,
         }
     }
 }
@@ -113,6 +118,9 @@ pub struct BuildReport {
     pub resumed_partitions: usize,
     /// Partitions solved by the game's kernels.
     pub accelerated_partitions: usize,
+    /// Seconds of forward search in this run (0 when it ran in an earlier,
+    /// interrupted run, or the game has no start position).
+    pub forward_seconds: f64,
     /// The game's kernels, if they were offered.
     pub accelerator: Option<String>,
     /// Worker threads.
@@ -263,6 +271,17 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         )));
     }
 
+    // Checked before any state is written: a bad --from leaves nothing to resume.
+    let source = match &opts.from {
+        Some(_) if external => {
+            return Err(Error::NotAvailable(
+                "--from copies partitions into an in-memory build: leave out --mem-limit/--disk, or --from"
+                    .into(),
+            ))
+        }
+        Some(dir) => Some(Source::open(dir)?),
+        None => None,
+    };
     let state_path = out.join(STATE_FILE);
     let mut state = match std::fs::read(&state_path) {
         Ok(bytes) if opts.resume => {
@@ -331,6 +350,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     // it is. They are not saved: a resumed build searches again (the search
     // is deterministic) and keeps the layers it recorded.
     let mut reached: Vec<Option<Vec<u64>>> = vec![None; layout.len()];
+    let search_started = Instant::now();
     if let Some(forwards) = &forwards {
         let is_layer = |s: usize| matches!(forwards[s], Forward::Layer(_));
         let unfinished = (state.finished.len()..layout.len()).any(is_layer);
@@ -374,6 +394,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         }
         write_state(out, &state)?;
     }
+    let forward_seconds = search_started.elapsed().as_secs_f64();
 
     let stats = IoStats::default();
     // The pipeline's buffers get what the process leaves of the budget. The
@@ -459,13 +480,25 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                 if let Some(bits) = &mask {
                     solved = solved.with_reached(bits);
                 }
-                let accelerated = opts.kernels.as_ref().and_then(|k| k.solve(p, &solved));
                 let mut stage = PartitionStage::new(p, &name, Solver::Generic);
+                let copied = match &source {
+                    Some(source) => source.values(game, p, &name, layout.size(slot))?,
+                    None => None,
+                };
+                let accelerated = match copied {
+                    Some(values) => {
+                        stage.solver = Solver::Copied;
+                        Some(Ok(KernelSolve::on_cpu(values, None)))
+                    }
+                    None => opts.kernels.as_ref().and_then(|k| k.solve(p, &solved)),
+                };
                 let mut values = match accelerated {
                     Some(solve) => {
-                        accelerated_partitions += 1;
                         let solve = solve?;
-                        stage.solver = Solver::Kernels;
+                        if stage.solver != Solver::Copied {
+                            accelerated_partitions += 1;
+                            stage.solver = Solver::Kernels;
+                        }
                         stage.work.passes = solve.passes.map(u64::from);
                         stage.work.device_seconds = solve.device_seconds;
                         solve.values
@@ -624,6 +657,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         peak_rss: peak_rss(),
         resumed_partitions,
         accelerated_partitions,
+        forward_seconds,
         accelerator: opts.kernels.as_ref().map(|k| k.name()),
         threads: rayon::current_num_threads(),
         partitions: stages,
@@ -809,6 +843,67 @@ fn baseline_bytes() -> u64 {
 }
 
 /// A finished partition's values read back from its tablebase file.
+/// An earlier build that `--from` names: its manifest, read once.
+struct Source {
+    dir: PathBuf,
+    info: GameInfo,
+    manifest: format::Manifest,
+}
+
+impl Source {
+    fn open(dir: &Path) -> Result<Source> {
+        let manifest = format::read_manifest(dir).map_err(|e| {
+            Error::NotAvailable(format!(
+                "--from {}: not a finished tablebase ({e}); pass the directory of a finished build",
+                dir.display()
+            ))
+        })?;
+        let info = GameInfo {
+            id: "",
+            params: manifest.params.clone(),
+            kind: manifest.kind,
+        };
+        Ok(Source {
+            dir: dir.to_path_buf(),
+            info,
+            manifest,
+        })
+    }
+
+    /// Partition `p`'s values from the source, if the game says the
+    /// source's partition of that name holds them and the sizes agree.
+    fn values<G: Game>(
+        &self,
+        game: &G,
+        p: PartitionId,
+        name: &str,
+        size: u64,
+    ) -> Result<Option<Vec<u8>>> {
+        if self.manifest.game != game.info().id
+            || self.manifest.encoding != ValueEncoding::Byte
+            || !game.shares_partition_with(&GameInfo { id: game.info().id, ..self.info.clone() }, p)
+        {
+            return Ok(None);
+        }
+        let Some(entry) = self.manifest.files.iter().find(|f| f.partition_name == name) else {
+            return Ok(None);
+        };
+        if entry.tally.index_size != size {
+            return Ok(None);
+        }
+        let path = self.dir.join(&entry.name);
+        let file = TableFile::open_read(&path)?;
+        if file.whole_file_crc32() != entry.crc32 {
+            return Err(Error::NotAvailable(format!(
+                "--from: {} does not match its manifest's crc32 (damaged or replaced): run `tbforge verify {}`, or build without --from",
+                path.display(),
+                self.dir.display()
+            )));
+        }
+        Ok(Some(file.read_all_codes()?))
+    }
+}
+
 fn read_values(path: &Path, size: u64) -> Result<Vec<u8>> {
     let file = TableFile::open_read(path)?;
     let values = file.read_all_codes()?;

@@ -20,6 +20,8 @@ pub enum Solver {
     Generic,
     /// The generic external-memory pipeline.
     External,
+    /// Not solved: copied from an earlier build (`--from`).
+    Copied,
 }
 
 impl std::fmt::Display for Solver {
@@ -28,6 +30,7 @@ impl std::fmt::Display for Solver {
             Solver::Kernels => "kernels",
             Solver::Generic => "generic",
             Solver::External => "external",
+            Solver::Copied => "copied",
         })
     }
 }

@@ -1072,6 +1072,24 @@ impl Game for Morris {
         })
     }
 
+    fn shares_partition_with(&self, other: &GameInfo, p: PartitionId) -> bool {
+        let param = |k: &str| other.params.get(k).map(String::as_str);
+        if other.id != "morris" || param("symmetry") != Some(self.info().params["symmetry"].as_str())
+        {
+            return false;
+        }
+        match Part::from_id(p) {
+            // Phase I values depend on the pieces in hand: the same N only.
+            Some(Part::Place { .. }) => {
+                self.whole && param("pieces") == Some(self.max.to_string().as_str())
+            }
+            // A k1-k2 or 2-k partition's values depend only on the
+            // partitions with fewer pieces, whatever the build's largest.
+            Some(_) => true,
+            None => false,
+        }
+    }
+
     fn forward(&self, p: PartitionId) -> super::Forward {
         match Part::from_id(p) {
             _ if !self.whole => super::Forward::Expand,
