@@ -31,6 +31,9 @@ pub struct Reachable {
     pub bits: Vec<AtomicBitSet>,
     /// Positions first reached at each depth (depth 0: the start).
     pub layers: Vec<u64>,
+    /// Seconds spent expanding each depth (into the next), where the search
+    /// goes depth by depth over partitions ([`super::layered_search`]).
+    pub depth_seconds: Vec<f64>,
 }
 
 impl Reachable {
@@ -176,7 +179,11 @@ pub fn frontier_bfs<G: Game>(
         frontier = next;
     }
     progress.finish();
-    Ok(Some(Reachable { bits, layers }))
+    Ok(Some(Reachable {
+        bits,
+        layers,
+        depth_seconds: Vec::new(),
+    }))
 }
 
 /// 2 bits per index, packed 32 to a word: 0 unseen, 1..=3 first reached at depth mod 3 = code - 1.

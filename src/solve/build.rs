@@ -121,6 +121,9 @@ pub struct BuildReport {
     /// Seconds of forward search in this run (0 when it ran in an earlier,
     /// interrupted run, or the game has no start position).
     pub forward_seconds: f64,
+    /// Of which, per depth: seconds expanding depth d into depth d + 1, where
+    /// the forward search goes depth by depth ([`crate::Forward::Layer`]).
+    pub forward_depth_seconds: Vec<f64>,
     /// The game's kernels, if they were offered.
     pub accelerator: Option<String>,
     /// Worker threads.
@@ -351,6 +354,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     // is deterministic) and keeps the layers it recorded.
     let mut reached: Vec<Option<Vec<u64>>> = vec![None; layout.len()];
     let search_started = Instant::now();
+    let mut forward_depth_seconds = Vec::new();
     if let Some(forwards) = &forwards {
         let is_layer = |s: usize| matches!(forwards[s], Forward::Layer(_));
         let unfinished = (state.finished.len()..layout.len()).any(is_layer);
@@ -375,6 +379,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                 }
                 Some(_) => {}
             }
+            forward_depth_seconds = reach.depth_seconds;
             for (s, bits) in reach.bits.into_iter().enumerate() {
                 if is_layer(s) && s >= state.finished.len() {
                     reached[s] = Some(bits.into_words());
@@ -658,6 +663,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         resumed_partitions,
         accelerated_partitions,
         forward_seconds,
+        forward_depth_seconds,
         accelerator: opts.kernels.as_ref().map(|k| k.name()),
         threads: rayon::current_num_threads(),
         partitions: stages,

@@ -94,7 +94,9 @@ pub fn layered_search<G: Game>(
         .unwrap_or(0);
     let ex = Expander::new(game, layout);
     let mut layers = vec![1u64];
+    let mut depth_seconds = Vec::new();
     for d in 0..=deepest {
+        let started = std::time::Instant::now();
         let current: Vec<usize> = (0..layout.len())
             .filter(|&s| forwards[s] == Forward::Layer(d) && bits[s].count() > 0)
             .collect();
@@ -157,11 +159,16 @@ pub fn layered_search<G: Game>(
                 }
             }
         }
+        depth_seconds.push(started.elapsed().as_secs_f64());
         match marked() - before {
             0 => break,
             n => layers.push(n),
         }
     }
     progress.finish();
-    Ok(Some(Reachable { bits, layers }))
+    Ok(Some(Reachable {
+        bits,
+        layers,
+        depth_seconds,
+    }))
 }

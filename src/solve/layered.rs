@@ -191,5 +191,9 @@ where
         }
     }
     progress.finish();
-    Ok(Some(Reachable { bits, layers }))
+    Ok(Some(Reachable {
+        bits,
+        layers,
+        depth_seconds: Vec::new(),
+    }))
 }
