@@ -166,7 +166,10 @@ impl Model<'_> {
 fn build(pieces: u32, symmetry: bool) -> (tempfile::TempDir, Tablebase, Values) {
     let dir = tempfile::tempdir().unwrap();
     let sym = if symmetry { "on" } else { "off" };
-    let g = open("morris", &[("pieces", &pieces.to_string()), ("symmetry", sym)]);
+    let g = open(
+        "morris",
+        &[("pieces", &pieces.to_string()), ("symmetry", sym)],
+    );
     // With the Morris kernels' CPU twins, as the command line builds: the
     // generic solver would spend minutes on phase II.
     let kernels = Morris::whole(pieces, symmetry)
@@ -211,7 +214,11 @@ fn check_against_model(pieces: u32, symmetry: bool) -> Vec<Vec<u64>> {
     }
     let layers = tb.manifest().layers.clone().expect("forward search ran");
     for (t, reached) in per_depth.iter().enumerate() {
-        assert_eq!(layers[t], reached.len() as u64, "indices reached at depth {t}");
+        assert_eq!(
+            layers[t],
+            reached.len() as u64,
+            "indices reached at depth {t}"
+        );
     }
     per_depth
 }
@@ -224,7 +231,11 @@ fn three_pieces_match_the_model() {
     let classes = check_against_model(3, true);
     for (t, (p, c)) in positions.iter().zip(&classes).enumerate() {
         assert!(p.iter().all(|&w| w == 1));
-        assert_eq!(c.iter().sum::<u64>(), p.len() as u64, "positions at depth {t}");
+        assert_eq!(
+            c.iter().sum::<u64>(),
+            p.len() as u64,
+            "positions at depth {t}"
+        );
     }
 }
 
@@ -302,7 +313,11 @@ fn command_line_whole_game() {
     }
     let log = std::fs::read_to_string(from.join(tbforge::solve::BUILD_LOG)).unwrap();
     assert!(log.contains("\"copied\""), "{log}");
-    assert_same(&contents(&from), &contents(&plain), "--from against solving");
+    assert_same(
+        &contents(&from),
+        &contents(&plain),
+        "--from against solving",
+    );
 
     let info = tbforge(&["info", plain.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&info.stdout);

@@ -887,11 +887,22 @@ impl Source {
     ) -> Result<Option<Vec<u8>>> {
         if self.manifest.game != game.info().id
             || self.manifest.encoding != ValueEncoding::Byte
-            || !game.shares_partition_with(&GameInfo { id: game.info().id, ..self.info.clone() }, p)
+            || !game.shares_partition_with(
+                &GameInfo {
+                    id: game.info().id,
+                    ..self.info.clone()
+                },
+                p,
+            )
         {
             return Ok(None);
         }
-        let Some(entry) = self.manifest.files.iter().find(|f| f.partition_name == name) else {
+        let Some(entry) = self
+            .manifest
+            .files
+            .iter()
+            .find(|f| f.partition_name == name)
+        else {
             return Ok(None);
         };
         if entry.tally.index_size != size {

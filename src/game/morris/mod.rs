@@ -1074,7 +1074,8 @@ impl Game for Morris {
 
     fn shares_partition_with(&self, other: &GameInfo, p: PartitionId) -> bool {
         let param = |k: &str| other.params.get(k).map(String::as_str);
-        if other.id != "morris" || param("symmetry") != Some(self.info().params["symmetry"].as_str())
+        if other.id != "morris"
+            || param("symmetry") != Some(self.info().params["symmetry"].as_str())
         {
             return false;
         }
