@@ -276,8 +276,8 @@ pub(crate) struct BuildArgs {
     #[arg(long)]
     json: bool,
     /// A finished build to copy partitions from instead of solving them,
-    /// where the game says they hold the same values (Morris: the phase
-    /// II/III partitions of any build with the same symmetry setting).
+    /// where the game says they hold the same values (`tbforge games` says
+    /// which games share partitions across parameters).
     #[arg(long, value_name = "DIR")]
     from: Option<PathBuf>,
 }

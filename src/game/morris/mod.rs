@@ -165,7 +165,9 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
             default: "none",
             help: "the whole game with N pieces per side, 3..=9 (9: Nine Men's Morris): phases \
                    II/III with max=N, then every placement layer from the empty board (only the \
-                   positions play reaches are solved); give either pieces or max",
+                   positions play reaches are solved); give either pieces or max; \
+                   `build --from DIR` copies the phase II/III partitions of any morris build \
+                   with the same symmetry setting instead of solving them",
         },
         ParamDoc {
             key: "symmetry",
