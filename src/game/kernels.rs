@@ -23,7 +23,7 @@ pub enum Device {
 }
 
 impl Device {
-    /// "cpu", or "cuda: <device name>", for logs and errors.
+    /// "cpu", or "cuda: DEVICE NAME", for logs and errors.
     pub fn describe(&self) -> String {
         match self {
             Device::Cpu => "cpu".into(),

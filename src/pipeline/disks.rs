@@ -163,7 +163,7 @@ impl ScratchDisks {
 
     /// Removes the run files of `kind` ("req", "ans"), or all with `None`
     /// (between passes, and before a resumed pass). They are renamed aside
-    /// at once and unlinked in the background (see [`Trash`]).
+    /// at once and unlinked in the background (see `Trash`).
     pub fn clear_runs(&self, kind: Option<&str>) -> Result<()> {
         let mut doomed = Vec::new();
         for d in &self.dirs {

@@ -1,5 +1,5 @@
 //! Connect Four partitions on the device (kernel `connect4_solve` in
-//! `kernels/connect4.cu`; CPU twin [`Connect4Twin`]).
+//! `kernels/connect4.cu`; CPU twin [`Connect4Twin`](super::twin::Connect4Twin)).
 //!
 //! A build solves partition `n` from partition `n + 1`, which it solved just
 //! before: [`Connect4Cuda`] keeps the last partition it produced on the device

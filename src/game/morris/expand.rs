@@ -41,7 +41,7 @@
 //! pieces still to place are unchanged), so the successor's rank is the
 //! swapped parent rank plus the change over that range; one walk over the
 //! board gathers per-cell prefix sums that make each such change a
-//! difference of two numbers ([`Prefix`]), with no loop per move. The successors of a
+//! difference of two numbers (`Prefix`), with no loop per move. The successors of a
 //! mill-closing move differ from the slid board by one removed opponent piece
 //! at c; removing it lowers the opponent count seen by every cell before c,
 //! so one walk over the board with both counts yields all of them.
