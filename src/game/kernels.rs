@@ -7,6 +7,7 @@
 //! where the kernels decline. Whatever the device, the values must be the
 //! generic solver's bytes: the golden and twin tests hold that.
 
+use super::reached::ReachedView;
 use crate::value::PartitionId;
 use crate::Result;
 use std::sync::atomic::AtomicU64;
@@ -38,6 +39,7 @@ impl Device {
 #[derive(Clone, Debug, Default)]
 pub struct SolvedPartitions<'a> {
     parts: Vec<(PartitionId, &'a [u8])>,
+    compact: Vec<(PartitionId, ReachedView<'a>)>,
     reached: Option<&'a [u64]>,
 }
 
@@ -46,8 +48,19 @@ impl<'a> SolvedPartitions<'a> {
     pub fn new(parts: impl IntoIterator<Item = (PartitionId, &'a [u8])>) -> Self {
         SolvedPartitions {
             parts: parts.into_iter().collect(),
+            compact: Vec::new(),
             reached: None,
         }
+    }
+
+    /// Adds partitions held compact, only where reached
+    /// ([`ReachedValues`](super::ReachedValues)).
+    pub fn with_compact(
+        mut self,
+        parts: impl IntoIterator<Item = (PartitionId, ReachedView<'a>)>,
+    ) -> Self {
+        self.compact.extend(parts);
+        self
     }
 
     /// The same, for a partition of which only the indices whose bits are set
@@ -76,9 +89,15 @@ impl<'a> SolvedPartitions<'a> {
         )
     }
 
-    /// Partition `p`'s values, if it is solved.
+    /// Partition `p`'s values, one byte per index, if it is solved and held
+    /// that way (a partition held compact is not: see [`Self::get_compact`]).
     pub fn get(&self, p: PartitionId) -> Option<&'a [u8]> {
         self.parts.iter().find(|(q, _)| *q == p).map(|(_, v)| *v)
+    }
+
+    /// Partition `p`'s values, if it is solved and held compact.
+    pub fn get_compact(&self, p: PartitionId) -> Option<ReachedView<'a>> {
+        self.compact.iter().find(|(q, _)| *q == p).map(|(_, v)| *v)
     }
 }
 
@@ -142,8 +161,13 @@ pub trait PartitionKernels: Send + Sync + std::fmt::Debug {
 /// took, for the build log.
 #[derive(Clone, Debug, Default)]
 pub struct KernelSolve {
-    /// The partition's values, the generic solver's bytes.
+    /// The partition's values, the generic solver's bytes: one per index,
+    /// or, where `compact`, one per reached index in index order.
     pub values: Vec<u8>,
+    /// Whether `values` holds only the reached indices' values (kernels may
+    /// answer so when the partition is solved only where reached,
+    /// [`SolvedPartitions::with_reached`]).
+    pub compact: bool,
     /// Retrograde passes run (or plies stepped), where the kernels count them.
     pub passes: Option<u32>,
     /// Seconds the device was busy with this partition (uploads, kernels,
@@ -156,6 +180,7 @@ impl KernelSolve {
     pub fn on_cpu(values: Vec<u8>, passes: Option<u32>) -> Self {
         KernelSolve {
             values,
+            compact: false,
             passes,
             device_seconds: None,
         }

@@ -23,6 +23,8 @@ pub mod nim;
 pub mod pancake;
 mod params;
 pub mod pegsolitaire;
+#[cfg(feature = "build")]
+mod reached;
 pub mod slidingtile;
 pub mod tictactoe;
 pub mod topspin;
@@ -35,6 +37,8 @@ pub use kernels::{
 };
 pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};
+#[cfg(feature = "build")]
+pub use reached::{ReachedValues, ReachedView};
 
 /// A game's parameters, canonical: keys sorted, every parameter present with
 /// its value written the one way the game prints it (defaults filled in).

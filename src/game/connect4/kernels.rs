@@ -90,6 +90,7 @@ impl PartitionKernels for Connect4Kernels {
                 Solver::Cuda(gpu) => {
                     let s = gpu.solve(spec, next)?;
                     Ok(KernelSolve {
+                        compact: false,
                         values: s.values,
                         passes: None,
                         device_seconds: Some(s.seconds),

@@ -74,6 +74,7 @@ impl MorrisKernels {
                 let t0 = std::time::Instant::now();
                 let s = gpu.morris_solve(spec, &deps)?;
                 Ok(KernelSolve {
+                    compact: false,
                     values: s.value,
                     passes: Some(s.passes),
                     device_seconds: Some(t0.elapsed().as_secs_f64()),
@@ -100,6 +101,7 @@ impl MorrisKernels {
                 let t0 = std::time::Instant::now();
                 let values = gpu.place_solve(spec, reached, deps)?.value;
                 Ok(KernelSolve {
+                    compact: false,
                     values,
                     passes: None,
                     device_seconds: Some(t0.elapsed().as_secs_f64()),
