@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root: one build, then where its time
 # went, partition by partition (`tbforge bench stages`: index size, classes,
-# positions, passes, device s, solve s, other s = count + write, bytes).
+# positions, passes, fwd s, device s, solve s, count s, write s, bytes).
 #   cargo build --release
 #   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/build_stages.sh .device/
 # Arguments: what follows `tbforge build`, e.g.

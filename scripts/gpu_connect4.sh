@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # On the GPU machine, from the repository root: Connect Four on the GPU through
 # `tbforge bench gpu connect4`, per board:
-# 1. kernel connect4_solve vs its CPU twin on fresh random indices of the board
-#    and of large boards (7x6, 8x7, 9x6, 4x15, 6x7; synthetic successor values);
-# 2. every partition of the board solved by the GPU (each from the GPU's
-#    previous one, kept on the device, as a build does) and by the CPU twin
-#    from the same values, bytes compared; boards of more than
-#    CPU_MAX_POSITIONS positions are solved on the GPU only and sampled
-#    against the twin.
+# 1. kernels connect4_expand and connect4_solve (compact: only reached
+#    indices, successors read from ply n + 1 held compact) vs their CPU twins
+#    on fresh random inputs of the board and of large boards (7x6, 8x7, 9x6,
+#    4x15, 6x7; synthetic successor values);
+# 2. the board's forward search from the empty board and every ply solved by
+#    the GPU (each from the GPU's previous one, kept on the device, as a build
+#    does), against the CPU twin; boards of more than CPU_MAX_POSITIONS
+#    positions run on the GPU only and are sampled against the twin.
 # Prints a table per board and all of them at the end. Build elsewhere:
 #   cargo build --release
 #   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/gpu_connect4.sh .device/
 # Logs go to $OUT (default /tmp/tbforge-gpuconnect4). BOARDS: comma list of
 # WIDTHxHEIGHT (default 4x4,5x4,4x5,5x5,6x4,4x6,5x6,6x5).
 #
+# The numbers below are from the full-array kernel, before plies were layered
+# (kernels/PERF.md has the layered kernels' figures).
 # Measured with the former tbforge-gpucheck (NVIDIA H100 80GB HBM3, 16 cores;
 # CPU = the generic solver; GPU s = host clock per partition: tables, kernel,
 # copy back into host memory; partition n + 1 stays on the device):

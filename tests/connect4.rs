@@ -542,3 +542,79 @@ fn params_through_the_registry() {
         Err(Error::BadParam { .. })
     ));
 }
+
+/// Builds `width` x `height` (twin kernels) and checks, ply by ply, that the
+/// manifest's wins, draws and losses, which a layered build counts over
+/// reachable positions only, equal a direct count: every position reachable
+/// from the empty board, found by a search of its own and probed.
+fn reachable_outcomes_match_probing(width: u32, height: u32) {
+    use std::collections::HashSet;
+    use tbforge::format::read_manifest;
+    use tbforge::game::Device;
+    use tbforge::probe::Tablebase;
+    use tbforge::solve::{build_game, BuildOptions};
+    let g = c4(width, height);
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = BuildOptions::new(dir.path());
+    opts.kernels = g.kernels(&Device::Cpu).unwrap();
+    build_game(&g, &opts).unwrap();
+    let tb = Tablebase::open(dir.path()).unwrap();
+    let plies = (width * height + 1) as usize;
+    // [wins, draws, losses, reachable] per ply.
+    let mut direct = vec![[0u64; 4]; plies];
+    let mut frontier = vec![g.start().unwrap()];
+    let mut succ = Vec::new();
+    for (ply, row) in direct.iter_mut().enumerate() {
+        let mut next = HashSet::new();
+        for pos in &frontier {
+            let (p, r) = g.rank(pos);
+            assert_eq!(p.0 as usize, ply);
+            let outcome = tb.probe_value(p, r).unwrap().outcome();
+            let Some(outcome) = outcome else {
+                panic!("reachable {} stored as 0", g.format_position(pos))
+            };
+            row[match outcome {
+                Outcome::Win => 0,
+                Outcome::Draw => 1,
+                Outcome::Loss => 2,
+            }] += 1;
+            row[3] += 1;
+            if g.status(pos) == Status::Ongoing {
+                succ.clear();
+                g.successors(pos, &mut succ);
+                next.extend(succ.iter().map(|(_, s)| *s));
+            }
+        }
+        frontier = next.into_iter().collect();
+    }
+    assert!(frontier.is_empty());
+    let m = read_manifest(dir.path()).unwrap();
+    let mut total = [0u64; 4];
+    for f in &m.files {
+        let want = direct[f.partition.0 as usize];
+        let got = [
+            f.tally.wins,
+            f.tally.draws,
+            f.tally.losses,
+            f.reachable.unwrap(),
+        ];
+        assert_eq!(
+            got, want,
+            "{width}x{height} {}: wins, draws, losses, reachable",
+            f.partition_name
+        );
+        for (t, x) in total.iter_mut().zip(want) {
+            *t += x;
+        }
+    }
+    let t = &m.totals;
+    assert_eq!([t.wins, t.draws, t.losses, t.reachable.unwrap()], total);
+    // A layered file stores exactly its reachable positions.
+    assert_eq!(t.classes, total[3]);
+}
+
+#[test]
+fn reachable_outcomes_per_ply_5x4_and_4x5_match_probing() {
+    reachable_outcomes_match_probing(5, 4);
+    reachable_outcomes_match_probing(4, 5);
+}

@@ -22,6 +22,14 @@
 //!   fewer indices. Evidence that the values did not change: tests/morris.rs
 //!   `folding_matches_unfolded_max_3` (every position of a symmetry-off solve
 //!   equals its class's value) and tests/cuda_morris_retro.rs.
+//! - format 3 (sparse one-byte blocks, zstd level 3): every line of
+//!   sums.txt changed, no line of values.txt but Connect Four's;
+//! - Connect Four's plies became layered (only positions reachable from the
+//!   empty board are solved, 0 elsewhere): its values lines from ply 2 on
+//!   changed, and only by zeros. Evidence: tests/connect4_twin.rs
+//!   (`compact_twin_matches_the_generic_solver_*`: the compact solve equals
+//!   the generic solver's bytes at every reached index of every ply) and
+//!   tests/connect4.rs (reachable counts per ply against seed 001's Table 0.8).
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -585,15 +585,26 @@ fn a_move_skipping_a_layer_is_a_contract_error() {
 }
 
 #[test]
-fn the_external_path_is_refused_with_the_fix() {
+fn the_external_path_writes_the_in_memory_bytes() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("tb");
-    let err = build(&LAYERED, &out, |o| o.mem_limit = Some(1 << 20)).unwrap_err();
-    let text = err.to_string();
-    assert!(matches!(err, Error::NotAvailable(_)), "{text}");
-    assert!(text.contains("without --mem-limit"), "{text}");
-    // Refused before anything was started: a plain build needs no --resume.
-    build(&LAYERED, &out, |_| {}).unwrap();
+    let memory = tmp.path().join("memory");
+    build(&LAYERED, &memory, |_| {}).unwrap();
+    // Chunks of 64 indices: every partition goes through the external path,
+    // which solves only reached indices as well.
+    let external = tmp.path().join("external");
+    build(&LAYERED, &external, |o| {
+        o.external_plan = Some(tbforge::pipeline::ExternalPlan {
+            chunk: 64,
+            lookup_chunk: 64,
+            ..tbforge::pipeline::ExternalPlan::for_mem_limit(1 << 20)
+        })
+    })
+    .unwrap();
+    assert_same(
+        &contents(&external),
+        &contents(&memory),
+        "external against in memory",
+    );
 }
 
 #[test]

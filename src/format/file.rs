@@ -17,7 +17,7 @@ pub const MAGIC: [u8; 8] = *b"\x89TBF\r\n\x1a\n";
 /// The last eight bytes of every tablebase file.
 pub const TRAILER_MAGIC: [u8; 8] = *b"TBFEND\r\n";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Bytes in the fixed header.
 pub const HEADER_LEN: usize = 128;
 /// Bytes per block index entry.
@@ -39,7 +39,13 @@ pub const BLOCK_BYTES: u32 = 1 << 16;
 /// 16 cores ahead of the GPU for 9 % more bytes than 15 (which format 1 used,
 /// and which made compression 90 % of a Morris max=7 build). Readers do not
 /// depend on the level; compact files for shipping can recompress.
-pub const ZSTD_LEVEL: i32 = 9;
+///
+/// Why 3 since format 3: a GPU solves Connect Four 6x5 in 2 s and 6x6's
+/// 600 G indices in minutes, and level 9 (27 MB/s a core on a 5 %-dense
+/// block on the build box, against 125 MB/s at 3, for 12 % more bytes) made
+/// compression the whole build. Format 3's sparse byte blocks (below) give
+/// the compressor less to do as well.
+pub const ZSTD_LEVEL: i32 = 3;
 
 const GAME_ID_LEN: usize = 32;
 const MAX_BLOCK_POSITIONS: u32 = 1 << 24;
@@ -119,6 +125,18 @@ impl Header {
     pub fn raw_len(&self, block: u64) -> usize {
         self.positions_in(block)
             .div_ceil(self.encoding.positions_per_byte()) as usize
+    }
+
+    /// The most bytes block `block`'s frame may decompress to: a sparse byte
+    /// block holds its bitmap and at most one byte per position.
+    fn stored_capacity(&self, block: u64) -> usize {
+        match self.encoding {
+            ValueEncoding::Byte => {
+                let n = self.positions_in(block) as usize;
+                n.div_ceil(8) + n
+            }
+            ValueEncoding::Wdl2 => self.raw_len(block),
+        }
     }
 
     fn encode(&self) -> [u8; HEADER_LEN] {
@@ -302,6 +320,130 @@ pub fn write_partition_file_from<E: From<FormatError>>(
     })
 }
 
+/// [`write_partition_file_from`] for values that any thread can produce at
+/// any offset: `fill(offset, buf)` is called for every block (`offset` a
+/// multiple of the block size), on all cores, each block filled and
+/// compressed by the thread that takes it, groups of blocks in index order.
+/// Same bytes; the values are never held whole, and producing them (expanding
+/// a compact partition, say) runs as parallel as the compression.
+#[cfg(feature = "build")]
+pub fn write_partition_file_par<E: From<FormatError> + Send>(
+    path: &Path,
+    game: &GameInfo,
+    partition: PartitionId,
+    encoding: ValueEncoding,
+    positions: u64,
+    options: &WriteOptions,
+    fill: impl Fn(u64, &mut [u8]) -> Result<(), E> + Sync,
+) -> Result<FileSummary, E> {
+    let kind = game.kind;
+    write_blocks_par(
+        path,
+        game,
+        partition,
+        encoding,
+        positions,
+        options,
+        |offset, n, raw: &mut Vec<u8>, stored: &mut Vec<u8>| {
+            raw.resize(n, 0);
+            fill(offset, raw)?;
+            stored.extend_from_slice(&pack(raw, encoding, kind));
+            Ok(())
+        },
+    )
+}
+
+/// [`write_partition_file_par`] of a one-byte file whose blocks the caller
+/// gives in their stored form, never expanded: `block(offset, n, out)`
+/// appends the block of the `n` indices from `offset`: a bitmap of
+/// `ceil(n / 8)` bytes marking the nonzero values (lowest bit first), then
+/// those values in index order (FORMAT.md, "Values"). A block that does not
+/// add up (bitmap against values) is refused as the caller's bug.
+#[cfg(feature = "build")]
+pub fn write_partition_file_sparse<E: From<FormatError> + Send>(
+    path: &Path,
+    game: &GameInfo,
+    partition: PartitionId,
+    positions: u64,
+    options: &WriteOptions,
+    block: impl Fn(u64, usize, &mut Vec<u8>) -> Result<(), E> + Sync,
+) -> Result<FileSummary, E> {
+    write_blocks_par(
+        path,
+        game,
+        partition,
+        ValueEncoding::Byte,
+        positions,
+        options,
+        |offset, n, _raw: &mut Vec<u8>, stored: &mut Vec<u8>| {
+            block(offset, n, stored)?;
+            let bitmap = stored.get(..n.div_ceil(8)).unwrap_or_default();
+            let ones: usize = bitmap.iter().map(|m| m.count_ones() as usize).sum();
+            if stored.len() != n.div_ceil(8) + ones || stored.len() < n.div_ceil(8) {
+                return Err(E::from(FormatError::BadInput {
+                    file: path.display().to_string(),
+                    message: format!(
+                        "a sparse block at index {offset} holds {} bytes, its bitmap says {}",
+                        stored.len(),
+                        n.div_ceil(8) + ones
+                    ),
+                }));
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Both of the above: `make(offset, n, raw, stored)` appends the stored form
+/// of the block of `n` indices from `offset` to `stored` (`raw`: a scratch
+/// buffer of the thread's own).
+#[cfg(feature = "build")]
+fn write_blocks_par<E: From<FormatError> + Send>(
+    path: &Path,
+    game: &GameInfo,
+    partition: PartitionId,
+    encoding: ValueEncoding,
+    positions: u64,
+    options: &WriteOptions,
+    make: impl Fn(u64, usize, &mut Vec<u8>, &mut Vec<u8>) -> Result<(), E> + Sync,
+) -> Result<FileSummary, E> {
+    use rayon::prelude::*;
+    let bp = block_positions(path, game, encoding, options)?;
+    let block_count = positions.div_ceil(u64::from(bp));
+    // Large groups: between them one thread writes while the others wait.
+    let group = (16 * group_blocks()) as u64;
+    let mut next_block = 0u64;
+    write_blocks(path, game, partition, encoding, positions, bp, || {
+        if next_block >= block_count {
+            return Ok(None);
+        }
+        let end = (next_block + group).min(block_count);
+        let share = ((end - next_block) as usize)
+            .div_ceil(4 * rayon::current_num_threads())
+            .max(4) as u64;
+        let shares: Vec<Vec<Vec<u8>>> = (next_block..end)
+            .step_by(share as usize)
+            .collect::<Vec<u64>>()
+            .into_par_iter()
+            .map(|first| {
+                let (mut raw, mut stored) = (Vec::new(), Vec::new());
+                (first..(first + share).min(end))
+                    .map(|b| {
+                        let offset = b * u64::from(bp);
+                        let n = (positions - offset).min(u64::from(bp)) as usize;
+                        stored.clear();
+                        make(offset, n, &mut raw, &mut stored)?;
+                        compress_on_this_thread(&stored)
+                            .map_err(|e| E::from(FormatError::io("compressing", path, e)))
+                    })
+                    .collect::<Result<Vec<_>, E>>()
+            })
+            .collect::<Result<_, E>>()?;
+        next_block = end;
+        Ok(Some(shares.into_iter().flatten().collect()))
+    })
+}
+
 /// Writes a file of `positions` values in blocks of `bp`, atomically:
 /// `next()` gives the compressed blocks in order, some at a time, then
 /// `None`.
@@ -409,7 +551,11 @@ fn group_blocks() -> usize {
 /// The stored bytes of one block of values.
 fn pack(raw: &[u8], encoding: ValueEncoding, kind: GameKind) -> Cow<'_, [u8]> {
     match encoding {
-        ValueEncoding::Byte => Cow::Borrowed(raw),
+        ValueEncoding::Byte => {
+            let mut out = Vec::with_capacity(raw.len().div_ceil(8) + raw.len());
+            pack_sparse(raw, &mut out);
+            Cow::Owned(out)
+        }
         ValueEncoding::Wdl2 => Cow::Owned(
             raw.chunks(4)
                 .map(|four| {
@@ -420,6 +566,74 @@ fn pack(raw: &[u8], encoding: ValueEncoding, kind: GameKind) -> Cow<'_, [u8]> {
                 .collect(),
         ),
     }
+}
+
+/// A byte block's stored form (FORMAT.md, "Values"): a bitmap of the
+/// nonzero positions, then their bytes in order.
+fn pack_sparse(raw: &[u8], out: &mut Vec<u8>) {
+    out.extend(raw.chunks(8).map(|eight| {
+        eight
+            .iter()
+            .enumerate()
+            .fold(0u8, |m, (j, &b)| m | u8::from(b != 0) << j)
+    }));
+    out.extend(raw.iter().copied().filter(|&b| b != 0));
+}
+
+/// The `n` bytes of a sparse byte block, or why its stored form is not one:
+/// each block has exactly one stored form, so anything else is corruption.
+fn unpack_sparse(stored: &[u8], n: usize) -> Result<Vec<u8>, String> {
+    let bitmap_len = n.div_ceil(8);
+    let Some((bitmap, values)) = stored.split_at_checked(bitmap_len) else {
+        return Err(format!(
+            "holds {} bytes, fewer than the {bitmap_len}-byte bitmap of {n} positions",
+            stored.len()
+        ));
+    };
+    if n % 8 != 0 && bitmap[bitmap_len - 1] >> (n % 8) != 0 {
+        return Err("bitmap bits past the last position are set".into());
+    }
+    let ones: usize = bitmap.iter().map(|m| m.count_ones() as usize).sum();
+    if ones != values.len() {
+        return Err(format!(
+            "bitmap marks {ones} positions but {} bytes follow it",
+            values.len()
+        ));
+    }
+    if values.contains(&0) {
+        return Err("a position marked nonzero holds 0".into());
+    }
+    let mut out = vec![0u8; n];
+    let mut next = values.iter();
+    for (i, &m) in bitmap.iter().enumerate() {
+        let mut m = m;
+        while m != 0 {
+            let j = m.trailing_zeros() as usize;
+            m &= m - 1;
+            out[8 * i + j] = *next.next().expect("counted above");
+        }
+    }
+    Ok(out)
+}
+
+thread_local! {
+    static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// One block compressed with this thread's own context, made once: a context
+/// made per few blocks cost more than the blocks (2 MB allocated and freed
+/// each time, on 15 threads at once) and held the writer of a GPU build to
+/// 300 MB/s.
+#[cfg(feature = "build")]
+fn compress_on_this_thread(block: &[u8]) -> std::io::Result<Vec<u8>> {
+    COMPRESSOR.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            *c = Some(compressor()?);
+        }
+        c.as_mut().expect("set above").compress(block)
+    })
 }
 
 fn compressor() -> std::io::Result<zstd::bulk::Compressor<'static>> {
@@ -866,8 +1080,13 @@ impl TableFile {
             ));
         }
         let raw_len = self.header.raw_len(block);
-        let raw = decompress(&bytes, raw_len)
+        let stored = decompress(&bytes, self.header.stored_capacity(block))
             .map_err(|e| self.corrupt(Some(block), format!("does not decompress: {e}")))?;
+        let raw = match self.header.encoding {
+            ValueEncoding::Byte => unpack_sparse(&stored, raw_len)
+                .map_err(|e| self.corrupt(Some(block), format!("sparse block: {e}")))?,
+            ValueEncoding::Wdl2 => stored,
+        };
         if raw.len() != raw_len {
             return Err(self.corrupt(
                 Some(block),

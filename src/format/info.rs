@@ -208,6 +208,16 @@ fn render_files_text(r: &InfoReport) -> String {
             t.illegal
         );
         s += &format!("index       {}\n", count(t.index_size, "index", "indices"));
+    } else if r.depths.is_some() {
+        // Layered: only what the forward search reached was solved, so every
+        // count below is over reachable positions, comparable with the
+        // literature's counts.
+        s += &format!(
+            "positions   {} reachable, solved, in {} ({} not reached or illegal)\n",
+            t.positions,
+            count(t.index_size, "index", "indices"),
+            t.illegal
+        );
     } else {
         s += &format!(
             "positions   {} legal in {} ({} illegal)\n",

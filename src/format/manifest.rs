@@ -264,7 +264,7 @@ impl Counts {
     }
 
     /// Adds the counts of another piece of the same partition.
-    fn absorb(&mut self, c: &Counts) {
+    pub fn absorb(&mut self, c: &Counts) {
         self.tally
             .add_with(&c.tally, |a, b| Some(a.saturating_add(b)))
             .expect("saturating sums always exist");
@@ -294,6 +294,32 @@ impl Counts {
             self.max_distance = max_opt(self.max_distance, Some(d));
         }
         self.add_piece(weights, start, class, |i| byte_category(kind, values[i]));
+    }
+
+    /// Adds a piece of `len` indices from rank `start` given only its nonzero
+    /// value bytes (`values`, in order; the rest are 0): the same counts as
+    /// [`Counts::add_values`] of the whole piece, where `weights` has no
+    /// exception (the caller expands the piece otherwise).
+    pub fn add_nonzero(&mut self, kind: GameKind, weights: &Weights, len: u64, values: &[u8]) {
+        debug_assert!(weights.exceptions.is_empty());
+        let mut hist = [0u64; 256];
+        for &b in values {
+            hist[b as usize] += 1;
+        }
+        let mut class = [len - values.len() as u64, 0, hist[1], 0];
+        for (byte, &n) in hist.iter().enumerate().skip(2).filter(|(_, &n)| n > 0) {
+            let d = Value::from_byte(byte as u8)
+                .distance()
+                .expect("bytes >= 2 are decided");
+            if byte_category(kind, byte as u8) == WIN {
+                class[WIN] += n;
+                self.longest_win = max_opt(self.longest_win, Some(d));
+            } else {
+                class[LOSS] += n;
+            }
+            self.max_distance = max_opt(self.max_distance, Some(d));
+        }
+        self.add_piece(weights, Rank(0), class, |_| ILLEGAL);
     }
 
     /// Adds one decoded block's codes, the first at rank `start`, into these

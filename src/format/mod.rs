@@ -14,6 +14,8 @@ pub use file::{
     BlockRef, FileSummary, Header, TableFile, WriteOptions, BLOCK_BYTES, FORMAT_VERSION,
     HEADER_LEN, INDEX_ENTRY_LEN, MAGIC, TRAILER_LEN, TRAILER_MAGIC, ZSTD_LEVEL,
 };
+#[cfg(feature = "build")]
+pub use file::{write_partition_file_par, write_partition_file_sparse};
 pub use info::{info, render_info_text, DepthRow, InfoReport};
 pub use manifest::{
     file_name, read_manifest, write_manifest, Counts, FileEntry, Manifest, Tally, Totals,

@@ -95,6 +95,16 @@ impl<'a> SolvedPartitions<'a> {
         self.parts.iter().find(|(q, _)| *q == p).map(|(_, v)| *v)
     }
 
+    /// Partition `p`'s values, one byte per index for a partition of `len`
+    /// indices, whichever way it is held (a compact one is expanded: for
+    /// readers that need whole arrays).
+    pub fn get_full(&self, p: PartitionId, len: u64) -> Option<std::borrow::Cow<'a, [u8]>> {
+        match self.get(p) {
+            Some(v) => Some(std::borrow::Cow::Borrowed(v)),
+            None => Some(std::borrow::Cow::Owned(self.get_compact(p)?.to_full(len))),
+        }
+    }
+
     /// Partition `p`'s values, if it is solved and held compact.
     pub fn get_compact(&self, p: PartitionId) -> Option<ReachedView<'a>> {
         self.compact.iter().find(|(q, _)| *q == p).map(|(_, v)| *v)

@@ -38,7 +38,7 @@ pub use kernels::{
 pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};
 #[cfg(feature = "build")]
-pub use reached::{ReachedValues, ReachedView};
+pub use reached::{PartitionValues, ReachedValues, ReachedView};
 
 /// A game's parameters, canonical: keys sorted, every parameter present with
 /// its value written the one way the game prints it (defaults filled in).

@@ -57,6 +57,54 @@ impl ReachedView<'_> {
         self.values.len() as u64
     }
 
+    /// The indices `offset .. offset + n` (`offset` a multiple of 64) as a
+    /// bitmap of `ceil(n / 8)` bytes, lowest bit first, and the values of the
+    /// set bits: appended to `out`, the bitmap first. The values are returned.
+    pub fn sparse_into(&self, offset: u64, n: usize, out: &mut Vec<u8>) -> &[u8] {
+        debug_assert_eq!(offset % 64, 0);
+        let first = (offset / 64) as usize;
+        let words = n.div_ceil(64);
+        let mut bytes = n.div_ceil(8);
+        let mut ones = 0usize;
+        for w in 0..words {
+            let mut word = self.bits.get(first + w).copied().unwrap_or(0);
+            if (w + 1) * 64 > n {
+                word &= (1u64 << (n % 64)) - 1;
+            }
+            ones += word.count_ones() as usize;
+            let take = bytes.min(8);
+            out.extend_from_slice(&word.to_le_bytes()[..take]);
+            bytes -= take;
+        }
+        let start = match self.bits.get(first) {
+            Some(_) => {
+                let block = first / WORDS_PER_BLOCK;
+                self.block_ranks[block]
+                    + self.bits[block * WORDS_PER_BLOCK..first]
+                        .iter()
+                        .map(|w| u64::from(w.count_ones()))
+                        .sum::<u64>()
+            }
+            None => self.reached(),
+        } as usize;
+        let values = &self.values[start..start + ones];
+        out.extend_from_slice(values);
+        values
+    }
+
+    /// One byte per index for a partition of `len` indices, 0 where not
+    /// reached: for readers that need the whole array.
+    pub fn to_full(&self, len: u64) -> Vec<u8> {
+        let mut full = vec![0u8; len as usize];
+        // Pieces of whole directory blocks, each expanded on its own.
+        full.par_chunks_mut(64 * WORDS_PER_BLOCK * 1024)
+            .enumerate()
+            .for_each(|(i, piece)| {
+                self.expand_into((i * 64 * WORDS_PER_BLOCK * 1024) as u64, piece)
+            });
+        full
+    }
+
     /// The values of indices `offset .. offset + out.len()`, one byte each,
     /// 0 where not reached (how the partition's file stores them).
     /// `offset` must be a multiple of 64.
@@ -85,6 +133,27 @@ impl ReachedView<'_> {
                 }
                 next += 1;
             }
+        }
+    }
+}
+
+/// A solved partition's values as a build holds them: one byte per index, or
+/// compact.
+#[derive(Clone, Copy, Debug)]
+pub enum PartitionValues<'a> {
+    /// One byte per index.
+    Full(&'a [u8]),
+    /// Only where reached.
+    Compact(ReachedView<'a>),
+}
+
+impl PartitionValues<'_> {
+    /// Index `r`'s value byte (0 where not reached or out of range).
+    #[inline]
+    pub fn get(&self, r: u64) -> u8 {
+        match self {
+            PartitionValues::Full(v) => v.get(r as usize).copied().unwrap_or(0),
+            PartitionValues::Compact(c) => c.get(r),
         }
     }
 }

@@ -61,6 +61,12 @@ impl<G: Game> Solver<'_, G> {
                                 let r = base + j as u64;
                                 if d == 0 {
                                     clear_flags(bits, j);
+                                    if self.reached.is_some_and(|w| {
+                                        w[(r / 64) as usize] & (1 << (r % 64)) == 0
+                                    }) {
+                                        *v = Value::ILLEGAL.to_byte();
+                                        continue;
+                                    }
                                 } else if flag(bits, j) != ONGOING | INTERNAL || *v != PENDING {
                                     continue;
                                 }

@@ -71,6 +71,9 @@ pub(super) struct Solver<'a, G: Game> {
     pub(super) stats: &'a IoStats,
     /// First bucket number of each slot's chunks.
     pub(super) bucket_base: Vec<u64>,
+    /// Where only reached indices are solved (a layered partition): their
+    /// bits; every other index is stored 0 and expands nothing.
+    pub(super) reached: Option<&'a [u64]>,
     pub(super) values: ByteFile,
     pub(super) summary: ByteFile,
     /// Two bits per position: [`ONGOING`] and [`INTERNAL`].
@@ -93,9 +96,44 @@ pub fn solve_partition_external<G: Game>(
     resume: Option<PassCheckpoint>,
     checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
 ) -> Result<()> {
+    solve_partition_external_reached(
+        game, layout, disks, slot, None, plan, progress, stats, resume, checkpoint,
+    )
+}
+
+/// [`solve_partition_external`] of only the indices whose bits are set in
+/// `reached` (64 to a word, lowest bit first), when given: every other index
+/// is stored 0 (not reached) and expands nothing, as in
+/// [`crate::solve::solve_partition_reached`].
+#[allow(clippy::too_many_arguments)]
+pub fn solve_partition_external_reached<G: Game>(
+    game: &G,
+    layout: &Layout,
+    disks: &ScratchDisks,
+    slot: usize,
+    reached: Option<&[u64]>,
+    plan: ExternalPlan,
+    progress: &Progress,
+    stats: &IoStats,
+    resume: Option<PassCheckpoint>,
+    checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
+) -> Result<()> {
     let started = std::time::Instant::now();
-    let solved = Solver::new(game, layout, disks, slot, plan, progress, stats)
-        .and_then(|solver| solver.run(resume, checkpoint));
+    if let Some(bits) = reached {
+        if (bits.len() as u64) < layout.size(slot).div_ceil(64) {
+            return Err(Error::NotAvailable(format!(
+                "the reached bits of partition {} hold {} words, {} are needed",
+                layout.order()[slot],
+                bits.len(),
+                layout.size(slot).div_ceil(64)
+            )));
+        }
+    }
+    let solved =
+        Solver::new(game, layout, disks, slot, plan, progress, stats).and_then(|mut solver| {
+            solver.reached = reached;
+            solver.run(resume, checkpoint)
+        });
     stats.busy(started.elapsed());
     solved
 }
@@ -141,6 +179,7 @@ impl<'a, G: Game> Solver<'a, G> {
             progress,
             stats,
             bucket_base,
+            reached: None,
             values: ByteFile::create_or_open(&disks.values_path(slot), size)?,
             summary: ByteFile::create_or_open(
                 &disks.side_path(slot, "summary"),

@@ -34,6 +34,9 @@ pub struct Reachable {
     /// Seconds spent expanding each depth (into the next), where the search
     /// goes depth by depth over partitions ([`super::layered_search`]).
     pub depth_seconds: Vec<f64>,
+    /// Seconds spent expanding each partition slot, where the search went
+    /// partition by partition ([`super::layered_search`]); empty otherwise.
+    pub slot_seconds: Vec<f64>,
 }
 
 impl Reachable {
@@ -183,6 +186,7 @@ pub fn frontier_bfs<G: Game>(
         bits,
         layers,
         depth_seconds: Vec::new(),
+        slot_seconds: Vec::new(),
     }))
 }
 

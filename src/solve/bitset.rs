@@ -11,7 +11,13 @@ pub struct AtomicBitSet {
 impl AtomicBitSet {
     /// `len` bits, all clear.
     pub fn new(len: u64) -> AtomicBitSet {
-        let words = (0..len.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        // On all cores: a forward search allocates a gigabyte or more of sets
+        // up front, and zeroing them on one core took a second.
+        use rayon::prelude::*;
+        let words = (0..len.div_ceil(64))
+            .into_par_iter()
+            .map(|_| AtomicU64::new(0))
+            .collect();
         AtomicBitSet { words, len }
     }
 
@@ -38,8 +44,9 @@ impl AtomicBitSet {
 
     /// Number of set bits.
     pub fn count(&self) -> u64 {
+        use rayon::prelude::*;
         self.words
-            .iter()
+            .par_iter()
             .map(|w| u64::from(w.load(Ordering::Relaxed).count_ones()))
             .sum()
     }

@@ -20,7 +20,10 @@ use crate::format::{
     WriteOptions, FORMAT_VERSION,
 };
 use crate::game::Layout;
-use crate::game::{Forward, Game, GameInfo, KernelSolve, PartitionKernels, SolvedPartitions};
+use crate::game::{
+    Forward, Game, GameInfo, KernelSolve, PartitionKernels, PartitionValues, ReachedValues,
+    SolvedPartitions,
+};
 use crate::pipeline::{
     peak_rss, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks, StorageIo,
 };
@@ -262,17 +265,6 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         || opts
             .mem_limit
             .is_some_and(|limit| in_memory_bytes(&layout, opts.encoding) > limit);
-    // The external path solves every index of a partition and keeps no
-    // reached bits: it cannot write what Layer partitions promise. Refused
-    // before any state is written, so that a retry needs no --resume.
-    if external && forwards.is_some() {
-        return Err(Error::NotAvailable(format!(
-            "{} solves its layered partitions only where the forward search reached, which the \
-             external-memory path does not support: build it without --mem-limit (it needs about {}M in memory)",
-            info.id,
-            in_memory_bytes(&layout, opts.encoding).div_ceil(1 << 20)
-        )));
-    }
 
     // Checked before any state is written: a bad --from leaves nothing to resume.
     let source = match &opts.from {
@@ -353,11 +345,31 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     // it is. They are not saved: a resumed build searches again (the search
     // is deterministic) and keeps the layers it recorded.
     let mut reached: Vec<Option<Vec<u64>>> = vec![None; layout.len()];
+    // The last slot that reads each slot's values, where the game's layers
+    // say (a Layer(d) partition is read only by Layer(d - 1) ones, solved
+    // after it): past it, the values are dropped, so that a build holds a few
+    // layers, never the whole game. `usize::MAX`: kept to the end.
+    let last_reader: Vec<usize> = match &forwards {
+        Some(forwards) => (0..layout.len())
+            .map(|s| match forwards[s] {
+                Forward::Layer(d) => (0..layout.len())
+                    .filter(|&t| d > 0 && forwards[t] == Forward::Layer(d - 1))
+                    .fold(s, usize::max),
+                _ => usize::MAX,
+            })
+            .collect(),
+        None => vec![usize::MAX; layout.len()],
+    };
     let search_started = Instant::now();
     let mut forward_depth_seconds = Vec::new();
+    let mut forward_slot_seconds = Vec::new();
     if let Some(forwards) = &forwards {
         let is_layer = |s: usize| matches!(forwards[s], Forward::Layer(_));
-        let unfinished = (state.finished.len()..layout.len()).any(is_layer);
+        let finished = state.finished.len();
+        // Finished partitions that unfinished ones still read come back from
+        // their files, compact again: their bits are wanted too.
+        let wanted = |s: usize| is_layer(s) && (s >= finished || last_reader[s] >= finished);
+        let unfinished = (finished..layout.len()).any(is_layer);
         if state.layers.is_none() || unfinished {
             let reach = layered_search(game, &layout, opts.kernels.as_deref(), &progress)?
                 .expect("start checked");
@@ -380,8 +392,9 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                 Some(_) => {}
             }
             forward_depth_seconds = reach.depth_seconds;
+            forward_slot_seconds = reach.slot_seconds;
             for (s, bits) in reach.bits.into_iter().enumerate() {
-                if is_layer(s) && s >= state.finished.len() {
+                if wanted(s) {
                     reached[s] = Some(bits.into_words());
                 }
             }
@@ -400,6 +413,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         write_state(out, &state)?;
     }
     let forward_seconds = search_started.elapsed().as_secs_f64();
+    // The reached bits a layered build keeps until each partition is solved.
+    let held_bits: u64 = reached.iter().flatten().map(|b| b.len() as u64 * 8).sum();
 
     let stats = IoStats::default();
     // The pipeline's buffers get what the process leaves of the budget. The
@@ -412,7 +427,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         let limit = opts.mem_limit.unwrap_or(1 << 30);
         ExternalPlan {
             checkpoint_every: opts.checkpoint_every,
-            ..ExternalPlan::for_mem_limit(limit.saturating_sub(baseline_bytes()))
+            ..ExternalPlan::for_mem_limit(limit.saturating_sub(baseline_bytes() + held_bits))
         }
     });
 
@@ -437,7 +452,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         _ => None,
     };
 
-    let mut in_memory: Vec<Option<Arc<Vec<u8>>>> = vec![None; layout.len()];
+    let mut in_memory: Vec<Option<Arc<Held>>> = vec![None; layout.len()];
     let mut accelerated_partitions = 0usize;
     let mut stages = Vec::new();
     // In memory, partition n's file is counted, compressed and written on a
@@ -446,6 +461,10 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     // build state only once it is on disk: an interruption redoes the rest.
     let (mut writer, done_rx) = Writer::start(&info, opts.encoding, out)?;
     let mut writing = 0usize;
+    // Partitions queued for the writer hold their values: a device that
+    // solves faster than files are written waits here rather than filling
+    // the host's memory.
+    const MAX_WRITING: usize = 2;
     let finish = |state: &mut State,
                   stages: &mut Vec<PartitionStage>,
                   done: Result<(FileEntry, PartitionStage)>|
@@ -466,9 +485,13 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         let path = out.join(file_name(&name));
         if slot < state.finished.len() {
             // Finished before an interruption: its values come back from scratch
-            // (external) or from its tablebase file (in memory).
-            if disks.is_none() {
-                in_memory[slot] = Some(Arc::new(read_values(&path, layout.size(slot))?));
+            // (external) or from its tablebase file (in memory), if still read.
+            if disks.is_none() && last_reader[slot] >= state.finished.len() {
+                let values = read_values(&path, layout.size(slot))?;
+                in_memory[slot] = Some(Arc::new(match reached[slot].take() {
+                    Some(bits) => Held::Compact(ReachedValues::from_full(bits, &values)),
+                    None => Held::Full(values),
+                }));
             }
             continue;
         }
@@ -476,16 +499,25 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         let solve_started = Instant::now();
         let (entry, mut stage) = match &disks {
             None => {
-                let deps: Vec<Option<&[u8]>> = in_memory
+                let deps: Vec<Option<PartitionValues<'_>>> = in_memory
                     .iter()
-                    .map(|v| v.as_deref().map(Vec::as_slice))
+                    .map(|v| v.as_deref().map(Held::view))
                     .collect();
                 let mask = reached[slot].take();
-                let mut solved = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
+                let order = layout.order();
+                let mut solved = SolvedPartitions::new((0..slot).filter_map(|s| match deps[s]? {
+                    PartitionValues::Full(v) => Some((order[s], v)),
+                    PartitionValues::Compact(_) => None,
+                }))
+                .with_compact((0..slot).filter_map(|s| match deps[s]? {
+                    PartitionValues::Compact(c) => Some((order[s], c)),
+                    PartitionValues::Full(_) => None,
+                }));
                 if let Some(bits) = &mask {
                     solved = solved.with_reached(bits);
                 }
                 let mut stage = PartitionStage::new(p, &name, Solver::Generic);
+                stage.work.forward_seconds = forward_slot_seconds.get(slot).copied();
                 let copied = match &source {
                     Some(source) => source.values(game, p, &name, layout.size(slot))?,
                     None => None,
@@ -497,9 +529,11 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                     }
                     None => opts.kernels.as_ref().and_then(|k| k.solve(p, &solved)),
                 };
-                let mut values = match accelerated {
+                let mut compact = false;
+                let values = match accelerated {
                     Some(solve) => {
                         let solve = solve?;
+                        compact = solve.compact;
                         if stage.solver != Solver::Copied {
                             accelerated_partitions += 1;
                             stage.solver = Solver::Kernels;
@@ -517,19 +551,50 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                         &progress,
                     )?,
                 };
-                if let Some(bits) = &mask {
-                    // Kernels are to leave unreached indices 0; made sure of
-                    // here (cheap), so the bytes never depend on the solver.
-                    zero_unreached(&mut values, bits);
-                }
+                drop(solved);
+                // Layered partitions are kept compact whoever solved them:
+                // only reached indices are taken from a full answer, so the
+                // bytes never depend on the solver.
+                let held = match mask {
+                    Some(bits) if compact => {
+                        let got = values.len();
+                        Held::Compact(ReachedValues::from_compact(bits, values).ok_or_else(|| {
+                            Error::NotAvailable(format!(
+                                "{}: the kernels returned {got} values for partition {name}, not one per reached index; report this as a bug",
+                                opts.kernels.as_ref().map_or_else(String::new, |k| k.name())
+                            ))
+                        })?)
+                    }
+                    Some(bits) => Held::Compact(ReachedValues::from_full(bits, &values)),
+                    None if compact => {
+                        return Err(Error::NotAvailable(format!(
+                            "the kernels returned compact values for partition {name}, which is solved whole; report this as a bug"
+                        )))
+                    }
+                    None => Held::Full(values),
+                };
                 stage.work.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
-                let values = Arc::new(values);
+                let values = Arc::new(held);
+                drop(deps);
                 in_memory[slot] = Some(values.clone());
+                for held in in_memory
+                    .iter_mut()
+                    .zip(&last_reader)
+                    .filter(|(_, &r)| r == slot)
+                {
+                    *held.0 = None;
+                }
+                while writing >= MAX_WRITING {
+                    let Ok(done) = done_rx.recv() else { break };
+                    writing -= 1;
+                    finish(&mut state, &mut stages, done)?;
+                }
                 let job = WriteJob {
                     partition: p,
                     name,
                     path,
+                    size: layout.size(slot),
                     values,
                     weights: game.weights(p),
                     reachable,
@@ -571,11 +636,13 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                     progress: &progress,
                     stats: &stats,
                 };
-                external.solve(slot, resume, &mut |c| {
+                let mask = reached[slot].take();
+                external.solve(slot, mask.as_deref(), resume, &mut |c| {
                     state.current = Some((slot, c));
                     write_state(out, &state)
                 })?;
                 let mut stage = PartitionStage::new(p, &name, Solver::External);
+                stage.work.forward_seconds = forward_slot_seconds.get(slot).copied();
                 stage.work.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
                 let written = Instant::now();
@@ -752,7 +819,9 @@ struct WriteJob {
     partition: PartitionId,
     name: String,
     path: PathBuf,
-    values: Arc<Vec<u8>>,
+    /// Indices in the partition.
+    size: u64,
+    values: Arc<Held>,
     weights: Weights,
     reachable: Option<u64>,
     stage: PartitionStage,
@@ -762,41 +831,116 @@ impl WriteJob {
     /// Writes the file and counts the values: the manifest entry and the
     /// stage with its write and count times.
     fn write(mut self, info: &GameInfo, encoding: ValueEncoding) -> WriteResult {
-        let t = Instant::now();
-        let summary =
-            format::write_partition_file(&self.path, info, self.partition, encoding, &self.values)?;
-        self.stage.work.write_seconds = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let entry = FileEntry::new(
-            info.kind,
-            self.partition,
-            &self.name,
-            &self.values,
-            &self.weights,
-            self.reachable,
-            summary,
-        );
-        self.stage.work.count_seconds = t.elapsed().as_secs_f64();
+        let entry = match &*self.values {
+            Held::Full(values) => {
+                let t = Instant::now();
+                let summary = format::write_partition_file(
+                    &self.path,
+                    info,
+                    self.partition,
+                    encoding,
+                    values,
+                )?;
+                self.stage.work.write_seconds = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let entry = FileEntry::new(
+                    info.kind,
+                    self.partition,
+                    &self.name,
+                    values,
+                    &self.weights,
+                    self.reachable,
+                    summary,
+                );
+                self.stage.work.count_seconds = t.elapsed().as_secs_f64();
+                entry
+            }
+            Held::Compact(values) => {
+                // Expanded block by block on every core, counted as each
+                // block is made, never whole.
+                let t = Instant::now();
+                let view = values.view();
+                let counts = std::sync::Mutex::new(format::Counts::default());
+                let counting = std::sync::atomic::AtomicU64::new(0);
+                let kind = info.kind;
+                let count = |offset: u64, n: usize, nonzero: Option<&[u8]>, all: &[u8]| {
+                    let t = Instant::now();
+                    let mut c = format::Counts::default();
+                    match nonzero {
+                        Some(v) => c.add_nonzero(kind, &self.weights, n as u64, v),
+                        None => c.add_values(kind, &self.weights, crate::value::Rank(offset), all),
+                    }
+                    counts.lock().expect("counting never panics").absorb(&c);
+                    counting.fetch_add(
+                        t.elapsed().as_nanos() as u64,
+                        std::sync::atomic::Ordering::Relaxed,
+                    );
+                };
+                let summary =
+                    if encoding == ValueEncoding::Byte && self.weights.exceptions.is_empty() {
+                        // Stored as they are held: bitmap and reached values.
+                        format::write_partition_file_sparse(
+                            &self.path,
+                            info,
+                            self.partition,
+                            self.size,
+                            &WriteOptions::default(),
+                            |offset, n, out: &mut Vec<u8>| {
+                                let nonzero = view.sparse_into(offset, n, out);
+                                count(offset, n, Some(nonzero), &[]);
+                                Ok::<(), Error>(())
+                            },
+                        )?
+                    } else {
+                        format::write_partition_file_par(
+                            &self.path,
+                            info,
+                            self.partition,
+                            encoding,
+                            self.size,
+                            &WriteOptions::default(),
+                            |offset, buf: &mut [u8]| {
+                                view.expand_into(offset, buf);
+                                count(offset, buf.len(), None, buf);
+                                Ok::<(), Error>(())
+                            },
+                        )?
+                    };
+                // Thread-seconds of counting, as a share of the wall time.
+                let threads = rayon::current_num_threads() as f64;
+                let count_seconds = counting.into_inner() as f64 * 1e-9 / threads;
+                let wall = t.elapsed().as_secs_f64();
+                self.stage.work.count_seconds = count_seconds;
+                self.stage.work.write_seconds = (wall - count_seconds).max(0.0);
+                FileEntry::from_counts(
+                    self.partition,
+                    &self.name,
+                    &counts.into_inner().expect("counting never panics"),
+                    self.reachable,
+                    summary,
+                )
+            }
+        };
         self.stage.fill_from(&entry);
         Ok((entry, self.stage))
     }
 }
 
-/// Sets every value whose bit in `reached` is clear to 0 (not reached).
-fn zero_unreached(values: &mut [u8], reached: &[u64]) {
-    use rayon::prelude::*;
-    values
-        .par_chunks_mut(64)
-        .zip(reached.par_iter())
-        .for_each(|(v, &word)| {
-            if word != u64::MAX {
-                for (i, b) in v.iter_mut().enumerate() {
-                    if word & (1 << i) == 0 {
-                        *b = 0;
-                    }
-                }
-            }
-        });
+/// A solved partition as the build keeps it while later ones may read it.
+enum Held {
+    /// One byte per index.
+    Full(Vec<u8>),
+    /// A layered partition: only its reached indices' values.
+    Compact(ReachedValues),
+}
+
+impl Held {
+    fn view(&self) -> PartitionValues<'_> {
+        match self {
+            Held::Full(v) => PartitionValues::Full(v),
+            Held::Compact(c) => PartitionValues::Compact(c.view()),
+        }
+    }
 }
 
 /// Whether partition `slot`'s scratch files are all there, at their sizes.

@@ -95,6 +95,7 @@ pub fn layered_search<G: Game>(
     let ex = Expander::new(game, layout);
     let mut layers = vec![1u64];
     let mut depth_seconds = Vec::new();
+    let mut slot_seconds = vec![0.0; layout.len()];
     for d in 0..=deepest {
         let started = std::time::Instant::now();
         let current: Vec<usize> = (0..layout.len())
@@ -123,14 +124,19 @@ pub fn layered_search<G: Game>(
         };
         let before = marked();
         for &s in &current {
+            let slot_started = std::time::Instant::now();
             let p = order[s];
             progress.phase(
                 &format!("layer {d} {}", game.partition_name(p)),
                 bits[s].len(),
             );
             let by_kernels = kernels.and_then(|k| {
-                let reached: Vec<u64> =
-                    (0..bits[s].word_count()).map(|w| bits[s].word(w)).collect();
+                // Nobody sets this partition's bits while it is expanded.
+                let reached: Vec<u64> = bits[s]
+                    .atomic_words()
+                    .par_iter()
+                    .map(|w| w.load(Ordering::Relaxed))
+                    .collect();
                 let next = ForwardTargets::new(
                     targets.iter().map(|&t| (order[t], bits[t].atomic_words())),
                 );
@@ -158,6 +164,7 @@ pub fn layered_search<G: Game>(
                     ex.check()?;
                 }
             }
+            slot_seconds[s] = slot_started.elapsed().as_secs_f64();
         }
         depth_seconds.push(started.elapsed().as_secs_f64());
         match marked() - before {
@@ -170,5 +177,6 @@ pub fn layered_search<G: Game>(
         bits,
         layers,
         depth_seconds,
+        slot_seconds,
     }))
 }

@@ -195,5 +195,6 @@ where
         bits,
         layers,
         depth_seconds: Vec::new(),
+        slot_seconds: Vec::new(),
     }))
 }

@@ -17,7 +17,7 @@
 
 use super::Progress;
 use crate::game::Layout;
-use crate::game::{Game, GameKind, Status};
+use crate::game::{Game, GameKind, PartitionValues, Status};
 use crate::value::rules::{at, Combine, PassAcc, PENDING};
 use crate::value::{PartitionId, Rank, Value};
 use crate::{Error, Result};
@@ -30,6 +30,9 @@ const CHUNK: u64 = 1 << 12;
 /// Values of already-solved partitions, by slot (None for unsolved ones).
 pub type Solved<'a> = [Option<&'a [u8]>];
 
+/// [`Solved`] where some partitions may be held compact.
+pub type SolvedValues<'a> = [Option<PartitionValues<'a>>];
+
 /// Solves partition `slot` of `layout` given every earlier partition in `solved`.
 pub fn solve_partition<G: Game>(
     game: &G,
@@ -38,7 +41,11 @@ pub fn solve_partition<G: Game>(
     slot: usize,
     progress: &Progress,
 ) -> Result<Vec<u8>> {
-    solve_partition_reached(game, layout, solved, slot, None, progress)
+    let solved: Vec<Option<PartitionValues<'_>>> = solved
+        .iter()
+        .map(|v| v.map(PartitionValues::Full))
+        .collect();
+    solve_partition_reached(game, layout, &solved, slot, None, progress)
 }
 
 /// [`solve_partition`] of only the indices whose bits are set in `reached`
@@ -49,7 +56,7 @@ pub fn solve_partition<G: Game>(
 pub fn solve_partition_reached<G: Game>(
     game: &G,
     layout: &Layout,
-    solved: &Solved<'_>,
+    solved: &SolvedValues<'_>,
     slot: usize,
     reached: Option<&[u64]>,
     progress: &Progress,
@@ -155,7 +162,7 @@ fn chunks(size: u64) -> impl ParallelIterator<Item = (u64, u64)> {
 struct Ctx<'a, G: Game> {
     game: &'a G,
     layout: &'a Layout,
-    solved: &'a Solved<'a>,
+    solved: &'a SolvedValues<'a>,
     slot: usize,
     partition: PartitionId,
     values: &'a [AtomicU8],
@@ -211,7 +218,7 @@ impl<G: Game> Ctx<'_, G> {
         }
         match &self.solved[slot] {
             Some(v) if slot < self.slot => {
-                let value = Value::from_byte(v[r.0 as usize]);
+                let value = Value::from_byte(v.get(r.0));
                 if value.is_illegal() {
                     self.fail(format!(
                         "a move from partition {} reaches ({p}, {r}), an index the game calls illegal",

@@ -7,7 +7,7 @@ use super::Progress;
 use crate::game::Game;
 use crate::game::Layout;
 use crate::pipeline::{
-    solve_partition_external, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks,
+    solve_partition_external_reached, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks,
 };
 use crate::Result;
 
@@ -61,7 +61,7 @@ pub fn solve_game_external<G: Game>(
         stats: &stats,
     };
     for slot in 0..layout.len() {
-        external.solve(slot, None, &mut |_| Ok(()))?;
+        external.solve(slot, None, None, &mut |_| Ok(()))?;
     }
     for slot in 0..layout.len() {
         let file = ByteFile::open_existing(&disks.values_path(slot), layout.size(slot))?;
@@ -99,14 +99,16 @@ impl<G: Game> ExternalSolver<'_, G> {
     pub(crate) fn solve(
         &self,
         slot: usize,
+        reached: Option<&[u64]>,
         resume: Option<PassCheckpoint>,
         checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
     ) -> Result<()> {
-        solve_partition_external(
+        solve_partition_external_reached(
             self.game,
             self.layout,
             self.disks,
             slot,
+            reached,
             self.plan,
             self.progress,
             self.stats,

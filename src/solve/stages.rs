@@ -72,6 +72,10 @@ pub struct StageWork {
     pub passes: Option<u64>,
     /// Seconds a device was busy with it, where one was.
     pub device_seconds: Option<f64>,
+    /// Seconds the forward search spent expanding it, where the search went
+    /// partition by partition (layered games) in this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forward_seconds: Option<f64>,
     /// Seconds from the start of its solve to its values.
     pub solve_seconds: f64,
     /// Seconds counting its values for the manifest.
@@ -120,6 +124,9 @@ impl StageWork {
         }
         if let Some(s) = o.device_seconds {
             self.device_seconds = Some(self.device_seconds.unwrap_or(0.0) + s);
+        }
+        if let Some(s) = o.forward_seconds {
+            self.forward_seconds = Some(self.forward_seconds.unwrap_or(0.0) + s);
         }
         self.solve_seconds += o.solve_seconds;
         self.count_seconds += o.count_seconds;
@@ -191,20 +198,24 @@ pub fn read_stages(dir: &Path) -> Result<BuildStages> {
 }
 
 /// The table `tbforge bench stages` prints: one row per partition, then the
-/// totals; "other s" is counting plus writing.
+/// totals: forward search, device, solve, count and write seconds (counting
+/// and writing run on the writer's threads while the next partition is
+/// solved).
 pub fn render_stages_text(s: &BuildStages) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let row = |name: &str, z: &StageSizes, w: &StageWork| {
         format!(
-            "{:<16} {:>14} {:>14} {:>16} {:>7} {:>9} {:>9} {:>8} {:>12}\n",
+            "{:<16} {:>14} {:>14} {:>16} {:>7} {:>8} {:>9} {:>9} {:>8} {:>8} {:>12}\n",
             name,
             z.index_size,
             z.classes,
             z.positions,
             opt(w.passes.map(|p| p.to_string())),
+            opt(w.forward_seconds.map(|d| format!("{d:.3}"))),
             opt(w.device_seconds.map(|d| format!("{d:.3}"))),
             format!("{:.3}", w.solve_seconds),
-            format!("{:.3}", w.count_seconds + w.write_seconds),
+            format!("{:.3}", w.count_seconds),
+            format!("{:.3}", w.write_seconds),
             w.bytes
         )
     };
@@ -214,15 +225,17 @@ pub fn render_stages_text(s: &BuildStages) -> String {
         crate::format::count(s.partitions.len() as u64, "partition", "partitions")
     );
     out += &format!(
-        "{:<16} {:>14} {:>14} {:>16} {:>7} {:>9} {:>9} {:>8} {:>12}\n",
+        "{:<16} {:>14} {:>14} {:>16} {:>7} {:>8} {:>9} {:>9} {:>8} {:>8} {:>12}\n",
         "partition",
         "index size",
         "classes",
         "positions",
         "passes",
+        "fwd s",
         "device s",
         "solve s",
-        "other s",
+        "count s",
+        "write s",
         "bytes"
     );
     for p in &s.partitions {

@@ -1,24 +1,34 @@
-//! Connect Four partitions on the device (kernel `connect4_solve` in
-//! `kernels/connect4.cu`; CPU twin [`Connect4Twin`](super::twin::Connect4Twin)).
+//! Connect Four plies on the device: kernels `connect4_expand` (forward
+//! search) and `connect4_solve` (values of reached indices, compact) in
+//! `kernels/connect4.cu`; CPU twins in [`super::twin`].
 //!
-//! A build solves partition `n` from partition `n + 1`, which it solved just
-//! before: [`Connect4Cuda`] keeps the last partition it produced on the device
-//! and uses that copy, instead of uploading the host's, when the next call's
-//! dependency is the very buffer it returned (same partition, same address
-//! and length, same sampled fingerprint).
+//! A build solves ply `n` from ply `n + 1`, which it solved just before:
+//! [`Connect4Cuda`] keeps the last ply it produced on the device (bits,
+//! directory, values) and uses that copy, instead of uploading the host's,
+//! when the next call's ply `n + 1` is the very one it returned (same ply,
+//! same addresses and lengths, same sampled fingerprints). A step then
+//! uploads only ply `n`'s bits and directory.
 //!
 //! The values come back through two pinned (page-locked, CPU-readable)
 //! staging buffers on two streams: while one chunk is copied from the device,
 //! the previous one is copied, on all cores, into the result.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
 use rayon::prelude::*;
 
-use super::twin::{check_fail, check_next, Connect4SolveSpec, Connect4Tables};
+use super::twin::{
+    check_expand_fail, check_fail, check_next, check_next_bits, check_reached, Connect4SolveSpec,
+    Connect4Tables,
+};
 use crate::backend::cuda::{cuda_err, CudaDevice, BLOCK};
+use crate::game::reached::block_ranks;
+use crate::game::ReachedView;
 use crate::{Error, Rank, Result};
 
 /// The Connect Four kernel file.
@@ -28,28 +38,96 @@ pub const KERNEL_SOURCES: &[(&str, &str)] =
 /// What one device solve did.
 #[derive(Clone, Debug)]
 pub struct Connect4Solved {
-    /// The partition's values.
+    /// The values of the ply's reached indices, in index order.
     pub values: Vec<u8>,
     /// Host-clock seconds of the whole call (uploads, kernel, download).
     pub seconds: f64,
     /// Device-event seconds of the kernel alone.
     pub kernel_seconds: f64,
-    /// True when partition `n + 1` was already on the device.
+    /// True when ply `n + 1` was already on the device.
     pub reused_next: bool,
 }
 
-/// The last partition solved, kept on the device.
+/// A ply held compact on the device.
+struct DevicePly {
+    bits: CudaSlice<u64>,
+    dir: CudaSlice<u64>,
+    values: CudaSlice<u8>,
+    /// Words of `bits` (the buffers hold at least one element each).
+    words: u64,
+}
+
+impl DevicePly {
+    /// Bytes a ply of these lengths takes on the device.
+    fn bytes(bits: usize, dir: usize, values: usize) -> u64 {
+        (bits.max(1) * 8 + dir.max(1) * 8 + values.max(1)) as u64
+    }
+
+    fn upload(s: &Arc<CudaStream>, bits: &[u64], dir: &[u64], values: &[u8]) -> Result<DevicePly> {
+        // A zero-length buffer is no allocation: one element stands in.
+        let up64 = |v: &[u64]| {
+            if v.is_empty() {
+                s.alloc_zeros::<u64>(1)
+            } else {
+                s.clone_htod(v)
+            }
+        };
+        let e = cuda_err("copying ply n + 1 to the device");
+        Ok(DevicePly {
+            bits: up64(bits).map_err(&e)?,
+            dir: up64(dir).map_err(&e)?,
+            values: if values.is_empty() {
+                s.alloc_zeros::<u8>(1)
+            } else {
+                s.clone_htod(values)
+            }
+            .map_err(&e)?,
+            words: bits.len() as u64,
+        })
+    }
+}
+
+/// Which host copy of a ply a device copy mirrors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct HostId {
+    bits: (usize, usize, u32),
+    values: (usize, usize, u32),
+}
+
+impl HostId {
+    fn of(bits: &[u64], values: &[u8]) -> HostId {
+        HostId {
+            bits: (
+                bits.as_ptr() as usize,
+                bits.len(),
+                fingerprint(bits.len(), |h, i| h.update(&bits[i].to_le_bytes())),
+            ),
+            values: (
+                values.as_ptr() as usize,
+                values.len(),
+                fingerprint(values.len(), |h, i| h.update(&values[i..=i])),
+            ),
+        }
+    }
+}
+
+/// The last ply solved, kept on the device.
 struct Cached {
     spec: Connect4SolveSpec,
-    addr: usize,
-    len: usize,
-    fingerprint: u32,
-    values: CudaSlice<u8>,
+    host: HostId,
+    ply: DevicePly,
 }
 
 /// Bytes per staging buffer: whole ones come back through pinned memory, the
-/// rest of a partition (and any small partition) straight into the result.
+/// rest of a ply (and any small ply) straight into the result.
 const STAGE: usize = 32 << 20;
+
+/// Words of successor bits copied back at a time (256 MiB).
+const BITS_CHUNK: usize = 32 << 20;
+
+/// Device memory left free beside a step's buffers: the tables, the failure
+/// words, and what the driver allocates for itself.
+const MARGIN: u64 = 256 << 20;
 
 /// Two streams with a pinned staging buffer each.
 struct Staging {
@@ -64,22 +142,45 @@ struct State {
     staging: Option<Staging>,
 }
 
-/// A CRC of up to 4096 bytes sampled evenly (cheap next to the partition).
-fn fingerprint(v: &[u8]) -> u32 {
-    let step = (v.len() / 4096).max(1);
+/// A CRC of up to 4096 elements of a sequence of `len`, sampled evenly
+/// (cheap next to the ply).
+fn fingerprint(len: usize, feed: impl Fn(&mut crc32fast::Hasher, usize)) -> u32 {
+    let step = (len / 4096).max(1);
     let mut h = crc32fast::Hasher::new();
-    for i in (0..v.len()).step_by(step) {
-        h.update(&[v[i]]);
+    for i in (0..len).step_by(step) {
+        feed(&mut h, i);
     }
     h.finalize()
 }
 
-/// The Connect Four kernel loaded on a [`CudaDevice`], with its device cache.
+/// The tables of a board on the device, with their layout.
+struct DeviceTables {
+    flat: CudaSlice<u64>,
+    len: u32,
+    ways: u32,
+    prefix: u32,
+}
+
+/// What `connect4_solve` reads of ply `n`.
+enum SolveInput<'a> {
+    /// Every set bit of the reached bits (with their directory).
+    Reached {
+        bits: &'a CudaSlice<u64>,
+        dir: &'a CudaSlice<u64>,
+        words: u64,
+    },
+    /// The listed ranks (a check's sample).
+    Ranks(&'a CudaSlice<u64>, u64),
+}
+
+/// The Connect Four kernels loaded on a [`CudaDevice`], with the device copy
+/// of the last ply.
 pub struct Connect4Cuda {
     gpu: Arc<CudaDevice>,
-    // Stays loaded while its function is in use.
+    // Stays loaded while its functions are in use.
     _module: Arc<cudarc::driver::CudaModule>,
-    function: CudaFunction,
+    solve_fn: CudaFunction,
+    expand_fn: CudaFunction,
     state: Mutex<State>,
 }
 
@@ -94,11 +195,13 @@ impl Connect4Cuda {
     pub fn new(gpu: Arc<CudaDevice>) -> Result<Connect4Cuda> {
         let (name, source) = KERNEL_SOURCES[0];
         let module = gpu.load_module(name, source, &[])?;
-        let function = gpu.function(&module, "connect4_solve")?;
+        let solve_fn = gpu.function(&module, "connect4_solve")?;
+        let expand_fn = gpu.function(&module, "connect4_expand")?;
         Ok(Connect4Cuda {
             gpu,
             _module: module,
-            function,
+            solve_fn,
+            expand_fn,
             state: Mutex::new(State::default()),
         })
     }
@@ -108,51 +211,103 @@ impl Connect4Cuda {
         &self.gpu
     }
 
-    /// Drops the partition kept on the device.
+    /// Drops the ply kept on the device.
     pub fn forget(&self) {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).cache = None;
     }
 
-    /// Solves partition `spec` given partition `n + 1`'s values (`None` for
-    /// the full board). The result stays on the device for the next call.
-    pub fn solve(&self, spec: Connect4SolveSpec, next: Option<&[u8]>) -> Result<Connect4Solved> {
+    /// Errors unless `need` bytes (and [`MARGIN`]) are free on the device for
+    /// `what` of ply `spec`.
+    fn fits(&self, spec: Connect4SolveSpec, what: &str, need: u64) -> Result<()> {
+        // Buffers dropped just before are freed on the stream: wait for that.
+        self.gpu
+            .stream()
+            .synchronize()
+            .map_err(cuda_err("synchronising"))?;
+        let (free, total) = self
+            .gpu
+            .context()
+            .mem_get_info()
+            .map_err(cuda_err("reading the free device memory"))?;
+        if need.saturating_add(MARGIN) > free as u64 {
+            let gb = |b: u64| b as f64 / 1e9;
+            return Err(Error::Cuda(format!(
+                "connect4 {}x{} {}: {what} needs {:.2} GB of device memory, {:.2} GB of {:.2} GB \
+                 are free on {}; build on a GPU with more memory, or with --backend cpu",
+                spec.width,
+                spec.height,
+                spec.name(),
+                gb(need + MARGIN),
+                gb(free as u64),
+                gb(total as u64),
+                self.gpu.name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Solves the indices of ply `spec` whose bits are set in `reached`,
+    /// given ply `n + 1` held compact (`None` for the full board): one byte
+    /// per reached index, in index order. The result stays on the device
+    /// for the next call.
+    pub fn solve(
+        &self,
+        spec: Connect4SolveSpec,
+        reached: &[u64],
+        next: Option<ReachedView<'_>>,
+    ) -> Result<Connect4Solved> {
         let t0 = Instant::now();
         let tables = Connect4Tables::new(spec)?;
-        let next = next.unwrap_or(&[]);
-        check_next(spec, &tables, next)?;
-        let size = usize::try_from(tables.size(spec.n))
-            .map_err(|_| Error::Cuda("partition larger than the address space".into()))?;
+        let reached = check_reached(spec, &tables, reached)?;
+        check_next(spec, &tables, next.as_ref())?;
+        let dir = block_ranks(reached);
+        let total = usize::try_from(*dir.last().expect("one entry at least"))
+            .map_err(|_| Error::Cuda("more reached indices than the address space".into()))?;
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let hit = state.cache.take().filter(|c| {
             Some(c.spec) == spec.next()
-                && c.addr == next.as_ptr() as usize
-                && c.len == next.len()
-                && c.fingerprint == fingerprint(next)
+                && next.is_some_and(|v| c.host == HostId::of(v.bits, v.values))
         });
-        let s = &self.gpu.stream();
         let reused_next = hit.is_some();
-        let dev_next = match hit {
-            Some(c) => c.values,
-            // One byte stands in for the full board's missing successor partition.
-            None if next.is_empty() => s.alloc_zeros::<u8>(1).map_err(cuda_err("allocating"))?,
-            None => s
-                .clone_htod(next)
-                .map_err(cuda_err("copying partition n + 1 to the device"))?,
+        let upload_next = match (&hit, &next) {
+            (None, Some(v)) => DevicePly::bytes(v.bits.len(), v.block_ranks.len(), v.values.len()),
+            _ => 0,
         };
+        self.fits(
+            spec,
+            "solving",
+            DevicePly::bytes(reached.len(), dir.len(), total) + upload_next,
+        )?;
+        let s = self.gpu.stream();
+        let dev_next = match (hit, next) {
+            (Some(c), _) => c.ply,
+            (None, Some(v)) => DevicePly::upload(s, v.bits, v.block_ranks, v.values)?,
+            (None, None) => DevicePly::upload(s, &[], &[], &[])?,
+        };
+        let e = cuda_err("copying ply n's reached bits to the device");
+        let bits = s.clone_htod(reached).map_err(&e)?;
+        let dir_dev = s.clone_htod(&dir).map_err(&e)?;
         let mut out = s
-            .alloc_zeros::<u8>(size.max(1))
-            .map_err(cuda_err("allocating the partition's values"))?;
-        let (fail, kernel_seconds) =
-            self.run(&self.function, spec, &tables, None, &dev_next, &mut out)?;
+            .alloc_zeros::<u8>(total.max(1))
+            .map_err(cuda_err("allocating the ply's values"))?;
+        let input = SolveInput::Reached {
+            bits: &bits,
+            dir: &dir_dev,
+            words: reached.len() as u64,
+        };
+        let (fail, kernel_seconds) = self.run_solve(spec, &tables, input, &dev_next, &mut out)?;
         check_fail(spec, fail)?;
         drop(dev_next);
-        let values = self.download(&mut state, &out, size)?;
+        let values = self.download(&mut state, &out, total)?;
         state.cache = Some(Cached {
             spec,
-            addr: values.as_ptr() as usize,
-            len: values.len(),
-            fingerprint: fingerprint(&values),
-            values: out,
+            host: HostId::of(reached, &values),
+            ply: DevicePly {
+                bits,
+                dir: dir_dev,
+                values: out,
+                words: reached.len() as u64,
+            },
         });
         Ok(Connect4Solved {
             values,
@@ -228,17 +383,16 @@ impl Connect4Cuda {
     }
 
     /// The bytes of the given ranks of `spec` (kernel over a rank list) and
-    /// the failure bits ([`crate::game::connect4::twin::fail`]), for comparison
-    /// with [`crate::game::connect4::twin::Connect4Twin::value_of`].
+    /// the failure bits ([`crate::game::connect4::twin::fail`]), for
+    /// comparison with [`crate::game::connect4::twin::Connect4Twin::value_of`].
     pub fn values_of(
         &self,
         spec: Connect4SolveSpec,
-        next: Option<&[u8]>,
+        next: Option<ReachedView<'_>>,
         ranks: &[Rank],
     ) -> Result<(Vec<u8>, u32)> {
         let tables = Connect4Tables::new(spec)?;
-        let next = next.unwrap_or(&[]);
-        check_next(spec, &tables, next)?;
+        check_next(spec, &tables, next.as_ref())?;
         let size = tables.size(spec.n);
         if let Some(r) = ranks.iter().find(|r| r.0 >= size) {
             return Err(Error::Cuda(format!(
@@ -249,12 +403,10 @@ impl Connect4Cuda {
         if ranks.is_empty() {
             return Ok((Vec::new(), 0));
         }
-        let s = &self.gpu.stream();
-        let dev_next = if next.is_empty() {
-            s.alloc_zeros::<u8>(1).map_err(cuda_err("allocating"))?
-        } else {
-            s.clone_htod(next)
-                .map_err(cuda_err("copying to the device"))?
+        let s = self.gpu.stream();
+        let dev_next = match next {
+            Some(v) => DevicePly::upload(s, v.bits, v.block_ranks, v.values)?,
+            None => DevicePly::upload(s, &[], &[], &[])?,
         };
         let raw: Vec<u64> = ranks.iter().map(|r| r.0).collect();
         let dev_ranks = s
@@ -263,86 +415,178 @@ impl Connect4Cuda {
         let mut out = s
             .alloc_zeros::<u8>(ranks.len())
             .map_err(cuda_err("allocating"))?;
-        let fail = self.run(
-            &self.function,
-            spec,
-            &tables,
-            Some((&dev_ranks, ranks.len() as u64)),
-            &dev_next,
-            &mut out,
-        )?;
+        let input = SolveInput::Ranks(&dev_ranks, ranks.len() as u64);
+        let (fail, _) = self.run_solve(spec, &tables, input, &dev_next, &mut out)?;
         let values = s.clone_dtoh(&out).map_err(cuda_err("copying back"))?;
-        Ok((values, fail.0))
+        Ok((values, fail))
     }
-}
 
-impl Connect4Cuda {
-    /// One launch of `connect4_solve` over the partition `spec` (or the
-    /// `ranks` given) into `out`: (failure bits, kernel seconds).
-    fn run(
+    /// Forward search of ply `spec` (kernel `connect4_expand`; twin
+    /// [`super::twin::expand`]): sets in `next` (ply `n + 1`'s bits) the
+    /// successors of every ongoing position whose bit is set in `reached`,
+    /// through a device copy of ply `n + 1`'s bits that is then OR-ed into
+    /// `next`. Returns the seconds of the whole call.
+    pub fn expand(
         &self,
-        function: &CudaFunction,
         spec: Connect4SolveSpec,
-        tables: &Connect4Tables,
-        ranks: Option<(&CudaSlice<u64>, u64)>,
-        next: &CudaSlice<u8>,
-        out: &mut CudaSlice<u8>,
-    ) -> Result<(u32, f64)> {
+        reached: &[u64],
+        next: Option<&[AtomicU64]>,
+    ) -> Result<f64> {
+        let t0 = Instant::now();
+        let tables = Connect4Tables::new(spec)?;
+        let reached = check_reached(spec, &tables, reached)?;
+        let next = check_next_bits(spec, &tables, next)?;
+        if reached.iter().all(|&w| w == 0) {
+            return Ok(0.0);
+        }
+        let need = ((reached.len() + next.len().max(1)) * 8) as u64;
+        if self.fits(spec, "the forward search", need).is_err() {
+            // A ply kept from solving is worth less than the search.
+            self.forget();
+            self.fits(spec, "the forward search", need)?;
+        }
         let s = self.gpu.stream();
-        let flat = tables.flat();
-        let dev_tables = s
-            .clone_htod(&flat)
-            .map_err(cuda_err("copying the tables"))?;
-        let mut fail = s.alloc_zeros::<u32>(1).map_err(cuda_err("allocating"))?;
-        let count = match ranks {
-            Some((_, n)) => n,
-            None => tables.size(spec.n),
-        };
-        let smem = (flat.len() * 8) as u32;
-        let cfg = self.gpu.grid(function, BLOCK, count, smem)?;
-        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let begin = self
-            .gpu
-            .context()
-            .new_event(timing)
-            .map_err(cuda_err("creating an event"))?;
-        let end = self
-            .gpu
-            .context()
-            .new_event(timing)
-            .map_err(cuda_err("creating an event"))?;
+        let e = cuda_err;
+        let bits = s
+            .clone_htod(reached)
+            .map_err(e("copying ply n's reached bits to the device"))?;
+        let mut dev_next = s
+            .alloc_zeros::<u64>(next.len().max(1))
+            .map_err(e("allocating ply n + 1's bits"))?;
+        let mut first = s.clone_htod(&[u64::MAX]).map_err(e("allocating"))?;
+        let t = self.upload_tables(&tables)?;
+        let words = reached.len() as u64;
         let (w, h, n) = (spec.width, spec.height, spec.n);
-        let (len, ways, prefix) = (
-            flat.len() as u32,
-            tables.ways_offset(),
-            tables.prefix_offset(),
-        );
-        let first = 0u64;
-        let null = 0u64;
-        begin.record(s).map_err(cuda_err("recording an event"))?;
-        let mut launch = s.launch_builder(function);
+        let cfg = self.config(&self.expand_fn, words, t.len)?;
+        let mut launch = s.launch_builder(&self.expand_fn);
         launch
             .arg(&w)
             .arg(&h)
             .arg(&n)
-            .arg(&dev_tables)
-            .arg(&len)
-            .arg(&ways)
-            .arg(&prefix)
-            .arg(&first)
-            .arg(&count);
-        match ranks {
-            Some((r, _)) => launch.arg(r),
-            None => launch.arg(&null),
+            .arg(&t.flat)
+            .arg(&t.len)
+            .arg(&t.ways)
+            .arg(&t.prefix)
+            .arg(&bits)
+            .arg(&words)
+            .arg(&mut dev_next)
+            .arg(&mut first);
+        // SAFETY: the arguments match connect4_expand in connect4.cu; the
+        // tables hold `len` u64 laid out as Connect4Tables::flat says and fit
+        // the dynamic shared memory asked for; `bits` holds `words` words, one
+        // bit per index of ply n and none set past its size (check_reached),
+        // so every index decoded is one of ply n; every successor index the
+        // kernel sets is one of ply n + 1, whose bits `dev_next` holds whole
+        // (check_next_bits; the full board has no ongoing position and sets
+        // none); `first` holds one element.
+        unsafe { launch.launch(cfg) }.map_err(e("launching connect4_expand"))?;
+        let first = s.clone_dtoh(&first).map_err(e("copying back"))?[0];
+        check_expand_fail(spec, first)?;
+        let mut host = vec![0u64; BITS_CHUNK.min(next.len())];
+        for lo in (0..next.len()).step_by(BITS_CHUNK) {
+            let hi = (lo + BITS_CHUNK).min(next.len());
+            s.memcpy_dtoh(&dev_next.slice(lo..hi), &mut host[..hi - lo])
+                .map_err(e("copying ply n + 1's bits back"))?;
+            s.synchronize()
+                .map_err(e("copying ply n + 1's bits back"))?;
+            next[lo..hi]
+                .par_iter()
+                .zip(&host[..hi - lo])
+                .for_each(|(o, &w)| {
+                    if w != 0 {
+                        o.fetch_or(w, Ordering::Relaxed);
+                    }
+                });
+        }
+        Ok(t0.elapsed().as_secs_f64())
+    }
+
+    /// The tables of `tables`' board, on the device.
+    fn upload_tables(&self, tables: &Connect4Tables) -> Result<DeviceTables> {
+        let flat = tables.flat();
+        Ok(DeviceTables {
+            flat: self
+                .gpu
+                .stream()
+                .clone_htod(&flat)
+                .map_err(cuda_err("copying the tables"))?,
+            len: flat.len() as u32,
+            ways: tables.ways_offset(),
+            prefix: tables.prefix_offset(),
+        })
+    }
+
+    /// A launch of `function` over `work` threads' items with `tables_len`
+    /// u64 of tables in shared memory.
+    fn config(&self, function: &CudaFunction, work: u64, tables_len: u32) -> Result<LaunchConfig> {
+        self.gpu.grid(function, BLOCK, work, tables_len * 8)
+    }
+
+    /// One launch of `connect4_solve` over `input` of ply `spec` into `out`,
+    /// reading ply `n + 1` from `next`: (failure bits, kernel seconds).
+    fn run_solve(
+        &self,
+        spec: Connect4SolveSpec,
+        tables: &Connect4Tables,
+        input: SolveInput<'_>,
+        next: &DevicePly,
+        out: &mut CudaSlice<u8>,
+    ) -> Result<(u32, f64)> {
+        let s = self.gpu.stream();
+        let t = self.upload_tables(tables)?;
+        let mut fail = s.alloc_zeros::<u32>(1).map_err(cuda_err("allocating"))?;
+        let null = 0u64;
+        let count = match &input {
+            SolveInput::Reached { words, .. } => *words,
+            SolveInput::Ranks(_, n) => *n,
         };
-        launch.arg(next).arg(out).arg(&mut fail);
+        let cfg = self.config(&self.solve_fn, count, t.len)?;
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let event = || {
+            self.gpu
+                .context()
+                .new_event(timing)
+                .map_err(cuda_err("creating an event"))
+        };
+        let (begin, end) = (event()?, event()?);
+        let (w, h, n) = (spec.width, spec.height, spec.n);
+        begin.record(s).map_err(cuda_err("recording an event"))?;
+        let mut launch = s.launch_builder(&self.solve_fn);
+        launch
+            .arg(&w)
+            .arg(&h)
+            .arg(&n)
+            .arg(&t.flat)
+            .arg(&t.len)
+            .arg(&t.ways)
+            .arg(&t.prefix);
+        match &input {
+            SolveInput::Reached { bits, dir, .. } => {
+                launch.arg(&null).arg(&count).arg(*bits).arg(*dir);
+            }
+            SolveInput::Ranks(ranks, _) => {
+                launch.arg(*ranks).arg(&count).arg(&null).arg(&null);
+            }
+        }
+        launch
+            .arg(&next.bits)
+            .arg(&next.dir)
+            .arg(&next.words)
+            .arg(&next.values)
+            .arg(out)
+            .arg(&mut fail);
         // SAFETY: the arguments match connect4_solve in connect4.cu; the
         // tables hold `len` u64 laid out as Connect4Tables::flat says and fit
-        // the dynamic shared memory asked for; `out` holds at least `count`
-        // bytes; every rank (the range 0..count, or the list, checked by the
-        // callers) is an index of partition n, and every successor index the
-        // kernel reads is one of partition n + 1, whose values `next` holds
-        // (checked by check_next; the full board reads none).
+        // the dynamic shared memory asked for. Reached input: `bits` holds
+        // `count` words, none set past ply n's size (check_reached), `dir`
+        // its directory (block_ranks of those words), and `out` one byte per
+        // set bit; rank input: every rank is an index of ply n (checked by
+        // values_of) and `out` holds `count` bytes. `next` is ply n + 1 held
+        // compact as check_next verified: `words` words of bits covering the
+        // whole ply (a successor index past them is read as unreached, never
+        // loaded), a directory entry per 8 words and one past, a value per
+        // set bit, so every slot the kernel computes lies in `next.values`;
+        // the full board reads none of it.
         unsafe { launch.launch(cfg) }.map_err(cuda_err("launching connect4_solve"))?;
         end.record(s).map_err(cuda_err("recording an event"))?;
         let bits = s.clone_dtoh(&fail).map_err(cuda_err("copying back"))?[0];

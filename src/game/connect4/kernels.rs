@@ -1,13 +1,18 @@
-//! Connect Four partitions through the device-kernel interface: partition `n`
-//! is solved from its only dependency, partition `n + 1`, by the kernel
-//! `connect4_solve` on the GPU ([`super::cuda::Connect4Cuda`], which keeps
-//! the last partition on the device) or by its CPU twin ([`Connect4Twin`]).
+//! Connect Four plies through the device-kernel interface. Plies are
+//! layered: the forward search steps ply `n` to ply `n + 1` with kernel
+//! `connect4_expand`, and ply `n` is solved only where reached, from ply
+//! `n + 1` held compact, by kernel `connect4_solve`, answering compact; on
+//! the GPU ([`super::cuda::Connect4Cuda`], which keeps the last ply on the
+//! device) or by their CPU twins ([`super::twin`]).
+//!
+//! Without the reached bits of the ply, or with ply `n + 1` held one byte
+//! per index, the kernels decline and the generic solver takes the ply.
 
-use super::twin::{Connect4SolveSpec, Connect4Tables, Connect4Twin};
+use super::twin::{self, Connect4SolveSpec, Connect4Tables, Connect4Twin};
 use super::Connect4;
 use crate::game::{
-    Device, DeviceCheckOptions, DeviceCheckReport, Game, KernelSolve, PartitionKernels,
-    SolvedPartitions,
+    Device, DeviceCheckOptions, DeviceCheckReport, ForwardTargets, Game, KernelSolve,
+    PartitionKernels, ReachedView, SolvedPartitions,
 };
 
 // `tbforge bench gpu connect4`. A child of this module (it reads the solver),
@@ -19,9 +24,9 @@ use crate::{Error, Result};
 
 /// Where a Connect Four partition is solved.
 enum Solver {
-    /// The CPU twin (tests of the glue without a GPU).
+    /// The CPU twins, on all cores: what a CPU build runs.
     Twin,
-    /// The kernel on a GPU.
+    /// The kernels on a GPU.
     #[cfg(feature = "cuda")]
     Cuda(Box<super::cuda::Connect4Cuda>),
 }
@@ -61,43 +66,65 @@ impl Connect4Kernels {
     }
 }
 
-/// Partition `n + 1`'s values among the solved partitions (`None` for the full board).
-pub fn next_values<'a>(
+/// Ply `n + 1` held compact among the solved partitions: `Some(None)` for
+/// the full board (no successors), `None` (decline) when ply `n + 1` is held
+/// one byte per index, an error when it is not solved at all.
+pub fn next_compact<'a>(
     spec: &Connect4SolveSpec,
     solved: &SolvedPartitions<'a>,
-) -> Result<Option<&'a [u8]>> {
+) -> Option<Result<Option<ReachedView<'a>>>> {
     let Some(next) = spec.next() else {
-        return Ok(None);
+        return Some(Ok(None));
     };
-    solved.get(PartitionId(next.n)).map(Some).ok_or_else(|| {
-        Error::Cuda(format!(
+    let p = PartitionId(next.n);
+    match (solved.get_compact(p), solved.get(p)) {
+        (Some(view), _) => Some(Ok(Some(view))),
+        (None, Some(_)) => None,
+        (None, None) => Some(Err(Error::NotAvailable(format!(
             "connect4 partition {}: its moves lead to partition {}, which is not solved before it",
             spec.n, next.n
-        ))
-    })
+        )))),
+    }
 }
 
 impl PartitionKernels for Connect4Kernels {
     fn solve(&self, p: PartitionId, solved: &SolvedPartitions<'_>) -> Option<Result<KernelSolve>> {
         let spec = self.spec_of(p)?;
-        Some(
-            next_values(&spec, solved).and_then(|next| match &self.solver {
-                Solver::Twin => Ok(KernelSolve::on_cpu(
-                    Connect4Twin::new(spec, next)?.solve()?,
-                    None,
-                )),
-                #[cfg(feature = "cuda")]
-                Solver::Cuda(gpu) => {
-                    let s = gpu.solve(spec, next)?;
-                    Ok(KernelSolve {
-                        compact: false,
-                        values: s.values,
-                        passes: None,
-                        device_seconds: Some(s.seconds),
-                    })
-                }
+        let reached = solved.reached()?;
+        let next = next_compact(&spec, solved)?;
+        Some(next.and_then(|next| match &self.solver {
+            Solver::Twin => Ok(KernelSolve {
+                values: Connect4Twin::new(spec, next)?.solve(reached)?,
+                compact: true,
+                passes: None,
+                device_seconds: None,
             }),
-        )
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => {
+                let s = gpu.solve(spec, reached, next)?;
+                Ok(KernelSolve {
+                    values: s.values,
+                    compact: true,
+                    passes: None,
+                    device_seconds: Some(s.seconds),
+                })
+            }
+        }))
+    }
+
+    fn expand(
+        &self,
+        p: PartitionId,
+        reached: &[u64],
+        next: &ForwardTargets<'_>,
+    ) -> Option<Result<()>> {
+        let spec = self.spec_of(p)?;
+        let bits = spec.next().and_then(|s| next.get(PartitionId(s.n)));
+        Some(match &self.solver {
+            Solver::Twin => twin::expand(spec, reached, bits),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => gpu.expand(spec, reached, bits).map(|_| ()),
+        })
     }
 
     fn name(&self) -> String {

@@ -23,6 +23,9 @@
 //! column holding the second player's piece under the first player's as the
 //! only two pieces; forward search leaves them unreachable.)
 //!
+//! Plies are layered ([`super::Forward::Layer`]): a build stores values only
+//! for positions reachable from the empty board, 0 elsewhere.
+//!
 //! Notation: the columns played, 1-based, first move first, as common Connect
 //! Four solvers take them (`4453`); the empty string is the empty board.
 
@@ -443,6 +446,13 @@ impl Game for Connect4 {
                 out.push((c, self.play(pos, c)));
             }
         }
+    }
+
+    /// Every move adds a piece: ply `n` is first reached at depth `n`, and only
+    /// its reached positions are solved and stored (most of a large board's
+    /// index at high plies holds boards with fours that play never reaches).
+    fn forward(&self, p: PartitionId) -> super::Forward {
+        super::Forward::Layer(p.0)
     }
 
     fn start(&self) -> Option<Connect4Position> {

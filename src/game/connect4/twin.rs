@@ -1,9 +1,10 @@
 //! One Connect Four partition solved in the form the GPU runs it
-//! (`kernels/connect4.cu`, one thread per index), with its CPU twin.
+//! (`kernels/connect4.cu`), and the forward search of one, with their CPU
+//! twins.
 //!
-//! The bytes are exactly those of [`crate::solve::solve_partition`] on the
-//! game `connect4` (src/game/connect4.rs), whose hash this file repeats bit
-//! for bit:
+//! The bytes are exactly those of [`crate::solve::solve_partition_reached`]
+//! on the game `connect4` (src/game/connect4/mod.rs), whose hash this file
+//! repeats bit for bit:
 //! - partition `n` = pieces on the board, `k = ceil(n/2)` of them the first
 //!   player's; `rank = H(heights) * C(n, k) + B(first)`, `H` the
 //!   lexicographic rank of the column heights among the bounded compositions
@@ -24,13 +25,27 @@
 //! successor's mover, an odd one a win, 1 a draw, 0 illegal (which a move
 //! never reaches: the solver reports it as a broken game contract).
 //!
+//! Plies are layered ([`crate::game::Forward::Layer`]): only positions that
+//! the forward search reaches from the empty board are solved, and a build
+//! holds each ply compact ([`crate::game::ReachedValues`]: reached bits, a
+//! rank directory, a byte per reached index). [`expand`] (kernel
+//! `connect4_expand`) is the search's step from ply `n` to ply `n + 1`;
+//! [`Connect4Twin::solve`] (kernel `connect4_solve`) computes the byte of
+//! every reached index of ply `n` from ply `n + 1` held compact, and answers
+//! compact too. A reached position's moves all reach reached positions, so
+//! a successor missing from ply `n + 1`'s bits is a broken input, reported
+//! as such.
+//!
 //! No partition has moves inside itself, so there are no passes: one thread
-//! per index computes its byte from partition `n + 1`'s bytes, and a whole
-//! build is one launch per partition.
+//! per reached index computes its byte, and a whole build is one launch per
+//! partition.
 
+use crate::game::reached::{block_ranks, WORDS_PER_BLOCK};
+use crate::game::ReachedView;
 use crate::value::Value;
 use crate::{Error, Result};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Rows of the binomial table: `C(i, j)` for `i` in `0..=64`.
 pub const BIN_ROWS: usize = 65;
@@ -49,6 +64,9 @@ pub mod fail {
     pub const ILLEGAL_SUCCESSOR: u32 = 1;
     /// The value's distance does not fit a value byte.
     pub const DISTANCE: u32 = 2;
+    /// A move reaches an index of partition `n + 1` whose reached bit is
+    /// not set (no value is held for it).
+    pub const UNREACHED_SUCCESSOR: u32 = 4;
 }
 
 /// One partition of Connect Four on a `width` x `height` board: the boards
@@ -231,43 +249,36 @@ fn has_four(b: u64, stride: u32) -> bool {
     any != 0
 }
 
-/// The CPU twin of `kernels/connect4.cu`: the same per-index computation.
-#[derive(Clone, Debug)]
-pub struct Connect4Twin<'a> {
-    spec: Connect4SolveSpec,
-    tables: Connect4Tables,
-    next: &'a [u8],
+/// What an index of a partition holds (`c4_decode` in the kernel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// No position: a four for the player who did not move last.
+    Illegal,
+    /// A four on the board: lost for the side to move, not expanded.
+    Lost,
+    /// A full board without a four: drawn, not expanded.
+    Drawn,
+    /// A position with moves.
+    Ongoing,
 }
 
-impl<'a> Connect4Twin<'a> {
-    /// The twin for `spec` given partition `n + 1`'s values (`None`, or an
-    /// empty slice, for the full board, which has no successors).
-    pub fn new(spec: Connect4SolveSpec, next: Option<&'a [u8]>) -> Result<Connect4Twin<'a>> {
-        let tables = Connect4Tables::new(spec)?;
-        let next = next.unwrap_or(&[]);
-        check_next(spec, &tables, next)?;
-        Ok(Connect4Twin { spec, tables, next })
-    }
+/// A position decoded from its index, as one kernel thread holds it.
+#[derive(Clone, Copy, Debug)]
+struct Board {
+    heights: [u32; MAX_WIDTH as usize],
+    /// Which filled cells (column by column, bottom up) are the first player's.
+    which: u64,
+    kind: Kind,
+}
 
-    /// Indices of the partition.
-    pub fn size(&self) -> u64 {
-        self.tables.size(self.spec.n)
-    }
-
-    /// The tables the kernel receives.
-    pub fn tables(&self) -> &Connect4Tables {
-        &self.tables
-    }
-
-    /// The byte of index `r` (below [`Self::size`]) and its failure bits
-    /// ([`fail`]; 0 when none), computed as one kernel thread does.
-    pub fn value_of(&self, r: u64) -> (u8, u32) {
-        let t = &self.tables;
-        let (w, h, n) = (self.spec.width, self.spec.height, self.spec.n);
-        let cells = w * h;
+impl Connect4Tables {
+    /// Index `r` of partition `n` decoded (`c4_decode`).
+    fn decode(&self, n: u32, r: u64) -> Board {
+        let (w, h) = (self.width, self.height);
+        let cells = self.cells() as u32;
         let stride = h + 1;
         let k = n.div_ceil(2);
-        let per = t.binom(n, k);
+        let per = self.binom(n, k);
         // Column heights: bounded-composition unrank of r / C(n, k).
         let mut hr = r / per;
         let mut heights = [0u32; MAX_WIDTH as usize];
@@ -277,7 +288,7 @@ impl<'a> Connect4Twin<'a> {
             let row = (i + 1) * wstride;
             let mut x = 0;
             while x < h.min(rest) {
-                let c = t.ways[row + (rest - x) as usize];
+                let c = self.ways[row + (rest - x) as usize];
                 if hr < c {
                     break;
                 }
@@ -292,7 +303,7 @@ impl<'a> Connect4Twin<'a> {
         let mut kk = k;
         let mut which: u64 = 0;
         for i in (0..n).rev() {
-            let c = t.binom(i, kk);
+            let c = self.binom(i, kk);
             let take = u64::from(b >= c);
             which |= take << i;
             b -= c & take.wrapping_neg();
@@ -312,26 +323,41 @@ impl<'a> Connect4Twin<'a> {
         let first_moved_last = n % 2 == 1;
         // Illegal: a four for the player who did not move last (this covers
         // both players having one).
-        if (first_moved_last && s4) || (!first_moved_last && f4) {
-            return (Value::ILLEGAL.to_byte(), 0);
+        let kind = if (first_moved_last && s4) || (!first_moved_last && f4) {
+            Kind::Illegal
+        } else if f4 || s4 {
+            Kind::Lost
+        } else if n == cells {
+            Kind::Drawn
+        } else {
+            Kind::Ongoing
+        };
+        Board {
+            heights,
+            which,
+            kind,
         }
-        if f4 || s4 {
-            return (Value::at_distance(0).expect("0 fits").to_byte(), 0);
-        }
-        if n == cells {
-            return (Value::DRAW.to_byte(), 0);
-        }
-        // Every move adds a piece: successors are in partition n + 1.
+    }
+
+    /// What index `r` of partition `n` (below [`Self::size`]) holds.
+    pub fn kind(&self, n: u32, r: u64) -> Kind {
+        self.decode(n, r).kind
+    }
+
+    /// Calls `visit` with the index in partition `n + 1` of every move of
+    /// the position `board` of partition `n`, column by column
+    /// (`c4_successor`); a full column has none.
+    #[inline]
+    fn for_each_successor(&self, n: u32, board: &Board, mut visit: impl FnMut(u64)) {
+        let (w, h) = (self.width as usize, self.height);
         let ins = u64::from(n % 2 == 0);
-        let k1 = k + ins as u32;
-        let per1 = t.binom(n + 1, k1);
-        let pstride = cells as usize + 2;
-        let mut best_win: u32 = 256; // smallest even byte (a lost successor)
-        let mut longest: u32 = 0; // largest odd byte (a won successor)
-        let mut all_won = true;
-        let mut failed = 0;
+        let k1 = n.div_ceil(2) + ins as u32;
+        let per1 = self.binom(n + 1, k1);
+        let pstride = self.cells() + 2;
+        let heights = &board.heights[..w];
+        let which = board.which;
         let mut offset = 0;
-        for c in 0..w as usize {
+        for c in 0..w {
             let hc = heights[c];
             let p = offset + hc;
             offset += hc;
@@ -341,10 +367,11 @@ impl<'a> Connect4Twin<'a> {
             // Heights rank with column c one higher, at sum n + 1.
             let mut hrank: u64 = 0;
             let mut rest = n + 1;
-            for (i, &hi) in heights.iter().enumerate().take(w as usize) {
+            for (i, &hi) in heights.iter().enumerate() {
                 let x = hi + u32::from(i == c);
                 let row = (i + 1) * pstride + rest as usize + 1;
-                hrank = hrank.wrapping_add(t.prefix[row].wrapping_sub(t.prefix[row - x as usize]));
+                hrank = hrank
+                    .wrapping_add(self.prefix[row].wrapping_sub(self.prefix[row - x as usize]));
                 rest -= x;
             }
             // The colour word with the new piece's bit inserted at p.
@@ -356,9 +383,173 @@ impl<'a> Connect4Twin<'a> {
                 let i = word.trailing_zeros();
                 word &= word - 1;
                 j += 1;
-                brank += t.binom(i, j);
+                brank += self.binom(i, j);
             }
-            let v = u32::from(self.next[(hrank * per1 + brank) as usize]);
+            visit(hrank.wrapping_mul(per1).wrapping_add(brank));
+        }
+    }
+
+    /// The indices in partition `n + 1` that the moves of index `r` of
+    /// partition `n` reach (none for a position that is not
+    /// [`Kind::Ongoing`]), into `out`; returns what `r` holds.
+    pub fn successors(&self, n: u32, r: u64, out: &mut Vec<u64>) -> Kind {
+        out.clear();
+        let board = self.decode(n, r);
+        if board.kind == Kind::Ongoing {
+            self.for_each_successor(n, &board, |s| out.push(s));
+        }
+        board.kind
+    }
+}
+
+/// Indices in the runs [`for_each_reached_run`] hands out: 64 directory
+/// blocks, a task's worth of work.
+const RUN_BLOCKS: usize = 64;
+
+/// Splits `out` (one slot per reached index of `bits`, directory `dir`) into
+/// the runs of [`RUN_BLOCKS`] directory blocks and calls `f(first word,
+/// words, run)` for each, on all cores, OR-ing what they return.
+fn for_each_reached_run<T: Send>(
+    bits: &[u64],
+    dir: &[u64],
+    out: &mut [T],
+    f: impl Fn(usize, &[u64], &mut [T]) -> u32 + Sync,
+) -> u32 {
+    let mut runs = Vec::with_capacity(dir.len() / RUN_BLOCKS + 1);
+    let mut rest = out;
+    for b in (0..dir.len() - 1).step_by(RUN_BLOCKS) {
+        let end = (b + RUN_BLOCKS).min(dir.len() - 1);
+        let (run, tail) = rest.split_at_mut((dir[end] - dir[b]) as usize);
+        runs.push((b * WORDS_PER_BLOCK, run));
+        rest = tail;
+    }
+    runs.into_par_iter()
+        .map(|(w0, run)| {
+            let w1 = (w0 + RUN_BLOCKS * WORDS_PER_BLOCK).min(bits.len());
+            f(w0, &bits[w0..w1], run)
+        })
+        .reduce(|| 0, |a, b| a | b)
+}
+
+/// Checks that `reached` holds partition `spec`'s reached bits (at least a
+/// word per 64 indices, none set past its size) and returns its words.
+pub fn check_reached<'r>(
+    spec: Connect4SolveSpec,
+    tables: &Connect4Tables,
+    reached: &'r [u64],
+) -> Result<&'r [u64]> {
+    let size = tables.size(spec.n);
+    let words = size.div_ceil(64) as usize;
+    let bad = |what: String| {
+        Err(Error::NotAvailable(format!(
+            "connect4 {}x{} {}: the reached bits {what}",
+            spec.width,
+            spec.height,
+            spec.name()
+        )))
+    };
+    if reached.len() < words {
+        return bad(format!("hold {} words, {words} are needed", reached.len()));
+    }
+    let reached = &reached[..words];
+    if size % 64 != 0 && reached[words - 1] >> (size % 64) != 0 {
+        return bad(format!("have bits set past the partition's {size} indices"));
+    }
+    Ok(reached)
+}
+
+/// Checks that `next` is partition `n + 1` held compact (`None` exactly for
+/// the full board, which has no successors): a word of bits per 64 indices,
+/// a directory entry per block and one past, a value per reached index.
+pub fn check_next(
+    spec: Connect4SolveSpec,
+    tables: &Connect4Tables,
+    next: Option<&ReachedView<'_>>,
+) -> Result<()> {
+    let bad = |what: String| {
+        Err(Error::NotAvailable(format!(
+            "connect4 {}x{} {}: partition ply{:02} {what}",
+            spec.width,
+            spec.height,
+            spec.name(),
+            spec.n + 1
+        )))
+    };
+    let (Some(s), Some(next)) = (spec.next(), next) else {
+        return match spec.next() {
+            Some(_) => bad("is not given: it is solved before this one".into()),
+            None => Ok(()),
+        };
+    };
+    let words = tables.size(s.n).div_ceil(64) as usize;
+    let blocks = words.div_ceil(WORDS_PER_BLOCK);
+    if next.bits.len() != words || next.block_ranks.len() != blocks + 1 {
+        return bad(format!(
+            "holds {} words of bits and {} directory entries, expected {words} and {}",
+            next.bits.len(),
+            next.block_ranks.len(),
+            blocks + 1
+        ));
+    }
+    if next.block_ranks[blocks] != next.values.len() as u64 {
+        return bad(format!(
+            "holds {} values for {} reached indices",
+            next.values.len(),
+            next.block_ranks[blocks]
+        ));
+    }
+    Ok(())
+}
+
+/// The CPU twin of `connect4_solve` in `kernels/connect4.cu`: the same
+/// per-index computation, reading partition `n + 1` compact.
+#[derive(Clone, Debug)]
+pub struct Connect4Twin<'a> {
+    spec: Connect4SolveSpec,
+    tables: Connect4Tables,
+    next: Option<ReachedView<'a>>,
+}
+
+impl<'a> Connect4Twin<'a> {
+    /// The twin for `spec` given partition `n + 1` held compact (`None` for
+    /// the full board, which has no successors).
+    pub fn new(spec: Connect4SolveSpec, next: Option<ReachedView<'a>>) -> Result<Connect4Twin<'a>> {
+        let tables = Connect4Tables::new(spec)?;
+        check_next(spec, &tables, next.as_ref())?;
+        Ok(Connect4Twin { spec, tables, next })
+    }
+
+    /// Indices of the partition.
+    pub fn size(&self) -> u64 {
+        self.tables.size(self.spec.n)
+    }
+
+    /// The tables the kernel receives.
+    pub fn tables(&self) -> &Connect4Tables {
+        &self.tables
+    }
+
+    /// The byte of index `r` (below [`Self::size`]) and its failure bits
+    /// ([`fail`]; 0 when none), computed as one kernel thread does.
+    pub fn value_of(&self, r: u64) -> (u8, u32) {
+        let board = self.tables.decode(self.spec.n, r);
+        match board.kind {
+            Kind::Illegal => return (Value::ILLEGAL.to_byte(), 0),
+            Kind::Lost => return (Value::at_distance(0).expect("0 fits").to_byte(), 0),
+            Kind::Drawn => return (Value::DRAW.to_byte(), 0),
+            Kind::Ongoing => {}
+        }
+        let mut best_win: u32 = 256; // smallest even byte (a lost successor)
+        let mut longest: u32 = 0; // largest odd byte (a won successor)
+        let mut all_won = true;
+        let mut failed = 0;
+        self.tables.for_each_successor(self.spec.n, &board, |s| {
+            let slot = self.next.as_ref().and_then(|next| next.slot(s));
+            let Some(slot) = slot else {
+                failed |= fail::UNREACHED_SUCCESSOR;
+                return;
+            };
+            let v = u32::from(self.next.as_ref().expect("a slot").values[slot]);
             if v == 0 {
                 failed |= fail::ILLEGAL_SUCCESSOR;
             } else if v == 1 {
@@ -368,7 +559,7 @@ impl<'a> Connect4Twin<'a> {
             } else {
                 longest = longest.max(v);
             }
-        }
+        });
         let byte = if best_win < 256 {
             best_win + 1
         } else if all_won {
@@ -385,47 +576,114 @@ impl<'a> Connect4Twin<'a> {
         (byte as u8, 0)
     }
 
-    /// The whole partition, on all cores.
-    pub fn solve(&self) -> Result<Vec<u8>> {
-        let size = usize::try_from(self.size())
-            .map_err(|_| Error::Cuda("partition larger than memory".into()))?;
-        let mut out = vec![0u8; size];
-        const CHUNK: usize = 1 << 14;
-        let failed = out
-            .par_chunks_mut(CHUNK)
-            .enumerate()
-            .map(|(c, chunk)| {
-                let mut f = 0;
-                for (i, slot) in chunk.iter_mut().enumerate() {
-                    let (v, bits) = self.value_of((c * CHUNK + i) as u64);
-                    *slot = v;
+    /// The values of the indices whose bits are set in `reached`, one per
+    /// reached index in index order, on all cores.
+    pub fn solve(&self, reached: &[u64]) -> Result<Vec<u8>> {
+        let reached = check_reached(self.spec, &self.tables, reached)?;
+        let dir = block_ranks(reached);
+        let total = usize::try_from(*dir.last().expect("one entry at least"))
+            .map_err(|_| Error::NotAvailable("more reached indices than memory holds".into()))?;
+        let mut out = vec![0u8; total];
+        let failed = for_each_reached_run(reached, &dir, &mut out, |w0, words, run| {
+            let mut f = 0;
+            let mut next = 0;
+            for (i, &word) in words.iter().enumerate() {
+                let mut word = word;
+                while word != 0 {
+                    let r = (w0 + i) as u64 * 64 + u64::from(word.trailing_zeros());
+                    word &= word - 1;
+                    let (v, bits) = self.value_of(r);
+                    run[next] = v;
+                    next += 1;
                     f |= bits;
                 }
-                f
-            })
-            .reduce(|| 0, |a, b| a | b);
+            }
+            f
+        });
         check_fail(self.spec, failed)?;
         Ok(out)
     }
 }
 
-/// Checks that `next` holds partition `n + 1`'s values (empty for the full board).
-pub fn check_next(spec: Connect4SolveSpec, tables: &Connect4Tables, next: &[u8]) -> Result<()> {
-    let want = match spec.next() {
-        Some(s) => tables.size(s.n),
-        None => 0,
+/// The CPU twin of `connect4_expand`: for every index whose bit is set in
+/// `reached` (partition `spec`), the successors of an ongoing position are
+/// set in `next` (partition `n + 1`'s bits; `None` for the full board, or
+/// where no move is to be marked). Terminal positions are not expanded, as
+/// in the generic search; a reached illegal index is a broken contract.
+pub fn expand(spec: Connect4SolveSpec, reached: &[u64], next: Option<&[AtomicU64]>) -> Result<()> {
+    let tables = Connect4Tables::new(spec)?;
+    let reached = check_reached(spec, &tables, reached)?;
+    let next = check_next_bits(spec, &tables, next)?;
+    const TASK: usize = 1 << 10;
+    let first = reached
+        .par_chunks(TASK)
+        .enumerate()
+        .map(|(t, words)| {
+            let mut first = u64::MAX;
+            for (i, &word) in words.iter().enumerate() {
+                let mut word = word;
+                while word != 0 {
+                    let r = (t * TASK + i) as u64 * 64 + u64::from(word.trailing_zeros());
+                    word &= word - 1;
+                    let board = tables.decode(spec.n, r);
+                    match board.kind {
+                        Kind::Illegal => first = first.min(r),
+                        Kind::Lost | Kind::Drawn => {}
+                        Kind::Ongoing => tables.for_each_successor(spec.n, &board, |s| {
+                            let (w, bit) = ((s / 64) as usize, 1u64 << (s % 64));
+                            // Most successors are reached from several
+                            // positions: a read spares the cache line a write.
+                            if next[w].load(Ordering::Relaxed) & bit == 0 {
+                                next[w].fetch_or(bit, Ordering::Relaxed);
+                            }
+                        }),
+                    }
+                }
+            }
+            first
+        })
+        .min()
+        .unwrap_or(u64::MAX);
+    check_expand_fail(spec, first)
+}
+
+/// Checks that `next` holds a bit for every index of partition `n + 1` and
+/// returns them (empty for the full board, whose positions have no moves).
+pub fn check_next_bits<'n>(
+    spec: Connect4SolveSpec,
+    tables: &Connect4Tables,
+    next: Option<&'n [AtomicU64]>,
+) -> Result<&'n [AtomicU64]> {
+    let Some(s) = spec.next() else {
+        return Ok(&[]);
     };
-    if next.len() as u64 != want {
-        return Err(Error::Cuda(format!(
-            "connect4 {}x{} {}: partition {} holds {} values, expected {want}",
+    let words = tables.size(s.n).div_ceil(64) as usize;
+    match next {
+        Some(bits) if bits.len() >= words => Ok(&bits[..words]),
+        _ => Err(Error::NotAvailable(format!(
+            "connect4 {}x{} {}: the forward search gives no bits of partition ply{:02} \
+             ({words} words) for its moves",
             spec.width,
             spec.height,
             spec.name(),
-            spec.n + 1,
-            next.len()
-        )));
+            s.n
+        ))),
     }
-    Ok(())
+}
+
+/// The error of an expansion whose smallest reached illegal index is
+/// `first` (`u64::MAX`: none), as the generic search reports it.
+pub fn check_expand_fail(spec: Connect4SolveSpec, first: u64) -> Result<()> {
+    if first == u64::MAX {
+        return Ok(());
+    }
+    Err(Error::GameContract {
+        game: "connect4".into(),
+        message: format!(
+            "reached index ({}, {first}), which the game calls illegal",
+            spec.n
+        ),
+    })
 }
 
 /// Turns the failure bits of a solve (the kernel's or the twin's) into the
@@ -436,6 +694,17 @@ pub fn check_fail(spec: Connect4SolveSpec, bits: u32) -> Result<()> {
             game: "connect4".into(),
             message: format!(
                 "a move from partition {} reaches an index of partition {} that the game calls illegal",
+                spec.n,
+                spec.n + 1
+            ),
+        });
+    }
+    if bits & fail::UNREACHED_SUCCESSOR != 0 {
+        return Err(Error::GameContract {
+            game: "connect4".into(),
+            message: format!(
+                "a move from a reached position of partition {} reaches an index of partition {} \
+                 that the forward search did not reach",
                 spec.n,
                 spec.n + 1
             ),
@@ -474,7 +743,23 @@ mod tests {
         assert!(Connect4SolveSpec::new(8, 8, 0).is_err());
         assert!(Connect4SolveSpec::new(4, 4, 17).is_err());
         let spec = Connect4SolveSpec::new(4, 4, 3).unwrap();
-        assert!(Connect4Twin::new(spec, Some(&[2u8; 5])).is_err());
+        let bits = [1u64];
+        let view = ReachedView {
+            bits: &bits,
+            block_ranks: &[0, 1],
+            values: &[2],
+        };
+        // Ply 4 of 4x4 has 210 indices: four words of bits.
+        assert!(Connect4Twin::new(spec, Some(view)).is_err());
         assert!(Connect4Twin::new(spec, None).is_err());
+        let full = Connect4SolveSpec::new(4, 4, 16).unwrap();
+        assert!(Connect4Twin::new(full, None).is_ok());
+        // Ply 1 has 4 indices: one word, the view fits; a bit past them
+        // does not.
+        let one = Connect4SolveSpec::new(4, 4, 0).unwrap();
+        assert!(Connect4Twin::new(one, Some(view)).is_ok());
+        let tables = Connect4Tables::new(one).unwrap();
+        assert!(check_reached(Connect4SolveSpec { n: 1, ..one }, &tables, &[1 << 4]).is_err());
+        assert!(check_reached(Connect4SolveSpec { n: 1, ..one }, &tables, &[]).is_err());
     }
 }

@@ -115,11 +115,13 @@ impl MorrisKernels {
 /// they are solved. One that is not is `None`: as with the generic solver,
 /// that is an error (naming it) only if a reached position moves there, so
 /// a layer that play does not reach needs nothing.
+/// Layers held compact are expanded: the kernels read whole arrays.
 pub fn place_dependencies<'a>(
     spec: &PlaceSpec,
     solved: &SolvedPartitions<'a>,
-) -> [Option<&'a [u8]>; 2] {
-    spec.targets().map(|t| t.and_then(|t| solved.get(t.id)))
+) -> [Option<std::borrow::Cow<'a, [u8]>>; 2] {
+    spec.targets()
+        .map(|t| t.and_then(|t| solved.get_full(t.id, t.size)))
 }
 
 /// The spec of partition `p` of `game`, for the `k1-k2` partitions the
@@ -174,7 +176,7 @@ impl PartitionKernels for MorrisKernels {
             // generic solver takes the partition.
             let reached = solved.reached()?;
             let deps = place_dependencies(&spec, solved);
-            return Some(self.solve_place(&spec, reached, deps));
+            return Some(self.solve_place(&spec, reached, deps.each_ref().map(|d| d.as_deref())));
         }
         let spec = spec_of(&self.game, p)?;
         Some(dependencies(&spec, solved).and_then(|deps| self.solve_spec(spec, deps)))
