@@ -1162,6 +1162,44 @@ mod tests {
     use super::*;
     use crate::game::Params;
 
+    #[test]
+    fn sparse_blocks_round_trip_and_refuse_every_other_form() {
+        for n in [1usize, 7, 8, 9, 64, 1000] {
+            let raw: Vec<u8> = (0..n)
+                .map(|i| if i % 3 == 1 { (i % 200) as u8 + 1 } else { 0 })
+                .collect();
+            let mut stored = Vec::new();
+            pack_sparse(&raw, &mut stored);
+            assert_eq!(
+                stored.len(),
+                n.div_ceil(8) + raw.iter().filter(|&&b| b != 0).count()
+            );
+            assert_eq!(unpack_sparse(&stored, n).unwrap(), raw, "n = {n}");
+        }
+        let raw = [0u8, 5, 0, 7, 9];
+        let mut stored = Vec::new();
+        pack_sparse(&raw, &mut stored);
+        // A bit past the last position.
+        let mut bad = stored.clone();
+        bad[0] |= 1 << 6;
+        assert!(unpack_sparse(&bad, 5)
+            .unwrap_err()
+            .contains("past the last"));
+        // One value too many, one too few.
+        let mut bad = stored.clone();
+        bad.push(3);
+        assert!(unpack_sparse(&bad, 5).unwrap_err().contains("bytes follow"));
+        assert!(unpack_sparse(&stored[..stored.len() - 1], 5)
+            .unwrap_err()
+            .contains("bytes follow"));
+        // A zero stored as nonzero: a second form of the same block.
+        let mut bad = stored.clone();
+        *bad.last_mut().unwrap() = 0;
+        assert!(unpack_sparse(&bad, 5).unwrap_err().contains("holds 0"));
+        // Shorter than the bitmap.
+        assert!(unpack_sparse(&[], 5).unwrap_err().contains("bitmap"));
+    }
+
     /// The writer as it was before streaming: every block compressed in
     /// memory, then header, index, blocks and trailer assembled at once.
     /// The streamed writer must give exactly these bytes.

@@ -276,11 +276,18 @@ impl Counts {
     /// rank `start`: counting a partition piece by piece gives
     /// [`Counts::of_values`] of the whole.
     pub fn add_values(&mut self, kind: GameKind, weights: &Weights, start: Rank, values: &[u8]) {
+        let class = self.classify(kind, values, 0);
+        self.add_piece(weights, start, class, |i| byte_category(kind, values[i]));
+    }
+
+    /// The counts by category of `values` and of `zeros` more 0 bytes,
+    /// noting their distances.
+    fn classify(&mut self, kind: GameKind, values: &[u8], zeros: u64) -> [u64; 4] {
         let mut hist = [0u64; 256];
         for &b in values {
             hist[b as usize] += 1;
         }
-        let mut class = [hist[0], 0, hist[1], 0];
+        let mut class = [hist[0] + zeros, 0, hist[1], 0];
         for (byte, &n) in hist.iter().enumerate().skip(2).filter(|(_, &n)| n > 0) {
             let d = Value::from_byte(byte as u8)
                 .distance()
@@ -293,7 +300,7 @@ impl Counts {
             }
             self.max_distance = max_opt(self.max_distance, Some(d));
         }
-        self.add_piece(weights, start, class, |i| byte_category(kind, values[i]));
+        class
     }
 
     /// Adds a piece of `len` indices from rank `start` given only its nonzero
@@ -302,23 +309,7 @@ impl Counts {
     /// exception (the caller expands the piece otherwise).
     pub fn add_nonzero(&mut self, kind: GameKind, weights: &Weights, len: u64, values: &[u8]) {
         debug_assert!(weights.exceptions.is_empty());
-        let mut hist = [0u64; 256];
-        for &b in values {
-            hist[b as usize] += 1;
-        }
-        let mut class = [len - values.len() as u64, 0, hist[1], 0];
-        for (byte, &n) in hist.iter().enumerate().skip(2).filter(|(_, &n)| n > 0) {
-            let d = Value::from_byte(byte as u8)
-                .distance()
-                .expect("bytes >= 2 are decided");
-            if byte_category(kind, byte as u8) == WIN {
-                class[WIN] += n;
-                self.longest_win = max_opt(self.longest_win, Some(d));
-            } else {
-                class[LOSS] += n;
-            }
-            self.max_distance = max_opt(self.max_distance, Some(d));
-        }
+        let class = self.classify(kind, values, len - values.len() as u64);
         self.add_piece(weights, Rank(0), class, |_| ILLEGAL);
     }
 

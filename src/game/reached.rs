@@ -37,13 +37,20 @@ impl ReachedView<'_> {
         if word & bit == 0 {
             return None;
         }
-        let block = w / WORDS_PER_BLOCK;
-        let mut rank = self.block_ranks[block];
-        for &before in &self.bits[block * WORDS_PER_BLOCK..w] {
-            rank += u64::from(before.count_ones());
+        Some(self.reached_before_word(w) + (word & (bit - 1)).count_ones() as usize)
+    }
+
+    /// Reached indices in the words before word `w` (all of them past the end).
+    fn reached_before_word(&self, w: usize) -> usize {
+        if w >= self.bits.len() {
+            return self.values.len();
         }
-        rank += u64::from((word & (bit - 1)).count_ones());
-        Some(rank as usize)
+        let block = w / WORDS_PER_BLOCK;
+        let before: u64 = self.bits[block * WORDS_PER_BLOCK..w]
+            .iter()
+            .map(|x| u64::from(x.count_ones()))
+            .sum();
+        (self.block_ranks[block] + before) as usize
     }
 
     /// Index `r`'s value; 0 (not reached) where the search did not get.
@@ -76,17 +83,7 @@ impl ReachedView<'_> {
             out.extend_from_slice(&word.to_le_bytes()[..take]);
             bytes -= take;
         }
-        let start = match self.bits.get(first) {
-            Some(_) => {
-                let block = first / WORDS_PER_BLOCK;
-                self.block_ranks[block]
-                    + self.bits[block * WORDS_PER_BLOCK..first]
-                        .iter()
-                        .map(|w| u64::from(w.count_ones()))
-                        .sum::<u64>()
-            }
-            None => self.reached(),
-        } as usize;
+        let start = self.reached_before_word(first);
         let values = &self.values[start..start + ones];
         out.extend_from_slice(values);
         values
@@ -111,17 +108,7 @@ impl ReachedView<'_> {
     pub fn expand_into(&self, offset: u64, out: &mut [u8]) {
         debug_assert_eq!(offset % 64, 0);
         let first_word = (offset / 64) as usize;
-        let mut next = match self.bits.get(first_word) {
-            Some(_) => {
-                let block = first_word / WORDS_PER_BLOCK;
-                self.block_ranks[block]
-                    + self.bits[block * WORDS_PER_BLOCK..first_word]
-                        .iter()
-                        .map(|w| u64::from(w.count_ones()))
-                        .sum::<u64>()
-            }
-            None => self.reached(),
-        } as usize;
+        let mut next = self.reached_before_word(first_word);
         for (i, chunk) in out.chunks_mut(64).enumerate() {
             chunk.fill(0);
             let mut word = self.bits.get(first_word + i).copied().unwrap_or(0);
