@@ -99,7 +99,13 @@ pub fn layered_search<G: Game>(
     for d in 0..=deepest {
         let started = std::time::Instant::now();
         let current: Vec<usize> = (0..layout.len())
-            .filter(|&s| forwards[s] == Forward::Layer(d) && bits[s].count() > 0)
+            .filter(|&s| {
+                forwards[s] == Forward::Layer(d)
+                    && bits[s]
+                        .atomic_words()
+                        .par_iter()
+                        .any(|w| w.load(Ordering::Relaxed) != 0)
+            })
             .collect();
         if current.is_empty() {
             break;
@@ -110,7 +116,7 @@ pub fn layered_search<G: Game>(
             .filter(|&s| forwards[s] == Forward::Layer(d + 1) || forwards[s] == Forward::Stop)
             .collect();
         // On all cores: the Stop partitions can be most of the index.
-        let marked = || -> u64 {
+        let marked = |targets: &[usize]| -> u64 {
             targets
                 .iter()
                 .map(|&t| {
@@ -122,7 +128,14 @@ pub fn layered_search<G: Game>(
                 })
                 .sum()
         };
-        let before = marked();
+        // Only depth d's expansion sets Layer(d + 1) bits: before it, just the
+        // Stop partitions hold any (one scan less of the next layer).
+        let stops: Vec<usize> = targets
+            .iter()
+            .copied()
+            .filter(|&t| forwards[t] == Forward::Stop)
+            .collect();
+        let before = marked(&stops);
         for &s in &current {
             let slot_started = std::time::Instant::now();
             let p = order[s];
@@ -167,7 +180,7 @@ pub fn layered_search<G: Game>(
             slot_seconds[s] = slot_started.elapsed().as_secs_f64();
         }
         depth_seconds.push(started.elapsed().as_secs_f64());
-        match marked() - before {
+        match marked(&targets) - before {
             0 => break,
             n => layers.push(n),
         }
