@@ -618,3 +618,34 @@ fn layer_beside_expand_partitions_is_a_contract_error() {
     assert!(matches!(err, Error::GameContract { .. }), "{err}");
     assert!(err.to_string().contains("Expand"), "{err}");
 }
+
+#[test]
+fn two_bit_files_of_compact_layers_hold_the_byte_files_outcomes() {
+    // The byte files are written straight from the compact layers (bitmap
+    // and values); two-bit files expand them block by block: both must say
+    // the same of every index, unreached ones included.
+    let tmp = tempfile::tempdir().unwrap();
+    let bytes = tmp.path().join("bytes");
+    let wdl = tmp.path().join("wdl");
+    build(&LAYERED, &bytes, |_| {}).unwrap();
+    build(&LAYERED, &wdl, |o| o.encoding = format::ValueEncoding::Wdl2).unwrap();
+    let (b, w) = (values(&LAYERED, &bytes), values(&LAYERED, &wdl));
+    let mut reached = 0;
+    for (p, byte_values) in &b {
+        assert_eq!(byte_values.len(), w[p].len(), "{p}");
+        for (i, (&v, &code)) in byte_values.iter().zip(&w[p]).enumerate() {
+            let want = format::ValueEncoding::Wdl2
+                .encode(GameKind::TwoPlayer, tbforge::Value::from_byte(v));
+            assert_eq!(code, want, "{p} index {i}");
+            reached += u64::from(v != 0);
+        }
+    }
+    assert!(reached > 0);
+    let (mb, mw) = (
+        format::read_manifest(&bytes).unwrap(),
+        format::read_manifest(&wdl).unwrap(),
+    );
+    assert_eq!(mb.totals.wins, mw.totals.wins);
+    assert_eq!(mb.totals.losses, mw.totals.losses);
+    assert_eq!(mb.totals.classes, mw.totals.classes);
+}
