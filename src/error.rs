@@ -58,6 +58,17 @@ pub enum Error {
     /// A feature that is not part of this build or not built yet.
     #[error("{0}")]
     NotAvailable(String),
+    /// Another member of the build's team (an MPI rank, or the thread of
+    /// another GPU) failed, so this one stopped.
+    #[error("rank {rank} of {size}: {message}; continue the build with --resume")]
+    Team {
+        /// This member's rank.
+        rank: usize,
+        /// Members in the team.
+        size: usize,
+        /// Which member failed, and how.
+        message: String,
+    },
     /// The CUDA backend could not be used.
     #[error("CUDA backend unavailable: {0}")]
     Cuda(String),

@@ -7,6 +7,8 @@
 //! - [`hash`]: perfect hash functions (rank/unrank) of boards and permutations;
 //! - [`game`]: the [`Game`] trait and the built-in games;
 //! - `solve` (feature `build`): forward search and retrograde analysis;
+//! - `dist` (feature `build`): one build by several members (MPI ranks with
+//!   feature `mpi`, or one thread per GPU);
 //! - [`mod@format`]: the tablebase file format and the manifest;
 //! - [`probe`]: what engines link to read values back;
 //! - `compare` (feature `build`): two tablebases of one game, position by position;
@@ -26,6 +28,8 @@ pub mod verify;
 pub mod backend;
 #[cfg(feature = "build")]
 pub mod compare;
+#[cfg(feature = "build")]
+pub mod dist;
 #[cfg(feature = "build")]
 pub mod pipeline;
 #[cfg(feature = "build")]

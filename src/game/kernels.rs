@@ -8,6 +8,7 @@
 //! generic solver's bytes: the golden and twin tests hold that.
 
 use super::reached::ReachedView;
+use crate::dist::Team;
 use crate::value::PartitionId;
 use crate::Result;
 use std::sync::atomic::AtomicU64;
@@ -139,6 +140,24 @@ pub trait PartitionKernels: Send + Sync + std::fmt::Debug {
     /// Values of partition `p` given the earlier partitions' values, or `None`
     /// when these kernels do not cover `p` (the generic solver takes it).
     fn solve(&self, p: PartitionId, solved: &SolvedPartitions<'_>) -> Option<Result<KernelSolve>>;
+
+    /// Partition `p` solved by every member of `team` together (an MPI
+    /// rank, or the thread of one GPU each): every member calls this with
+    /// the same arguments, solves its own slice ([`Team::slice`]) on its own
+    /// device and exchanges what the others need through the team's
+    /// collectives; every member returns the whole partition's values, the
+    /// bytes [`PartitionKernels::solve`] would return. `None` (on every
+    /// member alike) when these kernels cannot split `p`: the build then
+    /// has one member solve it whole and hand it to the others.
+    fn solve_team(
+        &self,
+        p: PartitionId,
+        solved: &SolvedPartitions<'_>,
+        team: &dyn Team,
+    ) -> Option<Result<KernelSolve>> {
+        let _ = (p, solved, team);
+        None
+    }
 
     /// Forward search of [`Forward::Layer`](super::Forward::Layer) partition
     /// `p`: for every index whose bit is set in `reached` (64 to a word, lowest

@@ -1,0 +1,254 @@
+//! One build by several workers: MPI ranks (feature `mpi`), or one thread per
+//! GPU of a host (`--gpus`), each a *member* of a [`Team`].
+//!
+//! Every member runs the same build, partition after partition. A partition
+//! is solved by all members together: each owns a contiguous slice of its
+//! index ([`Team::slice`]), solves that slice, and learns the others' results
+//! through the team's collectives; every member ends each partition holding
+//! all of its values, so that later partitions read earlier ones locally.
+//! Member `slot % size` writes partition `slot`'s file; member 0 writes the
+//! build state and the manifest. The values of a partition are a function of
+//! the game alone, so the bytes never depend on the number of members.
+//!
+//! The collectives here are all-gather and all-to-all of byte buffers, in
+//! rank order, with what they moved and waited counted ([`CommStats`]). A
+//! member that fails aborts the team: the others' next collective returns
+//! [`Error::Team`] (threads) or the MPI job ends (`MPI_Abort`, mpirun stops
+//! every rank), never a hang.
+
+mod threads;
+pub use threads::ThreadTeam;
+
+#[cfg(feature = "mpi")]
+mod mpi;
+#[cfg(feature = "mpi")]
+pub use self::mpi::MpiTeam;
+
+use crate::{Error, Result};
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// The members of one build and their collectives.
+pub trait Team: Send + Sync + std::fmt::Debug {
+    /// This member's number, 0..size.
+    fn rank(&self) -> usize;
+
+    /// How many members build together.
+    fn size(&self) -> usize;
+
+    /// Sends `parts[j]` to member j (`parts.len() == size`) and returns what
+    /// every member sent to this one, by sender. Every member must call it,
+    /// in the same order as every other collective.
+    fn all_to_all(&self, parts: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>>;
+
+    /// Ends the team's work because this member failed with `message`: the
+    /// others' collectives fail instead of waiting for it. Under MPI the
+    /// whole job ends and this call does not return.
+    fn abort(&self, message: &str);
+
+    /// What the collectives moved and waited so far.
+    fn stats(&self) -> &CommStats;
+
+    /// "mpi", "gpu threads": for logs.
+    fn kind(&self) -> &'static str;
+
+    /// Every member's `mine`, in rank order (this member's own included).
+    fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
+        self.all_to_all(vec![mine.to_vec(); self.size()])
+    }
+
+    /// The sum of every member's `x`.
+    fn all_sum(&self, x: u64) -> Result<u64> {
+        Ok(self.all_gather(&x.to_le_bytes())?.iter().map(|b| read_u64(b)).sum())
+    }
+
+    /// The largest of every member's `x`.
+    fn all_max(&self, x: u64) -> Result<u64> {
+        Ok(self
+            .all_gather(&x.to_le_bytes())?
+            .iter()
+            .map(|b| read_u64(b))
+            .max()
+            .unwrap_or(0))
+    }
+
+    /// Member `root`'s bytes, on every member (`mine` is read on `root` only).
+    fn broadcast(&self, root: usize, mine: &[u8]) -> Result<Vec<u8>> {
+        let parts = if self.rank() == root {
+            vec![mine.to_vec(); self.size()]
+        } else {
+            vec![Vec::new(); self.size()]
+        };
+        Ok(std::mem::take(&mut self.all_to_all(parts)?[root]))
+    }
+
+    /// Waits until every member has come here.
+    fn barrier(&self) -> Result<()> {
+        self.all_gather(&[]).map(|_| ())
+    }
+
+    /// This member's slice of `len` indices: contiguous, in rank order,
+    /// boundaries on multiples of `align` (a power of two), as even as that
+    /// allows.
+    fn slice(&self, len: u64, align: u64) -> Range<u64> {
+        slice_of(len, align, self.rank(), self.size())
+    }
+
+    /// Whether this member writes partition `slot`'s file.
+    fn writes(&self, slot: usize) -> bool {
+        slot % self.size() == self.rank()
+    }
+}
+
+/// Member `rank`'s slice of `len` indices among `size` (see [`Team::slice`]).
+pub fn slice_of(len: u64, align: u64, rank: usize, size: usize) -> Range<u64> {
+    let units = len.div_ceil(align.max(1));
+    let bound = |r: usize| ((units as u128 * r as u128 / size as u128) as u64 * align).min(len);
+    bound(rank)..bound(rank + 1)
+}
+
+fn read_u64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(a)
+}
+
+/// A team of one: the plain build. Its collectives return at once.
+#[derive(Debug, Default)]
+pub struct Solo {
+    stats: CommStats,
+}
+
+impl Team for Solo {
+    fn rank(&self) -> usize {
+        0
+    }
+    fn size(&self) -> usize {
+        1
+    }
+    fn all_to_all(&self, parts: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
+        Ok(parts)
+    }
+    fn abort(&self, _message: &str) {}
+    fn stats(&self) -> &CommStats {
+        &self.stats
+    }
+    fn kind(&self) -> &'static str {
+        "solo"
+    }
+}
+
+/// What a member's collectives moved and how long it spent in them (its
+/// own waiting for the others included): the build log's communication
+/// figures.
+#[derive(Debug, Default)]
+pub struct CommStats {
+    calls: AtomicU64,
+    bytes_sent: AtomicU64,
+    bytes_received: AtomicU64,
+    nanos: AtomicU64,
+}
+
+/// A reading of [`CommStats`]; differences of two readings give a step's share.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CommReading {
+    /// Collectives called.
+    pub calls: u64,
+    /// Bytes sent to other members.
+    pub bytes_sent: u64,
+    /// Bytes received from other members.
+    pub bytes_received: u64,
+    /// Seconds inside collectives (moving data and waiting for the others).
+    pub seconds: f64,
+}
+
+impl CommReading {
+    /// What happened between `earlier` and this reading.
+    pub fn since(&self, earlier: &CommReading) -> CommReading {
+        CommReading {
+            calls: self.calls - earlier.calls,
+            bytes_sent: self.bytes_sent - earlier.bytes_sent,
+            bytes_received: self.bytes_received - earlier.bytes_received,
+            seconds: (self.seconds - earlier.seconds).max(0.0),
+        }
+    }
+}
+
+impl CommStats {
+    /// The totals so far.
+    pub fn read(&self) -> CommReading {
+        CommReading {
+            calls: self.calls.load(Ordering::Relaxed),
+            bytes_sent: self.bytes_sent.load(Ordering::Relaxed),
+            bytes_received: self.bytes_received.load(Ordering::Relaxed),
+            seconds: self.nanos.load(Ordering::Relaxed) as f64 * 1e-9,
+        }
+    }
+
+    /// Counts one collective that started at `started`, sending `sent` bytes
+    /// to others and receiving `received` from them.
+    pub(crate) fn record(&self, started: Instant, sent: u64, received: u64) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        self.bytes_sent.fetch_add(sent, Ordering::Relaxed);
+        self.bytes_received.fetch_add(received, Ordering::Relaxed);
+        self.nanos
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+}
+
+/// The error a member's collective returns once another member aborted.
+pub(crate) fn aborted(rank: usize, size: usize, message: &str) -> Error {
+    Error::Team {
+        rank,
+        size,
+        message: message.to_string(),
+    }
+}
+
+/// Concatenated little-endian u64s, for lists exchanged between members.
+pub fn encode_u64s(xs: &[u64]) -> Vec<u8> {
+    xs.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// The u64s of [`encode_u64s`]; a length that is not a multiple of 8 is a
+/// broken exchange.
+pub fn decode_u64s(bytes: &[u8]) -> Result<Vec<u64>> {
+    if bytes.len() % 8 != 0 {
+        return Err(Error::NotAvailable(format!(
+            "a member sent {} bytes where a list of 8-byte numbers was expected; report this as a bug",
+            bytes.len()
+        )));
+    }
+    Ok(bytes.chunks_exact(8).map(read_u64).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_cover_the_index_in_order_on_aligned_bounds() {
+        for &(len, align, size) in &[(0u64, 64u64, 3usize), (1, 64, 2), (1000, 64, 3), (4097, 1, 5), (640, 64, 10), (65, 64, 4)] {
+            let mut next = 0;
+            for rank in 0..size {
+                let s = slice_of(len, align, rank, size);
+                assert_eq!(s.start, next, "len {len} align {align} size {size}");
+                assert!(s.start % align == 0 || s.start == len);
+                assert!(s.end >= s.start);
+                next = s.end;
+            }
+            assert_eq!(next, len);
+        }
+        // Even where alignment allows: 1000 indices over 3 in units of 8.
+        let sizes: Vec<u64> = (0..3).map(|r| slice_of(1000, 8, r, 3)).map(|s| s.end - s.start).collect();
+        assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 8, "{sizes:?}");
+    }
+
+    #[test]
+    fn u64_lists_round_trip_and_a_torn_list_is_an_error() {
+        let xs = [0, 1, u64::MAX, 1 << 40];
+        assert_eq!(decode_u64s(&encode_u64s(&xs)).unwrap(), xs);
+        assert!(decode_u64s(&[1, 2, 3]).is_err());
+    }
+}

@@ -1,0 +1,195 @@
+//! MPI ranks as a team (feature `mpi`, the `mpi` crate on the system's Open
+//! MPI): `mpirun -np N tbforge build ...` or `srun`.
+
+use super::{CommStats, Team};
+use crate::{Error, Result};
+use mpi::collective::SystemOperation;
+use mpi::datatype::{Partition, PartitionMut};
+use mpi::traits::*;
+use mpi::Count;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Bytes one round of an all-to-all moves per member: MPI counts are 32-bit,
+/// so larger exchanges go in rounds (with `size` parts per round, a round's
+/// buffer stays below 2^31 bytes).
+const ROUND_BYTES: u64 = 1 << 30;
+
+/// This process's rank of the MPI job (`MPI_COMM_WORLD`).
+pub struct MpiTeam {
+    comm: Mutex<Comm>,
+    rank: usize,
+    size: usize,
+    local_rank: usize,
+    host: String,
+    stats: CommStats,
+}
+
+struct Comm {
+    world: mpi::topology::SimpleCommunicator,
+    // Finalises MPI when dropped, after the communicator above.
+    _universe: mpi::environment::Universe,
+}
+
+// SAFETY: MPI is initialised with MPI_THREAD_SERIALIZED (checked in `init`)
+// and every MPI call goes through the `comm` mutex, so no two threads are
+// ever inside MPI at once, which is all that level requires of callers.
+unsafe impl Send for MpiTeam {}
+// SAFETY: as for Send: all access to the communicator is serialised by the mutex.
+unsafe impl Sync for MpiTeam {}
+
+impl std::fmt::Debug for MpiTeam {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MpiTeam(rank {} of {} on {})", self.rank, self.size, self.host)
+    }
+}
+
+impl MpiTeam {
+    /// Initialises MPI for this process (once per process).
+    pub fn init() -> Result<MpiTeam> {
+        let (universe, level) = mpi::initialize_with_threading(mpi::Threading::Serialized)
+            .ok_or_else(|| Error::NotAvailable("MPI was already initialised in this process".into()))?;
+        if level < mpi::Threading::Serialized {
+            return Err(Error::NotAvailable(format!(
+                "this MPI library offers thread level {level:?}; tbforge needs MPI_THREAD_SERIALIZED (Open MPI offers it)"
+            )));
+        }
+        let world = universe.world();
+        let rank = world.rank() as usize;
+        let size = world.size() as usize;
+        // Ranks of one host, numbered from 0: which GPU each takes.
+        let local_rank = world.split_shared(world.rank()).rank() as usize;
+        let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
+        Ok(MpiTeam {
+            comm: Mutex::new(Comm {
+                world,
+                _universe: universe,
+            }),
+            rank,
+            size,
+            local_rank,
+            host,
+            stats: CommStats::default(),
+        })
+    }
+
+    /// Whether this process was started by an MPI launcher (mpirun, srun),
+    /// from the variables they set.
+    pub fn launched() -> bool {
+        ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some())
+    }
+
+    /// This rank's number among the ranks of its host.
+    pub fn local_rank(&self) -> usize {
+        self.local_rank
+    }
+
+    /// The host's name, as MPI reports it.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    fn exchange(&self, world: &mpi::topology::SimpleCommunicator, parts: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let size = self.size;
+        let send_lens: Vec<u64> = parts.iter().map(|p| p.len() as u64).collect();
+        let mut recv_lens = vec![0u64; size];
+        world.all_to_all_into(&send_lens[..], &mut recv_lens[..]);
+        let per = (ROUND_BYTES / size as u64).max(1);
+        let mine = send_lens
+            .iter()
+            .chain(&recv_lens)
+            .map(|l| l.div_ceil(per))
+            .max()
+            .unwrap_or(0);
+        let mut rounds = 0u64;
+        world.all_reduce_into(&mine, &mut rounds, SystemOperation::max());
+        let mut got: Vec<Vec<u8>> = recv_lens.iter().map(|&l| Vec::with_capacity(l as usize)).collect();
+        let piece = |len: u64, round: u64| {
+            let lo = (round * per).min(len);
+            lo..((round + 1) * per).min(len)
+        };
+        for round in 0..rounds {
+            let mut send = Vec::new();
+            let mut send_counts = Vec::with_capacity(size);
+            let mut send_displs = Vec::with_capacity(size);
+            for p in parts {
+                let r = piece(p.len() as u64, round);
+                send_displs.push(send.len() as Count);
+                send_counts.push((r.end - r.start) as Count);
+                send.extend_from_slice(&p[r.start as usize..r.end as usize]);
+            }
+            let recv_counts: Vec<Count> = recv_lens
+                .iter()
+                .map(|&l| {
+                    let r = piece(l, round);
+                    (r.end - r.start) as Count
+                })
+                .collect();
+            let recv_displs: Vec<Count> = recv_counts
+                .iter()
+                .scan(0, |at, &c| {
+                    let d = *at;
+                    *at += c;
+                    Some(d)
+                })
+                .collect();
+            let total: Count = recv_counts.iter().sum();
+            let mut recv = vec![0u8; total as usize];
+            {
+                let sendp = Partition::new(&send[..], &send_counts[..], &send_displs[..]);
+                let mut recvp = PartitionMut::new(&mut recv[..], &recv_counts[..], &recv_displs[..]);
+                world.all_to_all_varcount_into(&sendp, &mut recvp);
+            }
+            for (i, g) in got.iter_mut().enumerate() {
+                let d = recv_displs[i] as usize;
+                g.extend_from_slice(&recv[d..d + recv_counts[i] as usize]);
+            }
+        }
+        got
+    }
+}
+
+impl Team for MpiTeam {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn all_to_all(&self, parts: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
+        assert_eq!(parts.len(), self.size, "one part per member");
+        let started = Instant::now();
+        let comm = self.comm.lock().unwrap_or_else(|e| e.into_inner());
+        let got = self.exchange(&comm.world, &parts);
+        let others = |v: &[Vec<u8>]| -> u64 {
+            v.iter()
+                .enumerate()
+                .filter(|(i, _)| *i != self.rank)
+                .map(|(_, p)| p.len() as u64)
+                .sum()
+        };
+        self.stats.record(started, others(&parts), others(&got));
+        Ok(got)
+    }
+
+    fn abort(&self, message: &str) {
+        eprintln!(
+            "tbforge: rank {} of {} on {}: {message}; stopping every rank",
+            self.rank, self.size, self.host
+        );
+        let comm = self.comm.lock().unwrap_or_else(|e| e.into_inner());
+        comm.world.abort(2)
+    }
+
+    fn stats(&self) -> &CommStats {
+        &self.stats
+    }
+
+    fn kind(&self) -> &'static str {
+        "mpi"
+    }
+}

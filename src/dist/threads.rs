@@ -1,0 +1,195 @@
+//! A team of threads in one process: one member per GPU of a host
+//! (`--gpus`), and the stand-in for MPI ranks in tests of machines without
+//! MPI. Members hand each other buffers through shared memory.
+
+use super::{aborted, CommStats, Team};
+use crate::Result;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// One member of a team of threads; [`ThreadTeam::new`] makes all of them.
+#[derive(Debug)]
+pub struct ThreadTeam {
+    rank: usize,
+    shared: Arc<Shared>,
+    stats: CommStats,
+}
+
+#[derive(Debug)]
+struct Shared {
+    size: usize,
+    round: Mutex<Round>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Round {
+    /// Bumped each time every member has arrived at a rendezvous.
+    generation: u64,
+    arrived: usize,
+    /// What each member deposited this round: one buffer per receiver,
+    /// taken by the receiver.
+    deposits: Vec<Vec<Option<Vec<u8>>>>,
+    /// The first failure, by rank and message: every later call fails.
+    aborted: Option<(usize, String)>,
+}
+
+impl ThreadTeam {
+    /// The `size` members of a new team, in rank order: hand one to each thread.
+    pub fn new(size: usize) -> Vec<ThreadTeam> {
+        let size = size.max(1);
+        let shared = Arc::new(Shared {
+            size,
+            round: Mutex::new(Round {
+                deposits: vec![Vec::new(); size],
+                ..Round::default()
+            }),
+            changed: Condvar::new(),
+        });
+        (0..size)
+            .map(|rank| ThreadTeam {
+                rank,
+                shared: shared.clone(),
+                stats: CommStats::default(),
+            })
+            .collect()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Round> {
+        self.shared.round.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn failed(&self, round: &Round) -> Option<crate::Error> {
+        round.aborted.as_ref().map(|(rank, message)| {
+            aborted(
+                self.rank,
+                self.shared.size,
+                &format!("rank {rank} failed: {message}"),
+            )
+        })
+    }
+
+    /// Waits until every member has arrived here (or one aborted).
+    fn rendezvous<'a>(&'a self, mut round: MutexGuard<'a, Round>) -> Result<MutexGuard<'a, Round>> {
+        if let Some(e) = self.failed(&round) {
+            return Err(e);
+        }
+        let generation = round.generation;
+        round.arrived += 1;
+        if round.arrived == self.shared.size {
+            round.arrived = 0;
+            round.generation += 1;
+            self.shared.changed.notify_all();
+            return Ok(round);
+        }
+        while round.generation == generation {
+            if let Some(e) = self.failed(&round) {
+                return Err(e);
+            }
+            round = self
+                .shared
+                .changed
+                .wait(round)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+        Ok(round)
+    }
+}
+
+impl Team for ThreadTeam {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.shared.size
+    }
+
+    fn all_to_all(&self, parts: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>> {
+        assert_eq!(parts.len(), self.shared.size, "one part per member");
+        let started = Instant::now();
+        let sent: u64 = parts
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != self.rank)
+            .map(|(_, p)| p.len() as u64)
+            .sum();
+        let mut round = self.lock();
+        round.deposits[self.rank] = parts.into_iter().map(Some).collect();
+        // Everyone has deposited: take this member's column.
+        let mut round = self.rendezvous(round)?;
+        let got: Vec<Vec<u8>> = (0..self.shared.size)
+            .map(|i| round.deposits[i][self.rank].take().unwrap_or_default())
+            .collect();
+        // Everyone has taken: the deposits may be overwritten by the next call.
+        drop(self.rendezvous(round)?);
+        let received = got
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != self.rank)
+            .map(|(_, p)| p.len() as u64)
+            .sum();
+        self.stats.record(started, sent, received);
+        Ok(got)
+    }
+
+    fn abort(&self, message: &str) {
+        let mut round = self.lock();
+        if round.aborted.is_none() {
+            round.aborted = Some((self.rank, message.to_string()));
+        }
+        self.shared.changed.notify_all();
+    }
+
+    fn stats(&self) -> &CommStats {
+        &self.stats
+    }
+
+    fn kind(&self) -> &'static str {
+        "threads"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_to_all_delivers_each_part_to_its_receiver_many_times_over() {
+        let team = ThreadTeam::new(3);
+        std::thread::scope(|s| {
+            for member in &team {
+                s.spawn(move || {
+                    for round in 0..50u8 {
+                        let parts = (0..3).map(|j| vec![member.rank() as u8, j as u8, round]).collect();
+                        let got = member.all_to_all(parts).unwrap();
+                        for (i, g) in got.iter().enumerate() {
+                            assert_eq!(g, &vec![i as u8, member.rank() as u8, round]);
+                        }
+                        assert_eq!(member.all_sum(member.rank() as u64 + 1).unwrap(), 6);
+                        assert_eq!(member.broadcast(2, &[round, 7]).unwrap(), vec![round, 7]);
+                    }
+                });
+            }
+        });
+        assert!(team[0].stats().read().bytes_sent > 0);
+    }
+
+    #[test]
+    fn a_member_that_aborts_fails_the_others_instead_of_hanging_them() {
+        let team = ThreadTeam::new(3);
+        std::thread::scope(|s| {
+            let waiting: Vec<_> = team[1..]
+                .iter()
+                .map(|m| s.spawn(move || m.barrier()))
+                .collect();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            team[0].abort("disk full");
+            for w in waiting {
+                let e = w.join().unwrap().unwrap_err().to_string();
+                assert!(e.contains("rank 0 failed: disk full"), "{e}");
+            }
+        });
+        assert!(team[2].barrier().is_err(), "an aborted team stays aborted");
+    }
+}
