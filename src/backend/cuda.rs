@@ -156,6 +156,19 @@ impl CudaDevice {
         }
     }
 
+    /// How many CUDA devices this machine has. Errors (never panics) when
+    /// the driver is missing.
+    pub fn count() -> Result<usize> {
+        driver_available()?;
+        match catch_unwind(CudaContext::device_count) {
+            Ok(Ok(n)) => Ok(n.max(0) as usize),
+            Ok(Err(e)) => Err(cuda_err("initialising CUDA")(e)),
+            Err(_) => Err(Error::Cuda(
+                "the CUDA driver library is incomplete (cudarc panicked); use --backend cpu".into(),
+            )),
+        }
+    }
+
     fn open_inner(ordinal: usize) -> Result<CudaDevice> {
         let count = CudaContext::device_count().map_err(cuda_err("initialising CUDA"))?;
         if count <= 0 {

@@ -275,6 +275,11 @@ pub(crate) struct BuildArgs {
     /// Print one JSON object (the build summary) instead of text.
     #[arg(long)]
     json: bool,
+    /// Build on several GPUs of this host at once (`all`, or a count): every
+    /// partition is split over them, each GPU driven by its own thread. The
+    /// output does not depend on it. Under MPI, run one rank per GPU instead.
+    #[arg(long, value_name = "N|all")]
+    gpus: Option<String>,
     /// A finished build to copy partitions from instead of solving them,
     /// where the game says they hold the same values (`tbforge games` says
     /// which games share partitions across parameters).

@@ -136,7 +136,10 @@ impl MpiTeam {
                 })
                 .collect();
             let total: Count = recv_counts.iter().sum();
-            let mut recv = vec![0u8; total as usize];
+            // Never an empty buffer: its dangling address is 1, which is
+            // Open MPI's MPI_IN_PLACE, and would be taken for it.
+            send.push(0);
+            let mut recv = vec![0u8; total as usize + 1];
             {
                 let sendp = Partition::new(&send[..], &send_counts[..], &send_displs[..]);
                 let mut recvp = PartitionMut::new(&mut recv[..], &recv_counts[..], &recv_displs[..]);

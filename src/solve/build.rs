@@ -11,10 +11,11 @@
 use super::bfs::{frontier_bfs, two_bit_bfs};
 use super::layer_search::{layered_forwards, layered_search};
 use super::lock::DirLocks;
-use super::retro::solve_partition_reached;
+use super::retro::solve_partition_team;
 use super::schedule::ExternalSolver;
 use super::stages::{PartitionStage, Solver};
 use super::Progress;
+use crate::dist::{Solo, Team};
 use crate::format::{
     self, file_name, write_manifest, Counts, FileEntry, Manifest, TableFile, ValueEncoding,
     WriteOptions, FORMAT_VERSION,
@@ -61,6 +62,11 @@ pub struct BuildOptions {
     /// same values ([`Game::shares_partition_with`]) and name and size
     /// match, are copied rather than solved (`--from DIR`).
     pub from: Option<PathBuf>,
+    /// The members building together (MPI ranks, or one thread per GPU),
+    /// this one among them; `None`: this process alone. Every member calls
+    /// [`build_game`] with the same game and options but its own team
+    /// member and kernels (see [`crate::dist`]).
+    pub team: Option<Arc<dyn Team>>,
 }
 
 impl BuildOptions {
@@ -77,6 +83,7 @@ impl BuildOptions {
             checkpoint_every: crate::pipeline::DEFAULT_CHECKPOINT_EVERY,
             kernels: None,
             from: None,
+            team: None,
         }
     }
 }
@@ -134,6 +141,12 @@ pub struct BuildReport {
     /// Each partition solved in this run, in solving order, with what its
     /// stages took (`tbforge bench stages` tabulates them).
     pub partitions: Vec<PartitionStage>,
+    /// Members that built together (1: this process alone).
+    pub ranks: usize,
+    /// What they were: "solo", "mpi" or "threads" (one per GPU).
+    pub team: &'static str,
+    /// What this member's collectives moved and waited in the whole build.
+    pub communication: crate::dist::CommReading,
 }
 
 const STATE_FILE: &str = ".tbforge-build.json";
@@ -173,6 +186,15 @@ fn write_state(out: &Path, state: &State) -> Result<()> {
     })
 }
 
+/// The build state, written by the team's leader alone.
+fn save_state(leader: bool, out: &Path, state: &State) -> Result<()> {
+    if leader {
+        write_state(out, state)
+    } else {
+        Ok(())
+    }
+}
+
 /// Builds `game` into `opts.out`.
 ///
 /// An I/O failure names the path and says what to do: a full disk or a file
@@ -180,7 +202,16 @@ fn write_state(out: &Path, state: &State) -> Result<()> {
 /// ones are removed) and the same command with `--resume` continues it once
 /// there is room.
 pub fn build_game<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
-    build(game, opts).map_err(explain_io)
+    let solo: Arc<dyn Team> = Arc::new(Solo::default());
+    let team = opts.team.clone().unwrap_or(solo);
+    build(game, opts, &*team).map_err(|e| {
+        let e = explain_io(e);
+        // The others would wait for this member in their next collective.
+        if team.size() > 1 && !matches!(e, Error::Team { .. }) {
+            team.abort(&e.to_string());
+        }
+        e
+    })
 }
 
 /// Adds what to do to the I/O errors a user can fix.
@@ -228,16 +259,25 @@ fn explain_io(e: Error) -> Error {
     }
 }
 
-fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
+fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<BuildReport> {
     let started = Instant::now();
     let info = game.info();
     let out = &opts.out;
-    std::fs::create_dir_all(out).map_err(|e| Error::io("creating output directory", out, e))?;
+    // Member 0 keeps the build state and the manifest; the others learn the
+    // state from it and write only their own partitions' files.
+    let leader = team.rank() == 0;
+    let comm_started = team.stats().read();
+    if leader {
+        std::fs::create_dir_all(out)
+            .map_err(|e| Error::io("creating output directory", out, e))?;
+    }
     // Before anything in the directory is read or written: two builds into
     // one place would rewrite each other's state and scratch files.
     let mut locks = DirLocks::default();
-    locks.lock(out, "output directory")?;
-    let progress = Progress::new(opts.progress);
+    if leader {
+        locks.lock(out, "output directory")?;
+    }
+    let progress = Progress::new(opts.progress && leader);
     let layout = Layout::new(game)?;
     let param_hash = format!("{:016x}", info.param_hash());
     let total = layout.total_size();
@@ -277,8 +317,28 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         Some(dir) => Some(Source::open(dir)?),
         None => None,
     };
+    if external && team.size() > 1 {
+        return Err(Error::NotAvailable(format!(
+            "a build by {} {} members through the external-memory pipeline (--mem-limit below what the build needs in memory, {} bytes) is not built yet: raise --mem-limit, or build with one process",
+            team.size(),
+            team.kind(),
+            in_memory_bytes(&layout, opts.encoding)
+        )));
+    }
     let state_path = out.join(STATE_FILE);
-    let mut state = match std::fs::read(&state_path) {
+    let fresh_state = || State {
+        format_version: FORMAT_VERSION,
+        game: info.canonical(),
+        param_hash: param_hash.clone(),
+        external,
+        layers: None,
+        reachable_per_slot: None,
+        finished: Vec::new(),
+        current: None,
+    };
+    let mut state = if !leader {
+        fresh_state()
+    } else { match std::fs::read(&state_path) {
         Ok(bytes) if opts.resume => {
             let s: State = serde_json::from_slice(&bytes).map_err(|e| {
                 Error::NotAvailable(format!(
@@ -306,19 +366,28 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                 out.display()
             )))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => State {
-            format_version: FORMAT_VERSION,
-            game: info.canonical(),
-            param_hash: param_hash.clone(),
-            external,
-            layers: None,
-            reachable_per_slot: None,
-            finished: Vec::new(),
-            current: None,
-        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => fresh_state(),
         Err(e) => return Err(Error::io("reading build state", &state_path, e)),
-    };
-    remove_stale_temporaries(out)?;
+    } };
+    if leader {
+        remove_stale_temporaries(out)?;
+    }
+    if team.size() > 1 {
+        // The others take the leader's state: what is finished, and how.
+        let text = if leader {
+            serde_json::to_vec(&state).expect("state serialises")
+        } else {
+            Vec::new()
+        };
+        let text = team.broadcast(0, &text)?;
+        if !leader {
+            state = serde_json::from_slice(&text).map_err(|e| Error::Team {
+                rank: team.rank(),
+                size: team.size(),
+                message: format!("the build state rank 0 sent is unreadable ({e}); report this as a bug"),
+            })?;
+        }
+    }
     let resumed_partitions = state.finished.len();
     // A resumed build keeps the path it started on: the scratch it left is for that path.
     let external = state.external;
@@ -339,7 +408,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     } else {
         None
     };
-    write_state(out, &state)?;
+    save_state(leader, out, &state)?;
 
     // The reached bits of each Layer partition not yet solved, dropped once
     // it is. They are not saved: a resumed build searches again (the search
@@ -378,7 +447,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                     state.reachable_per_slot =
                         Some((0..layout.len()).map(|s| reach.count(s)).collect());
                     state.layers = Some(reach.layers.clone());
-                    write_state(out, &state)?;
+                    save_state(leader, out, &state)?;
                 }
                 // The search is deterministic: other layers mean the game
                 // changed under the interrupted build, and its files with it.
@@ -410,7 +479,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
             state.reachable_per_slot = Some((0..layout.len()).map(|s| reach.count(s)).collect());
             state.layers = Some(reach.layers.clone());
         }
-        write_state(out, &state)?;
+        save_state(leader, out, &state)?;
     }
     let forward_seconds = search_started.elapsed().as_secs_f64();
     // The reached bits a layered build keeps until each partition is solved.
@@ -465,28 +534,27 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
     // solves faster than files are written waits here rather than filling
     // the host's memory.
     const MAX_WRITING: usize = 2;
-    let finish = |state: &mut State,
-                  stages: &mut Vec<PartitionStage>,
-                  done: Result<(FileEntry, PartitionStage)>|
-     -> Result<()> {
-        let (entry, stage) = done?;
-        stages.push(stage);
-        state.finished.push(entry);
-        state.current = None;
-        write_state(out, state)
+    // Files this member finished, not yet told to the others; then every
+    // member's, until the state's list (in solving order) reaches them.
+    let mut told = Told {
+        mine: Vec::new(),
+        landed: std::collections::BTreeMap::new(),
     };
+    let resumed = state.finished.len();
     for slot in 0..layout.len() {
         while let Ok(done) = done_rx.try_recv() {
             writing -= 1;
-            finish(&mut state, &mut stages, done)?;
+            told.mine.push(done?);
         }
+        // Every member comes here for every slot: the place to share.
+        told.share(team, &mut state, &mut stages, leader, out)?;
         let p = layout.order()[slot];
         let name = game.partition_name(p);
         let path = out.join(file_name(&name));
-        if slot < state.finished.len() {
+        if slot < resumed {
             // Finished before an interruption: its values come back from scratch
             // (external) or from its tablebase file (in memory), if still read.
-            if disks.is_none() && last_reader[slot] >= state.finished.len() {
+            if disks.is_none() && last_reader[slot] >= resumed {
                 let values = read_values(&path, layout.size(slot))?;
                 in_memory[slot] = Some(Arc::new(match reached[slot].take() {
                     Some(bits) => Held::Compact(ReachedValues::from_full(bits, &values)),
@@ -518,6 +586,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                 }
                 let mut stage = PartitionStage::new(p, &name, Solver::Generic);
                 stage.work.forward_seconds = forward_slot_seconds.get(slot).copied();
+                let comm_before = team.stats().read();
                 let copied = match &source {
                     Some(source) => source.values(game, p, &name, layout.size(slot))?,
                     None => None,
@@ -527,7 +596,11 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                         stage.solver = Solver::Copied;
                         Some(Ok(KernelSolve::on_cpu(values, None)))
                     }
-                    None => opts.kernels.as_ref().and_then(|k| k.solve(p, &solved)),
+                    None => match &opts.kernels {
+                        Some(k) if team.size() > 1 => team_kernel_solve(&**k, slot, p, &solved, team)?,
+                        Some(k) => k.solve(p, &solved),
+                        None => None,
+                    },
                 };
                 let mut compact = false;
                 let values = match accelerated {
@@ -542,15 +615,19 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                         stage.work.device_seconds = solve.device_seconds;
                         solve.values
                     }
-                    None => solve_partition_reached(
+                    None => solve_partition_team(
                         game,
                         &layout,
                         &deps,
                         slot,
                         mask.as_deref(),
                         &progress,
+                        team,
                     )?,
                 };
+                if team.size() > 1 {
+                    stage.work.communication = Some(team.stats().read().since(&comm_before));
+                }
                 drop(solved);
                 // Layered partitions are kept compact whoever solved them:
                 // only reached indices are taken from a full answer, so the
@@ -588,9 +665,18 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                 while writing >= MAX_WRITING {
                     let Ok(done) = done_rx.recv() else { break };
                     writing -= 1;
-                    finish(&mut state, &mut stages, done)?;
+                    told.mine.push(done?);
+                    if team.size() == 1 {
+                        told.share(team, &mut state, &mut stages, leader, out)?;
+                    }
+                }
+                if !team.writes(slot) {
+                    // Another member writes this one; its values stay here
+                    // for the partitions that read them.
+                    continue;
                 }
                 let job = WriteJob {
+                    slot,
                     partition: p,
                     name,
                     path,
@@ -639,7 +725,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
                 let mask = reached[slot].take();
                 external.solve(slot, mask.as_deref(), resume, &mut |c| {
                     state.current = Some((slot, c));
-                    write_state(out, &state)
+                    save_state(leader, out, &state)
                 })?;
                 let mut stage = PartitionStage::new(p, &name, Solver::External);
                 stage.work.forward_seconds = forward_slot_seconds.get(slot).copied();
@@ -684,17 +770,30 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
             }
         };
         stage.fill_from(&entry);
-        finish(&mut state, &mut stages, Ok((entry, stage)))?;
+        told.mine.push((slot, entry, stage));
+        told.share(team, &mut state, &mut stages, leader, out)?;
     }
     writer.close();
     for done in done_rx.iter().take(writing) {
         writing -= 1;
-        finish(&mut state, &mut stages, done)?;
+        told.mine.push(done?);
     }
     if writing > 0 {
         return Err(Error::NotAvailable(format!(
             "the file writer thread stopped with {writing} partitions unwritten; build again to finish"
         )));
+    }
+    told.share(team, &mut state, &mut stages, leader, out)?;
+    if state.finished.len() != layout.len() {
+        return Err(Error::Team {
+            rank: team.rank(),
+            size: team.size(),
+            message: format!(
+                "{} of {} partition files were reported written; build again with --resume",
+                state.finished.len(),
+                layout.len()
+            ),
+        });
     }
     progress.finish();
 
@@ -704,12 +803,14 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         state.finished.clone(),
         state.layers.clone(),
     );
-    write_manifest(out, &manifest)?;
-    if let Some(d) = &disks {
-        d.remove_all()?;
+    if leader {
+        write_manifest(out, &manifest)?;
+        if let Some(d) = &disks {
+            d.remove_all()?;
+        }
+        std::fs::remove_file(&state_path)
+            .map_err(|e| Error::io("removing build state", &state_path, e))?;
     }
-    std::fs::remove_file(&state_path)
-        .map_err(|e| Error::io("removing build state", &state_path, e))?;
 
     let seconds = started.elapsed().as_secs_f64();
     let report = BuildReport {
@@ -734,17 +835,125 @@ fn build<G: Game>(game: &G, opts: &BuildOptions) -> Result<BuildReport> {
         accelerator: opts.kernels.as_ref().map(|k| k.name()),
         threads: rayon::current_num_threads(),
         partitions: stages,
+        ranks: team.size(),
+        team: team.kind(),
+        communication: team.stats().read().since(&comm_started),
     };
-    let log = out.join(BUILD_LOG);
-    std::fs::write(
-        &log,
-        serde_json::to_vec_pretty(&report).expect("report serialises"),
-    )
-    .map_err(|e| Error::io("writing build log", &log, e))?;
+    if leader {
+        let log = out.join(BUILD_LOG);
+        std::fs::write(
+            &log,
+            serde_json::to_vec_pretty(&report).expect("report serialises"),
+        )
+        .map_err(|e| Error::io("writing build log", &log, e))?;
+    }
+    // Nobody returns before the manifest stands: a script that waits for
+    // any member may read the tablebase at once.
+    team.barrier()?;
     Ok(report)
 }
 
-type WriteResult = Result<(FileEntry, PartitionStage)>;
+type WriteResult = Result<(usize, FileEntry, PartitionStage)>;
+
+/// Partition `slot` solved by the team with the game's kernels: split over
+/// the members where the kernels can ([`PartitionKernels::solve_team`]),
+/// else solved whole by member `slot % size` and sent to the others.
+/// `None` where the kernels do not cover it (on every member alike).
+fn team_kernel_solve(
+    kernels: &dyn PartitionKernels,
+    slot: usize,
+    p: PartitionId,
+    solved: &SolvedPartitions<'_>,
+    team: &dyn Team,
+) -> Result<Option<Result<KernelSolve>>> {
+    if let Some(split) = kernels.solve_team(p, solved, team) {
+        return Ok(Some(split));
+    }
+    let owner = slot % team.size();
+    let mut message = Vec::new();
+    if team.rank() == owner {
+        match kernels.solve(p, solved).transpose()? {
+            None => message.push(0),
+            Some(solve) => {
+                message.push(1);
+                message.push(u8::from(solve.compact));
+                message.extend(solve.passes.unwrap_or(u32::MAX).to_le_bytes());
+                message.extend(solve.device_seconds.unwrap_or(-1.0).to_le_bytes());
+                message.extend_from_slice(&solve.values);
+            }
+        }
+    }
+    let message = team.broadcast(owner, &message)?;
+    let broken = || Error::Team {
+        rank: team.rank(),
+        size: team.size(),
+        message: format!("rank {owner} sent a malformed solve of partition {p}; report this as a bug"),
+    };
+    match message.first() {
+        Some(0) => Ok(None),
+        Some(1) if message.len() >= 14 => {
+            let passes = u32::from_le_bytes(message[2..6].try_into().expect("4 bytes"));
+            let seconds = f64::from_le_bytes(message[6..14].try_into().expect("8 bytes"));
+            Ok(Some(Ok(KernelSolve {
+                compact: message[1] == 1,
+                passes: (passes != u32::MAX).then_some(passes),
+                device_seconds: (seconds >= 0.0).then_some(seconds),
+                values: message[14..].to_vec(),
+            })))
+        }
+        _ => Err(broken()),
+    }
+}
+
+/// Finished files on their way into the build state (see `build`).
+struct Told {
+    /// Written by this member since it last shared: (slot, entry, stage).
+    mine: Vec<(usize, FileEntry, PartitionStage)>,
+    /// Every member's, by slot, waiting for the earlier slots.
+    landed: std::collections::BTreeMap<usize, (FileEntry, PartitionStage)>,
+}
+
+impl Told {
+    /// Tells the others what this member wrote and learns what they wrote
+    /// (a collective: every member calls it at the same points), then moves
+    /// every file whose turn has come into the state, saved by the leader.
+    fn share(
+        &mut self,
+        team: &dyn Team,
+        state: &mut State,
+        stages: &mut Vec<PartitionStage>,
+        leader: bool,
+        out: &Path,
+    ) -> Result<()> {
+        let mine = std::mem::take(&mut self.mine);
+        if team.size() == 1 {
+            self.landed
+                .extend(mine.into_iter().map(|(slot, e, st)| (slot, (e, st))));
+        } else {
+            let text = serde_json::to_vec(&mine).expect("entries serialise");
+            for (member, text) in team.all_gather(&text)?.iter().enumerate() {
+                let theirs: Vec<(usize, FileEntry, PartitionStage)> = serde_json::from_slice(text)
+                    .map_err(|e| Error::Team {
+                        rank: team.rank(),
+                        size: team.size(),
+                        message: format!("rank {member} sent unreadable file entries ({e}); report this as a bug"),
+                    })?;
+                self.landed
+                    .extend(theirs.into_iter().map(|(slot, e, st)| (slot, (e, st))));
+            }
+        }
+        let before = state.finished.len();
+        while let Some((entry, stage)) = self.landed.remove(&state.finished.len()) {
+            stages.push(stage);
+            state.finished.push(entry);
+            state.current = None;
+        }
+        if state.finished.len() > before {
+            save_state(leader, out, state)?;
+        }
+        Ok(())
+    }
+}
 
 /// The file writer thread: takes [`WriteJob`]s in order and sends back each
 /// one's result in the same order. Dropped (an error ends the build early),
@@ -816,6 +1025,7 @@ impl Drop for Writer {
 
 /// One partition's values on their way to their file (the writer thread).
 struct WriteJob {
+    slot: usize,
     partition: PartitionId,
     name: String,
     path: PathBuf,
@@ -922,7 +1132,7 @@ impl WriteJob {
             }
         };
         self.stage.fill_from(&entry);
-        Ok((entry, self.stage))
+        Ok((self.slot, entry, self.stage))
     }
 }
 

@@ -16,6 +16,7 @@
 //! other's writes cannot change any decision: any thread count gives the same bytes.
 
 use super::Progress;
+use crate::dist::{decode_u64s, encode_u64s, slice_of, Solo, Team};
 use crate::game::Layout;
 use crate::game::{Game, GameKind, PartitionValues, Status};
 use crate::value::rules::{at, Combine, PassAcc, PENDING};
@@ -61,6 +62,25 @@ pub fn solve_partition_reached<G: Game>(
     reached: Option<&[u64]>,
     progress: &Progress,
 ) -> Result<Vec<u8>> {
+    solve_partition_team(game, layout, solved, slot, reached, progress, &Solo::default())
+}
+
+/// [`solve_partition_reached`] by every member of `team` together: each
+/// scans its own slice of the index ([`Team::slice`], on whole words of 64),
+/// and after the first scan and after each pass the members exchange what
+/// they decided (the first scan's value bytes of each slice; then 8 bytes per
+/// position a pass decided). Every member returns the whole partition, the
+/// bytes one process computes: a pass reads only distances below its own,
+/// all of them exchanged before it starts.
+pub fn solve_partition_team<G: Game>(
+    game: &G,
+    layout: &Layout,
+    solved: &SolvedValues<'_>,
+    slot: usize,
+    reached: Option<&[u64]>,
+    progress: &Progress,
+    team: &dyn Team,
+) -> Result<Vec<u8>> {
     let partition = layout.order()[slot];
     let size = layout.size(slot);
     let kind = game.info().kind;
@@ -86,11 +106,13 @@ pub fn solve_partition_reached<G: Game>(
         broken_message: std::sync::Mutex::new(None),
     };
 
+    let mine = team.slice(size, 64);
+    let alone = team.size() == 1;
     // Pass 0: everything that needs no iteration.
     progress.phase(&format!("{} init", game.partition_name(partition)), size);
     let max_seen = AtomicU32::new(0);
     let has_internal: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-    chunks(size).for_each_init(Vec::new, |succ, (lo, hi)| {
+    chunks(mine.clone()).for_each_init(Vec::new, |succ, (lo, hi)| {
         for r in lo..hi {
             if reached.is_some_and(|bits| bits[(r / 64) as usize] & (1 << (r % 64)) == 0) {
                 // Not reached: stays 0 and, without an internal bit, is never passed over.
@@ -107,12 +129,37 @@ pub fn solve_partition_reached<G: Game>(
         progress.inc(hi - lo);
     });
     ctx.check()?;
+    let mut max_seen = max_seen.load(Ordering::Relaxed);
+    let mut internal = has_internal
+        .iter()
+        .any(|w| w.load(Ordering::Relaxed) != 0);
+    if !alone {
+        let slices = team.all_gather(&take_bytes(&values, mine.clone()))?;
+        for (member, bytes) in slices.iter().enumerate() {
+            let theirs = slice_of(size, 64, member, team.size());
+            if bytes.len() as u64 != theirs.end - theirs.start {
+                return Err(Error::Team {
+                    rank: team.rank(),
+                    size: team.size(),
+                    message: format!(
+                        "rank {member} sent {} first-scan values of partition {partition} for a slice of {}",
+                        bytes.len(),
+                        theirs.end - theirs.start
+                    ),
+                });
+            }
+            if member != team.rank() {
+                put_bytes(&values, theirs.start, bytes);
+            }
+        }
+        max_seen = team.all_max(u64::from(max_seen))? as u32;
+        internal = team.all_sum(u64::from(internal))? > 0;
+    }
 
     // Passes: only positions left pending with a successor inside this partition.
-    let max_seen = max_seen.load(Ordering::Relaxed);
     // Without a move inside the partition (partitions by pieces placed, where
     // every move adds one) the first scan decided everything: no pass could change a byte.
-    if has_internal.iter().all(|w| w.load(Ordering::Relaxed) == 0) {
+    if !internal {
         return Ok(values.into_iter().map(AtomicU8::into_inner).collect());
     }
     let mut d: u32 = 1;
@@ -129,8 +176,11 @@ pub fn solve_partition_reached<G: Game>(
             size,
         );
         let decided = AtomicU64::new(0);
-        chunks(size).for_each_init(Vec::new, |succ, (lo, hi)| {
+        // What this member decided, for the others: rank << 8 | value byte.
+        let news = std::sync::Mutex::new(Vec::new());
+        chunks(mine.clone()).for_each_init(Vec::new, |succ, (lo, hi)| {
             let mut n = 0;
+            let mut found = Vec::new();
             for r in lo..hi {
                 let bit = has_internal[(r / 64) as usize].load(Ordering::Relaxed) & (1 << (r % 64));
                 if bit == 0 || values[r as usize].load(Ordering::Relaxed) != PENDING {
@@ -139,13 +189,43 @@ pub fn solve_partition_reached<G: Game>(
                 if let Some(v) = ctx.pass(Rank(r), d, succ) {
                     values[r as usize].store(v.to_byte(), Ordering::Relaxed);
                     n += 1;
+                    if !alone {
+                        found.push(r << 8 | u64::from(v.to_byte()));
+                    }
                 }
             }
             decided.fetch_add(n, Ordering::Relaxed);
+            if !found.is_empty() {
+                news.lock().unwrap_or_else(|e| e.into_inner()).extend(found);
+            }
             progress.inc(hi - lo);
         });
         ctx.check()?;
-        if decided.load(Ordering::Relaxed) == 0 && d > max_seen {
+        let mut decided = decided.load(Ordering::Relaxed);
+        if !alone {
+            let news = news.into_inner().unwrap_or_else(|e| e.into_inner());
+            decided = 0;
+            for (member, bytes) in team.all_gather(&encode_u64s(&news))?.iter().enumerate() {
+                let theirs = decode_u64s(bytes)?;
+                decided += theirs.len() as u64;
+                if member != team.rank() {
+                    for x in theirs {
+                        let r = (x >> 8) as usize;
+                        if r >= values.len() {
+                            return Err(Error::Team {
+                                rank: team.rank(),
+                                size: team.size(),
+                                message: format!(
+                                    "rank {member} decided index {r} of partition {partition}, which has {size}"
+                                ),
+                            });
+                        }
+                        values[r].store(x as u8, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+        if decided == 0 && u64::from(d) > u64::from(max_seen) {
             break;
         }
         d += 1;
@@ -153,10 +233,28 @@ pub fn solve_partition_reached<G: Game>(
     Ok(values.into_iter().map(AtomicU8::into_inner).collect())
 }
 
-fn chunks(size: u64) -> impl ParallelIterator<Item = (u64, u64)> {
-    (0..size.div_ceil(CHUNK))
+/// `range` in work items of at most [`CHUNK`] indices.
+fn chunks(range: std::ops::Range<u64>) -> impl ParallelIterator<Item = (u64, u64)> {
+    let (start, end) = (range.start, range.end);
+    (0..(end - start).div_ceil(CHUNK))
         .into_par_iter()
-        .map(move |c| (c * CHUNK, ((c + 1) * CHUNK).min(size)))
+        .map(move |c| (start + c * CHUNK, (start + (c + 1) * CHUNK).min(end)))
+}
+
+/// The value bytes of `range`.
+fn take_bytes(values: &[AtomicU8], range: std::ops::Range<u64>) -> Vec<u8> {
+    values[range.start as usize..range.end as usize]
+        .par_iter()
+        .map(|v| v.load(Ordering::Relaxed))
+        .collect()
+}
+
+/// Stores `bytes` from index `start` on.
+fn put_bytes(values: &[AtomicU8], start: u64, bytes: &[u8]) {
+    values[start as usize..start as usize + bytes.len()]
+        .par_iter()
+        .zip(bytes.par_iter())
+        .for_each(|(v, b)| v.store(*b, Ordering::Relaxed));
 }
 
 struct Ctx<'a, G: Game> {

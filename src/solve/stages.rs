@@ -84,6 +84,11 @@ pub struct StageWork {
     pub write_seconds: f64,
     /// Its file's length.
     pub bytes: u64,
+    /// What the build's team exchanged while solving it (a build of several
+    /// members: MPI ranks, or GPUs): collectives, bytes each way, seconds in
+    /// them (waiting for the others included), as the writing member saw it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub communication: Option<crate::dist::CommReading>,
 }
 
 impl PartitionStage {
