@@ -268,8 +268,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     let leader = team.rank() == 0;
     let comm_started = team.stats().read();
     if leader {
-        std::fs::create_dir_all(out)
-            .map_err(|e| Error::io("creating output directory", out, e))?;
+        std::fs::create_dir_all(out).map_err(|e| Error::io("creating output directory", out, e))?;
     }
     // Before anything in the directory is read or written: two builds into
     // one place would rewrite each other's state and scratch files.
@@ -338,37 +337,39 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     };
     let mut state = if !leader {
         fresh_state()
-    } else { match std::fs::read(&state_path) {
-        Ok(bytes) if opts.resume => {
-            let s: State = serde_json::from_slice(&bytes).map_err(|e| {
-                Error::NotAvailable(format!(
-                    "cannot resume: {} is unreadable ({e}); delete it to start over",
-                    state_path.display()
-                ))
-            })?;
-            if s.game != info.canonical()
-                || s.param_hash != param_hash
-                || s.format_version != FORMAT_VERSION
-            {
-                return Err(Error::NotAvailable(format!(
+    } else {
+        match std::fs::read(&state_path) {
+            Ok(bytes) if opts.resume => {
+                let s: State = serde_json::from_slice(&bytes).map_err(|e| {
+                    Error::NotAvailable(format!(
+                        "cannot resume: {} is unreadable ({e}); delete it to start over",
+                        state_path.display()
+                    ))
+                })?;
+                if s.game != info.canonical()
+                    || s.param_hash != param_hash
+                    || s.format_version != FORMAT_VERSION
+                {
+                    return Err(Error::NotAvailable(format!(
                     "cannot resume: {} holds a build of {} (format {}), not {} (format {FORMAT_VERSION}); use another --out or delete it",
                     out.display(),
                     s.game,
                     s.format_version,
                     info.canonical()
                 )));
+                }
+                s
             }
-            s
-        }
-        Ok(_) => {
-            return Err(Error::NotAvailable(format!(
+            Ok(_) => {
+                return Err(Error::NotAvailable(format!(
                 "{} holds an unfinished build; continue it with --resume, or delete the directory",
                 out.display()
             )))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => fresh_state(),
+            Err(e) => return Err(Error::io("reading build state", &state_path, e)),
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => fresh_state(),
-        Err(e) => return Err(Error::io("reading build state", &state_path, e)),
-    } };
+    };
     if leader {
         remove_stale_temporaries(out)?;
     }
@@ -384,7 +385,9 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             state = serde_json::from_slice(&text).map_err(|e| Error::Team {
                 rank: team.rank(),
                 size: team.size(),
-                message: format!("the build state rank 0 sent is unreadable ({e}); report this as a bug"),
+                message: format!(
+                    "the build state rank 0 sent is unreadable ({e}); report this as a bug"
+                ),
             })?;
         }
     }
@@ -597,7 +600,9 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                         Some(Ok(KernelSolve::on_cpu(values, None)))
                     }
                     None => match &opts.kernels {
-                        Some(k) if team.size() > 1 => team_kernel_solve(&**k, slot, p, &solved, team)?,
+                        Some(k) if team.size() > 1 => {
+                            team_kernel_solve(&**k, slot, p, &solved, team)?
+                        }
                         Some(k) => k.solve(p, &solved),
                         None => None,
                     },
@@ -887,7 +892,9 @@ fn team_kernel_solve(
     let broken = || Error::Team {
         rank: team.rank(),
         size: team.size(),
-        message: format!("rank {owner} sent a malformed solve of partition {p}; report this as a bug"),
+        message: format!(
+            "rank {owner} sent a malformed solve of partition {p}; report this as a bug"
+        ),
     };
     match message.first() {
         Some(0) => Ok(None),

@@ -62,7 +62,15 @@ pub fn solve_partition_reached<G: Game>(
     reached: Option<&[u64]>,
     progress: &Progress,
 ) -> Result<Vec<u8>> {
-    solve_partition_team(game, layout, solved, slot, reached, progress, &Solo::default())
+    solve_partition_team(
+        game,
+        layout,
+        solved,
+        slot,
+        reached,
+        progress,
+        &Solo::default(),
+    )
 }
 
 /// [`solve_partition_reached`] by every member of `team` together: each
@@ -130,9 +138,7 @@ pub fn solve_partition_team<G: Game>(
     });
     ctx.check()?;
     let mut max_seen = max_seen.load(Ordering::Relaxed);
-    let mut internal = has_internal
-        .iter()
-        .any(|w| w.load(Ordering::Relaxed) != 0);
+    let mut internal = has_internal.iter().any(|w| w.load(Ordering::Relaxed) != 0);
     if !alone {
         let slices = team.all_gather(&take_bytes(&values, mine.clone()))?;
         for (member, bytes) in slices.iter().enumerate() {

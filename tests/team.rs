@@ -1,0 +1,159 @@
+//! Builds by a team of members (the threads stand in for MPI ranks: the same
+//! build code, collectives through shared memory): byte-identical to the
+//! build of one process for any number of members, a failing member stops
+//! the others with an error instead of a hang, and a build stopped that way
+//! resumes with another number of members to the same bytes.
+
+mod common;
+
+use common::{assert_same, contents, open};
+use std::path::Path;
+use std::sync::Arc;
+use tbforge::dist::{Team, ThreadTeam};
+use tbforge::game::Device;
+use tbforge::registry::{AnyGame, GameVisitor};
+use tbforge::solve::{build_game, BuildOptions, BuildReport};
+use tbforge::Game;
+
+/// Builds with the game's CPU kernels (its twins) where it has any.
+struct WithKernels(BuildOptions);
+
+impl GameVisitor for WithKernels {
+    type Output = tbforge::Result<BuildReport>;
+    fn visit<G: Game>(self, game: &G) -> Self::Output {
+        let mut opts = self.0;
+        opts.kernels = game.kernels(&Device::Cpu)?;
+        build_game(game, &opts)
+    }
+}
+
+/// `g` built into `out` by `members` threads of one team; each member's
+/// options changed by `tweak(rank, options)`.
+fn team_build(
+    g: &AnyGame,
+    out: &Path,
+    members: usize,
+    tweak: impl Fn(usize, &mut BuildOptions) + Sync,
+) -> Vec<tbforge::Result<BuildReport>> {
+    let team = ThreadTeam::new(members);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = team
+            .into_iter()
+            .enumerate()
+            .map(|(rank, member)| {
+                let tweak = &tweak;
+                s.spawn(move || {
+                    let mut opts = BuildOptions::new(out);
+                    opts.team = Some(Arc::new(member) as Arc<dyn Team>);
+                    tweak(rank, &mut opts);
+                    g.visit(WithKernels(opts))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+fn solo_build(g: &AnyGame, out: &Path) {
+    g.visit(WithKernels(BuildOptions::new(out))).unwrap();
+}
+
+#[test]
+fn any_number_of_members_writes_the_bytes_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, params) in [
+        // Layered (forward search, kernels' twins split or handed over).
+        ("connect4", &[("width", "4"), ("height", "4")][..]),
+        // Retrograde passes inside partitions, the Morris twins.
+        ("morris", &[("max", "4")][..]),
+        // The generic solver's passes, split over the members.
+        ("foreandaft", &[][..]),
+        ("nim", &[("heaps", "3,4,5")][..]),
+    ] {
+        let g = open(name, params);
+        let solo = dir.path().join(format!("{name}-solo"));
+        solo_build(&g, &solo);
+        let expected = contents(&solo);
+        for members in [2, 3] {
+            let out = dir.path().join(format!("{name}-{members}"));
+            let reports: Vec<_> = team_build(&g, &out, members, |_, _| {})
+                .into_iter()
+                .map(|r| r.unwrap())
+                .collect();
+            assert_same(
+                &contents(&out),
+                &expected,
+                &format!("{name} by {members} members"),
+            );
+            assert!(reports.iter().all(|r| r.ranks == members));
+            assert!(
+                reports[0].communication.bytes_received > 0,
+                "{name}: the members exchanged nothing"
+            );
+            // The leader's build log holds every partition, whoever wrote it.
+            assert_eq!(reports[0].partitions.len(), reports[0].files);
+        }
+    }
+}
+
+#[test]
+fn a_failing_member_stops_the_others_and_the_build_resumes_with_another_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = open("connect4", &[("width", "4"), ("height", "4")]);
+    let solo = dir.path().join("solo");
+    solo_build(&g, &solo);
+    let expected = contents(&solo);
+
+    // A directory in the way of ply 9's file: its writer fails mid-build.
+    let out = dir.path().join("team");
+    std::fs::create_dir_all(out.join("ply09.tbf")).unwrap();
+    let started = std::time::Instant::now();
+    let results = team_build(&g, &out, 2, |_, _| {});
+    assert!(
+        started.elapsed().as_secs() < 120,
+        "the members took too long to stop"
+    );
+    let errors: Vec<String> = results
+        .iter()
+        .map(|r| r.as_ref().expect_err("every member stops").to_string())
+        .collect();
+    // The writer names the file; the other member says who stopped it.
+    assert!(errors.iter().any(|e| e.contains("ply09.tbf")), "{errors:?}");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("failed") && e.contains("--resume")),
+        "{errors:?}"
+    );
+    assert!(!out.join("manifest.json").exists());
+
+    std::fs::remove_dir(out.join("ply09.tbf")).unwrap();
+    let resumed: Vec<_> = team_build(&g, &out, 3, |_, o| o.resume = true)
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect();
+    assert!(resumed[0].resumed_partitions > 0, "nothing was kept");
+    assert_same(
+        &contents(&out),
+        &expected,
+        "resumed by 3 members after 2 stopped",
+    );
+}
+
+#[test]
+fn members_that_disagree_on_the_build_stop_with_an_error() {
+    // Member 1 is told to copy from a directory that does not exist: it
+    // fails before its first collective, the leader must not wait forever.
+    let dir = tempfile::tempdir().unwrap();
+    let g = open("tictactoe", &[]);
+    let out = dir.path().join("team");
+    let missing = dir.path().join("nowhere");
+    let results = team_build(&g, &out, 2, |rank, o| {
+        if rank == 1 {
+            o.from = Some(missing.clone());
+        }
+    });
+    assert!(results.iter().all(|r| r.is_err()), "{results:?}");
+    let leader = results[0].as_ref().unwrap_err().to_string();
+    assert!(leader.contains("rank 1 failed"), "{leader}");
+}
