@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# On a machine with two or more GPUs (nvidia-h200-x2): one tablebase built by
+# several GPUs, checked and measured in one run, printed as tables.
+# 1. Morris max=SAME_MAX (default 6) and Connect Four 6x5: one GPU, `--gpus
+#    all` (one thread per GPU) and `mpirun -np GPUS` (one rank per GPU):
+#    byte-identical, with their times.
+# 2. Morris max=BIG (default 8): one GPU against `--gpus all`, in the same run:
+#    per partition the solve time on each, the split's communication (seconds
+#    and bytes in the team's collectives, the waiting for the slowest member
+#    included), passes; totals and the speed-up of the solves and of the build.
+# 3. MPI on the CPU (the scale-out issue's goal): Morris max=CPU_MAX (default
+#    6) with one process of CPU_THREADS (default 16) threads against `mpirun
+#    -np 4` ranks of CPU_THREADS/4 threads: same bytes, the ratio of times.
+# The binary is built elsewhere with MPI (no Rust on the GPU machine):
+#   cargo build --release --features mpi
+#   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh .device/
+# Where the machine has no Open MPI, put Debian's packages (openmpi-bin,
+# libopenmpi3 and their libraries; `apt-get download`) in OMPI_DEBS (default
+# .device/ompi): they are unpacked under WORK and used from there
+# (OPAL_PREFIX); the binary needs libmpi even when run without mpirun.
+. "$(dirname "$0")/gpu_env.sh" tbforge-multi-gpu
+# NVLink multicast stays off on shared hosts (nothing here uses NCCL, but
+# whatever is started from here inherits it).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+MPIRUN=mpirun
+if ! command -v mpirun >/dev/null; then
+  debs=${OMPI_DEBS:-.device/ompi}
+  prefix="$WORK/ompi"
+  rm -rf "$prefix"; mkdir -p "$prefix"
+  for f in "$debs"/*.deb; do dpkg -x "$f" "$prefix"; done
+  export OPAL_PREFIX="$prefix/usr"
+  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/usr/lib/x86_64-linux-gnu/openmpi/lib:$LD_LIBRARY_PATH"
+  MPIRUN="$prefix/usr/bin/orterun"
+fi
+MPIRUN="$MPIRUN --allow-run-as-root --oversubscribe --bind-to none -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
+[ -n "${OPAL_PREFIX:-}" ] && MPIRUN="$MPIRUN -x OPAL_PREFIX"
+nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader
+nvidia-smi topo -m 2>/dev/null | head -4
+GPUS=$(nvidia-smi -L 2>/dev/null | wc -l)
+echo "== $GPUS GPUs, $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; $($MPIRUN --version 2>&1 | head -1)"
+
+# Builds GAME-PARAMS into DIR, timed; mode: one (GPU 0 alone), all (--gpus
+# all), mpi (one rank per GPU), cpu1 / cpu4 (CPU: one process, 4 ranks).
+run() {
+  local mode=$1 dir=$2; shift 2
+  rm -rf "$dir"
+  local t0=$(date +%s.%N)
+  case $mode in
+    one) CUDA_VISIBLE_DEVICES=0 "$BIN" build "$@" --backend cuda --out "$dir" --json ;;
+    all) "$BIN" build "$@" --backend cuda --gpus all --out "$dir" --json ;;
+    mpi) $MPIRUN -np "$GPUS" "$BIN" build "$@" --backend cuda --out "$dir" --json ;;
+    cpu1) "$BIN" build "$@" --backend cpu --threads "${CPU_THREADS:-16}" --out "$dir" --json ;;
+    cpu4) $MPIRUN -np 4 "$BIN" build "$@" --backend cpu --threads $(( ${CPU_THREADS:-16} / 4 )) --out "$dir" --json ;;
+  esac >"$dir.json" 2>"$dir.err" || { status=1; echo "FAILED: $mode $*"; tail -3 "$dir.err"; }
+  awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $t0 }" >"$dir.time"
+}
+
+# Whether two tablebase directories hold the same files, byte for byte.
+same() {
+  local a=$1 b=$2 bad=0
+  for f in "$a"/*; do
+    local name=$(basename "$f"); [ "$name" = build-log.json ] && continue
+    cmp -s "$f" "$b/$name" || bad=1
+  done
+  [ "$(ls "$a" | wc -l)" = "$(ls "$b" | wc -l)" ] || bad=1
+  [ $bad = 0 ] && echo identical || { status=1; echo DIFFERENT; }
+}
+
+[ "${SKIP_SAME:-}" = 1 ] || {
+echo
+echo "| build | 1 GPU s | --gpus all s | mpirun -np $GPUS s | bytes (all, mpi vs 1 GPU) |"
+echo "| --- | ---: | ---: | ---: | --- |"
+for spec in "morris --param max=${SAME_MAX:-6}" "connect4 --param width=6 --param height=5"; do
+  tag=$(echo "$spec" | tr -c 'a-z0-9' '_')
+  for mode in one all mpi; do run $mode "$WORK/$tag-$mode" $spec; done
+  echo "| $spec | $(cat "$WORK/$tag-one.time") | $(cat "$WORK/$tag-all.time") | $(cat "$WORK/$tag-mpi.time") | $(same "$WORK/$tag-one" "$WORK/$tag-all"), $(same "$WORK/$tag-one" "$WORK/$tag-mpi") |"
+done
+}
+
+big=${BIG:-8}
+if [ "$big" != none ]; then
+  run one "$WORK/big-one" morris --param max="$big"
+  run all "$WORK/big-all" morris --param max="$big"
+  echo
+  echo "== Morris max=$big: 1 GPU $(cat "$WORK/big-one.time") s, --gpus all $(cat "$WORK/big-all.time") s (process wall), bytes $(same "$WORK/big-one" "$WORK/big-all")"
+  python3 - "$WORK/big-one/build-log.json" "$WORK/big-all/build-log.json" <<'PY'
+import json, sys
+one, two = (json.load(open(p)) for p in sys.argv[1:3])
+a = {p["name"]: p for p in one["partitions"]}
+rows = []
+for p in two["partitions"]:
+    q = a.get(p["name"])
+    if not q: continue
+    c = p.get("communication") or {}
+    rows.append((p["name"], p["index_size"], q["solve_seconds"], p["solve_seconds"],
+                 c.get("seconds", 0.0), c.get("bytes_sent", 0) + c.get("bytes_received", 0), c.get("calls", 0),
+                 p.get("passes") or 0))
+rows.sort(key=lambda r: -r[2])
+print("| partition | indices | 1 GPU solve s | 2 GPUs solve s | speed-up | comm s | comm MB | collectives | passes |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for r in rows[:12]:
+    print(f"| {r[0]} | {r[1]:,} | {r[2]:.3f} | {r[3]:.3f} | {r[2]/max(r[3],1e-9):.2f} | {r[4]:.3f} | {r[5]/1e6:.1f} | {r[6]} | {r[7]} |")
+s1 = sum(r[2] for r in rows); s2 = sum(r[3] for r in rows); cs = sum(r[4] for r in rows)
+print(f"| all {len(rows)} | {sum(r[1] for r in rows):,} | {s1:.2f} | {s2:.2f} | {s1/max(s2,1e-9):.2f} | {cs:.2f} | {sum(r[5] for r in rows)/1e6:.1f} | {sum(r[6] for r in rows)} | |")
+print(f"build (the log's seconds): 1 GPU {one['seconds']:.2f} s, 2 GPUs {two['seconds']:.2f} s, speed-up {one['seconds']/two['seconds']:.2f}; "
+      f"forward {one['forward_seconds']:.2f} / {two['forward_seconds']:.2f} s; communication in the whole build {two['communication']['seconds']:.2f} s, "
+      f"{(two['communication']['bytes_sent']+two['communication']['bytes_received'])/1e9:.2f} GB")
+PY
+fi
+
+cpu=${CPU_MAX:-6}
+if [ "$cpu" != none ]; then
+  run cpu1 "$WORK/cpu-1" morris --param max="$cpu"
+  run cpu4 "$WORK/cpu-4" morris --param max="$cpu"
+  t1=$(cat "$WORK/cpu-1.time"); t4=$(cat "$WORK/cpu-4.time")
+  echo
+  echo "== CPU, Morris max=$cpu: 1 process x ${CPU_THREADS:-16} threads $t1 s, mpirun -np 4 x $(( ${CPU_THREADS:-16} / 4 )) threads $t4 s, ratio $(awk "BEGIN { printf \"%.3f\", $t4 / $t1 }"), bytes $(same "$WORK/cpu-1" "$WORK/cpu-4")"
+  python3 - "$WORK/cpu-4/build-log.json" <<'PY'
+import json, sys
+log = json.load(open(sys.argv[1]))
+c = log["communication"]
+print(f"   rank 0's collectives: {c['calls']} calls, {c['seconds']:.2f} s, {(c['bytes_sent']+c['bytes_received'])/1e6:.1f} MB")
+PY
+fi
+exit $status
