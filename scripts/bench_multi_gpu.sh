@@ -10,7 +10,11 @@
 #    included), passes; totals and the speed-up of the solves and of the build.
 # 3. MPI on the CPU (the scale-out issue's goal): Morris max=CPU_MAX (default
 #    6) with one process of CPU_THREADS (default 16) threads against `mpirun
-#    -np 4` ranks of CPU_THREADS/4 threads: same bytes, the ratio of times.
+#    -np N` ranks of CPU_THREADS/N threads for N in CPU_NPS (default "1 2 4"):
+#    same bytes, times, communication, and docs/SCALING.md's model
+#    (scripts/scaling_model.py) beside the measurement.
+# On a one-GPU machine, part 1's MPI build runs two ranks on the one GPU and
+# part 2 is skipped.
 # The binary is built elsewhere with MPI (no Rust on the GPU machine):
 #   cargo build --release --features mpi
 #   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh .device/
@@ -37,6 +41,9 @@ MPIRUN="$MPIRUN --allow-run-as-root --oversubscribe --bind-to none -x LD_LIBRARY
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader
 nvidia-smi topo -m 2>/dev/null | head -4
 GPUS=$(nvidia-smi -L 2>/dev/null | wc -l)
+# One rank per GPU; on a one-GPU machine two ranks share it.
+RANKS=$(( GPUS > 1 ? GPUS : 2 ))
+CPU_THREADS=${CPU_THREADS:-16}
 echo "== $GPUS GPUs, $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; $($MPIRUN --version 2>&1 | head -1)"
 
 # Builds GAME-PARAMS into DIR, timed; mode: one (GPU 0 alone), all (--gpus
@@ -48,9 +55,13 @@ run() {
   case $mode in
     one) CUDA_VISIBLE_DEVICES=0 "$BIN" build "$@" --backend cuda --out "$dir" --json ;;
     all) "$BIN" build "$@" --backend cuda --gpus all --out "$dir" --json ;;
-    mpi) $MPIRUN -np "$GPUS" "$BIN" build "$@" --backend cuda --out "$dir" --json ;;
-    cpu1) "$BIN" build "$@" --backend cpu --threads "${CPU_THREADS:-16}" --out "$dir" --json ;;
-    cpu4) $MPIRUN -np 4 "$BIN" build "$@" --backend cpu --threads $(( ${CPU_THREADS:-16} / 4 )) --out "$dir" --json ;;
+    mpi) $MPIRUN -np "$RANKS" "$BIN" build "$@" --backend cuda --out "$dir" --json ;;
+    cpu*) np=${mode#cpu}
+      if [ "$np" = 1 ]; then
+        "$BIN" build "$@" --backend cpu --threads "$CPU_THREADS" --out "$dir" --json
+      else
+        $MPIRUN -np "$np" "$BIN" build "$@" --backend cpu --threads $(( CPU_THREADS / np )) --out "$dir" --json
+      fi ;;
   esac >"$dir.json" 2>"$dir.err" || { status=1; echo "FAILED: $mode $*"; tail -3 "$dir.err"; }
   awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $t0 }" >"$dir.time"
 }
@@ -68,7 +79,7 @@ same() {
 
 [ "${SKIP_SAME:-}" = 1 ] || {
 echo
-echo "| build | 1 GPU s | --gpus all s | mpirun -np $GPUS s | bytes (all, mpi vs 1 GPU) |"
+echo "| build | 1 GPU s | --gpus all s | mpirun -np $RANKS s | bytes (all, mpi vs 1 GPU) |"
 echo "| --- | ---: | ---: | ---: | --- |"
 for spec in "morris --param max=${SAME_MAX:-6}" "connect4 --param width=6 --param height=5"; do
   tag=$(echo "$spec" | tr -c 'a-z0-9' '_')
@@ -78,7 +89,9 @@ done
 }
 
 big=${BIG:-8}
-if [ "$big" != none ]; then
+if [ "$big" != none ] && [ "$GPUS" -lt 2 ]; then
+  echo "== Morris max=$big on several GPUs: skipped, this machine has $GPUS"
+elif [ "$big" != none ]; then
   run one "$WORK/big-one" morris --param max="$big"
   run all "$WORK/big-all" morris --param max="$big"
   echo
@@ -110,16 +123,12 @@ fi
 
 cpu=${CPU_MAX:-6}
 if [ "$cpu" != none ]; then
-  run cpu1 "$WORK/cpu-1" morris --param max="$cpu"
-  run cpu4 "$WORK/cpu-4" morris --param max="$cpu"
-  t1=$(cat "$WORK/cpu-1.time"); t4=$(cat "$WORK/cpu-4.time")
+  nps=${CPU_NPS:-1 2 4}
+  for np in $nps; do run "cpu$np" "$WORK/cpu-$np" morris --param max="$cpu"; done
   echo
-  echo "== CPU, Morris max=$cpu: 1 process x ${CPU_THREADS:-16} threads $t1 s, mpirun -np 4 x $(( ${CPU_THREADS:-16} / 4 )) threads $t4 s, ratio $(awk "BEGIN { printf \"%.3f\", $t4 / $t1 }"), bytes $(same "$WORK/cpu-1" "$WORK/cpu-4")"
-  python3 - "$WORK/cpu-4/build-log.json" <<'PY'
-import json, sys
-log = json.load(open(sys.argv[1]))
-c = log["communication"]
-print(f"   rank 0's collectives: {c['calls']} calls, {c['seconds']:.2f} s, {(c['bytes_sent']+c['bytes_received'])/1e6:.1f} MB")
-PY
+  echo "== CPU, Morris max=$cpu, $CPU_THREADS threads in all: one process, and mpirun -np N ranks of $CPU_THREADS/N threads"
+  for np in $nps; do [ "$np" = 1 ] || echo "   -np $np bytes: $(same "$WORK/cpu-1" "$WORK/cpu-$np")"; done
+  args=""; for np in $nps; do args="$args $np $WORK/cpu-$np/build-log.json $(cat "$WORK/cpu-$np.time")"; done
+  python3 "$(dirname "$0")/scaling_model.py" $args
 fi
 exit $status
