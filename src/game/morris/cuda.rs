@@ -12,6 +12,7 @@
 //! so that one chunk's copy overlaps the next chunk's kernel.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -27,9 +28,10 @@ use super::classes::HalfIndex;
 use super::expand::{self, Expansion, MorrisPartition, Summary};
 use super::place::{self, PlaceSpec};
 use super::rank24;
-use super::retro::{self, CpuTwin, MorrisSolveSpec, SolveStats};
+use super::retro::{self, word_range, CpuTwin, MorrisSolveSpec, SolveStats};
 use super::twin::{self as cpu, RankCheck};
 use crate::backend::cuda::{cuda_err, CudaDevice, Timed, BLOCK};
+use crate::dist::{decode_u64s, encode_u64s, slice_of, Solo, Team};
 use crate::{Error, Rank, Result};
 
 /// The Morris kernel file, by name.
@@ -634,9 +636,31 @@ impl MorrisCuda {
         spec: MorrisSolveSpec,
         deps: &[&[u8]],
     ) -> Result<SolveStats<Vec<u8>>> {
+        self.morris_solve_team(spec, deps, &Solo::default(), 64)
+    }
+
+    /// [`Self::morris_solve`] by one member of `team`, which scans and
+    /// decides the slice `team.slice(size, align)` (`align` a multiple of
+    /// 64: slices hold whole words of the candidate bitmap) and returns the
+    /// whole partition's values, the bytes of [`Self::morris_solve`]. What
+    /// crosses between members (through host memory) is described in
+    /// [`super::kernels`]; a team of one exchanges nothing.
+    pub fn morris_solve_team(
+        &self,
+        spec: MorrisSolveSpec,
+        deps: &[&[u8]],
+        team: &dyn Team,
+        align: u64,
+    ) -> Result<SolveStats<Vec<u8>>> {
+        assert!(align % 64 == 0 && align > 0, "slices must hold whole words");
         CpuTwin::new(spec, deps.to_vec())?; // checks the dependencies' sizes
         let t0 = std::time::Instant::now();
         let size = spec.size();
+        let split = team.size() > 1;
+        let slices: Vec<Range<u64>> = (0..team.size())
+            .map(|j| slice_of(size, align, j, team.size()))
+            .collect();
+        let own = slices[team.rank()].clone();
         let s = &self.stream;
         let e = |what: &'static str| cuda_err(what);
         let dev_deps: Vec<CudaSlice<u8>> = deps
@@ -662,19 +686,23 @@ impl MorrisCuda {
             symmetry: u32::from(spec.symmetry),
             tabs: [&*tabs[0], &*tabs[1], &*tabs[2], &*tabs[3]],
         };
-        // Events: at most one per index; the kernel counts past the capacity
-        // and the scan is rerun if needed.
-        let mut cap = size;
+        let (lo, hi) = (own.start, own.end);
+        // Events: at most one per index of the slice; the kernel counts past
+        // the capacity and the scan is rerun if needed.
+        let mut cap = (hi - lo).max(1);
         let (events, st) = loop {
             let mut events = s
                 .alloc_zeros::<u64>(cap as usize)
                 .map_err(e("allocating the event list"))?;
             s.memset_zeros(&mut stats).map_err(e("clearing"))?;
-            let cfg = self.device.grid(&self.retro_first, BLOCK, size, smem)?;
+            let cfg = self
+                .device
+                .grid(&self.retro_first, BLOCK, (hi - lo).max(1), smem)?;
             let mut launch = s.launch_builder(&self.retro_first);
             head.push(&mut launch);
             launch
-                .arg(&size)
+                .arg(&lo)
+                .arg(&hi)
                 .arg(dep0)
                 .arg(dep1)
                 .arg(&mut values)
@@ -682,33 +710,69 @@ impl MorrisCuda {
                 .arg(&cap)
                 .arg(&mut stats);
             // SAFETY: arguments match retro_first_scan in morris.cu; values holds
-            // `size` bytes, events `cap` entries (the kernel writes below cap
-            // only), stats 260, the dependencies their partitions' sizes
-            // (checked above), and every rank the kernel reads in them is a
-            // rank of that partition; with symmetry, tab0..tab3 are the
-            // device blobs of the four halves the kernel's RHalf names.
+            // `size` bytes and lo <= hi <= size, events `cap` entries (the
+            // kernel writes below cap only), stats 260, the dependencies
+            // their partitions' sizes (checked above), and every rank the
+            // kernel reads in them is a rank of that partition; with
+            // symmetry, tab0..tab3 are the device blobs of the four halves
+            // the kernel's RHalf names.
             unsafe { launch.launch(cfg) }.map_err(e("launching retro_first_scan"))?;
             let st = s.clone_dtoh(&stats).map_err(e("copying back"))?;
-            retro::check_fail(&spec, st[2] as u32)?;
             if st[3] <= cap {
                 break (events, st);
             }
             cap = st[3];
         };
-        let (first_pending, max_seen, n_events) = (st[0], st[1] as u32, st[3]);
+        let (local_pending, n_events) = (st[0], st[3]);
+        let (mut first_pending, mut max_seen, mut fail) = (st[0], st[1] as u32, st[2] as u32);
+        if split {
+            // Every member must take the same decisions: the loop's bound
+            // and the failure are the team's, not the slice's.
+            fail = team
+                .all_gather(&fail.to_le_bytes())?
+                .iter()
+                .fold(0, |acc, b| {
+                    acc | u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+                });
+        }
+        retro::check_fail(&spec, fail)?;
+        if split {
+            max_seen = team.all_max(u64::from(max_seen))? as u32;
+            first_pending = team.all_sum(first_pending)?;
+            let mine = if lo < hi {
+                s.clone_dtoh(&values.slice(lo as usize..hi as usize))
+                    .map_err(e("copying the slice's values back"))?
+            } else {
+                Vec::new()
+            };
+            for (j, bytes) in team.all_gather(&mine)?.iter().enumerate() {
+                let r = &slices[j];
+                if bytes.len() as u64 != r.end - r.start {
+                    return Err(retro::torn(&spec, j, "values"));
+                }
+                if j != team.rank() && !bytes.is_empty() {
+                    s.memcpy_htod(
+                        bytes.as_slice(),
+                        &mut values.slice_mut(r.start as usize..r.end as usize),
+                    )
+                    .map_err(e("copying the other slices' values"))?;
+                }
+            }
+        }
         // TBFORGE_TWIN_TRACE: where the time goes (as CpuTwin::solve prints).
         let trace = std::env::var_os("TBFORGE_TWIN_TRACE").is_some();
         let t_passes = std::time::Instant::now();
         if trace {
             eprintln!(
-                "gpu {}: first scan {:.3} s, {n_events} events, {first_pending} pending",
+                "gpu {}: first scan {:.3} s, {n_events} events, {local_pending} pending (of {first_pending})",
                 spec.name(),
                 t0.elapsed().as_secs_f64()
             );
         }
         let mut total_cand = 0u64;
-        // Candidates and decided positions are distinct pending positions.
-        let l_cap = first_pending.max(1);
+        // Candidates and decided positions are distinct pending positions
+        // of this member's slice.
+        let l_cap = local_pending.max(1);
         let mut cand = s
             .alloc_zeros::<u64>(l_cap as usize)
             .map_err(e("allocating"))?;
@@ -727,11 +791,27 @@ impl MorrisCuda {
         let mut marks = s
             .alloc_zeros::<u32>(words as usize)
             .map_err(e("allocating the candidate bitmap"))?;
+        let own_words = word_range(&own, 32);
+        let (w_lo, w_hi) = (own_words.start as u64, own_words.end as u64);
+        // The others' words of the bitmap: before and after this slice's.
+        let others = [0..w_lo as usize, w_hi as usize..words as usize];
+        // What the others marked in this slice, and what they decided: only
+        // a team allocates them.
+        let mut received = s
+            .alloc_zeros::<u8>(if split { 4 * (w_hi - w_lo) as usize } else { 0 }.max(1))
+            .map_err(e("allocating"))?;
+        let mut theirs = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
         let cfg_cand = self
             .device
             .grid(&self.retro_candidates, BLOCK, l_cap + n_events, smem)?;
-        let cfg_compact = self.device.grid(&self.retro_compact, BLOCK, words, 0)?;
+        let cfg_compact = self
+            .device
+            .grid(&self.retro_compact, BLOCK, (w_hi - w_lo).max(1), 0)?;
         let cfg_pass = self.device.grid(&self.retro_pass, BLOCK, l_cap, smem)?;
+        // The others' positions decided in the last pass, written by the
+        // next retro_candidates (byte d + 1 in pass d).
+        let mut n_set = 0u64;
+        let null = 0u64;
         let mut d = 1u32;
         loop {
             if d > crate::Value::MAX_DISTANCE {
@@ -741,6 +821,8 @@ impl MorrisCuda {
                     crate::Value::MAX_DISTANCE
                 )));
             }
+            // Whether the others marked candidates in this slice.
+            let mut adding = false;
             let (a, b) = frontier.split_at_mut(1);
             let (fr_in, fr_out) = if d % 2 == 1 {
                 (&a[0], &mut b[0])
@@ -761,30 +843,85 @@ impl MorrisCuda {
             } else {
                 0
             };
+            let set_byte = (d + 1) as u8;
             let mut launch = s.launch_builder(&self.retro_candidates);
             head.push(&mut launch);
             launch
                 .arg(&d)
-                .arg(&values)
+                .arg(&mut values)
                 .arg(fr_in)
                 .arg(&*n_in)
                 .arg(&events)
                 .arg(&ne)
-                .arg(&mut marks);
+                .arg(&mut marks)
+                .arg(&theirs)
+                .arg(&n_set)
+                .arg(&set_byte);
             // SAFETY: arguments match retro_candidates; fr_in holds *n_in
             // decided ranks of the partition (at most l_cap), events n_events
-            // keys of its ranks, marks one bit per index.
+            // keys of its ranks, marks one bit per index, values one byte;
+            // theirs holds n_set ranks, each inside its sender's slice
+            // (checked when they came).
             unsafe { launch.launch(cfg_cand) }.map_err(e("launching retro_candidates"))?;
+            if split {
+                // The marks this member set in the others' slices go to
+                // their owners, as bytes; a slice with none gets nothing.
+                let mut host = vec![0u8; 4 * words as usize];
+                for r in others.iter().filter(|r| !r.is_empty()) {
+                    // SAFETY: a u32 view read as its bytes: every byte
+                    // pattern is a u8, and the length is the view's in bytes.
+                    let view = unsafe { marks.slice(r.clone()).transmute::<u8>(4 * r.len()) }
+                        .ok_or_else(|| Error::Cuda("viewing the candidate bitmap".into()))?;
+                    s.memcpy_dtoh(&view, &mut host[4 * r.start..4 * r.end])
+                        .map_err(e("copying candidate marks back"))?;
+                    s.memset_zeros(&mut marks.slice_mut(r.clone()))
+                        .map_err(e("clearing"))?;
+                }
+                let parts = slices
+                    .iter()
+                    .enumerate()
+                    .map(|(j, r)| {
+                        let w = word_range(r, 32);
+                        let bytes = &host[4 * w.start..4 * w.end];
+                        if j == team.rank() || bytes.iter().all(|&b| b == 0) {
+                            Vec::new()
+                        } else {
+                            bytes.to_vec()
+                        }
+                    })
+                    .collect();
+                let mut acc: Option<Vec<u8>> = None;
+                for (j, got) in team.all_to_all(parts)?.into_iter().enumerate() {
+                    if got.is_empty() {
+                        continue;
+                    }
+                    if got.len() as u64 != 4 * (w_hi - w_lo) {
+                        return Err(retro::torn(&spec, j, "candidate marks"));
+                    }
+                    match acc.as_mut() {
+                        None => acc = Some(got),
+                        Some(acc) => acc.iter_mut().zip(&got).for_each(|(a, b)| *a |= b),
+                    }
+                }
+                if let Some(acc) = acc {
+                    s.memcpy_htod(acc.as_slice(), &mut received)
+                        .map_err(e("copying the others' marks"))?;
+                    adding = true;
+                }
+            }
             s.memset_zeros(&mut cand_count).map_err(e("clearing"))?;
             let mut launch = s.launch_builder(&self.retro_compact);
-            launch
-                .arg(&mut marks)
-                .arg(&words)
-                .arg(&mut cand)
-                .arg(&l_cap)
-                .arg(&mut cand_count);
-            // SAFETY: arguments match retro_compact; marks holds `words`
-            // words, cand l_cap entries (written below l_cap only).
+            launch.arg(&mut marks).arg(&w_lo).arg(&w_hi);
+            if adding {
+                launch.arg(&received);
+            } else {
+                launch.arg(&null);
+            }
+            launch.arg(&mut cand).arg(&l_cap).arg(&mut cand_count);
+            // SAFETY: arguments match retro_compact; marks holds `words` >=
+            // w_hi u32 words, the added marks (when not null) 4 (w_hi - w_lo)
+            // bytes, that many u32 words (device allocations are aligned);
+            // cand holds l_cap entries (written below l_cap only).
             unsafe { launch.launch(cfg_compact) }.map_err(e("launching retro_compact"))?;
             s.memset_zeros(n_out).map_err(e("clearing"))?;
             let mut launch = s.launch_builder(&self.retro_pass);
@@ -796,7 +933,7 @@ impl MorrisCuda {
                 .arg(&mut values)
                 .arg(&cand)
                 .arg(&cand_count)
-                .arg(fr_out)
+                .arg(&mut *fr_out)
                 .arg(&l_cap)
                 .arg(&mut *n_out);
             // SAFETY: arguments match retro_pass_candidates; cand holds
@@ -804,7 +941,7 @@ impl MorrisCuda {
             // checked below before its results are used), fr_out has room
             // for l_cap (written below l_cap only).
             unsafe { launch.launch(cfg_pass) }.map_err(e("launching retro_pass_candidates"))?;
-            let decided = s.clone_dtoh(&*n_out).map_err(e("copying back"))?[0];
+            let mut decided = s.clone_dtoh(&*n_out).map_err(e("copying back"))?[0];
             let n_cand = s.clone_dtoh(&cand_count).map_err(e("copying back"))?[0];
             if n_cand > l_cap || decided > l_cap {
                 return Err(Error::Cuda(format!(
@@ -813,6 +950,39 @@ impl MorrisCuda {
                 )));
             }
             total_cand += n_cand;
+            if split {
+                // Every position a pass decides is at distance d: the
+                // others learn the ranks, not the bytes.
+                let mine = if decided > 0 {
+                    s.clone_dtoh(&fr_out.slice(..decided as usize))
+                        .map_err(e("copying decided positions back"))?
+                } else {
+                    Vec::new()
+                };
+                let mut lists = Vec::new();
+                decided = 0;
+                for (j, got) in team.all_gather(&encode_u64s(&mine))?.iter().enumerate() {
+                    let list = decode_u64s(got)?;
+                    decided += list.len() as u64;
+                    if j == team.rank() {
+                        continue;
+                    }
+                    if list.iter().any(|r| !slices[j].contains(r)) {
+                        return Err(retro::torn(&spec, j, "decided positions"));
+                    }
+                    lists.extend(list);
+                }
+                if theirs.len() < lists.len() {
+                    theirs = s
+                        .alloc_zeros::<u64>(lists.len().next_power_of_two())
+                        .map_err(e("allocating"))?;
+                }
+                if !lists.is_empty() {
+                    s.memcpy_htod(lists.as_slice(), &mut theirs)
+                        .map_err(e("copying the others' decided positions"))?;
+                }
+                n_set = lists.len() as u64;
+            }
             if decided == 0 && d > max_seen {
                 break;
             }
