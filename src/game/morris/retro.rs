@@ -698,8 +698,7 @@ impl<'a> CpuTwin<'a> {
             .map(|_| AtomicU8::new(0))
             .collect();
         const CHUNK: u64 = 1 << 16;
-        let (seen, fail, pending, mut events) = (own.start.div_ceil(CHUNK)
-            ..own.end.div_ceil(CHUNK))
+        let (seen, fail, pending, mut events) = (own.start / CHUNK..own.end.div_ceil(CHUNK))
             .into_par_iter()
             .map(|c| {
                 let (mut seen, mut fail, mut pending, mut events) = (0u32, 0u32, 0u64, Vec::new());
