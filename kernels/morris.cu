@@ -1301,8 +1301,9 @@ __device__ __forceinline__ void retro_predecessors(const RCtx& c, const unsigned
 // A team's member (game::morris::kernels, module documentation) also writes
 // what the others decided in pass d - 1, values[set[i]] = set_byte for i <
 // n_set (0 alone). Claims may still read such a position as pending: the
-// mark then travels to its owner, whose copy says decided and whose pass
-// skips it (retro_pass_candidates checks only pending positions).
+// mark then travels to its owner, whose own copy is exact and whose claim
+// of the ranks it receives (capture events at d - 1, through this kernel
+// again) drops it.
 extern "C" __global__ void retro_candidates(u32 k1, u32 k2, u32 symmetry, const u64* tab0, const u64* tab1,
                                             const u64* tab2, const u64* tab3, u32 d, unsigned char* values,
                                             const u64* frontier, const unsigned long long* nf_ptr,
@@ -1329,10 +1330,10 @@ extern "C" __global__ void retro_candidates(u32 k1, u32 k2, u32 symmetry, const 
 }
 
 // Lists the set bits of marks[w_lo..w_hi] (ranks, at *count; entries at or
-// past cap counted, not written) and clears them: the whole bitmap, or one
-// team member's slice of it, with the marks the other members set there,
-// add[0..w_hi - w_lo], OR-ed in (add null: none). Whole warps walk together.
-extern "C" __global__ void retro_compact(u32* marks, u64 w_lo, u64 w_hi, const u32* add, u64* list, u64 cap,
+// past cap counted, not written) and clears them: the whole bitmap, or a
+// part of it (a team member's own slice, or the marks it set in another
+// member's slice, sent to that member). Whole warps walk together.
+extern "C" __global__ void retro_compact(u32* marks, u64 w_lo, u64 w_hi, u64* list, u64 cap,
                                          unsigned long long* count) {
     u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     u32 lane = threadIdx.x & 31u;
@@ -1344,7 +1345,6 @@ extern "C" __global__ void retro_compact(u32* marks, u64 w_lo, u64 w_hi, const u
         if (base + lane < words) {
             w = marks[i];
             if (w) marks[i] = 0;
-            if (add) w |= add[base + lane];
         }
         u32 n = __popc(w), incl = n;
         for (u32 o = 1; o < 32; o <<= 1) {
@@ -1379,8 +1379,8 @@ extern "C" __global__ void retro_pass_candidates(u32 k1, u32 k2, u32 symmetry, c
         u64 i = base + lane;
         bool done = false;
         u64 r = 0;
-        // Only pending positions: a team's candidates may name one that
-        // another member's stale copy saw pending (retro_candidates).
+        // Only pending positions (all of them are, unless a team's
+        // exchange went wrong: retro_candidates).
         if (i < n) {
             r = list[i];
             if (values[r] == 1) {

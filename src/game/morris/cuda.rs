@@ -736,9 +736,14 @@ impl MorrisCuda {
                 });
         }
         retro::check_fail(&spec, fail)?;
+        // Pending positions by member: a bound on what the others mark in
+        // each slice (only pending positions with a quiet successor are
+        // ever marked).
+        let mut pendings = vec![local_pending];
         if split {
             max_seen = team.all_max(u64::from(max_seen))? as u32;
-            first_pending = team.all_sum(first_pending)?;
+            pendings = decode_u64s(&team.all_gather(&local_pending.to_le_bytes())?.concat())?;
+            first_pending = pendings.iter().sum();
             let mine = if lo < hi {
                 s.clone_dtoh(&values.slice(lo as usize..hi as usize))
                     .map_err(e("copying the slice's values back"))?
@@ -793,14 +798,29 @@ impl MorrisCuda {
             .map_err(e("allocating the candidate bitmap"))?;
         let own_words = word_range(&own, 32);
         let (w_lo, w_hi) = (own_words.start as u64, own_words.end as u64);
-        // The others' words of the bitmap: before and after this slice's.
-        let others = [0..w_lo as usize, w_hi as usize..words as usize];
-        // What the others marked in this slice, and what they decided: only
-        // a team allocates them.
-        let mut received = s
-            .alloc_zeros::<u8>(if split { 4 * (w_hi - w_lo) as usize } else { 0 }.max(1))
+        // The ranks this member marks in another's slice, listed part by
+        // part: at most OTHERS_CAP at a time (bounded by that slice's
+        // pending count, or by the bits of a part).
+        const OTHERS_CAP: u64 = 1 << 27;
+        let x_cap = if split {
+            (0..team.size())
+                .filter(|&j| j != team.rank())
+                .map(|j| pendings[j])
+                .max()
+                .unwrap_or(0)
+                .clamp(1, OTHERS_CAP)
+        } else {
+            1
+        };
+        let mut x_list = s
+            .alloc_zeros::<u64>(x_cap as usize)
             .map_err(e("allocating"))?;
+        let mut x_count = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        // What the others marked in this slice (as capture-event keys),
+        // what they decided, and a count of 0 for a launch without frontier.
+        let mut received = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
         let mut theirs = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        let zero = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
         let cfg_cand = self
             .device
             .grid(&self.retro_candidates, BLOCK, l_cap + n_events, smem)?;
@@ -811,7 +831,6 @@ impl MorrisCuda {
         // The others' positions decided in the last pass, written by the
         // next retro_candidates (byte d + 1 in pass d).
         let mut n_set = 0u64;
-        let null = 0u64;
         let mut d = 1u32;
         loop {
             if d > crate::Value::MAX_DISTANCE {
@@ -821,8 +840,6 @@ impl MorrisCuda {
                     crate::Value::MAX_DISTANCE
                 )));
             }
-            // Whether the others marked candidates in this slice.
-            let mut adding = false;
             let (a, b) = frontier.split_at_mut(1);
             let (fr_in, fr_out) = if d % 2 == 1 {
                 (&a[0], &mut b[0])
@@ -864,64 +881,88 @@ impl MorrisCuda {
             // (checked when they came).
             unsafe { launch.launch(cfg_cand) }.map_err(e("launching retro_candidates"))?;
             if split {
-                // The marks this member set in the others' slices go to
-                // their owners, as bytes; a slice with none gets nothing.
-                let mut host = vec![0u8; 4 * words as usize];
-                for r in others.iter().filter(|r| !r.is_empty()) {
-                    // SAFETY: a u32 view read as its bytes: every byte
-                    // pattern is a u8, and the length is the view's in bytes.
-                    let view = unsafe { marks.slice(r.clone()).transmute::<u8>(4 * r.len()) }
-                        .ok_or_else(|| Error::Cuda("viewing the candidate bitmap".into()))?;
-                    s.memcpy_dtoh(&view, &mut host[4 * r.start..4 * r.end])
-                        .map_err(e("copying candidate marks back"))?;
-                    s.memset_zeros(&mut marks.slice_mut(r.clone()))
-                        .map_err(e("clearing"))?;
-                }
-                let parts = slices
-                    .iter()
-                    .enumerate()
-                    .map(|(j, r)| {
-                        let w = word_range(r, 32);
-                        let bytes = &host[4 * w.start..4 * w.end];
-                        if j == team.rank() || bytes.iter().all(|&b| b == 0) {
-                            Vec::new()
-                        } else {
-                            bytes.to_vec()
-                        }
-                    })
-                    .collect();
-                let mut acc: Option<Vec<u8>> = None;
-                for (j, got) in team.all_to_all(parts)?.into_iter().enumerate() {
-                    if got.is_empty() {
+                // The ranks this member marked in the others' slices go to
+                // their owners (8 bytes each: passes mark few, where the
+                // slice's bitmap words would cost far more than the pass).
+                let mut parts = vec![Vec::new(); team.size()];
+                for (j, r) in slices.iter().enumerate() {
+                    let w = word_range(r, 32);
+                    if j == team.rank() || w.is_empty() {
                         continue;
                     }
-                    if got.len() as u64 != 4 * (w_hi - w_lo) {
+                    let step = if pendings[j] <= x_cap {
+                        w.len() as u64
+                    } else {
+                        x_cap / 32
+                    };
+                    let mut ranks = Vec::new();
+                    let mut a = w.start as u64;
+                    while a < w.end as u64 {
+                        let b = (a + step).min(w.end as u64);
+                        ranks.extend(self.list_marks(
+                            &mut marks,
+                            a..b,
+                            &mut x_list,
+                            &mut x_count,
+                        )?);
+                        a = b;
+                    }
+                    parts[j] = encode_u64s(&ranks);
+                }
+                // What the others marked here: claimed as capture events
+                // due now, so that this member's exact copy drops what is
+                // decided.
+                let mut keys = Vec::new();
+                for (j, got) in team.all_to_all(parts)?.iter().enumerate() {
+                    let ranks = decode_u64s(got)?;
+                    if ranks.iter().any(|r| !own.contains(r)) {
                         return Err(retro::torn(&spec, j, "candidate marks"));
                     }
-                    match acc.as_mut() {
-                        None => acc = Some(got),
-                        Some(acc) => acc.iter_mut().zip(&got).for_each(|(a, b)| *a |= b),
-                    }
+                    let due = (u64::from(d - 1) << retro::EVENT_SHIFT) | retro::EVENT_CAPTURE;
+                    keys.extend(ranks.into_iter().map(|r| due | r));
                 }
-                if let Some(acc) = acc {
-                    s.memcpy_htod(acc.as_slice(), &mut received)
+                if !keys.is_empty() {
+                    if received.len() < keys.len() {
+                        received = s
+                            .alloc_zeros::<u64>(keys.len().next_power_of_two())
+                            .map_err(e("allocating"))?;
+                    }
+                    s.memcpy_htod(keys.as_slice(), &mut received)
                         .map_err(e("copying the others' marks"))?;
-                    adding = true;
+                    let (n, no_set) = (keys.len() as u64, 0u64);
+                    let cfg = self.device.grid(&self.retro_candidates, BLOCK, n, smem)?;
+                    let mut launch = s.launch_builder(&self.retro_candidates);
+                    head.push(&mut launch);
+                    launch
+                        .arg(&d)
+                        .arg(&mut values)
+                        .arg(&zero)
+                        .arg(&zero)
+                        .arg(&received)
+                        .arg(&n)
+                        .arg(&mut marks)
+                        .arg(&theirs)
+                        .arg(&no_set)
+                        .arg(&set_byte);
+                    // SAFETY: arguments match retro_candidates; no frontier
+                    // (its count, `zero`, holds 0: the frontier pointer is
+                    // never read), received holds n event keys of ranks of
+                    // this member's slice (checked above), marks one bit
+                    // per index, values one byte; nothing to set.
+                    unsafe { launch.launch(cfg) }.map_err(e("launching retro_candidates"))?;
                 }
             }
             s.memset_zeros(&mut cand_count).map_err(e("clearing"))?;
             let mut launch = s.launch_builder(&self.retro_compact);
-            launch.arg(&mut marks).arg(&w_lo).arg(&w_hi);
-            if adding {
-                launch.arg(&received);
-            } else {
-                launch.arg(&null);
-            }
-            launch.arg(&mut cand).arg(&l_cap).arg(&mut cand_count);
+            launch
+                .arg(&mut marks)
+                .arg(&w_lo)
+                .arg(&w_hi)
+                .arg(&mut cand)
+                .arg(&l_cap)
+                .arg(&mut cand_count);
             // SAFETY: arguments match retro_compact; marks holds `words` >=
-            // w_hi u32 words, the added marks (when not null) 4 (w_hi - w_lo)
-            // bytes, that many u32 words (device allocations are aligned);
-            // cand holds l_cap entries (written below l_cap only).
+            // w_hi u32 words, cand l_cap entries (written below l_cap only).
             unsafe { launch.launch(cfg_compact) }.map_err(e("launching retro_compact"))?;
             s.memset_zeros(n_out).map_err(e("clearing"))?;
             let mut launch = s.launch_builder(&self.retro_pass);
@@ -1002,6 +1043,52 @@ impl MorrisCuda {
             first_pending,
             max_seen,
         })
+    }
+
+    /// The set bits of `marks` words `words` as ranks, cleared (kernel
+    /// `retro_compact` into `list`, whose length must be at least the bits
+    /// of those words or the most that can be set there).
+    fn list_marks(
+        &self,
+        marks: &mut CudaSlice<u32>,
+        words: Range<u64>,
+        list: &mut CudaSlice<u64>,
+        count: &mut CudaSlice<u64>,
+    ) -> Result<Vec<u64>> {
+        let s = &self.stream;
+        let e = |what: &'static str| cuda_err(what);
+        assert!(words.end as usize <= marks.len());
+        s.memset_zeros(count).map_err(e("clearing"))?;
+        let cap = list.len() as u64;
+        let cfg = self.device.grid(
+            &self.retro_compact,
+            BLOCK,
+            (words.end - words.start).max(1),
+            0,
+        )?;
+        let mut launch = s.launch_builder(&self.retro_compact);
+        launch
+            .arg(&mut *marks)
+            .arg(&words.start)
+            .arg(&words.end)
+            .arg(&mut *list)
+            .arg(&cap)
+            .arg(&mut *count);
+        // SAFETY: arguments match retro_compact; marks holds at least
+        // words.end u32 words (asserted above), list `cap` entries (written
+        // below cap only).
+        unsafe { launch.launch(cfg) }.map_err(e("launching retro_compact"))?;
+        let n = s.clone_dtoh(&*count).map_err(e("copying back"))?[0];
+        if n > cap {
+            return Err(Error::Cuda(format!(
+                "{n} candidate marks in words {words:?}, more than the {cap} that can be set there; report this as a bug"
+            )));
+        }
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        s.clone_dtoh(&list.slice(..n as usize))
+            .map_err(e("copying candidate marks back"))
     }
 
     /// The class tables the `place_*` kernels of `spec` read (PCtx::tabs in

@@ -311,9 +311,9 @@ pub fn for_quiet_successors(mover: u32, opponent: u32, mut f: impl FnMut(u32, u3
 
 /// Event kind bit of a sorted event key: the position itself is a candidate
 /// (capture event); clear: its predecessors are (decided by the first scan).
-const EVENT_CAPTURE: u64 = 1 << 40;
+pub(crate) const EVENT_CAPTURE: u64 = 1 << 40;
 /// Event distance shift of an event key (ranks stay below 2^40).
-const EVENT_SHIFT: u32 = 41;
+pub(crate) const EVENT_SHIFT: u32 = 41;
 
 /// The CPU twin of `kernels/morris.cu`, kernels `retro_*`.
 pub struct CpuTwin<'a> {
@@ -789,8 +789,8 @@ impl<'a> CpuTwin<'a> {
             now.par_iter()
                 .filter(|&&k| k & EVENT_CAPTURE != 0)
                 .for_each(|&k| mark(rank_of(k)));
-            // Marks in other slices go to their owners (nothing when none
-            // is set: late passes mark little).
+            // The ranks marked in other slices go to their owners, 8 bytes
+            // each (passes mark few: bitmap words would cost more).
             let parts: Vec<Vec<u8>> = slices
                 .iter()
                 .enumerate()
@@ -798,34 +798,26 @@ impl<'a> CpuTwin<'a> {
                     if j == team.rank() {
                         return Vec::new();
                     }
-                    let ws = &marks[words(r)];
-                    let taken: Vec<u64> = ws
+                    let w = words(r);
+                    let ranks: Vec<u64> = marks[w.clone()]
                         .par_iter()
-                        .map(|w| w.swap(0, Ordering::Relaxed))
+                        .enumerate()
+                        .flat_map_iter(|(i, m)| {
+                            let base = (w.start + i) as u64 * 64;
+                            bits64(m.swap(0, Ordering::Relaxed)).map(move |b| base + b)
+                        })
                         .collect();
-                    if taken.iter().all(|&w| w == 0) {
-                        Vec::new()
-                    } else {
-                        encode_u64s(&taken)
-                    }
+                    encode_u64s(&ranks)
                 })
                 .collect();
             for (j, got) in team.all_to_all(parts)?.iter().enumerate() {
-                if got.is_empty() {
-                    continue;
-                }
-                let got = decode_u64s(got)?;
-                if got.len() != own_words.len() {
+                let ranks = decode_u64s(got)?;
+                if ranks.iter().any(|r| !own.contains(r)) {
                     return Err(torn(&self.spec, j, "candidate marks"));
                 }
-                marks[own_words.clone()]
-                    .par_iter()
-                    .zip(got.par_iter())
-                    .for_each(|(m, &w)| {
-                        if w != 0 {
-                            m.fetch_or(w, Ordering::Relaxed);
-                        }
-                    });
+                // This member's copy of its slice is exact: it drops what
+                // is no longer pending.
+                ranks.par_iter().for_each(|&r| mark(r));
             }
             let candidates: Vec<u64> = marks[own_words.clone()]
                 .par_iter()
