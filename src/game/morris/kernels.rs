@@ -11,10 +11,10 @@
 //! a [`Team`] (one GPU each, or MPI ranks): member j owns the indices
 //! `team.slice(size, TEAM_ALIGN)`, contiguous and on whole 64-bit words, so
 //! that every bitmap (the GPU's 32-bit candidate marks, the twin's 64-bit
-//! ones, reached bits) splits on word bounds and no two members write one
-//! word. Every member holds the whole partition's values throughout: a
-//! pass reads successors anywhere, and the build wants every partition
-//! whole on every member afterwards. The bytes never depend on the team's
+//! ones, reached bits) splits on word bounds: a member lists and clears
+//! whole words of its slice. Every member holds the whole partition's
+//! values throughout: a pass reads successors anywhere, and the build
+//! wants every partition whole on every member afterwards. The bytes never depend on the team's
 //! size, because a pass reads distances below `d` only and writes `d`, so
 //! who decides a position in pass `d` changes nothing.
 //!
@@ -25,22 +25,28 @@
 //!   longest distance seen (max) and the pending counts (sum), so that all
 //!   take the same loop decisions;
 //! - each pass, a member marks the predecessors of its *own* frontier (and
-//!   its own events due) in a bitmap of the whole partition; the words that
-//!   fall in another member's slice go to that member (all-to-all, nothing
-//!   for a slice without marks), which ORs them into its own words, then
-//!   lists and checks the candidates of its slice only, with the unchanged
-//!   pass kernel. The ranks it decided are all-gathered (8 bytes each) and
-//!   every other member writes them into its copy: every position a pass
-//!   `d` decides has byte `d + 2` (a win at odd `d` needs a successor lost
-//!   at `d - 1`; a loss at even `d` is a candidate because of its longest
-//!   successor, at `d - 1`), so no value bytes travel. The stop test uses
-//!   the team's count of decided positions.
+//!   its own capture events due) in a bitmap of the whole partition; the
+//!   ranks it marked in another member's slice are listed (and cleared)
+//!   and sent to that member (all-to-all), which claims them as capture
+//!   events due now: its copy of its own slice is exact, so what is no
+//!   longer pending drops out there. Then each member lists and checks the
+//!   candidates of its own slice only, with the unchanged pass kernel. The
+//!   ranks it decided are all-gathered and every other member writes them
+//!   into its copy (the GPU in the next pass's first kernel): every
+//!   position a pass `d` decides has byte `d + 2` (a win at odd `d` needs a
+//!   successor lost at `d - 1`; a loss at even `d` is a candidate because of
+//!   its longest successor, at `d - 1`), so no value bytes travel. The stop
+//!   test uses the team's count of decided positions.
 //!
-//! So a pass moves, per member, the bitmap words of the other slices that
-//! hold a mark (at most `(size - slice) / 8` bytes) and 8 bytes per position
-//! decided anywhere; the GPU stages them through host memory (copy back,
-//! collective, copy in) and keeps everything else on the device between
-//! passes.
+//! So a pass moves, per member, 8 bytes per rank it marked in another
+//! slice and 8 bytes per position decided anywhere. Ranks rather than the
+//! other slices' bitmap words: a pass marks few positions (6-6 averages
+//! under a million candidates a pass over 2.5 G indices, about 1 ms of GPU
+//! time each), where the words would be an eighth of a byte per index, a
+//! hundred times the pass's own time to stage. The GPU stages the lists
+//! through host memory (copy back, collective, copy in) and keeps the
+//! values, the dependencies, the bitmap and every list on the device
+//! between passes.
 //!
 //! Placement layers `tTT-a-b` have no passes (every successor lies in
 //! another partition): a member solves the reached indices of its slice
