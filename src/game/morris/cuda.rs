@@ -750,12 +750,27 @@ impl MorrisCuda {
             } else {
                 Vec::new()
             };
-            for (j, bytes) in team.all_gather(&mine)?.iter().enumerate() {
+            // All-to-all rather than all-gather: this member's bytes move to
+            // the last other member instead of being copied for each one
+            // (with two members, no copy at all: the exchange of `size`
+            // bytes is the team's one large cost).
+            let others: Vec<usize> = (0..team.size()).filter(|&j| j != team.rank()).collect();
+            let mut parts = vec![Vec::new(); team.size()];
+            if let Some((&last, rest)) = others.split_last() {
+                for &j in rest {
+                    parts[j] = mine.clone();
+                }
+                parts[last] = mine;
+            }
+            for (j, bytes) in team.all_to_all(parts)?.iter().enumerate() {
+                if j == team.rank() {
+                    continue;
+                }
                 let r = &slices[j];
                 if bytes.len() as u64 != r.end - r.start {
                     return Err(retro::torn(&spec, j, "values"));
                 }
-                if j != team.rank() && !bytes.is_empty() {
+                if !bytes.is_empty() {
                     s.memcpy_htod(
                         bytes.as_slice(),
                         &mut values.slice_mut(r.start as usize..r.end as usize),
