@@ -60,11 +60,7 @@ pub trait Team: Send + Sync + std::fmt::Debug {
 
     /// The sum of every member's `x`.
     fn all_sum(&self, x: u64) -> Result<u64> {
-        Ok(self
-            .all_gather(&x.to_le_bytes())?
-            .iter()
-            .map(|b| read_u64(b))
-            .sum())
+        Ok(self.all_gather(&x.to_le_bytes())?.iter().map(|b| read_u64(b)).sum())
     }
 
     /// The largest of every member's `x`.
@@ -233,14 +229,7 @@ mod tests {
 
     #[test]
     fn slices_cover_the_index_in_order_on_aligned_bounds() {
-        for &(len, align, size) in &[
-            (0u64, 64u64, 3usize),
-            (1, 64, 2),
-            (1000, 64, 3),
-            (4097, 1, 5),
-            (640, 64, 10),
-            (65, 64, 4),
-        ] {
+        for &(len, align, size) in &[(0u64, 64u64, 3usize), (1, 64, 2), (1000, 64, 3), (4097, 1, 5), (640, 64, 10), (65, 64, 4)] {
             let mut next = 0;
             for rank in 0..size {
                 let s = slice_of(len, align, rank, size);
@@ -252,14 +241,8 @@ mod tests {
             assert_eq!(next, len);
         }
         // Even where alignment allows: 1000 indices over 3 in units of 8.
-        let sizes: Vec<u64> = (0..3)
-            .map(|r| slice_of(1000, 8, r, 3))
-            .map(|s| s.end - s.start)
-            .collect();
-        assert!(
-            sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 8,
-            "{sizes:?}"
-        );
+        let sizes: Vec<u64> = (0..3).map(|r| slice_of(1000, 8, r, 3)).map(|s| s.end - s.start).collect();
+        assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 8, "{sizes:?}");
     }
 
     #[test]

@@ -40,11 +40,7 @@ unsafe impl Sync for MpiTeam {}
 
 impl std::fmt::Debug for MpiTeam {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "MpiTeam(rank {} of {} on {})",
-            self.rank, self.size, self.host
-        )
+        write!(f, "MpiTeam(rank {} of {} on {})", self.rank, self.size, self.host)
     }
 }
 
@@ -52,9 +48,7 @@ impl MpiTeam {
     /// Initialises MPI for this process (once per process).
     pub fn init() -> Result<MpiTeam> {
         let (universe, level) = mpi::initialize_with_threading(mpi::Threading::Serialized)
-            .ok_or_else(|| {
-                Error::NotAvailable("MPI was already initialised in this process".into())
-            })?;
+            .ok_or_else(|| Error::NotAvailable("MPI was already initialised in this process".into()))?;
         if level < mpi::Threading::Serialized {
             return Err(Error::NotAvailable(format!(
                 "this MPI library offers thread level {level:?}; tbforge needs MPI_THREAD_SERIALIZED (Open MPI offers it)"
@@ -97,11 +91,7 @@ impl MpiTeam {
         &self.host
     }
 
-    fn exchange(
-        &self,
-        world: &mpi::topology::SimpleCommunicator,
-        parts: &[Vec<u8>],
-    ) -> Vec<Vec<u8>> {
+    fn exchange(&self, world: &mpi::topology::SimpleCommunicator, parts: &[Vec<u8>]) -> Vec<Vec<u8>> {
         let size = self.size;
         let send_lens: Vec<u64> = parts.iter().map(|p| p.len() as u64).collect();
         let mut recv_lens = vec![0u64; size];
@@ -115,10 +105,7 @@ impl MpiTeam {
             .unwrap_or(0);
         let mut rounds = 0u64;
         world.all_reduce_into(&mine, &mut rounds, SystemOperation::max());
-        let mut got: Vec<Vec<u8>> = recv_lens
-            .iter()
-            .map(|&l| Vec::with_capacity(l as usize))
-            .collect();
+        let mut got: Vec<Vec<u8>> = recv_lens.iter().map(|&l| Vec::with_capacity(l as usize)).collect();
         let piece = |len: u64, round: u64| {
             let lo = (round * per).min(len);
             lo..((round + 1) * per).min(len)
@@ -152,8 +139,7 @@ impl MpiTeam {
             let mut recv = vec![0u8; total as usize];
             {
                 let sendp = Partition::new(&send[..], &send_counts[..], &send_displs[..]);
-                let mut recvp =
-                    PartitionMut::new(&mut recv[..], &recv_counts[..], &recv_displs[..]);
+                let mut recvp = PartitionMut::new(&mut recv[..], &recv_counts[..], &recv_displs[..]);
                 world.all_to_all_varcount_into(&sendp, &mut recvp);
             }
             for (i, g) in got.iter_mut().enumerate() {

@@ -161,9 +161,7 @@ mod tests {
             for member in &team {
                 s.spawn(move || {
                     for round in 0..50u8 {
-                        let parts = (0..3)
-                            .map(|j| vec![member.rank() as u8, j as u8, round])
-                            .collect();
+                        let parts = (0..3).map(|j| vec![member.rank() as u8, j as u8, round]).collect();
                         let got = member.all_to_all(parts).unwrap();
                         for (i, g) in got.iter().enumerate() {
                             assert_eq!(g, &vec![i as u8, member.rank() as u8, round]);
