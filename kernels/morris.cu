@@ -1214,13 +1214,16 @@ __device__ __forceinline__ void retro_append(bool want, u64 r, u64* list, u64 ca
 #define EVENT_SHIFT 41
 #define EVENT_CAPTURE (1ull << 40)
 
+// Scans the indices lo..hi (the whole partition, or one team member's slice:
+// values outside are left alone, events name only these indices).
 // stats[0]: pending count, stats[1]: max seen, stats[2]: fail bits, stats[3]:
 // events (those at or past ev_cap counted, not written), stats[4 + e]:
 // events at distance e.
 extern "C" __global__ void retro_first_scan(u32 k1, u32 k2, u32 symmetry, const u64* tab0, const u64* tab1,
-                                            const u64* tab2, const u64* tab3, u64 size, const unsigned char* dep0,
-                                            const unsigned char* dep1, unsigned char* values, u64* events,
-                                            u64 ev_cap, unsigned long long* stats) {
+                                            const u64* tab2, const u64* tab3, u64 lo, u64 hi,
+                                            const unsigned char* dep0, const unsigned char* dep1,
+                                            unsigned char* values, u64* events, u64 ev_cap,
+                                            unsigned long long* stats) {
     __shared__ u32 hist[256];
     for (u32 i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
     RCtx c;
@@ -1231,11 +1234,12 @@ extern "C" __global__ void retro_first_scan(u32 k1, u32 k2, u32 symmetry, const 
     u64 stride = (u64)gridDim.x * blockDim.x;
     u32 seen_max = 0, fails = 0;
     unsigned long long pending = 0;
-    for (u64 base = tid - lane; base < size; base += stride) {
-        u64 r = base + lane;
+    u64 n = hi - lo;
+    for (u64 base = tid - lane; base < n; base += stride) {
+        u64 r = lo + base + lane;
         bool internal = false;
         u32 event = NO_EVENT;
-        if (r < size) {
+        if (r < hi) {
             u32 seen, fail;
             values[r] = retro_first(c, r, &internal, &seen, &fail, &event);
             seen_max = max(seen_max, seen);
@@ -1294,16 +1298,24 @@ __device__ __forceinline__ void retro_predecessors(const RCtx& c, const unsigned
 // Pass d's candidates into marks: predecessors of frontier[0..*nf] (decided
 // in pass d - 1) and of the scan's decided events at distance d - 1, and the
 // capture events at d - 1, of events[0..ne] (ne = 0 when there are none).
+// A team's member (game::morris::kernels, module documentation) also writes
+// what the others decided in pass d - 1, values[set[i]] = set_byte for i <
+// n_set (0 alone). Claims may still read such a position as pending: the
+// mark then travels to its owner, whose own copy is exact and whose claim
+// of the ranks it receives (capture events at d - 1, through this kernel
+// again) drops it.
 extern "C" __global__ void retro_candidates(u32 k1, u32 k2, u32 symmetry, const u64* tab0, const u64* tab1,
-                                            const u64* tab2, const u64* tab3, u32 d, const unsigned char* values,
+                                            const u64* tab2, const u64* tab3, u32 d, unsigned char* values,
                                             const u64* frontier, const unsigned long long* nf_ptr,
-                                            const u64* events, u64 ne, u32* marks) {
+                                            const u64* events, u64 ne, u32* marks, const u64* set, u64 n_set,
+                                            unsigned char set_byte) {
     RCtx c;
     retro_load(c, k1, k2, symmetry, tab0, tab1, tab2, tab3);
     retro_halves(c, k1, k2, nullptr, nullptr);
     u64 nf = *nf_ptr;
     u64 n = nf + ne;
     u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n_set; i += stride) values[set[i]] = set_byte;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         if (i < nf) {
             retro_predecessors(c, values, marks, frontier[i]);
@@ -1317,16 +1329,20 @@ extern "C" __global__ void retro_candidates(u32 k1, u32 k2, u32 symmetry, const 
     }
 }
 
-// Lists the set bits of marks[0..words] (ranks, at *count; entries at or past
-// cap counted, not written) and clears them. Whole warps walk together.
-extern "C" __global__ void retro_compact(u32* marks, u64 words, u64* list, u64 cap, unsigned long long* count) {
+// Lists the set bits of marks[w_lo..w_hi] (ranks, at *count; entries at or
+// past cap counted, not written) and clears them: the whole bitmap, or a
+// part of it (a team member's own slice, or the marks it set in another
+// member's slice, sent to that member). Whole warps walk together.
+extern "C" __global__ void retro_compact(u32* marks, u64 w_lo, u64 w_hi, u64* list, u64 cap,
+                                         unsigned long long* count) {
     u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     u32 lane = threadIdx.x & 31u;
     u64 stride = (u64)gridDim.x * blockDim.x;
+    u64 words = w_hi - w_lo;
     for (u64 base = tid - lane; base < words; base += stride) {
-        u64 i = base + lane;
+        u64 i = w_lo + base + lane;
         u32 w = 0;
-        if (i < words) {
+        if (base + lane < words) {
             w = marks[i];
             if (w) marks[i] = 0;
         }
@@ -1363,12 +1379,16 @@ extern "C" __global__ void retro_pass_candidates(u32 k1, u32 k2, u32 symmetry, c
         u64 i = base + lane;
         bool done = false;
         u64 r = 0;
+        // Only pending positions (all of them are, unless a team's
+        // exchange went wrong: retro_candidates).
         if (i < n) {
             r = list[i];
-            unsigned char v = retro_pass(c, values, r, d);
-            if (v) {
-                values[r] = v;
-                done = true;
+            if (values[r] == 1) {
+                unsigned char v = retro_pass(c, values, r, d);
+                if (v) {
+                    values[r] = v;
+                    done = true;
+                }
             }
         }
         retro_append(done, r, decided, cap, decided_count);

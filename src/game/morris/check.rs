@@ -13,12 +13,15 @@ use rayon::prelude::*;
 
 use super::classes::HalfIndex;
 use super::expand::{mix64, Expansion, MorrisPartition, Summary};
-use super::kernels::{dependencies, spec_of, MorrisKernels, Solver, EXPAND_KERNEL, SUMMARY_KERNEL};
+use super::kernels::{
+    dependencies, spec_of, MorrisKernels, Solver, EXPAND_KERNEL, SUMMARY_KERNEL, TEAM_ALIGN,
+};
 use super::place::{self, PlaceSpec};
 use super::rank24;
 use super::retro::{CpuTwin, MorrisSolveSpec, SolveStats};
 use super::twin::{self as cpu, RankCheck};
 use super::{Morris, Part};
+use crate::dist::{Team, ThreadTeam};
 use crate::game::{
     DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, Game, PartitionKernels, SolvedPartitions,
 };
@@ -765,6 +768,9 @@ fn solve_rows(
     let mut compared = 0;
     let mut skipped = Vec::new();
     let mut placing = 0;
+    // The largest partition compared: the team row's (its slot, spec, the
+    // twin's bytes, the device's seconds alone).
+    let mut largest: Option<(usize, MorrisSolveSpec, Vec<u8>, f64)> = None;
     for slot in 0..layout.len() {
         let p = order[slot];
         let name = game.partition_name(p);
@@ -797,6 +803,9 @@ fn solve_rows(
             total_c += cs;
             total_g += gs;
             all_same &= diff.is_none();
+            if largest.as_ref().is_none_or(|l| spec.size() > l.1.size()) {
+                largest = Some((slot, spec, twin.value, gs));
+            }
             row.cpu(size, cs).matched(
                 diff.is_none(),
                 diff.unwrap_or_else(|| {
@@ -820,6 +829,17 @@ fn solve_rows(
                 .matched(all_same, "sum of the compared partitions"),
         );
     }
+    if let Some((slot, spec, twin, alone)) = largest {
+        let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
+        let before = SolvedPartitions::from_slots(&order[..slot], &deps);
+        report.rows.push(team_row(
+            side,
+            spec,
+            &dependencies(&spec, &before)?,
+            &twin,
+            alone,
+        )?);
+    }
     if placing > 0 {
         report.rows.push(
             DeviceCheckRow::new("retro solve", "phase I", 0).note(format!(
@@ -837,6 +857,77 @@ fn solve_rows(
         );
     }
     Ok(())
+}
+
+/// Partition `spec` solved by a team of two (`solve_team`: two members on
+/// the one device here, each with its own kernels, exchanging through host
+/// memory as two GPUs would) against the twin's bytes `twin`; `alone` is the
+/// device's seconds for the whole partition. On one device the members
+/// share it, so the time checks the exchange's cost, not the speed-up of
+/// two GPUs.
+fn team_row(
+    side: &Solver,
+    spec: MorrisSolveSpec,
+    deps: &[&[u8]],
+    twin: &[u8],
+    alone: f64,
+) -> Result<DeviceCheckRow> {
+    let team = ThreadTeam::new(2);
+    #[cfg(feature = "cuda")]
+    let second = match side {
+        Solver::Cuda(g) => Some(super::cuda::MorrisCuda::new(g.device().clone())?),
+        Solver::Twin => None,
+    };
+    let solve = |rank: usize| -> Result<Vec<u8>> {
+        let member = &team[rank];
+        let result = match side {
+            Solver::Twin => CpuTwin::new(spec, deps.to_vec())?.solve_team(member, TEAM_ALIGN),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(g) => match (rank, &second) {
+                (1, Some(g1)) => g1.morris_solve_team(spec, deps, member, TEAM_ALIGN),
+                _ => g.morris_solve_team(spec, deps, member, TEAM_ALIGN),
+            },
+        };
+        if let Err(e) = &result {
+            member.abort(&e.to_string());
+        }
+        Ok(result?.value)
+    };
+    let t0 = Instant::now();
+    let got: Vec<Result<Vec<u8>>> = std::thread::scope(|s| {
+        let solve = &solve;
+        let handles: Vec<_> = (0..2).map(|r| s.spawn(move || solve(r))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a team member panicked"))
+            .collect()
+    });
+    let together = t0.elapsed().as_secs_f64();
+    let mut diff = None;
+    for (rank, g) in got.into_iter().enumerate() {
+        if let Some(d) = first_difference(twin, &g?) {
+            diff.get_or_insert(format!("member {rank}: {d}"));
+        }
+    }
+    let moved = team[0].stats().read();
+    let size = spec.size();
+    Ok(
+        DeviceCheckRow::new("retro solve, team of 2", spec.name(), size)
+            .gpu(size, together)
+            .matched(
+                diff.is_none(),
+                diff.unwrap_or_else(|| {
+                    format!(
+                        "both members' bytes identical to the twin's; 1 member {alone:.3} s, \
+                         2 members on one device {together:.3} s ({:.2}x); member 0 sent {} \
+                         bytes in {} collectives",
+                        alone / together.max(1e-9),
+                        moved.bytes_sent,
+                        moved.calls
+                    )
+                }),
+            ),
+    )
 }
 
 /// A partition where the side to move has two pieces: each legal index is a

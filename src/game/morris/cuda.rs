@@ -12,6 +12,7 @@
 //! so that one chunk's copy overlaps the next chunk's kernel.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -27,9 +28,10 @@ use super::classes::HalfIndex;
 use super::expand::{self, Expansion, MorrisPartition, Summary};
 use super::place::{self, PlaceSpec};
 use super::rank24;
-use super::retro::{self, CpuTwin, MorrisSolveSpec, SolveStats};
+use super::retro::{self, word_range, CpuTwin, MorrisSolveSpec, SolveStats};
 use super::twin::{self as cpu, RankCheck};
 use crate::backend::cuda::{cuda_err, CudaDevice, Timed, BLOCK};
+use crate::dist::{decode_u64s, encode_u64s, slice_of, Solo, Team};
 use crate::{Error, Rank, Result};
 
 /// The Morris kernel file, by name.
@@ -634,9 +636,31 @@ impl MorrisCuda {
         spec: MorrisSolveSpec,
         deps: &[&[u8]],
     ) -> Result<SolveStats<Vec<u8>>> {
+        self.morris_solve_team(spec, deps, &Solo::default(), 64)
+    }
+
+    /// [`Self::morris_solve`] by one member of `team`, which scans and
+    /// decides the slice `team.slice(size, align)` (`align` a multiple of
+    /// 64: slices hold whole words of the candidate bitmap) and returns the
+    /// whole partition's values, the bytes of [`Self::morris_solve`]. What
+    /// crosses between members (through host memory) is described in
+    /// [`super::kernels`]; a team of one exchanges nothing.
+    pub fn morris_solve_team(
+        &self,
+        spec: MorrisSolveSpec,
+        deps: &[&[u8]],
+        team: &dyn Team,
+        align: u64,
+    ) -> Result<SolveStats<Vec<u8>>> {
+        assert!(align % 64 == 0 && align > 0, "slices must hold whole words");
         CpuTwin::new(spec, deps.to_vec())?; // checks the dependencies' sizes
         let t0 = std::time::Instant::now();
         let size = spec.size();
+        let split = team.size() > 1;
+        let slices: Vec<Range<u64>> = (0..team.size())
+            .map(|j| slice_of(size, align, j, team.size()))
+            .collect();
+        let own = slices[team.rank()].clone();
         let s = &self.stream;
         let e = |what: &'static str| cuda_err(what);
         let dev_deps: Vec<CudaSlice<u8>> = deps
@@ -662,19 +686,23 @@ impl MorrisCuda {
             symmetry: u32::from(spec.symmetry),
             tabs: [&*tabs[0], &*tabs[1], &*tabs[2], &*tabs[3]],
         };
-        // Events: at most one per index; the kernel counts past the capacity
-        // and the scan is rerun if needed.
-        let mut cap = size;
+        let (lo, hi) = (own.start, own.end);
+        // Events: at most one per index of the slice; the kernel counts past
+        // the capacity and the scan is rerun if needed.
+        let mut cap = (hi - lo).max(1);
         let (events, st) = loop {
             let mut events = s
                 .alloc_zeros::<u64>(cap as usize)
                 .map_err(e("allocating the event list"))?;
             s.memset_zeros(&mut stats).map_err(e("clearing"))?;
-            let cfg = self.device.grid(&self.retro_first, BLOCK, size, smem)?;
+            let cfg = self
+                .device
+                .grid(&self.retro_first, BLOCK, (hi - lo).max(1), smem)?;
             let mut launch = s.launch_builder(&self.retro_first);
             head.push(&mut launch);
             launch
-                .arg(&size)
+                .arg(&lo)
+                .arg(&hi)
                 .arg(dep0)
                 .arg(dep1)
                 .arg(&mut values)
@@ -682,33 +710,89 @@ impl MorrisCuda {
                 .arg(&cap)
                 .arg(&mut stats);
             // SAFETY: arguments match retro_first_scan in morris.cu; values holds
-            // `size` bytes, events `cap` entries (the kernel writes below cap
-            // only), stats 260, the dependencies their partitions' sizes
-            // (checked above), and every rank the kernel reads in them is a
-            // rank of that partition; with symmetry, tab0..tab3 are the
-            // device blobs of the four halves the kernel's RHalf names.
+            // `size` bytes and lo <= hi <= size, events `cap` entries (the
+            // kernel writes below cap only), stats 260, the dependencies
+            // their partitions' sizes (checked above), and every rank the
+            // kernel reads in them is a rank of that partition; with
+            // symmetry, tab0..tab3 are the device blobs of the four halves
+            // the kernel's RHalf names.
             unsafe { launch.launch(cfg) }.map_err(e("launching retro_first_scan"))?;
             let st = s.clone_dtoh(&stats).map_err(e("copying back"))?;
-            retro::check_fail(&spec, st[2] as u32)?;
             if st[3] <= cap {
                 break (events, st);
             }
             cap = st[3];
         };
-        let (first_pending, max_seen, n_events) = (st[0], st[1] as u32, st[3]);
+        let (local_pending, n_events) = (st[0], st[3]);
+        let (mut first_pending, mut max_seen, mut fail) = (st[0], st[1] as u32, st[2] as u32);
+        if split {
+            // Every member must take the same decisions: the loop's bound
+            // and the failure are the team's, not the slice's.
+            fail = team
+                .all_gather(&fail.to_le_bytes())?
+                .iter()
+                .fold(0, |acc, b| {
+                    acc | u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+                });
+        }
+        retro::check_fail(&spec, fail)?;
+        // Pending positions by member: a bound on what the others mark in
+        // each slice (only pending positions with a quiet successor are
+        // ever marked).
+        let mut pendings = vec![local_pending];
+        if split {
+            max_seen = team.all_max(u64::from(max_seen))? as u32;
+            pendings = decode_u64s(&team.all_gather(&local_pending.to_le_bytes())?.concat())?;
+            first_pending = pendings.iter().sum();
+            let mine = if lo < hi {
+                s.clone_dtoh(&values.slice(lo as usize..hi as usize))
+                    .map_err(e("copying the slice's values back"))?
+            } else {
+                Vec::new()
+            };
+            // All-to-all rather than all-gather: this member's bytes move to
+            // the last other member instead of being copied for each one
+            // (with two members, no copy at all: the exchange of `size`
+            // bytes is the team's one large cost).
+            let others: Vec<usize> = (0..team.size()).filter(|&j| j != team.rank()).collect();
+            let mut parts = vec![Vec::new(); team.size()];
+            if let Some((&last, rest)) = others.split_last() {
+                for &j in rest {
+                    parts[j] = mine.clone();
+                }
+                parts[last] = mine;
+            }
+            for (j, bytes) in team.all_to_all(parts)?.iter().enumerate() {
+                if j == team.rank() {
+                    continue;
+                }
+                let r = &slices[j];
+                if bytes.len() as u64 != r.end - r.start {
+                    return Err(retro::torn(&spec, j, "values"));
+                }
+                if !bytes.is_empty() {
+                    s.memcpy_htod(
+                        bytes.as_slice(),
+                        &mut values.slice_mut(r.start as usize..r.end as usize),
+                    )
+                    .map_err(e("copying the other slices' values"))?;
+                }
+            }
+        }
         // TBFORGE_TWIN_TRACE: where the time goes (as CpuTwin::solve prints).
         let trace = std::env::var_os("TBFORGE_TWIN_TRACE").is_some();
         let t_passes = std::time::Instant::now();
         if trace {
             eprintln!(
-                "gpu {}: first scan {:.3} s, {n_events} events, {first_pending} pending",
+                "gpu {}: first scan {:.3} s, {n_events} events, {local_pending} pending (of {first_pending})",
                 spec.name(),
                 t0.elapsed().as_secs_f64()
             );
         }
         let mut total_cand = 0u64;
-        // Candidates and decided positions are distinct pending positions.
-        let l_cap = first_pending.max(1);
+        // Candidates and decided positions are distinct pending positions
+        // of this member's slice.
+        let l_cap = local_pending.max(1);
         let mut cand = s
             .alloc_zeros::<u64>(l_cap as usize)
             .map_err(e("allocating"))?;
@@ -727,11 +811,41 @@ impl MorrisCuda {
         let mut marks = s
             .alloc_zeros::<u32>(words as usize)
             .map_err(e("allocating the candidate bitmap"))?;
+        let own_words = word_range(&own, 32);
+        let (w_lo, w_hi) = (own_words.start as u64, own_words.end as u64);
+        // The ranks this member marks in another's slice, listed part by
+        // part: at most OTHERS_CAP at a time (bounded by that slice's
+        // pending count, or by the bits of a part).
+        const OTHERS_CAP: u64 = 1 << 27;
+        let x_cap = if split {
+            (0..team.size())
+                .filter(|&j| j != team.rank())
+                .map(|j| pendings[j])
+                .max()
+                .unwrap_or(0)
+                .clamp(1, OTHERS_CAP)
+        } else {
+            1
+        };
+        let mut x_list = s
+            .alloc_zeros::<u64>(x_cap as usize)
+            .map_err(e("allocating"))?;
+        let mut x_count = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        // What the others marked in this slice (as capture-event keys),
+        // what they decided, and a count of 0 for a launch without frontier.
+        let mut received = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        let mut theirs = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        let zero = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
         let cfg_cand = self
             .device
             .grid(&self.retro_candidates, BLOCK, l_cap + n_events, smem)?;
-        let cfg_compact = self.device.grid(&self.retro_compact, BLOCK, words, 0)?;
+        let cfg_compact = self
+            .device
+            .grid(&self.retro_compact, BLOCK, (w_hi - w_lo).max(1), 0)?;
         let cfg_pass = self.device.grid(&self.retro_pass, BLOCK, l_cap, smem)?;
+        // The others' positions decided in the last pass, written by the
+        // next retro_candidates (byte d + 1 in pass d).
+        let mut n_set = 0u64;
         let mut d = 1u32;
         loop {
             if d > crate::Value::MAX_DISTANCE {
@@ -761,30 +875,109 @@ impl MorrisCuda {
             } else {
                 0
             };
+            let set_byte = (d + 1) as u8;
             let mut launch = s.launch_builder(&self.retro_candidates);
             head.push(&mut launch);
             launch
                 .arg(&d)
-                .arg(&values)
+                .arg(&mut values)
                 .arg(fr_in)
                 .arg(&*n_in)
                 .arg(&events)
                 .arg(&ne)
-                .arg(&mut marks);
+                .arg(&mut marks)
+                .arg(&theirs)
+                .arg(&n_set)
+                .arg(&set_byte);
             // SAFETY: arguments match retro_candidates; fr_in holds *n_in
             // decided ranks of the partition (at most l_cap), events n_events
-            // keys of its ranks, marks one bit per index.
+            // keys of its ranks, marks one bit per index, values one byte;
+            // theirs holds n_set ranks, each inside its sender's slice
+            // (checked when they came).
             unsafe { launch.launch(cfg_cand) }.map_err(e("launching retro_candidates"))?;
+            if split {
+                // The ranks this member marked in the others' slices go to
+                // their owners (8 bytes each: passes mark few, where the
+                // slice's bitmap words would cost far more than the pass).
+                let mut parts = vec![Vec::new(); team.size()];
+                for (j, r) in slices.iter().enumerate() {
+                    let w = word_range(r, 32);
+                    if j == team.rank() || w.is_empty() {
+                        continue;
+                    }
+                    let step = if pendings[j] <= x_cap {
+                        w.len() as u64
+                    } else {
+                        x_cap / 32
+                    };
+                    let mut ranks = Vec::new();
+                    let mut a = w.start as u64;
+                    while a < w.end as u64 {
+                        let b = (a + step).min(w.end as u64);
+                        ranks.extend(self.list_marks(
+                            &mut marks,
+                            a..b,
+                            &mut x_list,
+                            &mut x_count,
+                        )?);
+                        a = b;
+                    }
+                    parts[j] = encode_u64s(&ranks);
+                }
+                // What the others marked here: claimed as capture events
+                // due now, so that this member's exact copy drops what is
+                // decided.
+                let mut keys = Vec::new();
+                for (j, got) in team.all_to_all(parts)?.iter().enumerate() {
+                    let ranks = decode_u64s(got)?;
+                    if ranks.iter().any(|r| !own.contains(r)) {
+                        return Err(retro::torn(&spec, j, "candidate marks"));
+                    }
+                    let due = (u64::from(d - 1) << retro::EVENT_SHIFT) | retro::EVENT_CAPTURE;
+                    keys.extend(ranks.into_iter().map(|r| due | r));
+                }
+                if !keys.is_empty() {
+                    if received.len() < keys.len() {
+                        received = s
+                            .alloc_zeros::<u64>(keys.len().next_power_of_two())
+                            .map_err(e("allocating"))?;
+                    }
+                    s.memcpy_htod(keys.as_slice(), &mut received)
+                        .map_err(e("copying the others' marks"))?;
+                    let (n, no_set) = (keys.len() as u64, 0u64);
+                    let cfg = self.device.grid(&self.retro_candidates, BLOCK, n, smem)?;
+                    let mut launch = s.launch_builder(&self.retro_candidates);
+                    head.push(&mut launch);
+                    launch
+                        .arg(&d)
+                        .arg(&mut values)
+                        .arg(&zero)
+                        .arg(&zero)
+                        .arg(&received)
+                        .arg(&n)
+                        .arg(&mut marks)
+                        .arg(&theirs)
+                        .arg(&no_set)
+                        .arg(&set_byte);
+                    // SAFETY: arguments match retro_candidates; no frontier
+                    // (its count, `zero`, holds 0: the frontier pointer is
+                    // never read), received holds n event keys of ranks of
+                    // this member's slice (checked above), marks one bit
+                    // per index, values one byte; nothing to set.
+                    unsafe { launch.launch(cfg) }.map_err(e("launching retro_candidates"))?;
+                }
+            }
             s.memset_zeros(&mut cand_count).map_err(e("clearing"))?;
             let mut launch = s.launch_builder(&self.retro_compact);
             launch
                 .arg(&mut marks)
-                .arg(&words)
+                .arg(&w_lo)
+                .arg(&w_hi)
                 .arg(&mut cand)
                 .arg(&l_cap)
                 .arg(&mut cand_count);
-            // SAFETY: arguments match retro_compact; marks holds `words`
-            // words, cand l_cap entries (written below l_cap only).
+            // SAFETY: arguments match retro_compact; marks holds `words` >=
+            // w_hi u32 words, cand l_cap entries (written below l_cap only).
             unsafe { launch.launch(cfg_compact) }.map_err(e("launching retro_compact"))?;
             s.memset_zeros(n_out).map_err(e("clearing"))?;
             let mut launch = s.launch_builder(&self.retro_pass);
@@ -796,7 +989,7 @@ impl MorrisCuda {
                 .arg(&mut values)
                 .arg(&cand)
                 .arg(&cand_count)
-                .arg(fr_out)
+                .arg(&mut *fr_out)
                 .arg(&l_cap)
                 .arg(&mut *n_out);
             // SAFETY: arguments match retro_pass_candidates; cand holds
@@ -804,7 +997,7 @@ impl MorrisCuda {
             // checked below before its results are used), fr_out has room
             // for l_cap (written below l_cap only).
             unsafe { launch.launch(cfg_pass) }.map_err(e("launching retro_pass_candidates"))?;
-            let decided = s.clone_dtoh(&*n_out).map_err(e("copying back"))?[0];
+            let mut decided = s.clone_dtoh(&*n_out).map_err(e("copying back"))?[0];
             let n_cand = s.clone_dtoh(&cand_count).map_err(e("copying back"))?[0];
             if n_cand > l_cap || decided > l_cap {
                 return Err(Error::Cuda(format!(
@@ -813,6 +1006,39 @@ impl MorrisCuda {
                 )));
             }
             total_cand += n_cand;
+            if split {
+                // Every position a pass decides is at distance d: the
+                // others learn the ranks, not the bytes.
+                let mine = if decided > 0 {
+                    s.clone_dtoh(&fr_out.slice(..decided as usize))
+                        .map_err(e("copying decided positions back"))?
+                } else {
+                    Vec::new()
+                };
+                let mut lists = Vec::new();
+                decided = 0;
+                for (j, got) in team.all_gather(&encode_u64s(&mine))?.iter().enumerate() {
+                    let list = decode_u64s(got)?;
+                    decided += list.len() as u64;
+                    if j == team.rank() {
+                        continue;
+                    }
+                    if list.iter().any(|r| !slices[j].contains(r)) {
+                        return Err(retro::torn(&spec, j, "decided positions"));
+                    }
+                    lists.extend(list);
+                }
+                if theirs.len() < lists.len() {
+                    theirs = s
+                        .alloc_zeros::<u64>(lists.len().next_power_of_two())
+                        .map_err(e("allocating"))?;
+                }
+                if !lists.is_empty() {
+                    s.memcpy_htod(lists.as_slice(), &mut theirs)
+                        .map_err(e("copying the others' decided positions"))?;
+                }
+                n_set = lists.len() as u64;
+            }
             if decided == 0 && d > max_seen {
                 break;
             }
@@ -832,6 +1058,52 @@ impl MorrisCuda {
             first_pending,
             max_seen,
         })
+    }
+
+    /// The set bits of `marks` words `words` as ranks, cleared (kernel
+    /// `retro_compact` into `list`, whose length must be at least the bits
+    /// of those words or the most that can be set there).
+    fn list_marks(
+        &self,
+        marks: &mut CudaSlice<u32>,
+        words: Range<u64>,
+        list: &mut CudaSlice<u64>,
+        count: &mut CudaSlice<u64>,
+    ) -> Result<Vec<u64>> {
+        let s = &self.stream;
+        let e = |what: &'static str| cuda_err(what);
+        assert!(words.end as usize <= marks.len());
+        s.memset_zeros(count).map_err(e("clearing"))?;
+        let cap = list.len() as u64;
+        let cfg = self.device.grid(
+            &self.retro_compact,
+            BLOCK,
+            (words.end - words.start).max(1),
+            0,
+        )?;
+        let mut launch = s.launch_builder(&self.retro_compact);
+        launch
+            .arg(&mut *marks)
+            .arg(&words.start)
+            .arg(&words.end)
+            .arg(&mut *list)
+            .arg(&cap)
+            .arg(&mut *count);
+        // SAFETY: arguments match retro_compact; marks holds at least
+        // words.end u32 words (asserted above), list `cap` entries (written
+        // below cap only).
+        unsafe { launch.launch(cfg) }.map_err(e("launching retro_compact"))?;
+        let n = s.clone_dtoh(&*count).map_err(e("copying back"))?[0];
+        if n > cap {
+            return Err(Error::Cuda(format!(
+                "{n} candidate marks in words {words:?}, more than the {cap} that can be set there; report this as a bug"
+            )));
+        }
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        s.clone_dtoh(&list.slice(..n as usize))
+            .map_err(e("copying candidate marks back"))
     }
 
     /// The class tables the `place_*` kernels of `spec` read (PCtx::tabs in

@@ -4,13 +4,66 @@
 //! lost `2-k` partitions are filled on the spot. Phase I's placement layers
 //! `tTT-a-b` are solved and searched forward where they are reached, by
 //! kernels `place_solve` and `place_expand` or their twin ([`super::place`]).
+//!
+//! # A partition solved by a team
+//!
+//! [`PartitionKernels::solve_team`] splits a partition among the members of
+//! a [`Team`] (one GPU each, or MPI ranks): member j owns the indices
+//! `team.slice(size, TEAM_ALIGN)`, contiguous and on whole 64-bit words, so
+//! that every bitmap (the GPU's 32-bit candidate marks, the twin's 64-bit
+//! ones, reached bits) splits on word bounds: a member lists and clears
+//! whole words of its slice. Every member holds the whole partition's
+//! values throughout: a pass reads successors anywhere, and the build
+//! wants every partition whole on every member afterwards. The bytes never depend on the team's
+//! size, because a pass reads distances below `d` only and writes `d`, so
+//! who decides a position in pass `d` changes nothing.
+//!
+//! `k1-k2` partitions (retrograde passes, [`super::retro`]):
+//! - the first scan covers the member's slice only, its event list names
+//!   only the slice's indices; the members then all-gather their slices'
+//!   values (`size` bytes in all), and combine the failure bits (OR), the
+//!   longest distance seen (max) and the pending counts (sum), so that all
+//!   take the same loop decisions;
+//! - each pass, a member marks the predecessors of its *own* frontier (and
+//!   its own capture events due) in a bitmap of the whole partition; the
+//!   ranks it marked in another member's slice are listed (and cleared)
+//!   and sent to that member (all-to-all), which claims them as capture
+//!   events due now: its copy of its own slice is exact, so what is no
+//!   longer pending drops out there. Then each member lists and checks the
+//!   candidates of its own slice only, with the unchanged pass kernel. The
+//!   ranks it decided are all-gathered and every other member writes them
+//!   into its copy (the GPU in the next pass's first kernel): every
+//!   position a pass `d` decides has byte `d + 2` (a win at odd `d` needs a
+//!   successor lost at `d - 1`; a loss at even `d` is a candidate because of
+//!   its longest successor, at `d - 1`), so no value bytes travel. The stop
+//!   test uses the team's count of decided positions.
+//!
+//! So a pass moves, per member, 8 bytes per rank it marked in another
+//! slice and 8 bytes per position decided anywhere. Ranks rather than the
+//! other slices' bitmap words: a pass marks few positions (6-6 averages
+//! under a million candidates a pass over 2.5 G indices, about 1 ms of GPU
+//! time each), where the words would be an eighth of a byte per index, a
+//! hundred times the pass's own time to stage. The GPU stages the lists
+//! through host memory (copy back, collective, copy in) and keeps the
+//! values, the dependencies, the bitmap and every list on the device
+//! between passes.
+//!
+//! Placement layers `tTT-a-b` have no passes (every successor lies in
+//! another partition): a member solves the reached indices of its slice
+//! (the reached bits outside it cleared) and the members all-gather their
+//! slices' values of reached indices, in index order; the concatenation is
+//! the compact array, expanded back into the whole partition's bytes. The
+//! lost `2-k` partitions (and lost layers) cost nothing: every member fills
+//! them whole.
 
 #[cfg(feature = "cuda")]
 use std::sync::Arc;
 
 use super::place::{self, PlaceSpec};
-use super::retro::{CpuTwin, MorrisSolveSpec};
+use super::retro::{word_range, CpuTwin, MorrisSolveSpec};
 use super::{Morris, Part};
+use crate::dist::slice_of;
+use crate::dist::Team;
 use crate::game::{
     Device, DeviceCheckOptions, DeviceCheckReport, ForwardTargets, Game, KernelSolve,
     PartitionKernels, SolvedPartitions,
@@ -24,6 +77,10 @@ pub const EXPAND_KERNEL: &str = "morris_expand3w";
 /// The summary kernel: v3 with capture walks batched across positions, the
 /// measured winner of kernels/PERF.md (5.67 G positions/s on an H100, 7-7).
 pub const SUMMARY_KERNEL: &str = "morris_summary3b_lb";
+
+/// Alignment of a team member's slice ([`Team::slice`]): whole 64-bit words
+/// of every bitmap (module documentation).
+pub const TEAM_ALIGN: u64 = 64;
 
 /// Where a Morris partition is solved.
 #[derive(Clone)]
@@ -83,6 +140,100 @@ impl MorrisKernels {
         }
     }
 
+    /// [`Self::solve_spec`] by one member of `team` (module documentation):
+    /// the whole partition's values.
+    pub fn solve_spec_team(
+        &self,
+        spec: MorrisSolveSpec,
+        deps: Vec<&[u8]>,
+        team: &dyn Team,
+    ) -> Result<KernelSolve> {
+        match &self.solver {
+            Solver::Twin => {
+                let s = CpuTwin::new(spec, deps)?.solve_team(team, TEAM_ALIGN)?;
+                Ok(KernelSolve::on_cpu(s.value, Some(s.passes)))
+            }
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => {
+                let t0 = std::time::Instant::now();
+                let s = gpu.morris_solve_team(spec, &deps, team, TEAM_ALIGN)?;
+                Ok(KernelSolve {
+                    compact: false,
+                    values: s.value,
+                    passes: Some(s.passes),
+                    device_seconds: Some(t0.elapsed().as_secs_f64()),
+                })
+            }
+        }
+    }
+
+    /// [`Self::solve_place`] by one member of `team` (module
+    /// documentation): the whole partition's values. A member that fails
+    /// fails them all, with the error of the first one in rank order.
+    pub fn solve_place_team(
+        &self,
+        spec: &PlaceSpec,
+        reached: &[u64],
+        deps: [Option<&[u8]>; 2],
+        team: &dyn Team,
+    ) -> Result<KernelSolve> {
+        let reached = spec.reached_bits(reached)?;
+        let slices: Vec<_> = (0..team.size())
+            .map(|j| word_range(&slice_of(spec.size(), TEAM_ALIGN, j, team.size()), 64))
+            .collect();
+        let own = slices[team.rank()].clone();
+        let mut mine = vec![0u64; reached.len()];
+        mine[own.clone()].copy_from_slice(&reached[own.clone()]);
+        let solved = self.solve_place(spec, &mine, deps);
+        // Status byte 0 and the slice's reached values in index order, or 1
+        // and the error.
+        let message = match &solved {
+            Ok(s) => {
+                let mut out = vec![0u8];
+                out.extend(reached_values(&reached[own.clone()], own.start, &s.values));
+                out
+            }
+            Err(e) => {
+                let mut out = vec![1u8];
+                out.extend_from_slice(e.to_string().as_bytes());
+                out
+            }
+        };
+        let all = team.all_gather(&message)?;
+        let mut solved = solved?;
+        if let Some(bad) = all.iter().position(|m| m.first() != Some(&0)) {
+            let text = String::from_utf8_lossy(all[bad].get(1..).unwrap_or_default());
+            return Err(Error::Cuda(format!(
+                "partition {}: team member {bad} failed: {text}",
+                spec.name
+            )));
+        }
+        let mut values = vec![0u8; spec.size() as usize];
+        for (j, m) in all.iter().enumerate() {
+            let words = &reached[slices[j].clone()];
+            let base = slices[j].start;
+            let want: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
+            if m.len() as u64 - 1 != want {
+                return Err(Error::Cuda(format!(
+                    "partition {}: team member {j} sent {} values for {want} reached indices; report this as a bug",
+                    spec.name,
+                    m.len() - 1
+                )));
+            }
+            let mut got = m[1..].iter();
+            for (i, &w) in words.iter().enumerate() {
+                let mut w = w;
+                while w != 0 {
+                    let r = (base + i) * 64 + w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    values[r] = *got.next().expect("counted above");
+                }
+            }
+        }
+        solved.values = values;
+        Ok(solved)
+    }
+
     /// Values of placement layer `spec` where `reached` is set, from its
     /// targets' values (quiet, capture).
     pub fn solve_place(
@@ -109,6 +260,26 @@ impl MorrisKernels {
             }
         }
     }
+}
+
+/// The values of the indices whose bits are set in `words` (the reached
+/// bits of words `first..`), in index order, from a whole partition's bytes.
+fn reached_values<'v>(
+    words: &'v [u64],
+    first: usize,
+    values: &'v [u8],
+) -> impl Iterator<Item = u8> + 'v {
+    words.iter().enumerate().flat_map(move |(i, &w)| {
+        let base = (first + i) * 64;
+        let mut w = w;
+        std::iter::from_fn(move || {
+            (w != 0).then(|| {
+                let r = base + w.trailing_zeros() as usize;
+                w &= w - 1;
+                values[r]
+            })
+        })
+    })
 }
 
 /// The targets' values of placement layer `spec` (quiet, capture), where
@@ -180,6 +351,39 @@ impl PartitionKernels for MorrisKernels {
         }
         let spec = spec_of(&self.game, p)?;
         Some(dependencies(&spec, solved).and_then(|deps| self.solve_spec(spec, deps)))
+    }
+
+    fn solve_team(
+        &self,
+        p: PartitionId,
+        solved: &SolvedPartitions<'_>,
+        team: &dyn Team,
+    ) -> Option<Result<KernelSolve>> {
+        let part = Part::from_id(p)?;
+        if team.size() <= 1 || matches!(part, Part::Lost(_)) {
+            // Nothing to split, or cheaper filled whole than exchanged.
+            return self.solve(p, solved);
+        }
+        let result = if let Some(spec) = PlaceSpec::of(&self.game, p) {
+            let reached = solved.reached()?;
+            if spec.lost {
+                return self.solve(p, solved);
+            }
+            let deps = place_dependencies(&spec, solved);
+            self.solve_place_team(&spec, reached, deps.each_ref().map(|d| d.as_deref()), team)
+        } else {
+            let spec = spec_of(&self.game, p)?;
+            dependencies(&spec, solved).and_then(|deps| self.solve_spec_team(spec, deps, team))
+        };
+        // A member that stops on its own error would leave the others
+        // waiting in their next collective: it ends the team's work first
+        // (an error of a collective means another member already did).
+        if let Err(e) = &result {
+            if !matches!(e, Error::Team { .. }) {
+                team.abort(&e.to_string());
+            }
+        }
+        Some(result)
     }
 
     fn expand(

@@ -36,9 +36,11 @@ use super::bits;
 use super::classes::HalfRanks;
 use super::expand::{ADJACENT, MILLS, MILLS_AT};
 use super::rank24::FULL;
+use crate::dist::{decode_u64s, encode_u64s, slice_of, Team};
 use crate::value::Value;
 use crate::{Error, Result};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::LazyLock;
 
@@ -309,9 +311,9 @@ pub fn for_quiet_successors(mover: u32, opponent: u32, mut f: impl FnMut(u32, u3
 
 /// Event kind bit of a sorted event key: the position itself is a candidate
 /// (capture event); clear: its predecessors are (decided by the first scan).
-const EVENT_CAPTURE: u64 = 1 << 40;
+pub(crate) const EVENT_CAPTURE: u64 = 1 << 40;
 /// Event distance shift of an event key (ranks stay below 2^40).
-const EVENT_SHIFT: u32 = 41;
+pub(crate) const EVENT_SHIFT: u32 = 41;
 
 /// The CPU twin of `kernels/morris.cu`, kernels `retro_*`.
 pub struct CpuTwin<'a> {
@@ -678,6 +680,197 @@ impl<'a> CpuTwin<'a> {
         })
     }
 
+    /// [`Self::solve`] by one member of `team`, which owns the slice
+    /// `team.slice(size, align)` (`align` a multiple of 64: slices hold whole
+    /// words of the candidate bitmap). Every member returns the whole
+    /// partition's values, the bytes of [`Self::solve`] (the exchange is
+    /// described in [`super::kernels`]). Must not be called from a rayon
+    /// worker: members wait for each other in the team's collectives.
+    pub fn solve_team(&self, team: &dyn Team, align: u64) -> Result<SolveStats<Vec<u8>>> {
+        assert!(align % 64 == 0 && align > 0, "slices must hold whole words");
+        let size = self.spec.size();
+        let slices: Vec<Range<u64>> = (0..team.size())
+            .map(|j| slice_of(size, align, j, team.size()))
+            .collect();
+        let own = slices[team.rank()].clone();
+        let values: Vec<AtomicU8> = (0..size)
+            .into_par_iter()
+            .map(|_| AtomicU8::new(0))
+            .collect();
+        const CHUNK: u64 = 1 << 16;
+        let (seen, fail, pending, mut events) = (own.start / CHUNK..own.end.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let (mut seen, mut fail, mut pending, mut events) = (0u32, 0u32, 0u64, Vec::new());
+                // Slices start on multiples of 64, chunks on multiples of
+                // 2^16: the first chunk may begin before the slice.
+                for r in (c * CHUNK).max(own.start)..(c * CHUNK + CHUNK).min(own.end) {
+                    let s = self.first_scan(r);
+                    values[r as usize].store(s.value, Ordering::Relaxed);
+                    seen = seen.max(s.seen);
+                    fail |= s.fail;
+                    pending += u64::from(s.internal);
+                    let kind = if s.internal { EVENT_CAPTURE } else { 0 };
+                    if let Some(e) = s.event {
+                        events.push((u64::from(e) << EVENT_SHIFT) | kind | r);
+                    }
+                }
+                (seen, fail, pending, events)
+            })
+            .reduce(
+                || (0, 0, 0, Vec::new()),
+                |mut a, mut b| {
+                    if a.3.len() < b.3.len() {
+                        std::mem::swap(&mut a.3, &mut b.3);
+                    }
+                    a.3.extend_from_slice(&b.3);
+                    (a.0.max(b.0), a.1 | b.1, a.2 + b.2, a.3)
+                },
+            );
+        // Every member must take the same decisions: the loop's bound and
+        // the failure are the team's, not the slice's.
+        let fail = team
+            .all_gather(&fail.to_le_bytes())?
+            .iter()
+            .fold(0u32, |acc, b| {
+                acc | u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            });
+        check_fail(&self.spec, fail)?;
+        let max_seen = team.all_max(u64::from(seen))? as u32;
+        let first_pending = team.all_sum(pending)?;
+        let own_bytes: Vec<u8> = values[own.start as usize..own.end as usize]
+            .iter()
+            .map(|v| v.load(Ordering::Relaxed))
+            .collect();
+        for (j, bytes) in team.all_gather(&own_bytes)?.iter().enumerate() {
+            let at = &values[slices[j].start as usize..slices[j].end as usize];
+            if bytes.len() != at.len() {
+                return Err(torn(&self.spec, j, "values"));
+            }
+            if j == team.rank() {
+                continue;
+            }
+            at.par_iter()
+                .zip(bytes.par_iter())
+                .for_each(|(v, &b)| v.store(b, Ordering::Relaxed));
+        }
+        events.par_sort_unstable();
+        let words = |r: &Range<u64>| word_range(r, 64);
+        let own_words = words(&own);
+        let marks: Vec<AtomicU64> = (0..size.div_ceil(64))
+            .into_par_iter()
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        let mark = |p: u64| {
+            if values[p as usize].load(Ordering::Relaxed) == PENDING {
+                marks[(p / 64) as usize].fetch_or(1u64 << (p % 64), Ordering::Relaxed);
+            }
+        };
+        let rank_of = |k: u64| k & (EVENT_CAPTURE - 1);
+        let mut decided: Vec<u64> = Vec::new();
+        let mut next_event = 0usize;
+        let mut d = 1u32;
+        loop {
+            self.check_distance(d)?;
+            let end = next_event
+                + events[next_event..].partition_point(|&k| k >> EVENT_SHIFT < u64::from(d));
+            let now = &events[next_event..end];
+            next_event = end;
+            // This member's frontier only: the others mark theirs.
+            decided
+                .par_iter()
+                .copied()
+                .chain(
+                    now.par_iter()
+                        .filter(|&&k| k & EVENT_CAPTURE == 0)
+                        .map(|&k| rank_of(k)),
+                )
+                .for_each(|s| self.predecessor_ranks(s, &mark));
+            now.par_iter()
+                .filter(|&&k| k & EVENT_CAPTURE != 0)
+                .for_each(|&k| mark(rank_of(k)));
+            // The ranks marked in other slices go to their owners, 8 bytes
+            // each (passes mark few: bitmap words would cost more).
+            let parts: Vec<Vec<u8>> = slices
+                .iter()
+                .enumerate()
+                .map(|(j, r)| {
+                    if j == team.rank() {
+                        return Vec::new();
+                    }
+                    let w = words(r);
+                    let ranks: Vec<u64> = marks[w.clone()]
+                        .par_iter()
+                        .enumerate()
+                        .flat_map_iter(|(i, m)| {
+                            let base = (w.start + i) as u64 * 64;
+                            bits64(m.swap(0, Ordering::Relaxed)).map(move |b| base + b)
+                        })
+                        .collect();
+                    encode_u64s(&ranks)
+                })
+                .collect();
+            for (j, got) in team.all_to_all(parts)?.iter().enumerate() {
+                let ranks = decode_u64s(got)?;
+                if ranks.iter().any(|r| !own.contains(r)) {
+                    return Err(torn(&self.spec, j, "candidate marks"));
+                }
+                // This member's copy of its slice is exact: it drops what
+                // is no longer pending.
+                ranks.par_iter().for_each(|&r| mark(r));
+            }
+            let candidates: Vec<u64> = marks[own_words.clone()]
+                .par_iter()
+                .enumerate()
+                .flat_map_iter(|(i, m)| {
+                    let base = (own_words.start + i) as u64 * 64;
+                    bits64(m.swap(0, Ordering::Relaxed)).map(move |b| base + b)
+                })
+                .collect();
+            // A pass decides every position at distance d (byte d + 2): what
+            // lets the others' lists travel without their bytes.
+            let byte = (d + 2) as u8;
+            decided = candidates
+                .par_iter()
+                .filter_map(|&r| {
+                    let v = self.pass(&values, r, d)?;
+                    values[r as usize].store(v, Ordering::Relaxed);
+                    Some((r, v))
+                })
+                .map(|(r, v)| if v == byte { Ok(r) } else { Err(r) })
+                .collect::<std::result::Result<_, u64>>()
+                .map_err(|r| {
+                    Error::Cuda(format!(
+                        "partition {}: pass {d} decided index {r} at another distance",
+                        self.spec.name()
+                    ))
+                })?;
+            let mut total = 0u64;
+            for (j, got) in team.all_gather(&encode_u64s(&decided))?.iter().enumerate() {
+                let list = decode_u64s(got)?;
+                total += list.len() as u64;
+                if j == team.rank() {
+                    continue;
+                }
+                if list.iter().any(|&r| !slices[j].contains(&r)) {
+                    return Err(torn(&self.spec, j, "decided positions"));
+                }
+                list.par_iter()
+                    .for_each(|&r| values[r as usize].store(byte, Ordering::Relaxed));
+            }
+            if total == 0 && d > max_seen {
+                break;
+            }
+            d += 1;
+        }
+        Ok(SolveStats {
+            value: values.into_iter().map(AtomicU8::into_inner).collect(),
+            passes: d,
+            first_pending,
+            max_seen,
+        })
+    }
+
     /// Solves the partition with a pending list that every pass scans whole
     /// and shrinks (the former scheme; a second reference for [`Self::solve`]).
     pub fn solve_full_scan(&self) -> Result<SolveStats<Vec<u8>>> {
@@ -728,6 +921,36 @@ impl<'a> CpuTwin<'a> {
             max_seen,
         })
     }
+}
+
+/// The error for a team member's message that does not fit its slice: a
+/// broken exchange.
+pub(crate) fn torn(spec: &MorrisSolveSpec, member: usize, what: &str) -> Error {
+    Error::Cuda(format!(
+        "partition {}: member {member} sent {what} that do not fit its slice; report this as a bug",
+        spec.name()
+    ))
+}
+
+/// The words of a bitmap (`bits` bits to a word) that hold slice `r`'s
+/// indices; none for an empty slice (whose bounds may sit inside the last
+/// word, which the slice before it owns). Slices start on whole words.
+pub(crate) fn word_range(r: &Range<u64>, bits: u64) -> Range<usize> {
+    if r.is_empty() {
+        return 0..0;
+    }
+    (r.start / bits) as usize..r.end.div_ceil(bits) as usize
+}
+
+/// The set bits of `w`, lowest first.
+fn bits64(mut w: u64) -> impl Iterator<Item = u64> {
+    std::iter::from_fn(move || {
+        (w != 0).then(|| {
+            let b = u64::from(w.trailing_zeros());
+            w &= w - 1;
+            b
+        })
+    })
 }
 
 /// The error for FAIL_* bits, or Ok.
