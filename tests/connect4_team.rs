@@ -217,3 +217,24 @@ fn team_builds_write_the_bytes_of_one_build() {
         }
     }
 }
+
+#[test]
+fn the_device_check_compares_a_team_solve_with_the_twin() {
+    let game = c4(4, 4);
+    let kernels = Connect4Kernels::new(&game, &Device::Cpu).unwrap();
+    let opts = tbforge::game::DeviceCheckOptions {
+        seed: 7,
+        samples: 500,
+        work_log2: 12,
+        ..Default::default()
+    };
+    let report = kernels.device_check(&opts).unwrap();
+    let row = report
+        .rows
+        .iter()
+        .find(|r| r.what == "connect4_solve (team of 2)")
+        .expect("a team row");
+    assert_eq!(row.matched, Some(true), "{}", row.detail);
+    assert!(row.cpu_seconds.is_some() && row.gpu_seconds.is_some());
+    assert!(report.all_matched());
+}

@@ -38,7 +38,10 @@
 //!
 //! No partition has moves inside itself, so there are no passes: one thread
 //! per reached index computes its byte, and a whole build is one launch per
-//! partition.
+//! partition. For the same reason a ply splits over a team by its words
+//! alone: [`Connect4Twin::solve_words`] solves the reached indices of a range
+//! of words, whose values are a contiguous run of the ply's compact values
+//! ([`member_slots`]), and [`gather_slices`] joins the members' runs.
 
 use crate::dist::{slice_of, Team};
 use crate::game::reached::{block_ranks, WORDS_PER_BLOCK};
@@ -657,8 +660,9 @@ pub fn check_words(
 }
 
 /// Words of reached bits per unit of a team member's slice: a directory
-/// block, so that a member's words start on a directory entry and the kernel's
-/// one-thread-per-word launch over them needs no partial blocks.
+/// block, so that each member's first slot is a directory entry as it stands
+/// (no words before it in its block to count) and no block of the directory
+/// is shared by two members.
 pub const TEAM_ALIGN: u64 = WORDS_PER_BLOCK as u64;
 
 /// The slots of the compact values (`rank_before` of its bounds) that member
