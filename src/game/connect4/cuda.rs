@@ -281,7 +281,8 @@ impl Connect4Cuda {
     /// same arguments on its own device: this one solves only the reached
     /// indices of its slice of `reached`'s words, and every member returns
     /// the whole ply's values (see the module documentation), kept whole on
-    /// each device for the next call. `seconds` is this member's own.
+    /// each device for the next call. `seconds` is this member's own, its
+    /// wait in the exchange left out.
     pub fn solve_team(
         &self,
         spec: Connect4SolveSpec,
@@ -351,6 +352,8 @@ impl Connect4Cuda {
         };
         let (fail, kernel_seconds) = self.run_solve(spec, &tables, input, &dev_next, &mut out)?;
         drop(dev_next);
+        // Seconds in the exchange, waiting for the others: not this device's.
+        let mut waited = 0.0;
         let values = match team {
             None => {
                 check_fail(spec, fail)?;
@@ -361,7 +364,9 @@ impl Connect4Cuda {
                 // Not held across the collective: a solver shared by two
                 // members would otherwise wait on itself.
                 drop(state);
+                let exchange = Instant::now();
                 let values = gather_slices(spec, reached, &dir, team, fail, &piece)?;
+                waited = exchange.elapsed().as_secs_f64();
                 drop(piece);
                 for member in (0..team.size()).filter(|&m| m != team.rank()) {
                     let slots = member_slots(reached, &dir, member, team.size());
@@ -390,7 +395,7 @@ impl Connect4Cuda {
         });
         Ok(Connect4Solved {
             values,
-            seconds: t0.elapsed().as_secs_f64(),
+            seconds: (t0.elapsed().as_secs_f64() - waited).max(0.0),
             kernel_seconds,
             reused_next,
         })

@@ -103,8 +103,8 @@ impl Connect4Kernels {
                 let twin = Connect4Twin::new(spec, next)?;
                 let reached = twin::check_reached(spec, twin.tables(), reached)?;
                 let words = team.slice(reached.len() as u64, twin::TEAM_ALIGN);
-                let (piece, failed) = twin.solve_words(reached, words)?;
                 let dir = crate::game::reached::block_ranks(reached);
+                let (piece, failed) = twin.solve_words_dir(reached, &dir, words)?;
                 Ok(KernelSolve {
                     values: twin::gather_slices(spec, reached, &dir, team, failed, &piece)?,
                     compact: true,

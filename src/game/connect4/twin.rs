@@ -613,13 +613,32 @@ impl<'a> Connect4Twin<'a> {
     /// OR before any member reports them, so that all fail alike.
     pub fn solve_words(&self, reached: &[u64], words: Range<u64>) -> Result<(Vec<u8>, u32)> {
         let reached = check_reached(self.spec, &self.tables, reached)?;
+        self.solve_words_dir(reached, &block_ranks(reached), words)
+    }
+
+    /// [`Self::solve_words`] given the directory `dir` of `reached`
+    /// ([`block_ranks`]), which a team member also needs to join the pieces.
+    pub fn solve_words_dir(
+        &self,
+        reached: &[u64],
+        dir: &[u64],
+        words: Range<u64>,
+    ) -> Result<(Vec<u8>, u32)> {
+        let reached = check_reached(self.spec, &self.tables, reached)?;
         let words = check_words(self.spec, reached, words)?;
-        let dir = block_ranks(reached);
-        let total = rank_before(reached, &dir, words.end) - rank_before(reached, &dir, words.start);
+        if dir.len() != reached.len().div_ceil(WORDS_PER_BLOCK) + 1 {
+            return Err(Error::NotAvailable(format!(
+                "connect4 {}: a directory of {} entries for {} words",
+                self.spec.name(),
+                dir.len(),
+                reached.len()
+            )));
+        }
+        let total = rank_before(reached, dir, words.end) - rank_before(reached, dir, words.start);
         let total = usize::try_from(total)
             .map_err(|_| Error::NotAvailable("more reached indices than memory holds".into()))?;
         let mut out = vec![0u8; total];
-        let failed = for_each_reached_run(reached, &dir, words, &mut out, |w0, words, run| {
+        let failed = for_each_reached_run(reached, dir, words, &mut out, |w0, words, run| {
             let mut f = 0;
             let mut next = 0;
             for (i, &word) in words.iter().enumerate() {
