@@ -212,30 +212,34 @@ __device__ __forceinline__ unsigned char c4_value(const C4Ctx& c, u64 r, const u
 }
 
 // Values of ply n's reached indices, compact: with ranks null, every set bit
-// of bits[0 .. count] (count words; dir its directory) writes its index's byte
-// to out[its rank among the set bits]; with ranks given (a check's sample),
-// the bytes of ranks[0 .. count] go to out[0 .. count]. Ply n + 1 compact:
+// of bits[first .. first + count] (count words of ply n's bits; dir the
+// directory of all of them) writes its index's byte to out[its rank among all
+// the set bits - out_base]; with ranks given (a check's sample), the bytes of
+// ranks[0 .. count] go to out[0 .. count]. A team member passes its slice of
+// the words as first .. first + count and, for out_base, the reached indices
+// before first (or 0 with out the whole ply's buffer). Ply n + 1 compact:
 // next_bits (next_words words), next_dir, next_vals (unread for the full
 // board). *fail: OR of the failure bits (game::connect4::twin::fail).
 extern "C" __global__ void connect4_solve(u32 width, u32 height, u32 n, const u64* tables,
                                           u32 tables_len, u32 ways_off, u32 prefix_off,
-                                          const u64* ranks, u64 count, const u64* bits,
-                                          const u64* dir, const u64* next_bits,
-                                          const u64* next_dir, u64 next_words,
-                                          const unsigned char* next_vals, unsigned char* out,
-                                          u32* fail) {
+                                          const u64* ranks, u64 first, u64 count,
+                                          const u64* bits, const u64* dir, u64 out_base,
+                                          const u64* next_bits, const u64* next_dir,
+                                          u64 next_words, const unsigned char* next_vals,
+                                          unsigned char* out, u32* fail) {
     C4Ctx c;
     c4_load(c, width, height, n, tables, tables_len, ways_off, prefix_off);
     u32 failed = 0;
     u64 step = (u64)gridDim.x * blockDim.x;
-    for (u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x; t < count; t += step) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += step) {
         if (ranks) {
-            out[t] = c4_value(c, ranks[t], next_bits, next_dir, next_words, next_vals, &failed);
+            out[i] = c4_value(c, ranks[i], next_bits, next_dir, next_words, next_vals, &failed);
             continue;
         }
+        u64 t = first + i;
         u64 word = bits[t];
         if (word == 0) continue;
-        u64 slot = c4_rank_before(bits, dir, t);
+        u64 slot = c4_rank_before(bits, dir, t) - out_base;
         while (word) {
             u64 r = (t << 6) + (u64)(__ffsll((long long)word) - 1);
             word &= word - 1;

@@ -9,13 +9,20 @@
 //!   solved compact by the device (each from the device's previous ply, kept
 //!   there, as a build does) and by the twin from the same input (bytes
 //!   compared). Boards of more than `cpu_max_size` positions are run on the
-//!   device only and sampled against the twin.
+//!   device only and sampled against the twin;
+//! - the ply of most reached positions (among those of at most
+//!   `cpu_max_size` indices) solved by a team of two members
+//!   ([`PartitionKernels::solve_team`], a [`ThreadTeam`] of two solvers on
+//!   the same device, each its slice of the ply's words, pieces exchanged),
+//!   against the twin's unsplit solve: both members' bytes compared, both
+//!   times given.
 //!
 //! On [`Device::Cpu`](crate::game::Device) the twin stands in for the device
 //! (a dry run of the check itself, without a GPU).
 //!
 //! Declared from `kernels.rs` (a child of it, to see the solver it checks).
 
+use crate::dist::{Team, ThreadTeam};
 use crate::hash::SplitMix64;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -25,8 +32,8 @@ use rayon::prelude::*;
 use super::super::twin::{self, Connect4SolveSpec, Connect4Tables, Connect4Twin, Kind};
 use super::{Connect4Kernels, Solver};
 use crate::game::{
-    DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, Game, Layout, PartitionKernels,
-    ReachedValues, ReachedView,
+    DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, Game, KernelSolve, Layout,
+    PartitionKernels, ReachedValues, ReachedView, SolvedPartitions,
 };
 use crate::value::PartitionId;
 use crate::{Rank, Result};
@@ -451,6 +458,13 @@ fn board_rows(
         }),
     ));
 
+    // The ply the team solves: the most reached among those the twin may
+    // solve whole.
+    let team_ply = (0..bits.len())
+        .filter(|&n| tables.size(n as u32) <= opts.cpu_max_size)
+        .max_by_key(|&n| popcount(&bits[n]));
+    let mut team_row = None;
+
     // Every ply solved compact, from the full board down.
     let (mut cs, mut gs, mut reused) = (0.0, 0.0, 0usize);
     sampled = 0;
@@ -491,6 +505,9 @@ fn board_rows(
         if diff.is_none() {
             diff = d.map(|d| format!("{}: {d}", spec.name()));
         }
+        if team_ply == Some(n) {
+            team_row = Some(team_solve_row(kernels, spec, &reached, next, &board)?);
+        }
         prev = Some(
             ReachedValues::from_compact(reached, got.values).ok_or_else(|| {
                 crate::Error::Cuda(format!(
@@ -501,7 +518,8 @@ fn board_rows(
         );
     }
     side.forget();
-    let row = DeviceCheckRow::new(format!("{KERNEL} (board)"), board, positions).gpu(positions, gs);
+    let row = DeviceCheckRow::new(format!("{KERNEL} (board)"), board.clone(), positions)
+        .gpu(positions, gs);
     let row = if compare { row.cpu(positions, cs) } else { row };
     report.rows.push(row.matched(
         diff.is_none(),
@@ -513,5 +531,96 @@ fn board_rows(
             )
         }),
     ));
+    report.rows.push(team_row.unwrap_or_else(|| {
+        DeviceCheckRow::new(format!("{KERNEL} (team of 2)"), board, 0).note(format!(
+            "skipped: every ply has over --cpu-max-size {} indices",
+            opts.cpu_max_size
+        ))
+    }));
     Ok(())
+}
+
+/// Ply `spec` solved by a team of two solvers on this device (threads of a
+/// [`ThreadTeam`], each its slice of the ply's words), against the twin's
+/// unsplit solve: every member must return the twin's bytes. The device
+/// time is the team's wall time (both members on one device, so the row
+/// shows the split's overhead, not a speed-up).
+fn team_solve_row(
+    kernels: &Connect4Kernels,
+    spec: Connect4SolveSpec,
+    reached: &[u64],
+    next: Option<ReachedView<'_>>,
+    board: &str,
+) -> Result<DeviceCheckRow> {
+    let p = PartitionId(spec.n);
+    let solved = match next {
+        Some(v) => SolvedPartitions::new([]).with_compact([(PartitionId(spec.n + 1), v)]),
+        None => SolvedPartitions::new([]),
+    }
+    .with_reached(reached);
+    let k = popcount(reached);
+    let t = Instant::now();
+    let want = Connect4Twin::new(spec, next)?.solve(reached)?;
+    let cs = t.elapsed().as_secs_f64();
+    // Fresh solvers: nothing kept on the device from the board's solve.
+    let members = [kernels.sibling()?, kernels.sibling()?];
+    let team = ThreadTeam::new(2);
+    let t = Instant::now();
+    let got: Vec<Result<KernelSolve>> = std::thread::scope(|s| {
+        let handles: Vec<_> = members
+            .iter()
+            .zip(&team)
+            .map(|(mine, member)| {
+                let solved = &solved;
+                s.spawn(move || {
+                    let got = mine.solve_team(p, solved, member).unwrap_or_else(|| {
+                        Err(crate::Error::Cuda(format!(
+                            "{board} {}: the kernels declined a team solve",
+                            spec.name()
+                        )))
+                    });
+                    // The other member must not wait for this one.
+                    if let Err(e) = &got {
+                        member.abort(&e.to_string());
+                    }
+                    got
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(crate::Error::Cuda("a team member panicked".into())))
+            })
+            .collect()
+    });
+    let gs = t.elapsed().as_secs_f64();
+    let got = got.into_iter().collect::<Result<Vec<_>>>()?;
+    let diff = got.iter().enumerate().find_map(|(rank, g)| {
+        first_difference(&want, &g.values).map(|d| format!("rank {rank}: {d}"))
+    });
+    let seconds: Vec<String> = got
+        .iter()
+        .map(|g| g.device_seconds.map_or("-".into(), |s| format!("{s:.4}")))
+        .collect();
+    Ok(DeviceCheckRow::new(
+        format!("{KERNEL} (team of 2)"),
+        format!("{board} {}", spec.name()),
+        k,
+    )
+    .cpu(k, cs)
+    .gpu(k, gs)
+    .matched(
+        diff.is_none(),
+        diff.unwrap_or_else(|| {
+            format!(
+                "2 members on one device, each its slice of {} words, against the twin unsplit; \
+                 members' device s {}; {} exchanged by rank 0",
+                reached.len(),
+                seconds.join(", "),
+                team[0].stats().read().bytes_received
+            )
+        }),
+    ))
 }

@@ -9,6 +9,15 @@
 //! same addresses and lengths, same sampled fingerprints). A step then
 //! uploads only ply `n`'s bits and directory.
 //!
+//! A team member ([`Connect4Cuda::solve_team`]) launches the kernel over its
+//! slice of ply `n`'s words only, into a buffer of the whole ply's values
+//! (each reached index at its slot in the whole ply), downloads its own
+//! slots, all-gathers them with the other members' and copies the others'
+//! pieces into the same buffer. Only then is the buffer kept as the ply on
+//! the device, identified by the gathered whole array it equals: a kept ply
+//! is always whole, never one member's part, and a member that fails before
+//! the copies keeps nothing.
+//!
 //! The values come back through two pinned (page-locked, CPU-readable)
 //! staging buffers on two streams: while one chunk is copied from the device,
 //! the previous one is copied, on all cores, into the result.
@@ -23,10 +32,11 @@ use cudarc::driver::{
 use rayon::prelude::*;
 
 use super::twin::{
-    check_expand_fail, check_fail, check_next, check_next_bits, check_reached, Connect4SolveSpec,
-    Connect4Tables,
+    check_expand_fail, check_fail, check_next, check_next_bits, check_reached, gather_slices,
+    member_slots, Connect4SolveSpec, Connect4Tables, TEAM_ALIGN,
 };
 use crate::backend::cuda::{cuda_err, CudaDevice, BLOCK};
+use crate::dist::Team;
 use crate::game::reached::block_ranks;
 use crate::game::ReachedView;
 use crate::{Error, Rank, Result};
@@ -163,10 +173,13 @@ struct DeviceTables {
 
 /// What `connect4_solve` reads of ply `n`.
 enum SolveInput<'a> {
-    /// Every set bit of the reached bits (with their directory).
+    /// Every set bit of the reached bits' words `first .. first + words`
+    /// (with the directory of all of them), each value at its slot in the
+    /// whole ply.
     Reached {
         bits: &'a CudaSlice<u64>,
         dir: &'a CudaSlice<u64>,
+        first: u64,
         words: u64,
     },
     /// The listed ranks (a check's sample).
@@ -209,6 +222,11 @@ impl Connect4Cuda {
     /// The device.
     pub fn device(&self) -> &CudaDevice {
         &self.gpu
+    }
+
+    /// The device, shared: for another solver on it.
+    pub fn device_arc(&self) -> Arc<CudaDevice> {
+        self.gpu.clone()
     }
 
     /// Drops the ply kept on the device.
@@ -256,6 +274,32 @@ impl Connect4Cuda {
         reached: &[u64],
         next: Option<ReachedView<'_>>,
     ) -> Result<Connect4Solved> {
+        self.solve_in(spec, reached, next, None)
+    }
+
+    /// The same solve by `team`, every member of which calls this with the
+    /// same arguments on its own device: this one solves only the reached
+    /// indices of its slice of `reached`'s words, and every member returns
+    /// the whole ply's values (see the module documentation), kept whole on
+    /// each device for the next call. `seconds` is this member's own, its
+    /// wait in the exchange left out.
+    pub fn solve_team(
+        &self,
+        spec: Connect4SolveSpec,
+        reached: &[u64],
+        next: Option<ReachedView<'_>>,
+        team: &dyn Team,
+    ) -> Result<Connect4Solved> {
+        self.solve_in(spec, reached, next, Some(team))
+    }
+
+    fn solve_in(
+        &self,
+        spec: Connect4SolveSpec,
+        reached: &[u64],
+        next: Option<ReachedView<'_>>,
+        team: Option<&dyn Team>,
+    ) -> Result<Connect4Solved> {
         let t0 = Instant::now();
         let tables = Connect4Tables::new(spec)?;
         let reached = check_reached(spec, &tables, reached)?;
@@ -263,6 +307,14 @@ impl Connect4Cuda {
         let dir = block_ranks(reached);
         let total = usize::try_from(*dir.last().expect("one entry at least"))
             .map_err(|_| Error::Cuda("more reached indices than the address space".into()))?;
+        // This member's words and the slots of their values.
+        let (words, mine) = match team {
+            Some(t) => (
+                t.slice(reached.len() as u64, TEAM_ALIGN),
+                member_slots(reached, &dir, t.rank(), t.size()),
+            ),
+            None => (0..reached.len() as u64, 0..total),
+        };
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let hit = state.cache.take().filter(|c| {
             Some(c.spec) == spec.next()
@@ -287,18 +339,50 @@ impl Connect4Cuda {
         let e = cuda_err("copying ply n's reached bits to the device");
         let bits = s.clone_htod(reached).map_err(&e)?;
         let dir_dev = s.clone_htod(&dir).map_err(&e)?;
+        // The whole ply's slots even for a slice: the others' pieces join
+        // this member's here, and the buffer is kept as the whole ply.
         let mut out = s
             .alloc_zeros::<u8>(total.max(1))
             .map_err(cuda_err("allocating the ply's values"))?;
         let input = SolveInput::Reached {
             bits: &bits,
             dir: &dir_dev,
-            words: reached.len() as u64,
+            first: words.start,
+            words: words.end - words.start,
         };
         let (fail, kernel_seconds) = self.run_solve(spec, &tables, input, &dev_next, &mut out)?;
-        check_fail(spec, fail)?;
         drop(dev_next);
-        let values = self.download(&mut state, &out, total)?;
+        // Seconds in the exchange, waiting for the others: not this device's.
+        let mut waited = 0.0;
+        let values = match team {
+            None => {
+                check_fail(spec, fail)?;
+                self.download(&mut state, &out, 0, total)?
+            }
+            Some(team) => {
+                let piece = self.download(&mut state, &out, mine.start, mine.len())?;
+                // Not held across the collective: a solver shared by two
+                // members would otherwise wait on itself.
+                drop(state);
+                let exchange = Instant::now();
+                let values = gather_slices(spec, reached, &dir, team, fail, &piece)?;
+                waited = exchange.elapsed().as_secs_f64();
+                drop(piece);
+                for member in (0..team.size()).filter(|&m| m != team.rank()) {
+                    let slots = member_slots(reached, &dir, member, team.size());
+                    if slots.is_empty() {
+                        continue;
+                    }
+                    s.memcpy_htod(&values[slots.clone()], &mut out.slice_mut(slots))
+                        .map_err(cuda_err("copying the other members' values to the device"))?;
+                }
+                // The kept ply must be whole before anyone reads it.
+                s.synchronize()
+                    .map_err(cuda_err("copying the other members' values to the device"))?;
+                state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                values
+            }
+        };
         state.cache = Some(Cached {
             spec,
             host: HostId::of(reached, &values),
@@ -311,15 +395,21 @@ impl Connect4Cuda {
         });
         Ok(Connect4Solved {
             values,
-            seconds: t0.elapsed().as_secs_f64(),
+            seconds: (t0.elapsed().as_secs_f64() - waited).max(0.0),
             kernel_seconds,
             reused_next,
         })
     }
 
-    /// The first `size` bytes of `out` (the kernel finished): whole
+    /// Bytes `offset .. offset + size` of `out` (the kernel finished): whole
     /// [`STAGE`]s through the staging buffers, the tail directly.
-    fn download(&self, state: &mut State, out: &CudaSlice<u8>, size: usize) -> Result<Vec<u8>> {
+    fn download(
+        &self,
+        state: &mut State,
+        out: &CudaSlice<u8>,
+        offset: usize,
+        size: usize,
+    ) -> Result<Vec<u8>> {
         if state.staging.is_none() {
             let ctx = self.gpu.context();
             let stream = || ctx.new_stream().map_err(cuda_err("creating a stream"));
@@ -340,7 +430,7 @@ impl Connect4Cuda {
         let chunks = size / STAGE;
         if size > chunks * STAGE {
             // Pageable destination: the call returns once the copy is done.
-            let tail = out.slice(chunks * STAGE..size);
+            let tail = out.slice(offset + chunks * STAGE..offset + size);
             self.gpu
                 .stream()
                 .memcpy_dtoh(&tail, &mut values[chunks * STAGE..])
@@ -368,7 +458,7 @@ impl Connect4Cuda {
             if let Some(prev) = pending[slot].take() {
                 drain(st, slot, prev, &mut values)?;
             }
-            let view = out.slice(j * STAGE..(j + 1) * STAGE);
+            let view = out.slice(offset + j * STAGE..offset + (j + 1) * STAGE);
             st.streams[slot]
                 .memcpy_dtoh(&view, &mut st.pinned[slot])
                 .map_err(cuda_err("copying the values back"))?;
@@ -561,11 +651,25 @@ impl Connect4Cuda {
             .arg(&t.ways)
             .arg(&t.prefix);
         match &input {
-            SolveInput::Reached { bits, dir, .. } => {
-                launch.arg(&null).arg(&count).arg(*bits).arg(*dir);
+            SolveInput::Reached {
+                bits, dir, first, ..
+            } => {
+                launch
+                    .arg(&null)
+                    .arg(first)
+                    .arg(&count)
+                    .arg(*bits)
+                    .arg(*dir)
+                    .arg(&null);
             }
             SolveInput::Ranks(ranks, _) => {
-                launch.arg(*ranks).arg(&count).arg(&null).arg(&null);
+                launch
+                    .arg(*ranks)
+                    .arg(&null)
+                    .arg(&count)
+                    .arg(&null)
+                    .arg(&null)
+                    .arg(&null);
             }
         }
         launch
@@ -578,15 +682,18 @@ impl Connect4Cuda {
         // SAFETY: the arguments match connect4_solve in connect4.cu; the
         // tables hold `len` u64 laid out as Connect4Tables::flat says and fit
         // the dynamic shared memory asked for. Reached input: `bits` holds
-        // `count` words, none set past ply n's size (check_reached), `dir`
-        // its directory (block_ranks of those words), and `out` one byte per
-        // set bit; rank input: every rank is an index of ply n (checked by
-        // values_of) and `out` holds `count` bytes. `next` is ply n + 1 held
-        // compact as check_next verified: `words` words of bits covering the
-        // whole ply (a successor index past them is read as unreached, never
-        // loaded), a directory entry per 8 words and one past, a value per
-        // set bit, so every slot the kernel computes lies in `next.values`;
-        // the full board reads none of it.
+        // ply n's words, none set past its size (check_reached), `dir` their
+        // directory (block_ranks of all of them), and the kernel reads words
+        // `first .. first + count`, inside them (a Team::slice of their
+        // number, or all); out_base is 0 and `out` holds a byte per set bit
+        // of all the words, so every slot (a set bit's rank among all of
+        // them) lies in it; rank input: every rank is an index of ply n
+        // (checked by values_of) and `out` holds `count` bytes. `next` is
+        // ply n + 1 held compact as check_next verified: `words` words of
+        // bits covering the whole ply (a successor index past them is read
+        // as unreached, never loaded), a directory entry per 8 words and one
+        // past, a value per set bit, so every slot the kernel computes lies
+        // in `next.values`; the full board reads none of it.
         unsafe { launch.launch(cfg) }.map_err(cuda_err("launching connect4_solve"))?;
         end.record(s).map_err(cuda_err("recording an event"))?;
         let bits = s.clone_dtoh(&fail).map_err(cuda_err("copying back"))?[0];

@@ -7,6 +7,20 @@
 //!
 //! Without the reached bits of the ply, or with ply `n + 1` held one byte
 //! per index, the kernels decline and the generic solver takes the ply.
+//!
+//! A team ([`PartitionKernels::solve_team`]) splits a ply by its reached
+//! bits' words: each member takes a contiguous slice of them
+//! ([`Team::slice`], on multiples of [`twin::TEAM_ALIGN`] words, a directory
+//! block, so that a slice starts on a directory entry), solves the reached
+//! indices of its words only, and the members all-gather their compact
+//! values (with their failure bits, so that a broken input fails every member
+//! alike). There are no passes, hence nothing else to exchange: the pieces in
+//! rank order are the whole ply's compact values, because the compact order
+//! is the index order and the slices are contiguous in it. Every member then
+//! holds the whole ply, which ply `n - 1` reads; a GPU member also completes
+//! its device copy of the ply with the others' pieces (see
+//! [`super::cuda`]). The forward search is not split: every member runs the
+//! whole of it, so every member holds every ply's reached bits.
 
 use super::twin::{self, Connect4SolveSpec, Connect4Tables, Connect4Twin};
 use super::Connect4;
@@ -19,6 +33,7 @@ use crate::game::{
 // in the game's folder beside this file.
 #[path = "check.rs"]
 mod check;
+use crate::dist::Team;
 use crate::value::PartitionId;
 use crate::{Error, Result};
 
@@ -55,6 +70,59 @@ impl Connect4Kernels {
             game: game.clone(),
             solver,
         })
+    }
+
+    /// A second solver of the same game on the same device (its own state:
+    /// a GPU's kept ply, staging buffers), as another member of a team would
+    /// hold.
+    pub fn sibling(&self) -> Result<Connect4Kernels> {
+        let solver = match &self.solver {
+            Solver::Twin => Solver::Twin,
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => {
+                Solver::Cuda(Box::new(super::cuda::Connect4Cuda::new(gpu.device_arc())?))
+            }
+        };
+        Ok(Connect4Kernels {
+            game: self.game.clone(),
+            solver,
+        })
+    }
+
+    /// Ply `spec` split over `team` (see the module documentation), from
+    /// ply `n + 1` held compact.
+    fn solve_split(
+        &self,
+        spec: Connect4SolveSpec,
+        reached: &[u64],
+        next: Option<ReachedView<'_>>,
+        team: &dyn Team,
+    ) -> Result<KernelSolve> {
+        match &self.solver {
+            Solver::Twin => {
+                let twin = Connect4Twin::new(spec, next)?;
+                let reached = twin::check_reached(spec, twin.tables(), reached)?;
+                let words = team.slice(reached.len() as u64, twin::TEAM_ALIGN);
+                let dir = crate::game::reached::block_ranks(reached);
+                let (piece, failed) = twin.solve_words_dir(reached, &dir, words)?;
+                Ok(KernelSolve {
+                    values: twin::gather_slices(spec, reached, &dir, team, failed, &piece)?,
+                    compact: true,
+                    passes: None,
+                    device_seconds: None,
+                })
+            }
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => {
+                let s = gpu.solve_team(spec, reached, next, team)?;
+                Ok(KernelSolve {
+                    values: s.values,
+                    compact: true,
+                    passes: None,
+                    device_seconds: Some(s.seconds),
+                })
+            }
+        }
     }
 
     /// The spec of partition `p`, if the kernel covers the board and indexes
@@ -110,6 +178,23 @@ impl PartitionKernels for Connect4Kernels {
                 })
             }
         }))
+    }
+
+    fn solve_team(
+        &self,
+        p: PartitionId,
+        solved: &SolvedPartitions<'_>,
+        team: &dyn Team,
+    ) -> Option<Result<KernelSolve>> {
+        if team.size() <= 1 {
+            return self.solve(p, solved);
+        }
+        // Every decline below depends on the arguments alone: every member
+        // declines alike, and none waits in a collective for one that did.
+        let spec = self.spec_of(p)?;
+        let reached = solved.reached()?;
+        let next = next_compact(&spec, solved)?;
+        Some(next.and_then(|next| self.solve_split(spec, reached, next, team)))
     }
 
     fn expand(

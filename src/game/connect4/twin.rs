@@ -38,13 +38,18 @@
 //!
 //! No partition has moves inside itself, so there are no passes: one thread
 //! per reached index computes its byte, and a whole build is one launch per
-//! partition.
+//! partition. For the same reason a ply splits over a team by its words
+//! alone: [`Connect4Twin::solve_words`] solves the reached indices of a range
+//! of words, whose values are a contiguous run of the ply's compact values
+//! ([`member_slots`]), and [`gather_slices`] joins the members' runs.
 
+use crate::dist::{slice_of, Team};
 use crate::game::reached::{block_ranks, WORDS_PER_BLOCK};
 use crate::game::ReachedView;
 use crate::value::Value;
 use crate::{Error, Result};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Rows of the binomial table: `C(i, j)` for `i` in `0..=64`.
@@ -406,28 +411,42 @@ impl Connect4Tables {
 /// blocks, a task's worth of work.
 const RUN_BLOCKS: usize = 64;
 
-/// Splits `out` (one slot per reached index of `bits`, directory `dir`) into
-/// the runs of [`RUN_BLOCKS`] directory blocks and calls `f(first word,
-/// words, run)` for each, on all cores, OR-ing what they return.
+/// Reached indices of `bits` (directory `dir`) below word `w`'s first index
+/// (`w` up to `bits.len()`): `c4_rank_before` in the kernel.
+pub fn rank_before(bits: &[u64], dir: &[u64], w: usize) -> u64 {
+    let b = w / WORDS_PER_BLOCK;
+    dir[b]
+        + bits[b * WORDS_PER_BLOCK..w]
+            .iter()
+            .map(|x| u64::from(x.count_ones()))
+            .sum::<u64>()
+}
+
+/// Splits `out` (one slot per reached index of `bits[words]`, directory `dir`
+/// of all of `bits`) into runs that end on multiples of [`RUN_BLOCKS`]
+/// directory blocks and calls `f(first word, words, run)` for each, on all
+/// cores, OR-ing what they return.
 fn for_each_reached_run<T: Send>(
     bits: &[u64],
     dir: &[u64],
+    words: Range<usize>,
     out: &mut [T],
     f: impl Fn(usize, &[u64], &mut [T]) -> u32 + Sync,
 ) -> u32 {
-    let mut runs = Vec::with_capacity(dir.len() / RUN_BLOCKS + 1);
+    let step = RUN_BLOCKS * WORDS_PER_BLOCK;
+    let mut runs = Vec::with_capacity(words.len() / step + 2);
     let mut rest = out;
-    for b in (0..dir.len() - 1).step_by(RUN_BLOCKS) {
-        let end = (b + RUN_BLOCKS).min(dir.len() - 1);
-        let (run, tail) = rest.split_at_mut((dir[end] - dir[b]) as usize);
-        runs.push((b * WORDS_PER_BLOCK, run));
+    let (mut w0, mut r0) = (words.start, rank_before(bits, dir, words.start));
+    while w0 < words.end {
+        let w1 = ((w0 / step + 1) * step).min(words.end);
+        let r1 = rank_before(bits, dir, w1);
+        let (run, tail) = rest.split_at_mut((r1 - r0) as usize);
+        runs.push((w0, w1, run));
         rest = tail;
+        (w0, r0) = (w1, r1);
     }
     runs.into_par_iter()
-        .map(|(w0, run)| {
-            let w1 = (w0 + RUN_BLOCKS * WORDS_PER_BLOCK).min(bits.len());
-            f(w0, &bits[w0..w1], run)
-        })
+        .map(|(w0, w1, run)| f(w0, &bits[w0..w1], run))
         .reduce(|| 0, |a, b| a | b)
 }
 
@@ -579,12 +598,47 @@ impl<'a> Connect4Twin<'a> {
     /// The values of the indices whose bits are set in `reached`, one per
     /// reached index in index order, on all cores.
     pub fn solve(&self, reached: &[u64]) -> Result<Vec<u8>> {
+        let words = reached
+            .len()
+            .min(self.tables.size(self.spec.n).div_ceil(64) as usize);
+        let (values, failed) = self.solve_words(reached, 0..words as u64)?;
+        check_fail(self.spec, failed)?;
+        Ok(values)
+    }
+
+    /// The values of the reached indices of `reached[words]` only (a team
+    /// member's slice), in index order: slots `rank_before(words.start) ..
+    /// rank_before(words.end)` of the whole ply's compact values; with the
+    /// failure bits of those indices unchecked ([`fail`]), for the team to
+    /// OR before any member reports them, so that all fail alike.
+    pub fn solve_words(&self, reached: &[u64], words: Range<u64>) -> Result<(Vec<u8>, u32)> {
         let reached = check_reached(self.spec, &self.tables, reached)?;
-        let dir = block_ranks(reached);
-        let total = usize::try_from(*dir.last().expect("one entry at least"))
+        self.solve_words_dir(reached, &block_ranks(reached), words)
+    }
+
+    /// [`Self::solve_words`] given the directory `dir` of `reached`
+    /// ([`block_ranks`]), which a team member also needs to join the pieces.
+    pub fn solve_words_dir(
+        &self,
+        reached: &[u64],
+        dir: &[u64],
+        words: Range<u64>,
+    ) -> Result<(Vec<u8>, u32)> {
+        let reached = check_reached(self.spec, &self.tables, reached)?;
+        let words = check_words(self.spec, reached, words)?;
+        if dir.len() != reached.len().div_ceil(WORDS_PER_BLOCK) + 1 {
+            return Err(Error::NotAvailable(format!(
+                "connect4 {}: a directory of {} entries for {} words",
+                self.spec.name(),
+                dir.len(),
+                reached.len()
+            )));
+        }
+        let total = rank_before(reached, dir, words.end) - rank_before(reached, dir, words.start);
+        let total = usize::try_from(total)
             .map_err(|_| Error::NotAvailable("more reached indices than memory holds".into()))?;
         let mut out = vec![0u8; total];
-        let failed = for_each_reached_run(reached, &dir, &mut out, |w0, words, run| {
+        let failed = for_each_reached_run(reached, dir, words, &mut out, |w0, words, run| {
             let mut f = 0;
             let mut next = 0;
             for (i, &word) in words.iter().enumerate() {
@@ -600,9 +654,87 @@ impl<'a> Connect4Twin<'a> {
             }
             f
         });
-        check_fail(self.spec, failed)?;
-        Ok(out)
+        Ok((out, failed))
     }
+}
+
+/// `words` as a range of `reached`'s words, if it lies inside them.
+pub fn check_words(
+    spec: Connect4SolveSpec,
+    reached: &[u64],
+    words: Range<u64>,
+) -> Result<Range<usize>> {
+    if words.start > words.end || words.end > reached.len() as u64 {
+        return Err(Error::NotAvailable(format!(
+            "connect4 {}x{} {}: words {}..{} of {} reached words asked for",
+            spec.width,
+            spec.height,
+            spec.name(),
+            words.start,
+            words.end,
+            reached.len()
+        )));
+    }
+    Ok(words.start as usize..words.end as usize)
+}
+
+/// Words of reached bits per unit of a team member's slice: a directory
+/// block, so that each member's first slot is a directory entry as it stands
+/// (no words before it in its block to count) and no block of the directory
+/// is shared by two members.
+pub const TEAM_ALIGN: u64 = WORDS_PER_BLOCK as u64;
+
+/// The slots of the compact values (`rank_before` of its bounds) that member
+/// `rank` of `size` solves: the reached indices of its slice of `reached`'s
+/// words (`Team::slice` with [`TEAM_ALIGN`]).
+pub fn member_slots(reached: &[u64], dir: &[u64], rank: usize, size: usize) -> Range<usize> {
+    let w = slice_of(reached.len() as u64, TEAM_ALIGN, rank, size);
+    let at = |w: u64| rank_before(reached, dir, w as usize) as usize;
+    at(w.start)..at(w.end)
+}
+
+/// A team's solve of ply `spec` put together: every member's compact values
+/// of its slice (`piece`, `failed` its unchecked failure bits) gathered in
+/// rank order, which is the whole ply's compact values in index order, the
+/// same on every member. The failure bits travel with the values and are
+/// OR-ed before they are checked, so every member returns the same error.
+pub fn gather_slices(
+    spec: Connect4SolveSpec,
+    reached: &[u64],
+    dir: &[u64],
+    team: &dyn Team,
+    failed: u32,
+    piece: &[u8],
+) -> Result<Vec<u8>> {
+    let mut mine = Vec::with_capacity(4 + piece.len());
+    mine.extend_from_slice(&failed.to_le_bytes());
+    mine.extend_from_slice(piece);
+    let parts = team.all_gather(&mine)?;
+    drop(mine);
+    let mut failed = 0;
+    for (member, part) in parts.iter().enumerate() {
+        let want = member_slots(reached, dir, member, parts.len()).len();
+        if part.len() != 4 + want {
+            return Err(Error::Team {
+                rank: team.rank(),
+                size: team.size(),
+                message: format!(
+                    "connect4 {}: rank {member} sent {} bytes for the {want} values of its \
+                     slice; report this as a bug",
+                    spec.name(),
+                    part.len()
+                ),
+            });
+        }
+        failed |= u32::from_le_bytes(part[..4].try_into().expect("4 bytes"));
+    }
+    check_fail(spec, failed)?;
+    let total = parts.iter().map(|p| p.len() - 4).sum();
+    let mut values = Vec::with_capacity(total);
+    for part in &parts {
+        values.extend_from_slice(&part[4..]);
+    }
+    Ok(values)
 }
 
 /// The CPU twin of `connect4_expand`: for every index whose bit is set in
