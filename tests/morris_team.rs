@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use common::morris;
-use tbforge::dist::{slice_of, ThreadTeam};
+use tbforge::dist::{slice_of, Blocks, ThreadTeam};
 use tbforge::game::morris::kernels::{dependencies, spec_of, TEAM_ALIGN};
 use tbforge::game::morris::place::PlaceSpec;
 use tbforge::game::morris::retro::CpuTwin;
@@ -107,7 +107,7 @@ fn team_matches_whole_max5_symmetry_on() {
     assert_eq!(phase_two(5, "on", 1 << 23, &[2]), 7);
 }
 
-/// A team whose slices are so coarse that some members own nothing: the
+/// A team whose blocks are so coarse that some members own nothing: the
 /// exchange must still give every member the whole partition.
 #[test]
 fn team_with_empty_slices_matches_whole() {
@@ -123,10 +123,10 @@ fn team_with_empty_slices_matches_whole() {
         if let Some(spec) = spec_of(&game, p) {
             let d = dependencies(&spec, &before).unwrap();
             let size = spec.size();
-            // Slices of 2^16 indices: most of 5 members own nothing.
+            // Blocks of 2^16 indices: most of 5 members own nothing.
             let align = 1 << 16;
             let n = 5;
-            assert!((0..n).any(|j| slice_of(size, align, j, n).is_empty()));
+            assert!((0..n).any(|j| Blocks::new(size, align, n).count(j) == 0));
             let team = ThreadTeam::new(n);
             let got: Vec<Vec<u8>> = std::thread::scope(|s| {
                 let handles: Vec<_> = team

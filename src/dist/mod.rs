@@ -105,6 +105,50 @@ pub trait Team: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// Block-cyclic ownership of `len` indices: block `b` (indices `b * block`
+/// up to `(b + 1) * block`) belongs to member `b % size`. Retrograde passes
+/// decide positions unevenly along the index (a pass may find all its wins
+/// in one region), so contiguous slices leave members waiting for the one
+/// that holds the busy region; interleaved blocks share every region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Blocks {
+    /// Indices in all.
+    pub len: u64,
+    /// Indices per block (a multiple of 64 where words of bits are owned).
+    pub block: u64,
+    /// Members.
+    pub size: usize,
+}
+
+impl Blocks {
+    /// The ownership of `len` indices in blocks of `block` among `size` members.
+    pub fn new(len: u64, block: u64, size: usize) -> Blocks {
+        Blocks {
+            len,
+            block: block.max(1),
+            size: size.max(1),
+        }
+    }
+
+    /// The member that owns index `i`.
+    pub fn owner(&self, i: u64) -> usize {
+        ((i / self.block) % self.size as u64) as usize
+    }
+
+    /// The blocks member `rank` owns, in index order.
+    pub fn of(&self, rank: usize) -> impl Iterator<Item = Range<u64>> + Clone + Send + '_ {
+        let blocks = self.len.div_ceil(self.block);
+        (rank as u64..blocks)
+            .step_by(self.size)
+            .map(move |b| b * self.block..((b + 1) * self.block).min(self.len))
+    }
+
+    /// Indices member `rank` owns.
+    pub fn count(&self, rank: usize) -> u64 {
+        self.of(rank).map(|r| r.end - r.start).sum()
+    }
+}
+
 /// Member `rank`'s slice of `len` indices among `size` (see [`Team::slice`]).
 pub fn slice_of(len: u64, align: u64, rank: usize, size: usize) -> Range<u64> {
     let units = len.div_ceil(align.max(1));
@@ -260,6 +304,27 @@ mod tests {
             sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 8,
             "{sizes:?}"
         );
+    }
+
+    #[test]
+    fn blocks_are_dealt_round_robin_and_cover_the_index_once() {
+        for &(len, block, size) in &[(0u64, 64u64, 3usize), (1, 64, 2), (1000, 64, 3), (4097, 4096, 5), (640, 64, 10)] {
+            let own = Blocks::new(len, block, size);
+            let mut seen = vec![0u8; len as usize];
+            for rank in 0..size {
+                let mut last = None;
+                for r in own.of(rank) {
+                    assert!(last.is_none_or(|l| l < r.start), "in order");
+                    last = Some(r.start);
+                    for i in r {
+                        assert_eq!(own.owner(i), rank);
+                        seen[i as usize] += 1;
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&n| n == 1), "len {len} block {block} size {size}");
+            assert_eq!((0..size).map(|r| own.count(r)).sum::<u64>(), len);
+        }
     }
 
     #[test]

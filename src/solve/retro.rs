@@ -16,7 +16,7 @@
 //! other's writes cannot change any decision: any thread count gives the same bytes.
 
 use super::Progress;
-use crate::dist::{decode_u64s, encode_u64s, slice_of, Solo, Team};
+use crate::dist::{decode_u64s, encode_u64s, Blocks, Solo, Team};
 use crate::game::Layout;
 use crate::game::{Game, GameKind, PartitionValues, Status};
 use crate::value::rules::{at, Combine, PassAcc, PENDING};
@@ -74,7 +74,8 @@ pub fn solve_partition_reached<G: Game>(
 }
 
 /// [`solve_partition_reached`] by every member of `team` together: each
-/// scans its own slice of the index ([`Team::slice`], on whole words of 64),
+/// scans its own blocks of the index ([`Blocks`]: blocks of 4096 dealt
+/// round-robin),
 /// and after the first scan and after each pass the members exchange what
 /// they decided (the first scan's value bytes of each slice; then 8 bytes per
 /// position a pass decided). Every member returns the whole partition, the
@@ -114,13 +115,17 @@ pub fn solve_partition_team<G: Game>(
         broken_message: std::sync::Mutex::new(None),
     };
 
-    let mine = team.slice(size, 64);
+    // Blocks of CHUNK indices dealt round-robin: each member's share of
+    // every pass is then about even (contiguous slices were not: a pass's
+    // decisions cluster along the index).
+    let owned = Blocks::new(size, CHUNK, team.size());
+    let mine: Vec<(u64, u64)> = owned.of(team.rank()).map(|r| (r.start, r.end)).collect();
     let alone = team.size() == 1;
     // Pass 0: everything that needs no iteration.
     progress.phase(&format!("{} init", game.partition_name(partition)), size);
     let max_seen = AtomicU32::new(0);
     let has_internal: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-    chunks(mine.clone()).for_each_init(Vec::new, |succ, (lo, hi)| {
+    mine.par_iter().copied().for_each_init(Vec::new, |succ, (lo, hi)| {
         for r in lo..hi {
             if reached.is_some_and(|bits| bits[(r / 64) as usize] & (1 << (r % 64)) == 0) {
                 // Not reached: stays 0 and, without an internal bit, is never passed over.
@@ -140,22 +145,29 @@ pub fn solve_partition_team<G: Game>(
     let mut max_seen = max_seen.load(Ordering::Relaxed);
     let mut internal = has_internal.iter().any(|w| w.load(Ordering::Relaxed) != 0);
     if !alone {
-        let slices = team.all_gather(&take_bytes(&values, mine.clone()))?;
-        for (member, bytes) in slices.iter().enumerate() {
-            let theirs = slice_of(size, 64, member, team.size());
-            if bytes.len() as u64 != theirs.end - theirs.start {
+        let own_bytes: Vec<u8> = mine
+            .iter()
+            .flat_map(|&(lo, hi)| take_bytes(&values, lo..hi))
+            .collect();
+        for (member, bytes) in team.all_gather(&own_bytes)?.iter().enumerate() {
+            if bytes.len() as u64 != owned.count(member) {
                 return Err(Error::Team {
                     rank: team.rank(),
                     size: team.size(),
                     message: format!(
-                        "rank {member} sent {} first-scan values of partition {partition} for a slice of {}",
+                        "rank {member} sent {} first-scan values of partition {partition} for {} indices",
                         bytes.len(),
-                        theirs.end - theirs.start
+                        owned.count(member)
                     ),
                 });
             }
             if member != team.rank() {
-                put_bytes(&values, theirs.start, bytes);
+                let mut at = 0;
+                for block in owned.of(member) {
+                    let n = (block.end - block.start) as usize;
+                    put_bytes(&values, block.start, &bytes[at..at + n]);
+                    at += n;
+                }
             }
         }
         max_seen = team.all_max(u64::from(max_seen))? as u32;
@@ -184,7 +196,7 @@ pub fn solve_partition_team<G: Game>(
         let decided = AtomicU64::new(0);
         // What this member decided, for the others: rank << 8 | value byte.
         let news = std::sync::Mutex::new(Vec::new());
-        chunks(mine.clone()).for_each_init(Vec::new, |succ, (lo, hi)| {
+        mine.par_iter().copied().for_each_init(Vec::new, |succ, (lo, hi)| {
             let mut n = 0;
             let mut found = Vec::new();
             for r in lo..hi {
@@ -217,12 +229,12 @@ pub fn solve_partition_team<G: Game>(
                 if member != team.rank() {
                     for x in theirs {
                         let r = (x >> 8) as usize;
-                        if r >= values.len() {
+                        if r >= values.len() || owned.owner(r as u64) != member {
                             return Err(Error::Team {
                                 rank: team.rank(),
                                 size: team.size(),
                                 message: format!(
-                                    "rank {member} decided index {r} of partition {partition}, which has {size}"
+                                    "rank {member} decided index {r} of partition {partition}, which it does not own"
                                 ),
                             });
                         }
@@ -237,14 +249,6 @@ pub fn solve_partition_team<G: Game>(
         d += 1;
     }
     Ok(values.into_iter().map(AtomicU8::into_inner).collect())
-}
-
-/// `range` in work items of at most [`CHUNK`] indices.
-fn chunks(range: std::ops::Range<u64>) -> impl ParallelIterator<Item = (u64, u64)> {
-    let (start, end) = (range.start, range.end);
-    (0..(end - start).div_ceil(CHUNK))
-        .into_par_iter()
-        .map(move |c| (start + c * CHUNK, (start + (c + 1) * CHUNK).min(end)))
 }
 
 /// The value bytes of `range`.

@@ -15,6 +15,7 @@ use super::classes::HalfIndex;
 use super::expand::{mix64, Expansion, MorrisPartition, Summary};
 use super::kernels::{
     dependencies, spec_of, MorrisKernels, Solver, EXPAND_KERNEL, SUMMARY_KERNEL, TEAM_ALIGN,
+    TWIN_TEAM_BLOCK,
 };
 use super::place::{self, PlaceSpec};
 use super::rank24;
@@ -881,7 +882,9 @@ fn team_row(
     let solve = |rank: usize| -> Result<Vec<u8>> {
         let member = &team[rank];
         let result = match side {
-            Solver::Twin => CpuTwin::new(spec, deps.to_vec())?.solve_team(member, TEAM_ALIGN),
+            Solver::Twin => {
+                CpuTwin::new(spec, deps.to_vec())?.solve_team(member, TWIN_TEAM_BLOCK)
+            }
             #[cfg(feature = "cuda")]
             Solver::Cuda(g) => match (rank, &second) {
                 (1, Some(g1)) => g1.morris_solve_team(spec, deps, member, TEAM_ALIGN),

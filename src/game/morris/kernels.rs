@@ -8,8 +8,12 @@
 //! # A partition solved by a team
 //!
 //! [`PartitionKernels::solve_team`] splits a partition among the members of
-//! a [`Team`] (one GPU each, or MPI ranks): member j owns the indices
-//! `team.slice(size, TEAM_ALIGN)`, contiguous and on whole 64-bit words, so
+//! a [`Team`] (one GPU each, or MPI ranks). On the GPU member j owns the
+//! indices `team.slice(size, TEAM_ALIGN)`, contiguous and on whole 64-bit
+//! words; the twin deals blocks of [`TWIN_TEAM_BLOCK`] indices round-robin
+//! instead ([`crate::dist::Blocks`]), which keeps its members equally busy
+//! in every pass (`CpuTwin::solve_team` says why). Either way members own
+//! whole words, so
 //! that every bitmap (the GPU's 32-bit candidate marks, the twin's 64-bit
 //! ones, reached bits) splits on word bounds: a member lists and clears
 //! whole words of its slice. Every member holds the whole partition's
@@ -82,6 +86,12 @@ pub const SUMMARY_KERNEL: &str = "morris_summary3b_lb";
 /// of every bitmap (module documentation).
 pub const TEAM_ALIGN: u64 = 64;
 
+/// The twin's ownership: blocks of this many indices dealt round-robin
+/// ([`crate::dist::Blocks`]), fine enough that every region of the index,
+/// busy or quiet in a pass, is shared by all members, coarse enough for a
+/// work item of the first scan.
+pub const TWIN_TEAM_BLOCK: u64 = 4096;
+
 /// Where a Morris partition is solved.
 #[derive(Clone)]
 pub(super) enum Solver {
@@ -150,7 +160,7 @@ impl MorrisKernels {
     ) -> Result<KernelSolve> {
         match &self.solver {
             Solver::Twin => {
-                let s = CpuTwin::new(spec, deps)?.solve_team(team, TEAM_ALIGN)?;
+                let s = CpuTwin::new(spec, deps)?.solve_team(team, TWIN_TEAM_BLOCK)?;
                 Ok(KernelSolve::on_cpu(s.value, Some(s.passes)))
             }
             #[cfg(feature = "cuda")]
