@@ -51,6 +51,13 @@ impl std::fmt::Debug for MpiTeam {
 impl MpiTeam {
     /// Initialises MPI for this process (once per process).
     pub fn init() -> Result<MpiTeam> {
+        // A rank waiting in a collective spins by default, on a core that
+        // the other ranks of its host compute on (ranks share the host's
+        // cores): yielding hands it back. Set before MPI reads its
+        // parameters; a value the user set stays.
+        if std::env::var_os("OMPI_MCA_mpi_yield_when_idle").is_none() {
+            std::env::set_var("OMPI_MCA_mpi_yield_when_idle", "1");
+        }
         let (universe, level) = mpi::initialize_with_threading(mpi::Threading::Serialized)
             .ok_or_else(|| {
                 Error::NotAvailable("MPI was already initialised in this process".into())

@@ -760,20 +760,27 @@ impl<'a> CpuTwin<'a> {
             }
         }
         events.par_sort_unstable();
-        let words_per_block = (block / 64) as usize;
-        let word_owner = |w: usize| ((w / words_per_block) % team.size()) as usize;
-        let own_words: Vec<Range<usize>> = own
-            .iter()
-            .map(|r| word_range(r, 64))
-            .collect();
         let marks: Vec<AtomicU64> = (0..size.div_ceil(64))
             .into_par_iter()
             .map(|_| AtomicU64::new(0))
             .collect();
-        let mark = |p: u64| {
-            if values[p as usize].load(Ordering::Relaxed) == PENDING {
-                marks[(p / 64) as usize].fetch_or(1u64 << (p % 64), Ordering::Relaxed);
+        // As in `solve`: a pending position is a candidate once, whoever
+        // claims it first; the lists grow with the work, no pass scans the
+        // whole bitmap.
+        let claim = |p: u64| {
+            let bit = 1u64 << (p % 64);
+            values[p as usize].load(Ordering::Relaxed) == PENDING
+                && marks[(p / 64) as usize].fetch_or(bit, Ordering::Relaxed) & bit == 0
+        };
+        let unclaim = |p: &u64| {
+            marks[(p / 64) as usize].fetch_and(!(1u64 << (p % 64)), Ordering::Relaxed);
+        };
+        let members = team.size();
+        let merge = |mut a: Vec<Vec<u64>>, b: Vec<Vec<u64>>| {
+            for (x, y) in a.iter_mut().zip(b) {
+                x.extend(y);
             }
+            a
         };
         let rank_of = |k: u64| k & (EVENT_CAPTURE - 1);
         let mut decided: Vec<u64> = Vec::new();
@@ -785,8 +792,9 @@ impl<'a> CpuTwin<'a> {
                 + events[next_event..].partition_point(|&k| k >> EVENT_SHIFT < u64::from(d));
             let now = &events[next_event..end];
             next_event = end;
-            // This member's frontier only: the others mark theirs.
-            decided
+            // This member's frontier only: the others claim theirs. What it
+            // claims in others' blocks goes to their owners, by owner.
+            let mut found: Vec<Vec<u64>> = decided
                 .par_iter()
                 .copied()
                 .chain(
@@ -794,59 +802,41 @@ impl<'a> CpuTwin<'a> {
                         .filter(|&&k| k & EVENT_CAPTURE == 0)
                         .map(|&k| rank_of(k)),
                 )
-                .for_each(|s| self.predecessor_ranks(s, &mark));
-            now.par_iter()
-                .filter(|&&k| k & EVENT_CAPTURE != 0)
-                .for_each(|&k| mark(rank_of(k)));
-            // The ranks marked in others' blocks go to their owners, 8 bytes
-            // each (passes mark few: bitmap words would cost more).
-            let mut outgoing: Vec<Vec<u64>> = marks
-                .par_iter()
-                .enumerate()
-                .filter(|(w, _)| word_owner(*w) != team.rank())
                 .fold(
-                    || vec![Vec::new(); team.size()],
-                    |mut acc, (w, m)| {
-                        let bits = m.load(Ordering::Relaxed);
-                        if bits != 0 {
-                            m.store(0, Ordering::Relaxed);
-                            let base = w as u64 * 64;
-                            acc[word_owner(w)].extend(bits64(bits).map(|b| base + b));
-                        }
+                    || vec![Vec::new(); members],
+                    |mut acc, s| {
+                        self.predecessor_ranks(s, |p| {
+                            if claim(p) {
+                                acc[owned.owner(p)].push(p);
+                            }
+                        });
                         acc
                     },
                 )
-                .reduce(
-                    || vec![Vec::new(); team.size()],
-                    |mut a, b| {
-                        for (x, y) in a.iter_mut().zip(b) {
-                            x.extend(y);
-                        }
-                        a
-                    },
-                );
-            // The owner sees the same ranks in any order; sorted, each
-            // message is the same bytes for any thread count.
-            outgoing.par_iter_mut().for_each(|v| v.par_sort_unstable());
-            let parts: Vec<Vec<u8>> = outgoing.iter().map(|v| encode_u64s(v)).collect();
+                .reduce(|| vec![Vec::new(); members], merge);
+            found[team.rank()].par_extend(
+                now.par_iter()
+                    .filter(|&&k| k & EVENT_CAPTURE != 0)
+                    .map(|&k| rank_of(k))
+                    .filter(|&p| claim(p)),
+            );
+            // Others' ranks: 8 bytes each, sorted (the same message for any
+            // thread count); their bits are this member's no longer.
+            let mut candidates = std::mem::take(&mut found[team.rank()]);
+            found.par_iter_mut().for_each(|v| {
+                v.par_iter().for_each(unclaim);
+                v.par_sort_unstable();
+            });
+            let parts: Vec<Vec<u8>> = found.iter().map(|v| encode_u64s(v)).collect();
             for (j, got) in team.all_to_all(parts)?.iter().enumerate() {
                 let ranks = decode_u64s(got)?;
-                if ranks.iter().any(|&r| owned.owner(r) != team.rank() || r >= size) {
+                if ranks.iter().any(|&r| r >= size || owned.owner(r) != team.rank()) {
                     return Err(torn(&self.spec, j, "candidate marks"));
                 }
                 // This member's copy of its blocks is exact: it drops what
-                // is no longer pending.
-                ranks.par_iter().for_each(|&r| mark(r));
+                // is no longer pending, and what it claimed already.
+                candidates.par_extend(ranks.into_par_iter().filter(|&r| claim(r)));
             }
-            let candidates: Vec<u64> = own_words
-                .par_iter()
-                .flat_map_iter(|w| {
-                    w.clone().flat_map(|w| {
-                        let base = w as u64 * 64;
-                        bits64(marks[w].swap(0, Ordering::Relaxed)).map(move |b| base + b)
-                    })
-                })
-                .collect();
             // A pass decides every position at distance d (byte d + 2): what
             // lets the others' lists travel without their bytes.
             let byte = (d + 2) as u8;
@@ -865,6 +855,7 @@ impl<'a> CpuTwin<'a> {
                         self.spec.name()
                     ))
                 })?;
+            candidates.par_iter().for_each(unclaim);
             let mut total = 0u64;
             for (j, got) in team.all_gather(&encode_u64s(&decided))?.iter().enumerate() {
                 let list = decode_u64s(got)?;
@@ -962,16 +953,6 @@ pub(crate) fn word_range(r: &Range<u64>, bits: u64) -> Range<usize> {
     (r.start / bits) as usize..r.end.div_ceil(bits) as usize
 }
 
-/// The set bits of `w`, lowest first.
-fn bits64(mut w: u64) -> impl Iterator<Item = u64> {
-    std::iter::from_fn(move || {
-        (w != 0).then(|| {
-            let b = u64::from(w.trailing_zeros());
-            w &= w - 1;
-            b
-        })
-    })
-}
 
 /// The error for FAIL_* bits, or Ok.
 pub fn check_fail(spec: &MorrisSolveSpec, fail: u32) -> Result<()> {
