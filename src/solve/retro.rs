@@ -16,7 +16,7 @@
 //! other's writes cannot change any decision: any thread count gives the same bytes.
 
 use super::Progress;
-use crate::dist::{decode_u64s, encode_u64s, Blocks, Solo, Team};
+use crate::dist::{decode_ascending, encode_ascending, Blocks, Solo, Team};
 use crate::game::Layout;
 use crate::game::{Game, GameKind, PartitionValues, Status};
 use crate::value::rules::{at, Combine, PassAcc, PENDING};
@@ -77,8 +77,7 @@ pub fn solve_partition_reached<G: Game>(
 /// scans its own blocks of the index ([`Blocks`]: blocks of 4096 dealt
 /// round-robin),
 /// and after the first scan and after each pass the members exchange what
-/// they decided (the first scan's value bytes of each slice; then 8 bytes per
-/// position a pass decided). Every member returns the whole partition, the
+/// they decided (the first scan's value bytes of each slice; then each pass's decided positions, sorted and delta-encoded). Every member returns the whole partition, the
 /// bytes one process computes: a pass reads only distances below its own,
 /// all of them exchanged before it starts.
 pub fn solve_partition_team<G: Game>(
@@ -125,22 +124,24 @@ pub fn solve_partition_team<G: Game>(
     progress.phase(&format!("{} init", game.partition_name(partition)), size);
     let max_seen = AtomicU32::new(0);
     let has_internal: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-    mine.par_iter().copied().for_each_init(Vec::new, |succ, (lo, hi)| {
-        for r in lo..hi {
-            if reached.is_some_and(|bits| bits[(r / 64) as usize] & (1 << (r % 64)) == 0) {
-                // Not reached: stays 0 and, without an internal bit, is never passed over.
-                values[r as usize].store(Value::ILLEGAL.to_byte(), Ordering::Relaxed);
-                continue;
+    mine.par_iter()
+        .copied()
+        .for_each_init(Vec::new, |succ, (lo, hi)| {
+            for r in lo..hi {
+                if reached.is_some_and(|bits| bits[(r / 64) as usize] & (1 << (r % 64)) == 0) {
+                    // Not reached: stays 0 and, without an internal bit, is never passed over.
+                    values[r as usize].store(Value::ILLEGAL.to_byte(), Ordering::Relaxed);
+                    continue;
+                }
+                let (value, internal, seen) = ctx.first_scan(Rank(r), succ);
+                values[r as usize].store(value.to_byte(), Ordering::Relaxed);
+                if internal {
+                    has_internal[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
+                }
+                max_seen.fetch_max(seen, Ordering::Relaxed);
             }
-            let (value, internal, seen) = ctx.first_scan(Rank(r), succ);
-            values[r as usize].store(value.to_byte(), Ordering::Relaxed);
-            if internal {
-                has_internal[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
-            }
-            max_seen.fetch_max(seen, Ordering::Relaxed);
-        }
-        progress.inc(hi - lo);
-    });
+            progress.inc(hi - lo);
+        });
     ctx.check()?;
     let mut max_seen = max_seen.load(Ordering::Relaxed);
     let mut internal = has_internal.iter().any(|w| w.load(Ordering::Relaxed) != 0);
@@ -196,35 +197,44 @@ pub fn solve_partition_team<G: Game>(
         let decided = AtomicU64::new(0);
         // What this member decided, for the others: rank << 8 | value byte.
         let news = std::sync::Mutex::new(Vec::new());
-        mine.par_iter().copied().for_each_init(Vec::new, |succ, (lo, hi)| {
-            let mut n = 0;
-            let mut found = Vec::new();
-            for r in lo..hi {
-                let bit = has_internal[(r / 64) as usize].load(Ordering::Relaxed) & (1 << (r % 64));
-                if bit == 0 || values[r as usize].load(Ordering::Relaxed) != PENDING {
-                    continue;
-                }
-                if let Some(v) = ctx.pass(Rank(r), d, succ) {
-                    values[r as usize].store(v.to_byte(), Ordering::Relaxed);
-                    n += 1;
-                    if !alone {
-                        found.push(r << 8 | u64::from(v.to_byte()));
+        mine.par_iter()
+            .copied()
+            .for_each_init(Vec::new, |succ, (lo, hi)| {
+                let mut n = 0;
+                let mut found = Vec::new();
+                for r in lo..hi {
+                    let bit =
+                        has_internal[(r / 64) as usize].load(Ordering::Relaxed) & (1 << (r % 64));
+                    if bit == 0 || values[r as usize].load(Ordering::Relaxed) != PENDING {
+                        continue;
+                    }
+                    if let Some(v) = ctx.pass(Rank(r), d, succ) {
+                        values[r as usize].store(v.to_byte(), Ordering::Relaxed);
+                        n += 1;
+                        if !alone {
+                            found.push(r << 8 | u64::from(v.to_byte()));
+                        }
                     }
                 }
-            }
-            decided.fetch_add(n, Ordering::Relaxed);
-            if !found.is_empty() {
-                news.lock().unwrap_or_else(|e| e.into_inner()).extend(found);
-            }
-            progress.inc(hi - lo);
-        });
+                decided.fetch_add(n, Ordering::Relaxed);
+                if !found.is_empty() {
+                    news.lock().unwrap_or_else(|e| e.into_inner()).extend(found);
+                }
+                progress.inc(hi - lo);
+            });
         ctx.check()?;
         let mut decided = decided.load(Ordering::Relaxed);
         if !alone {
-            let news = news.into_inner().unwrap_or_else(|e| e.into_inner());
+            let mut news = news.into_inner().unwrap_or_else(|e| e.into_inner());
+            // Sorted by index, the list travels as deltas: 1 to 3 bytes a position.
+            news.par_sort_unstable();
             decided = 0;
-            for (member, bytes) in team.all_gather(&encode_u64s(&news))?.iter().enumerate() {
-                let theirs = decode_u64s(bytes)?;
+            for (member, bytes) in team
+                .all_gather(&encode_ascending(&news))?
+                .iter()
+                .enumerate()
+            {
+                let theirs = decode_ascending(bytes)?;
                 decided += theirs.len() as u64;
                 if member != team.rank() {
                     for x in theirs {

@@ -882,9 +882,7 @@ fn team_row(
     let solve = |rank: usize| -> Result<Vec<u8>> {
         let member = &team[rank];
         let result = match side {
-            Solver::Twin => {
-                CpuTwin::new(spec, deps.to_vec())?.solve_team(member, TWIN_TEAM_BLOCK)
-            }
+            Solver::Twin => CpuTwin::new(spec, deps.to_vec())?.solve_team(member, TWIN_TEAM_BLOCK),
             #[cfg(feature = "cuda")]
             Solver::Cuda(g) => match (rank, &second) {
                 (1, Some(g1)) => g1.morris_solve_team(spec, deps, member, TEAM_ALIGN),

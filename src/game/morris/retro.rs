@@ -36,7 +36,7 @@ use super::bits;
 use super::classes::HalfRanks;
 use super::expand::{ADJACENT, MILLS, MILLS_AT};
 use super::rank24::FULL;
-use crate::dist::{decode_u64s, encode_u64s, Blocks, Team};
+use crate::dist::{decode_ascending, encode_ascending, Blocks, Team};
 use crate::value::Value;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -695,6 +695,11 @@ impl<'a> CpuTwin<'a> {
         let size = self.spec.size();
         let owned = Blocks::new(size, block, team.size());
         let own: Vec<Range<u64>> = owned.of(team.rank()).collect();
+        // TBFORGE_TWIN_TRACE: where a member's time goes, waiting apart.
+        let trace = std::env::var_os("TBFORGE_TWIN_TRACE").is_some();
+        let t0 = std::time::Instant::now();
+        let mut waited = std::time::Duration::ZERO;
+        let mut timed = |t: std::time::Instant| waited += t.elapsed();
         let values: Vec<AtomicU8> = (0..size)
             .into_par_iter()
             .map(|_| AtomicU8::new(0))
@@ -726,6 +731,8 @@ impl<'a> CpuTwin<'a> {
                     (a.0.max(b.0), a.1 | b.1, a.2 + b.2, a.3)
                 },
             );
+        let scanned = t0.elapsed();
+        let t = std::time::Instant::now();
         // Every member must take the same decisions: the loop's bound and
         // the failure are the team's, not the slice's.
         let fail = team
@@ -742,7 +749,9 @@ impl<'a> CpuTwin<'a> {
             .flat_map(|r| values[r.start as usize..r.end as usize].iter())
             .map(|v| v.load(Ordering::Relaxed))
             .collect();
-        for (j, bytes) in team.all_gather(&own_bytes)?.iter().enumerate() {
+        let gathered = team.all_gather(&own_bytes)?;
+        timed(t);
+        for (j, bytes) in gathered.iter().enumerate() {
             if bytes.len() as u64 != owned.count(j) {
                 return Err(torn(&self.spec, j, "values"));
             }
@@ -827,10 +836,16 @@ impl<'a> CpuTwin<'a> {
                 v.par_iter().for_each(unclaim);
                 v.par_sort_unstable();
             });
-            let parts: Vec<Vec<u8>> = found.iter().map(|v| encode_u64s(v)).collect();
-            for (j, got) in team.all_to_all(parts)?.iter().enumerate() {
-                let ranks = decode_u64s(got)?;
-                if ranks.iter().any(|&r| r >= size || owned.owner(r) != team.rank()) {
+            let parts: Vec<Vec<u8>> = found.par_iter().map(|v| encode_ascending(v)).collect();
+            let t = std::time::Instant::now();
+            let got = team.all_to_all(parts)?;
+            timed(t);
+            for (j, got) in got.iter().enumerate() {
+                let ranks = decode_ascending(got)?;
+                if ranks
+                    .iter()
+                    .any(|&r| r >= size || owned.owner(r) != team.rank())
+                {
                     return Err(torn(&self.spec, j, "candidate marks"));
                 }
                 // This member's copy of its blocks is exact: it drops what
@@ -857,8 +872,15 @@ impl<'a> CpuTwin<'a> {
                 })?;
             candidates.par_iter().for_each(unclaim);
             let mut total = 0u64;
-            for (j, got) in team.all_gather(&encode_u64s(&decided))?.iter().enumerate() {
-                let list = decode_u64s(got)?;
+            // Sorted, the list is 1 to 3 bytes a position; the next pass's
+            // frontier may come in any order.
+            decided.par_sort_unstable();
+            let message = encode_ascending(&decided);
+            let t = std::time::Instant::now();
+            let lists = team.all_gather(&message)?;
+            timed(t);
+            for (j, got) in lists.iter().enumerate() {
+                let list = decode_ascending(got)?;
                 total += list.len() as u64;
                 if j == team.rank() {
                     continue;
@@ -873,6 +895,17 @@ impl<'a> CpuTwin<'a> {
                 break;
             }
             d += 1;
+        }
+        if trace {
+            eprintln!(
+                "twin {} member {} of {}: first scan {:.2} s, whole {:.2} s, of which in collectives {:.2} s, {d} passes",
+                self.spec.name(),
+                team.rank(),
+                team.size(),
+                scanned.as_secs_f64(),
+                t0.elapsed().as_secs_f64(),
+                waited.as_secs_f64()
+            );
         }
         Ok(SolveStats {
             value: values.into_iter().map(AtomicU8::into_inner).collect(),
@@ -952,7 +985,6 @@ pub(crate) fn word_range(r: &Range<u64>, bits: u64) -> Range<usize> {
     }
     (r.start / bits) as usize..r.end.div_ceil(bits) as usize
 }
-
 
 /// The error for FAIL_* bits, or Ok.
 pub fn check_fail(spec: &MorrisSolveSpec, fail: u32) -> Result<()> {
