@@ -792,6 +792,11 @@ impl<'a> CpuTwin<'a> {
             a
         };
         let rank_of = |k: u64| k & (EVENT_CAPTURE - 1);
+        // One collective a pass: the positions a member decided in pass
+        // d - 1 travel with its claims for pass d. Its claims in others'
+        // blocks may name positions their owners decided in d - 1 (this
+        // member has not applied those yet): the owners drop them, their
+        // copies of their own blocks being exact.
         let mut decided: Vec<u64> = Vec::new();
         let mut next_event = 0usize;
         let mut d = 1u32;
@@ -829,19 +834,53 @@ impl<'a> CpuTwin<'a> {
                     .map(|&k| rank_of(k))
                     .filter(|&p| claim(p)),
             );
-            // Others' ranks: 8 bytes each, sorted (the same message for any
-            // thread count); their bits are this member's no longer.
+            // Others' ranks sorted (the same message for any thread count);
+            // their bits are this member's no longer.
             let mut candidates = std::mem::take(&mut found[team.rank()]);
             found.par_iter_mut().for_each(|v| {
                 v.par_iter().for_each(unclaim);
                 v.par_sort_unstable();
             });
-            let parts: Vec<Vec<u8>> = found.par_iter().map(|v| encode_ascending(v)).collect();
+            // Each part: the length of the decided list, the list (the same
+            // for every receiver), the claims for that receiver.
+            decided.par_sort_unstable();
+            let told = encode_ascending(&decided);
+            let parts: Vec<Vec<u8>> = found
+                .par_iter()
+                .map(|v| {
+                    let mut part = (told.len() as u64).to_le_bytes().to_vec();
+                    part.extend_from_slice(&told);
+                    part.extend(encode_ascending(v));
+                    part
+                })
+                .collect();
             let t = std::time::Instant::now();
             let got = team.all_to_all(parts)?;
             timed(t);
-            for (j, got) in got.iter().enumerate() {
-                let ranks = decode_ascending(got)?;
+            // Pass d - 1 decided every position at distance d - 1 (byte
+            // d + 1): the lists travel without their bytes.
+            let previous = (d + 1) as u8;
+            let mut total = 0u64;
+            let mut received = Vec::with_capacity(got.len());
+            for (j, part) in got.iter().enumerate() {
+                let (told, claims) =
+                    split_part(part).ok_or_else(|| torn(&self.spec, j, "a pass's lists"))?;
+                let list = decode_ascending(told)?;
+                total += list.len() as u64;
+                if j != team.rank() {
+                    if list.iter().any(|&r| r >= size || owned.owner(r) != j) {
+                        return Err(torn(&self.spec, j, "decided positions"));
+                    }
+                    list.par_iter()
+                        .for_each(|&r| values[r as usize].store(previous, Ordering::Relaxed));
+                }
+                received.push(decode_ascending(claims)?);
+            }
+            if d > 1 && total == 0 && d - 1 > max_seen {
+                d -= 1;
+                break;
+            }
+            for (j, ranks) in received.into_iter().enumerate() {
                 if ranks
                     .iter()
                     .any(|&r| r >= size || owned.owner(r) != team.rank())
@@ -852,8 +891,7 @@ impl<'a> CpuTwin<'a> {
                 // is no longer pending, and what it claimed already.
                 candidates.par_extend(ranks.into_par_iter().filter(|&r| claim(r)));
             }
-            // A pass decides every position at distance d (byte d + 2): what
-            // lets the others' lists travel without their bytes.
+            // A pass decides every position at distance d (byte d + 2).
             let byte = (d + 2) as u8;
             decided = candidates
                 .par_iter()
@@ -871,29 +909,6 @@ impl<'a> CpuTwin<'a> {
                     ))
                 })?;
             candidates.par_iter().for_each(unclaim);
-            let mut total = 0u64;
-            // Sorted, the list is 1 to 3 bytes a position; the next pass's
-            // frontier may come in any order.
-            decided.par_sort_unstable();
-            let message = encode_ascending(&decided);
-            let t = std::time::Instant::now();
-            let lists = team.all_gather(&message)?;
-            timed(t);
-            for (j, got) in lists.iter().enumerate() {
-                let list = decode_ascending(got)?;
-                total += list.len() as u64;
-                if j == team.rank() {
-                    continue;
-                }
-                if list.iter().any(|&r| r >= size || owned.owner(r) != j) {
-                    return Err(torn(&self.spec, j, "decided positions"));
-                }
-                list.par_iter()
-                    .for_each(|&r| values[r as usize].store(byte, Ordering::Relaxed));
-            }
-            if total == 0 && d > max_seen {
-                break;
-            }
             d += 1;
         }
         if trace {
@@ -969,6 +984,14 @@ impl<'a> CpuTwin<'a> {
 
 /// The error for a team member's message that does not fit its slice: a
 /// broken exchange.
+/// A pass's part from a member (see `CpuTwin::solve_team`): its decided
+/// list and its claims, or `None` if the length in front does not fit.
+fn split_part(part: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = part.split_first_chunk::<8>()?;
+    let len = usize::try_from(u64::from_le_bytes(*len)).ok()?;
+    (len <= rest.len()).then(|| rest.split_at(len))
+}
+
 pub(crate) fn torn(spec: &MorrisSolveSpec, member: usize, what: &str) -> Error {
     Error::Cuda(format!(
         "partition {}: member {member} sent {what} that do not fit its slice; report this as a bug",
