@@ -559,36 +559,16 @@ impl<'a> CpuTwin<'a> {
             .into_par_iter()
             .map(|_| AtomicU8::new(0))
             .collect();
-        // Per-chunk tallies: shared atomic counters per index serialized the
-        // threads on one cache line.
         const CHUNK: u64 = 1 << 16;
-        let (seen, fail, pending, mut events) = (0..size.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|c| {
-                let (mut seen, mut fail, mut pending, mut events) = (0u32, 0u32, 0u64, Vec::new());
-                for r in c * CHUNK..(c * CHUNK + CHUNK).min(size) {
-                    let s = self.first_scan(r);
-                    values[r as usize].store(s.value, Ordering::Relaxed);
-                    seen = seen.max(s.seen);
-                    fail |= s.fail;
-                    pending += u64::from(s.internal);
-                    let kind = if s.internal { EVENT_CAPTURE } else { 0 };
-                    if let Some(e) = s.event {
-                        events.push((u64::from(e) << EVENT_SHIFT) | kind | r);
-                    }
-                }
-                (seen, fail, pending, events)
-            })
-            .reduce(
-                || (0, 0, 0, Vec::new()),
-                |mut a, mut b| {
-                    if a.3.len() < b.3.len() {
-                        std::mem::swap(&mut a.3, &mut b.3);
-                    }
-                    a.3.extend_from_slice(&b.3);
-                    (a.0.max(b.0), a.1 | b.1, a.2 + b.2, a.3)
-                },
-            );
+        let chunks: Vec<Range<u64>> = (0..size.div_ceil(CHUNK))
+            .map(|c| c * CHUNK..(c * CHUNK + CHUNK).min(size))
+            .collect();
+        let ScanTally {
+            seen,
+            fail,
+            pending,
+            mut events,
+        } = self.first_scan_of(&chunks, &values);
         check_fail(&self.spec, fail)?;
         events.par_sort_unstable();
         if trace {
@@ -680,6 +660,46 @@ impl<'a> CpuTwin<'a> {
         })
     }
 
+    /// The first scan of the indices in `ranges` (one work item each),
+    /// their values stored in `values`, with what the scan tallied.
+    /// Tallied per range: shared atomic counters per index serialized the
+    /// threads on one cache line.
+    fn first_scan_of(&self, ranges: &[Range<u64>], values: &[AtomicU8]) -> ScanTally {
+        let (seen, fail, pending, events) = ranges
+            .par_iter()
+            .map(|range| {
+                let (mut seen, mut fail, mut pending, mut events) = (0u32, 0u32, 0u64, Vec::new());
+                for r in range.clone() {
+                    let s = self.first_scan(r);
+                    values[r as usize].store(s.value, Ordering::Relaxed);
+                    seen = seen.max(s.seen);
+                    fail |= s.fail;
+                    pending += u64::from(s.internal);
+                    let kind = if s.internal { EVENT_CAPTURE } else { 0 };
+                    if let Some(e) = s.event {
+                        events.push((u64::from(e) << EVENT_SHIFT) | kind | r);
+                    }
+                }
+                (seen, fail, pending, events)
+            })
+            .reduce(
+                || (0, 0, 0, Vec::new()),
+                |mut a, mut b| {
+                    if a.3.len() < b.3.len() {
+                        std::mem::swap(&mut a.3, &mut b.3);
+                    }
+                    a.3.extend_from_slice(&b.3);
+                    (a.0.max(b.0), a.1 | b.1, a.2 + b.2, a.3)
+                },
+            );
+        ScanTally {
+            seen,
+            fail,
+            pending,
+            events,
+        }
+    }
+
     /// [`Self::solve`] by one member of `team`, which owns the blocks of
     /// `block` indices dealt to it round-robin ([`Blocks`]; `block` a
     /// multiple of 64: members own whole words of the candidate bitmap).
@@ -704,33 +724,12 @@ impl<'a> CpuTwin<'a> {
             .into_par_iter()
             .map(|_| AtomicU8::new(0))
             .collect();
-        let (seen, fail, pending, mut events) = own
-            .par_iter()
-            .map(|r| {
-                let (mut seen, mut fail, mut pending, mut events) = (0u32, 0u32, 0u64, Vec::new());
-                for r in r.clone() {
-                    let s = self.first_scan(r);
-                    values[r as usize].store(s.value, Ordering::Relaxed);
-                    seen = seen.max(s.seen);
-                    fail |= s.fail;
-                    pending += u64::from(s.internal);
-                    let kind = if s.internal { EVENT_CAPTURE } else { 0 };
-                    if let Some(e) = s.event {
-                        events.push((u64::from(e) << EVENT_SHIFT) | kind | r);
-                    }
-                }
-                (seen, fail, pending, events)
-            })
-            .reduce(
-                || (0, 0, 0, Vec::new()),
-                |mut a, mut b| {
-                    if a.3.len() < b.3.len() {
-                        std::mem::swap(&mut a.3, &mut b.3);
-                    }
-                    a.3.extend_from_slice(&b.3);
-                    (a.0.max(b.0), a.1 | b.1, a.2 + b.2, a.3)
-                },
-            );
+        let ScanTally {
+            seen,
+            fail,
+            pending,
+            mut events,
+        } = self.first_scan_of(&own, &values);
         let scanned = t0.elapsed();
         let t = std::time::Instant::now();
         // Every member must take the same decisions: the loop's bound and
@@ -984,6 +983,16 @@ impl<'a> CpuTwin<'a> {
 
 /// The error for a team member's message that does not fit its slice: a
 /// broken exchange.
+/// What a first scan found: the longest distance seen among successors in
+/// other partitions, the failure bits, the positions left pending, and the
+/// events (key: distance, capture flag, rank), unsorted.
+struct ScanTally {
+    seen: u32,
+    fail: u32,
+    pending: u64,
+    events: Vec<u64>,
+}
+
 /// A pass's part from a member (see `CpuTwin::solve_team`): its decided
 /// list and its claims, or `None` if the length in front does not fit.
 fn split_part(part: &[u8]) -> Option<(&[u8], &[u8])> {
