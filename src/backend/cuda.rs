@@ -11,6 +11,8 @@
 //! `libcuda` / `libnvrtc` first (inside `catch_unwind`) and return
 //! [`Error::Cuda`] with a one-line cause.
 
+pub mod stream;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -207,6 +209,18 @@ impl CudaDevice {
     /// The device's compute capability (major, minor).
     pub fn compute_capability(&self) -> (u32, u32) {
         self.capability
+    }
+
+    /// Bytes of device memory free now: the default `--gpu-mem-limit`.
+    pub fn free_memory(&self) -> Result<u64> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(cuda_err("binding the context"))?;
+        let (free, _total) = self
+            .ctx
+            .mem_get_info()
+            .map_err(cuda_err("reading free device memory"))?;
+        Ok(free as u64)
     }
 
     /// The number of multiprocessors.

@@ -25,6 +25,8 @@ mod params;
 pub mod pegsolitaire;
 #[cfg(feature = "build")]
 mod reached;
+#[cfg(feature = "build")]
+mod stream;
 pub mod slidingtile;
 pub mod tictactoe;
 pub mod topspin;
@@ -32,9 +34,13 @@ pub mod topspin;
 pub use crate::value::GameKind;
 #[cfg(feature = "build")]
 pub use kernels::{
-    Device, DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, ForwardTargets, KernelSolve,
-    PartitionKernels, SolvedPartitions,
+    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Device, DeviceCheckOptions,
+    DeviceCheckReport, DeviceCheckRow, ForwardTargets, KernelSolve, PartitionKernels,
+    SolvedPartitions, StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL,
+    STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
 };
+#[cfg(feature = "build")]
+pub use stream::{expand_chunk_on_cpu, group_by_bucket, CpuExpander};
 pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};
 #[cfg(feature = "build")]

@@ -1,0 +1,639 @@
+//! The streamed path on a CUDA device: chunks of a partition pass through
+//! pinned host buffers and device buffers, two of each (slots), on three
+//! streams: copies in, kernels, copies out. While chunk `c` is in its
+//! kernels, chunk `c + 1` is copied in and chunk `c - 1`'s requests are
+//! copied out.
+//!
+//! A game supplies only its chunk-expansion kernel ([`ChunkLaunch`]); the
+//! staging, the grouping of requests by bucket (`kernels/common.cuh`'s
+//! `tb_bucket_*`), the timings and the contract checks are here, the same
+//! for every game.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{
+    result, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    LaunchArgs, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
+
+use super::{cuda_err, CudaDevice};
+use crate::game::{ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, StreamTargets};
+use crate::{Error, Result};
+
+/// Chunks in flight at once: one per slot.
+const SLOTS: usize = 2;
+
+/// A game's chunk-expansion kernel, launched by the generic [`Stager`].
+pub trait ChunkLaunch: Send + Sync {
+    /// The module compiled from the game's kernel file (common.cuh's
+    /// `tb_bucket_*` kernels are in it too).
+    fn module(&self) -> &Arc<CudaModule>;
+
+    /// Launches the game's kernel over `args.n` indices on `stream`: the
+    /// game's own arguments, then [`StreamArgs::push`].
+    fn launch(&self, stream: &Arc<CudaStream>, args: &mut StreamArgs<'_>) -> Result<()>;
+
+    /// About how many requests an expanded index emits on average, at most:
+    /// sizes the request buffers (a chunk that emits more has its buffers
+    /// grown and runs again).
+    fn requests_per_index(&self) -> u32;
+
+    /// The game, for errors ("morris").
+    fn game(&self) -> String;
+
+    /// Partition `p`'s name, for errors.
+    fn partition_name(&self, p: crate::value::PartitionId) -> String;
+}
+
+/// The generic arguments of a chunk-expansion kernel (common.cuh lists
+/// them, in this order).
+pub struct StreamArgs<'s> {
+    /// First index of the chunk.
+    pub lo: u64,
+    /// Indices in the chunk.
+    pub n: u32,
+    /// 1 for the first scan, 0 for a pass.
+    pub first_scan: u32,
+    /// The chunk's values.
+    pub values: &'s mut CudaSlice<u8>,
+    /// The chunk's flags, two bits per index, as u32 words.
+    pub flags: &'s mut CudaSlice<u32>,
+    /// The chunk's reached bits, if `has_reached`.
+    pub reached: &'s CudaSlice<u64>,
+    /// 1 when only reached indices are solved.
+    pub has_reached: u32,
+    /// Indices per bucket.
+    pub lookup_chunk: u64,
+    /// Bits of a key below the bucket number.
+    pub low_bits: u32,
+    /// (key, payload) pairs.
+    pub out: &'s mut CudaSlice<u64>,
+    /// Pairs `out` holds.
+    pub cap: u32,
+    /// Requests emitted (may pass `cap`).
+    pub count: &'s mut CudaSlice<u32>,
+    /// The lowest (code << 56 | rank) of a broken contract, or all ones.
+    pub fail: &'s mut CudaSlice<u64>,
+}
+
+impl<'s> StreamArgs<'s> {
+    /// Pushes the generic arguments after the game's own.
+    pub fn push<'a>(&'a mut self, launch: &mut LaunchArgs<'a>)
+    where
+        's: 'a,
+    {
+        launch
+            .arg(&self.lo)
+            .arg(&self.n)
+            .arg(&self.first_scan)
+            .arg(&mut *self.values)
+            .arg(&mut *self.flags)
+            .arg(&*self.reached)
+            .arg(&self.has_reached)
+            .arg(&self.lookup_chunk)
+            .arg(&self.low_bits)
+            .arg(&mut *self.out)
+            .arg(&self.cap)
+            .arg(&mut *self.count)
+            .arg(&mut *self.fail);
+    }
+}
+
+/// One slot's buffers and events.
+struct Slot {
+    /// values | flags | reached bits, as the reader left them.
+    pin_in: PinnedHostSlice<u8>,
+    /// values | flags as the first scan left them.
+    pin_back: PinnedHostSlice<u8>,
+    /// The request count and the failure word.
+    pin_small: PinnedHostSlice<u64>,
+    pin_out: PinnedHostSlice<u64>,
+    values: CudaSlice<u8>,
+    flags: CudaSlice<u32>,
+    reached: CudaSlice<u64>,
+    out: CudaSlice<u64>,
+    grouped: CudaSlice<u64>,
+    count: CudaSlice<u32>,
+    fail: CudaSlice<u64>,
+    hist: CudaSlice<u32>,
+    /// Request pairs the buffers hold.
+    cap: usize,
+    /// h2d start, h2d end, kernels start, kernels end, d2h start, d2h
+    /// end (counts, and a first scan's values), requests' d2h start and end.
+    events: [CudaEvent; 8],
+    job: Option<ChunkJob>,
+    regrown: u32,
+}
+
+/// A [`ChunkExpander`] on a CUDA device, for any game's [`ChunkLaunch`].
+pub struct Stager {
+    device: Arc<CudaDevice>,
+    launch: Arc<dyn ChunkLaunch>,
+    targets: StreamTargets,
+    h2d: Arc<CudaStream>,
+    compute: Arc<CudaStream>,
+    d2h: Arc<CudaStream>,
+    count_fn: CudaFunction,
+    scan_fn: CudaFunction,
+    scatter_fn: CudaFunction,
+    slots: Vec<Slot>,
+    /// Slots in submission order, oldest first.
+    queue: std::collections::VecDeque<usize>,
+    next: usize,
+    chunk: u64,
+}
+
+/// Device bytes one slot of `chunk` indices and `cap` request pairs takes.
+fn slot_bytes(chunk: u64, cap: u64, buckets: u64) -> u64 {
+    chunk + chunk / 4 + chunk / 8 + 32 * cap + 4 * (buckets + 1) + 16
+}
+
+impl Stager {
+    /// A stager of `targets.partition` within `device_bytes` of device memory.
+    pub fn new(
+        device: Arc<CudaDevice>,
+        launch: Arc<dyn ChunkLaunch>,
+        targets: StreamTargets,
+        device_bytes: u64,
+    ) -> Result<Stager> {
+        let hint = u64::from(launch.requests_per_index().max(1));
+        // Per index: a value, a quarter byte of flags, an eighth of reached
+        // bits, and `hint` request pairs twice (as emitted, as grouped).
+        let per_index = 1.375 + 32.0 * hint as f64;
+        let fixed = 4 * (targets.buckets + 1) + 64;
+        let room = (device_bytes / SLOTS as u64).saturating_sub(fixed);
+        let chunk = (((room as f64 / per_index) as u64) / 64 * 64).min(targets.max_chunk);
+        if chunk < 64 {
+            return Err(Error::NotAvailable(format!(
+                "--gpu-mem-limit {device_bytes} bytes leaves no room for the streamed path's buffers of partition {} ({} bytes at least): raise it",
+                launch.partition_name(targets.partition),
+                SLOTS as u64 * slot_bytes(64, 64 * hint, targets.buckets)
+            )));
+        }
+        let ctx = device.context();
+        let e = cuda_err;
+        let h2d = ctx.new_stream().map_err(e("creating a copy stream"))?;
+        let compute = ctx.new_stream().map_err(e("creating a kernel stream"))?;
+        let d2h = ctx.new_stream().map_err(e("creating a copy stream"))?;
+        let module = launch.module();
+        let count_fn = device.function(module, "tb_bucket_count")?;
+        let scan_fn = device.function(module, "tb_bucket_scan")?;
+        let scatter_fn = device.function(module, "tb_bucket_scatter")?;
+        let mut stager = Stager {
+            device,
+            launch,
+            h2d,
+            compute,
+            d2h,
+            count_fn,
+            scan_fn,
+            scatter_fn,
+            slots: Vec::new(),
+            queue: Default::default(),
+            next: 0,
+            chunk,
+            targets,
+        };
+        for _ in 0..SLOTS {
+            let slot = stager.new_slot((chunk * hint) as usize)?;
+            stager.slots.push(slot);
+        }
+        Ok(stager)
+    }
+
+    fn new_slot(&self, cap: usize) -> Result<Slot> {
+        let ctx = self.device.context();
+        let e = cuda_err;
+        let n = self.chunk as usize;
+        let pinned = |len: usize| {
+            // SAFETY: flags 0 asks for page-locked memory that is not
+            // write-combined (the host reads these buffers back); the
+            // contents are written before any read.
+            unsafe { ctx.alloc_pinned_with_flags::<u8>(len.max(1), 0) }
+                .map_err(e("allocating pinned host memory"))
+        };
+        let timed = || {
+            ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(e("creating an event"))
+        };
+        let s = &self.compute;
+        let (out, pin_out, grouped) = self.request_buffers(cap)?;
+        Ok(Slot {
+            pin_in: pinned(n + n / 4 + n / 8)?,
+            pin_back: pinned(n + n / 4)?,
+            // SAFETY: as above; written by the device before it is read.
+            pin_small: unsafe { ctx.alloc_pinned_with_flags::<u64>(2, 0) }
+                .map_err(e("allocating pinned host memory"))?,
+            pin_out,
+            values: s.alloc_zeros(n).map_err(e("allocating chunk values"))?,
+            flags: s.alloc_zeros(n / 16 + 1).map_err(e("allocating chunk flags"))?,
+            reached: s.alloc_zeros(n / 64 + 1).map_err(e("allocating reached bits"))?,
+            out,
+            grouped,
+            count: s.alloc_zeros(1).map_err(e("allocating a counter"))?,
+            fail: s.alloc_zeros(1).map_err(e("allocating a counter"))?,
+            hist: s
+                .alloc_zeros(self.targets.buckets as usize + 1)
+                .map_err(e("allocating bucket counters"))?,
+            cap,
+            events: [
+                timed()?,
+                timed()?,
+                timed()?,
+                timed()?,
+                timed()?,
+                timed()?,
+                timed()?,
+                timed()?,
+            ],
+            job: None,
+            regrown: 0,
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn request_buffers(
+        &self,
+        cap: usize,
+    ) -> Result<(CudaSlice<u64>, PinnedHostSlice<u64>, CudaSlice<u64>)> {
+        let e = cuda_err;
+        let s = &self.compute;
+        let len = 2 * cap.max(1);
+        Ok((
+            s.alloc_zeros(len).map_err(e("allocating request buffers"))?,
+            // SAFETY: page-locked, not write-combined (read by the host);
+            // only the part the device filled is read.
+            unsafe { self.device.context().alloc_pinned_with_flags::<u64>(len, 0) }
+                .map_err(e("allocating pinned host memory"))?,
+            s.alloc_zeros(len).map_err(e("allocating request buffers"))?,
+        ))
+    }
+
+    /// Enqueues slot `i`'s copies in, kernels and small copies out.
+    fn enqueue(&mut self, i: usize) -> Result<()> {
+        let e = cuda_err;
+        let targets = &self.targets;
+        let slot = &mut self.slots[i];
+        let job = slot.job.as_ref().expect("a job is in the slot");
+        let n = job.values.len();
+        let flag_bytes = n.div_ceil(4);
+        let chunk = self.chunk as usize;
+        let (h2d, compute, d2h) = (&self.h2d, &self.compute, &self.d2h);
+        slot.events[0].record(h2d).map_err(e("recording an event"))?;
+        {
+            let host = slot.pin_in.as_slice().map_err(e("pinned memory"))?;
+            let (dv, _gv) = slot.values.device_ptr_mut(h2d);
+            // SAFETY: `host` is page-locked and outlives the copy (the slot
+            // is not refilled before `collect` waited for event 1, recorded
+            // behind it); the device buffer holds `chunk >= n` bytes.
+            unsafe { result::memcpy_htod_async(dv, &host[..n], h2d.cu_stream()) }
+                .map_err(e("copying a chunk's values to the device"))?;
+        }
+        {
+            let (df, _gf) = slot.flags.device_ptr_mut(h2d);
+            if job.first_scan {
+                // SAFETY: the flags buffer holds n / 16 + 1 u32 words, at
+                // least `flag_bytes` bytes.
+                unsafe { result::memset_d8_async(df, 0, flag_bytes, h2d.cu_stream()) }
+                    .map_err(e("clearing a chunk's flags"))?;
+            } else {
+                let host = slot.pin_in.as_slice().map_err(e("pinned memory"))?;
+                // SAFETY: as for the values; the flags sit after `chunk` value bytes.
+                unsafe {
+                    result::memcpy_htod_async(
+                        df,
+                        &host[chunk..chunk + flag_bytes],
+                        h2d.cu_stream(),
+                    )
+                }
+                .map_err(e("copying a chunk's flags to the device"))?;
+            }
+        }
+        let has_reached = u32::from(targets.reached.is_some() && job.first_scan);
+        if has_reached == 1 {
+            let host = slot.pin_in.as_slice().map_err(e("pinned memory"))?;
+            let words = n.div_ceil(64);
+            let at = chunk + chunk / 4;
+            let (dr, _gr) = slot.reached.device_ptr_mut(h2d);
+            // SAFETY: as for the values; `words` u64 fit the reached buffer
+            // (n / 64 + 1 words) and sit after values and flags in `host`.
+            unsafe { result::memcpy_htod_async(dr, &host[at..at + words * 8], h2d.cu_stream()) }
+                .map_err(e("copying a chunk's reached bits to the device"))?;
+        }
+        slot.events[1].record(h2d).map_err(e("recording an event"))?;
+
+        compute.wait(&slot.events[1]).map_err(e("ordering streams"))?;
+        slot.events[2]
+            .record(compute)
+            .map_err(e("recording an event"))?;
+        compute
+            .memset_zeros(&mut slot.count)
+            .map_err(e("clearing a counter"))?;
+        compute
+            .memset_zeros(&mut slot.hist)
+            .map_err(e("clearing bucket counters"))?;
+        {
+            let (df, _g) = slot.fail.device_ptr_mut(compute);
+            // SAFETY: `fail` holds one u64 (8 bytes), set to all ones.
+            unsafe { result::memset_d8_async(df, 0xff, 8, compute.cu_stream()) }
+                .map_err(e("clearing the failure word"))?;
+        }
+        let cap = slot.cap as u32;
+        let mut args = StreamArgs {
+            lo: job.lo,
+            n: n as u32,
+            first_scan: u32::from(job.first_scan),
+            values: &mut slot.values,
+            flags: &mut slot.flags,
+            reached: &slot.reached,
+            has_reached,
+            lookup_chunk: targets.lookup_chunk,
+            low_bits: targets.low_bits,
+            out: &mut slot.out,
+            cap,
+            count: &mut slot.count,
+            fail: &mut slot.fail,
+        };
+        self.launch.launch(compute, &mut args)?;
+        let first_bucket = 0u64;
+        let buckets = targets.buckets as u32;
+        let grid = |f: &CudaFunction| self.device.grid(f, 256, u64::from(cap), 0);
+        let low_bits = targets.low_bits;
+        {
+            let cfg = grid(&self.count_fn)?;
+            let mut l = compute.launch_builder(&self.count_fn);
+            l.arg(&slot.out)
+                .arg(&slot.count)
+                .arg(&cap)
+                .arg(&low_bits)
+                .arg(&first_bucket)
+                .arg(&mut slot.hist);
+            // SAFETY: matches tb_bucket_count in common.cuh; `out` holds
+            // `cap` pairs, of which the kernel reads min(count, cap); every
+            // key's bucket is below `buckets` (StreamTargets), and `hist`
+            // holds buckets + 1 counters.
+            unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_count"))?;
+        }
+        {
+            let cfg = LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (1024, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut l = compute.launch_builder(&self.scan_fn);
+            l.arg(&mut slot.hist).arg(&buckets);
+            // SAFETY: matches tb_bucket_scan (one block of 1024 threads);
+            // `hist` holds `buckets` + 1 counters.
+            unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_scan"))?;
+        }
+        {
+            let cfg = grid(&self.scatter_fn)?;
+            let mut l = compute.launch_builder(&self.scatter_fn);
+            l.arg(&slot.out)
+                .arg(&slot.count)
+                .arg(&cap)
+                .arg(&low_bits)
+                .arg(&first_bucket)
+                .arg(&mut slot.hist)
+                .arg(&mut slot.grouped);
+            // SAFETY: matches tb_bucket_scatter; the offsets are the scan of
+            // the counts of the same min(count, cap) pairs, so every pair
+            // lands inside `grouped`, which holds `cap` pairs.
+            unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_scatter"))?;
+        }
+        slot.events[3]
+            .record(compute)
+            .map_err(e("recording an event"))?;
+
+        d2h.wait(&slot.events[3]).map_err(e("ordering streams"))?;
+        slot.events[4].record(d2h).map_err(e("recording an event"))?;
+        {
+            let small = slot.pin_small.as_mut_slice().map_err(e("pinned memory"))?;
+            let (dc, _gc) = slot.count.device_ptr(d2h);
+            let (dfail, _gf) = slot.fail.device_ptr(d2h);
+            // SAFETY: `small` is page-locked and read only after event 5,
+            // recorded behind these copies, has passed; the count is one
+            // u32 (its low half of small[0], which was zeroed), the failure
+            // word one u64.
+            unsafe {
+                small[0] = 0;
+                let count_bytes =
+                    std::slice::from_raw_parts_mut(small.as_mut_ptr().cast::<u32>(), 1);
+                result::memcpy_dtoh_async(count_bytes, dc, d2h.cu_stream())
+                    .map_err(e("copying the request count back"))?;
+                result::memcpy_dtoh_async(&mut small[1..2], dfail, d2h.cu_stream())
+                    .map_err(e("copying the failure word back"))?;
+            }
+        }
+        if job.first_scan {
+            let back = slot.pin_back.as_mut_slice().map_err(e("pinned memory"))?;
+            let (dv, _gv) = slot.values.device_ptr(d2h);
+            let (df, _gf) = slot.flags.device_ptr(d2h);
+            // SAFETY: `back` is page-locked, holds chunk + chunk / 4 bytes,
+            // and is read only after event 5; the device buffers hold n
+            // values and at least flag_bytes flag bytes.
+            unsafe {
+                result::memcpy_dtoh_async(&mut back[..n], dv, d2h.cu_stream())
+                    .map_err(e("copying a chunk's values back"))?;
+                result::memcpy_dtoh_async(
+                    &mut back[chunk..chunk + flag_bytes],
+                    df,
+                    d2h.cu_stream(),
+                )
+                .map_err(e("copying a chunk's flags back"))?;
+            }
+        }
+        slot.events[5].record(d2h).map_err(e("recording an event"))?;
+        Ok(())
+    }
+
+    fn contract_error(&self, fail: u64) -> Error {
+        let code = fail >> 56;
+        let rank = fail & 0x00ff_ffff_ffff_ffff;
+        let name = self.launch.partition_name(self.targets.partition);
+        Error::GameContract {
+            game: self.launch.game(),
+            message: match code {
+                1 => format!(
+                    "index {rank} of partition {name} has a move to a partition that is not solved before it (device expansion)"
+                ),
+                2 => format!(
+                    "index {rank} of partition {name} has no moves but its status is not Lost or Drawn (device expansion)"
+                ),
+                _ => format!("index {rank} of partition {name}: the device kernel reported failure {code}"),
+            },
+        }
+    }
+}
+
+fn ms(a: &CudaEvent, b: &CudaEvent) -> Result<f64> {
+    Ok(f64::from(
+        a.elapsed_ms(b).map_err(cuda_err("reading an event"))?,
+    ) / 1e3)
+}
+
+impl ChunkExpander for Stager {
+    fn depth(&self) -> usize {
+        SLOTS
+    }
+
+    fn max_chunk(&self) -> u64 {
+        self.chunk
+    }
+
+    fn name(&self) -> String {
+        format!("cuda: {}", self.device.name())
+    }
+
+    fn submit(&mut self, job: ChunkJob) -> Result<()> {
+        let n = job.values.len();
+        if self.queue.len() >= SLOTS || n as u64 > self.chunk || job.flags.len() < n.div_ceil(4)
+        {
+            return Err(Error::NotAvailable(format!(
+                "chunk {} of {n} indices does not fit the stager ({} in flight, {} indices at most); report this as a bug",
+                job.chunk,
+                self.queue.len(),
+                self.chunk
+            )));
+        }
+        let i = self.next;
+        self.next = (self.next + 1) % SLOTS;
+        let chunk = self.chunk as usize;
+        let reached_words = self
+            .targets
+            .reached
+            .as_ref()
+            .filter(|_| job.first_scan)
+            .map(|w| {
+                let first = (job.lo / 64) as usize;
+                let last = (first + n.div_ceil(64)).min(w.len());
+                w[first.min(last)..last].to_vec()
+            });
+        {
+            let slot = &mut self.slots[i];
+            let host = slot
+                .pin_in
+                .as_mut_slice()
+                .map_err(cuda_err("pinned memory"))?;
+            host[..n].copy_from_slice(&job.values);
+            let fb = n.div_ceil(4);
+            host[chunk..chunk + fb].copy_from_slice(&job.flags[..fb]);
+            if let Some(words) = reached_words {
+                let at = chunk + chunk / 4;
+                for (k, w) in words.iter().enumerate() {
+                    host[at + 8 * k..at + 8 * k + 8].copy_from_slice(&w.to_le_bytes());
+                }
+                // Past the partition's last word the bits are zero.
+                for k in words.len()..n.div_ceil(64) {
+                    host[at + 8 * k..at + 8 * k + 8].fill(0);
+                }
+            }
+            slot.job = Some(job);
+            slot.regrown = 0;
+        }
+        self.enqueue(i)?;
+        self.queue.push_back(i);
+        Ok(())
+    }
+
+    fn collect(&mut self) -> Result<ChunkDone> {
+        let Some(i) = self.queue.pop_front() else {
+            return Err(Error::NotAvailable(
+                "no chunk to collect; report this as a bug".into(),
+            ));
+        };
+        let e = cuda_err;
+        let waited = Instant::now();
+        loop {
+            self.slots[i].events[5]
+                .synchronize()
+                .map_err(e("waiting for a chunk"))?;
+            let small = self.slots[i]
+                .pin_small
+                .as_slice()
+                .map_err(e("pinned memory"))?;
+            let (count, fail) = ((small[0] & 0xffff_ffff) as usize, small[1]);
+            if fail != u64::MAX {
+                return Err(self.contract_error(fail));
+            }
+            if count <= self.slots[i].cap {
+                break;
+            }
+            // More requests than the buffers hold: grow them and run the
+            // chunk again (the pinned input is intact; the kernels rewrite
+            // everything they produce).
+            let cap = count + count / 4;
+            let (out, pin_out, grouped) = self.request_buffers(cap)?;
+            let slot = &mut self.slots[i];
+            (slot.out, slot.pin_out, slot.grouped, slot.cap) = (out, pin_out, grouped, cap);
+            slot.regrown += 1;
+            self.enqueue(i)?;
+        }
+        let slot = &mut self.slots[i];
+        let count = (slot.pin_small.as_slice().map_err(e("pinned memory"))?[0] & 0xffff_ffff)
+            as usize;
+        slot.events[6]
+            .record(&self.d2h)
+            .map_err(e("recording an event"))?;
+        {
+            let host = slot.pin_out.as_mut_slice().map_err(e("pinned memory"))?;
+            let (dg, _g) = slot.grouped.device_ptr(&self.d2h);
+            // SAFETY: `host` is page-locked, holds 2 * cap u64 and is read
+            // after the stream is synchronised below; the device holds
+            // `count <= cap` pairs.
+            unsafe {
+                result::memcpy_dtoh_async(&mut host[..2 * count], dg, self.d2h.cu_stream())
+            }
+            .map_err(e("copying requests back"))?;
+        }
+        slot.events[7]
+            .record(&self.d2h)
+            .map_err(e("recording an event"))?;
+        slot.events[7]
+            .synchronize()
+            .map_err(e("waiting for requests"))?;
+        let host_wait_seconds = waited.elapsed().as_secs_f64();
+        let mut job = slot.job.take().expect("a submitted slot holds its job");
+        let n = job.values.len();
+        let first_scan = job.first_scan;
+        let chunk = self.chunk as usize;
+        if first_scan {
+            let back = slot.pin_back.as_slice().map_err(e("pinned memory"))?;
+            job.values.copy_from_slice(&back[..n]);
+            let fb = n.div_ceil(4);
+            job.flags[..fb].copy_from_slice(&back[chunk..chunk + fb]);
+        }
+        let pairs = slot.pin_out.as_slice().map_err(e("pinned memory"))?;
+        let requests: Vec<[u64; 2]> = pairs[..2 * count]
+            .chunks_exact(2)
+            .map(|p| [p[0], p[1]])
+            .collect();
+        let ev = &slot.events;
+        let back_bytes = if first_scan { n + n.div_ceil(4) } else { 0 };
+        let in_bytes = n
+            + if first_scan { 0 } else { n.div_ceil(4) }
+            + if self.targets.reached.is_some() && first_scan {
+                n.div_ceil(64) * 8
+            } else {
+                0
+            };
+        let timing = ChunkTiming {
+            h2d_bytes: in_bytes as u64,
+            d2h_bytes: (16 * count + 16 + back_bytes) as u64,
+            h2d_seconds: ms(&ev[0], &ev[1])?,
+            kernel_seconds: ms(&ev[2], &ev[3])?,
+            d2h_seconds: ms(&ev[4], &ev[5])? + ms(&ev[6], &ev[7])?,
+            host_wait_seconds,
+        };
+        Ok(ChunkDone {
+            chunk: job.chunk,
+            lo: job.lo,
+            values: job.values,
+            flags: job.flags,
+            requests,
+            timing,
+        })
+    }
+}

@@ -1,0 +1,246 @@
+//! The streamed path's chunk expansion on the CPU, through the game's own
+//! rules (unrank, status, successors, rank): what every game's device
+//! expander must reproduce, request for request, and what the pipeline runs
+//! for games or partitions that have no device expander.
+//!
+//! The grouping by bucket is the CPU twin of `kernels/common.cuh`'s
+//! histogram-and-scatter: a count per bucket, a prefix sum, a scatter.
+
+use super::kernels::{
+    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL,
+    STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
+};
+use super::{Game, GameKind, Status};
+use crate::value::Rank;
+use crate::{Error, Result};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Indices a thread expands at a time (a multiple of 4: flags are packed
+/// four to a byte).
+const SUB: usize = 4096;
+
+#[inline]
+fn flag(flags: &[u8], j: usize) -> u8 {
+    (flags[j / 4] >> (2 * (j % 4))) & 3
+}
+
+#[inline]
+fn set_flag(flags: &mut [u8], j: usize, f: u8) {
+    flags[j / 4] |= f << (2 * (j % 4));
+}
+
+/// Expands `job` as [`StreamTargets`] specifies, on all threads.
+pub fn expand_chunk_on_cpu<G: Game>(
+    game: &G,
+    targets: &StreamTargets,
+    job: ChunkJob,
+) -> Result<ChunkDone> {
+    let started = Instant::now();
+    let ChunkJob {
+        chunk,
+        lo,
+        first_scan,
+        mut values,
+        mut flags,
+    } = job;
+    if values.len().div_ceil(4) > flags.len() {
+        return Err(Error::NotAvailable(format!(
+            "chunk {chunk}: {} values but {} flag bytes; report this as a bug",
+            values.len(),
+            flags.len()
+        )));
+    }
+    let kind = game.info().kind;
+    let p = targets.partition;
+    let contract = |message: String| Error::GameContract {
+        game: game.info().id.to_string(),
+        message,
+    };
+    let pieces: Vec<Result<Vec<[u64; 2]>>> = values
+        .par_chunks_mut(SUB)
+        .zip(flags.par_chunks_mut(SUB / 4))
+        .enumerate()
+        .map(|(i, (vals, bits))| {
+            let mut out = Vec::new();
+            let mut succ = Vec::new();
+            let base = lo + (i * SUB) as u64;
+            for (j, v) in vals.iter_mut().enumerate() {
+                let r = base + j as u64;
+                if first_scan {
+                    bits[j / 4] &= !(3 << (2 * (j % 4)));
+                    if let Some(w) = &targets.reached {
+                        if w[(r / 64) as usize] & (1 << (r % 64)) == 0 {
+                            *v = STREAM_ILLEGAL;
+                            continue;
+                        }
+                    }
+                } else if flag(bits, j) != STREAM_ONGOING | STREAM_INTERNAL || *v != STREAM_PENDING
+                {
+                    continue;
+                }
+                let Some(pos) = game.unrank(p, Rank(r)) else {
+                    if first_scan {
+                        *v = STREAM_ILLEGAL;
+                    }
+                    continue;
+                };
+                if first_scan {
+                    match game.status(&pos) {
+                        Status::Lost | Status::Goal => {
+                            *v = STREAM_LOST;
+                            continue;
+                        }
+                        Status::Drawn => {
+                            *v = STREAM_DRAWN;
+                            continue;
+                        }
+                        Status::Ongoing => {
+                            *v = STREAM_PENDING;
+                            set_flag(bits, j, STREAM_ONGOING);
+                        }
+                    }
+                }
+                succ.clear();
+                game.successors(&pos, &mut succ);
+                if succ.is_empty() && kind == GameKind::TwoPlayer {
+                    return Err(contract(format!(
+                        "position {} has no moves but its status is not Lost or Drawn",
+                        game.format_position(&pos)
+                    )));
+                }
+                for (_, s) in &succ {
+                    let (sp, sr) = game.rank(s);
+                    let Some(b) = targets.base_of(sp) else {
+                        return Err(contract(format!(
+                            "a move from partition {} leads to partition {}, which is not solved before it",
+                            game.partition_name(p),
+                            game.partition_name(sp)
+                        )));
+                    };
+                    if sp == p {
+                        if first_scan {
+                            set_flag(bits, j, STREAM_INTERNAL);
+                        } else {
+                            out.push([targets.key(b, sr.0), r]);
+                        }
+                    } else if first_scan {
+                        out.push([targets.key(b, sr.0), r]);
+                    }
+                }
+            }
+            Ok(out)
+        })
+        .collect();
+    let mut pieces_ok = Vec::with_capacity(pieces.len());
+    for piece in pieces {
+        pieces_ok.push(piece?);
+    }
+    let requests = group_by_bucket(&pieces_ok, targets.low_bits);
+    Ok(ChunkDone {
+        chunk,
+        lo,
+        values,
+        flags,
+        requests,
+        timing: ChunkTiming {
+            kernel_seconds: started.elapsed().as_secs_f64(),
+            ..ChunkTiming::default()
+        },
+    })
+}
+
+/// The requests of `pieces`, grouped by bucket in ascending order: a count
+/// per bucket, a prefix sum, a scatter (the device's three kernels).
+pub fn group_by_bucket(pieces: &[Vec<[u64; 2]>], low_bits: u32) -> Vec<[u64; 2]> {
+    let all = pieces.iter().flatten();
+    let Some(first) = all.clone().map(|r| r[0] >> low_bits).min() else {
+        return Vec::new();
+    };
+    let last = all.clone().map(|r| r[0] >> low_bits).max().unwrap_or(first);
+    let mut offsets = vec![0usize; (last - first + 1) as usize];
+    for r in all.clone() {
+        offsets[((r[0] >> low_bits) - first) as usize] += 1;
+    }
+    let mut run = 0;
+    for o in &mut offsets {
+        let c = *o;
+        *o = run;
+        run += c;
+    }
+    let mut out = vec![[0u64; 2]; run];
+    for r in all {
+        let o = &mut offsets[((r[0] >> low_bits) - first) as usize];
+        out[*o] = *r;
+        *o += 1;
+    }
+    out
+}
+
+/// A [`ChunkExpander`] on the CPU: one chunk at a time, on all threads.
+pub struct CpuExpander<'a, G: Game> {
+    game: &'a G,
+    targets: StreamTargets,
+    done: Option<Result<ChunkDone>>,
+}
+
+impl<'a, G: Game> CpuExpander<'a, G> {
+    /// An expander of `targets.partition` through `game`'s rules.
+    pub fn new(game: &'a G, targets: StreamTargets) -> Self {
+        CpuExpander {
+            game,
+            targets,
+            done: None,
+        }
+    }
+}
+
+impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
+    fn depth(&self) -> usize {
+        1
+    }
+
+    fn max_chunk(&self) -> u64 {
+        self.targets.max_chunk
+    }
+
+    fn submit(&mut self, job: ChunkJob) -> Result<()> {
+        if self.done.is_some() {
+            return Err(Error::NotAvailable(
+                "a chunk was submitted before the last one was collected; report this as a bug"
+                    .into(),
+            ));
+        }
+        self.done = Some(expand_chunk_on_cpu(self.game, &self.targets, job));
+        Ok(())
+    }
+
+    fn collect(&mut self) -> Result<ChunkDone> {
+        self.done.take().unwrap_or_else(|| {
+            Err(Error::NotAvailable(
+                "no chunk to collect; report this as a bug".into(),
+            ))
+        })
+    }
+
+    fn name(&self) -> String {
+        "cpu".into()
+    }
+}
+
+impl ChunkDone {
+    /// The requests sorted by key and payload: two expansions of a chunk
+    /// agree when these, the values and the flags do.
+    pub fn sorted_requests(&self) -> Vec<[u64; 2]> {
+        let mut r = self.requests.clone();
+        r.par_sort_unstable();
+        r
+    }
+
+    /// Whether the requests are grouped by bucket in ascending order.
+    pub fn grouped(&self, low_bits: u32) -> bool {
+        self.requests
+            .windows(2)
+            .all(|w| w[0][0] >> low_bits <= w[1][0] >> low_bits)
+    }
+}
