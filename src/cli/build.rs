@@ -28,6 +28,14 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mem_limit = args.mem_limit.as_deref().map(parse_size).transpose()?;
+    let gpu_mem_limit = args
+        .gpu_mem_limit
+        .as_deref()
+        .map(parse_size)
+        .transpose()?;
+    if gpu_mem_limit.is_some() && args.backend == Backend::Cpu {
+        bail!("--gpu-mem-limit with --backend cpu: leave out --gpu-mem-limit, or use --backend cuda");
+    }
     let members = members(&args)?;
     if mem_limit.is_some() {
         crate::limit_malloc_arenas();
@@ -36,7 +44,7 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let leader = members[0].team.as_ref().is_none_or(|t| t.rank() == 0);
     let reports = if members.len() == 1 {
         let member = members.into_iter().next().expect("one member");
-        build_all(&games, &args, mem_limit, member, leader)?
+        build_all(&games, &args, (mem_limit, gpu_mem_limit), member, leader)?
     } else {
         // One thread per GPU, each a member of the team: every member
         // builds every partition's own slice; member 0 reports.
@@ -46,7 +54,7 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
                 .enumerate()
                 .map(|(i, m)| {
                     let (games, args) = (&games, &args);
-                    s.spawn(move || build_all(games, args, mem_limit, m, i == 0))
+                    s.spawn(move || build_all(games, args, (mem_limit, gpu_mem_limit), m, i == 0))
                 })
                 .collect();
             handles
@@ -100,10 +108,20 @@ struct Member {
 fn build_all(
     games: &[tbforge::registry::AnyGame],
     args: &BuildArgs,
-    mem_limit: Option<u64>,
+    (mem_limit, gpu_mem_limit): (Option<u64>, Option<u64>),
     member: Member,
     leader: bool,
 ) -> anyhow::Result<Vec<BuildReport>> {
+    let gpu_mem_limit = match &member.device {
+        Device::Cpu if gpu_mem_limit.is_some() => {
+            bail!("--gpu-mem-limit needs a CUDA device, and this build runs on the CPU: leave it out, or build with --backend cuda on a machine with a GPU")
+        }
+        Device::Cpu => None,
+        #[cfg(feature = "cuda")]
+        Device::Cuda(_) if gpu_mem_limit.is_some() => gpu_mem_limit,
+        #[cfg(feature = "cuda")]
+        Device::Cuda(d) => Some(d.free_memory()?),
+    };
     let mut reports = Vec::new();
     for game in games {
         let out = match &args.out {
@@ -113,6 +131,7 @@ fn build_all(
         let mut opts = BuildOptions::new(out);
         opts.progress = !args.json && leader;
         opts.mem_limit = mem_limit;
+        opts.gpu_mem_limit = gpu_mem_limit;
         opts.disks = args.disk.clone();
         opts.resume = args.resume;
         opts.from = args.from.clone();

@@ -261,6 +261,12 @@ pub(crate) struct BuildArgs {
     /// Peak memory budget, e.g. `8G`, `512M` (external-memory pipeline).
     #[arg(long, value_name = "SIZE")]
     mem_limit: Option<String>,
+    /// Device memory the GPU kernels may take, e.g. `24G` (default: what the
+    /// device has free). A partition whose in-memory kernel solve needs more
+    /// sends the build through the streamed path: chunks from the scratch
+    /// disks through pinned buffers and the device.
+    #[arg(long, value_name = "SIZE")]
+    gpu_mem_limit: Option<String>,
     /// Scratch/output directory to stripe over (repeatable), as over RAID disks.
     #[arg(long, value_name = "DIR")]
     disk: Vec<PathBuf>,

@@ -534,7 +534,7 @@ pub struct ChunkDone {
 
 /// What one chunk cost the device (all zero for a CPU expander, except the
 /// kernel time, which is the expansion's).
-#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ChunkTiming {
     /// Bytes copied to the device.
     pub h2d_bytes: u64,

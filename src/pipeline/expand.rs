@@ -1,26 +1,64 @@
-//! The expand step: the partition's chunks streamed, every successor that
-//! must be looked up turned into a request bucketed by its lookup range.
+//! The expand step: the partition's chunks streamed through an expander
+//! (a device's kernels, or the game's rules on the CPU), every successor
+//! that must be looked up turned into a request bucketed by its lookup
+//! range.
+//!
+//! Chunks are cut into jobs of at most the expander's chunk size and kept
+//! in flight up to its depth: on a GPU one job is copied in while another
+//! is in its kernels and a third's requests come back, and the reader
+//! thread fetches the next chunk from disk meanwhile.
 
 use super::checkpoint::{SaveWithin, Step, WithinPass};
-use super::external::{clear_flags, flag, set_flag, Solver, INTERNAL, ONGOING};
-use super::runs::{Record, RunIndex};
-use crate::game::{Game, GameKind, Status};
-use crate::value::rules::{at, PENDING};
-use crate::value::{Rank, Value};
-use crate::Result;
-use rayon::prelude::*;
+use super::external::{Expanded, Solver};
+use super::runs::{Record, RunIndex, LOW_BITS};
+use crate::game::{ChunkExpander, ChunkJob, CpuExpander, Game, StreamTargets};
+use crate::{Error, Result};
+use std::collections::VecDeque;
+use std::sync::Arc;
 
-/// Records an expanding thread collects before it hands them to the write
-/// buffer (64 KiB per thread).
-const LOCAL_RECORDS: usize = 4096;
+/// A chunk read from disk whose jobs are not all back yet.
+struct OpenChunk {
+    chunk: u64,
+    lo: u64,
+    len: usize,
+    values: Vec<u8>,
+    flags: Vec<u8>,
+    /// Indices handed to the expander so far.
+    submitted: usize,
+    outstanding: usize,
+}
 
 impl<G: Game> Solver<'_, G> {
-    /// The request bucket and in-range index of (slot, rank).
-    fn bucket_of(&self, slot: usize, rank: u64) -> (u64, u64) {
-        (
-            self.bucket_base[slot] + rank / self.plan.lookup_chunk,
-            rank % self.plan.lookup_chunk,
-        )
+    /// What an expander of this partition needs to know.
+    fn stream_targets(&self) -> StreamTargets {
+        let order = self.layout.order();
+        let own = self.layout.size(self.slot).div_ceil(self.plan.lookup_chunk);
+        // Jobs bounded by the write buffers' size, so that a chunk's
+        // requests, held at once, stay a fraction of the memory budget.
+        let job = ((self.plan.run_capacity as u64 / 16) / 64 * 64).clamp(64, self.plan.chunk);
+        StreamTargets {
+            partition: order[self.slot],
+            bucket_base: (0..=self.slot)
+                .map(|s| (order[s], self.bucket_base[s]))
+                .collect(),
+            lookup_chunk: self.plan.lookup_chunk,
+            low_bits: LOW_BITS,
+            reached: self.reached.map(Arc::from),
+            max_chunk: job,
+            buckets: self.bucket_base[self.slot] + own,
+        }
+    }
+
+    /// The device's expander where the kernels cover this partition, the
+    /// game's rules on the CPU otherwise.
+    fn expander(&self) -> Result<Box<dyn ChunkExpander + '_>> {
+        let targets = self.stream_targets();
+        if let Some(device) = &self.device {
+            if let Some(made) = device.kernels.expander(&targets, device.device_bytes) {
+                return made;
+            }
+        }
+        Ok(Box::new(CpuExpander::new(self.game, targets)))
     }
 
     /// Expands the pending positions of every chunk into requests. In the first
@@ -40,120 +78,122 @@ impl<G: Game> Solver<'_, G> {
             format!("pass {d}")
         };
         self.chunk_phase(&format!("{phase}: expand"), first);
-        let partition = self.layout.order()[self.slot];
+        let first_scan = d == 0;
         let chunks = self.chunk_count();
-        self.for_each_chunk(
+        let mut expander = self.expander()?;
+        let job_size = (expander.max_chunk().min(self.plan.chunk) / 64 * 64).max(64) as usize;
+        let depth = expander.depth().max(1);
+        let mut expanded = Expanded {
+            expander: expander.name(),
+            ..Expanded::default()
+        };
+        self.with_chunks(
             first,
             |c| self.read_chunk(c),
-            |c, (mut values, mut flags)| {
-                let (lo, _) = self.chunk_range(self.size(), c);
-                const SUB: usize = 4096;
-                values
-                    .par_chunks_mut(SUB)
-                    .zip(flags.par_chunks_mut(SUB / 4))
-                    .enumerate()
-                    .for_each_init(
-                        || (Vec::new(), Vec::new()),
-                        |(succ, out), (i, (vals, bits))| {
-                            out.clear();
-                            let base = lo + (i * SUB) as u64;
-                            for (j, v) in vals.iter_mut().enumerate() {
-                                let r = base + j as u64;
-                                if d == 0 {
-                                    clear_flags(bits, j);
-                                    if self.reached.is_some_and(|w| {
-                                        w[(r / 64) as usize] & (1 << (r % 64)) == 0
-                                    }) {
-                                        *v = Value::ILLEGAL.to_byte();
-                                        continue;
-                                    }
-                                } else if flag(bits, j) != ONGOING | INTERNAL || *v != PENDING {
-                                    continue;
-                                }
-                                let Some(pos) = self.game.unrank(partition, Rank(r)) else {
-                                    if d == 0 {
-                                        *v = Value::ILLEGAL.to_byte();
-                                    }
-                                    continue;
-                                };
-                                if d == 0 {
-                                    match self.game.status(&pos) {
-                                        Status::Lost | Status::Goal => {
-                                            *v = at(0).to_byte();
-                                            continue;
-                                        }
-                                        Status::Drawn => {
-                                            *v = Value::DRAW.to_byte();
-                                            continue;
-                                        }
-                                        Status::Ongoing => {
-                                            *v = PENDING;
-                                            set_flag(bits, j, ONGOING);
-                                        }
-                                    }
-                                }
-                                succ.clear();
-                                self.game.successors(&pos, succ);
-                                if succ.is_empty() && self.kind == GameKind::TwoPlayer {
-                                    self.fail(self.contract(format!(
-                                        "position {} has no moves but its status is not Lost or Drawn",
-                                        self.game.format_position(&pos)
-                                    )));
-                                }
-                                for (_, s) in succ.iter() {
-                                    let (sp, sr) = self.game.rank(s);
-                                    let Some(ss) = self.layout.locate(sp, sr) else {
-                                        self.fail(self.contract(format!(
-                                            "successor ({sp}, {sr}) is outside the game's partitions"
-                                        )));
-                                        continue;
-                                    };
-                                    if ss > self.slot {
-                                        self.fail(self.contract(format!(
-                                            "a move from partition {partition} leads to partition {sp}, which is solved later"
-                                        )));
-                                        continue;
-                                    }
-                                    if ss == self.slot {
-                                        if d == 0 {
-                                            set_flag(bits, j, INTERNAL);
-                                        } else {
-                                            let (b, idx) = self.bucket_of(ss, sr.0);
-                                            out.push(Record::new(b, idx, r));
-                                        }
-                                    } else if d == 0 {
-                                        let (b, idx) = self.bucket_of(ss, sr.0);
-                                        out.push(Record::new(b, idx, r));
-                                    }
-                                }
-                                // Bounded per thread, whatever the branching factor.
-                                if out.len() >= LOCAL_RECORDS {
-                                    if let Err(e) = requests.push(out) {
-                                        self.fail(e);
-                                    }
-                                    out.clear();
-                                }
+            |next| {
+                let mut open: VecDeque<OpenChunk> = VecDeque::new();
+                let mut in_flight = 0usize;
+                let mut read_all = false;
+                loop {
+                    while in_flight < depth {
+                        if open.back().is_none_or(|o| o.submitted >= o.len) {
+                            if read_all {
+                                break;
                             }
-                            if let Err(e) = requests.push(out) {
-                                self.fail(e);
-                            }
-                            self.progress.inc(vals.len() as u64);
-                        },
-                    );
-                self.check()?;
-                if d == 0 {
-                    self.write(&self.values, lo, &values)?;
-                    self.write(&self.flags, lo / 4, &flags)?;
+                            let Some((chunk, (values, flags))) = next()? else {
+                                read_all = true;
+                                break;
+                            };
+                            let (lo, _) = self.chunk_range(self.size(), chunk);
+                            open.push_back(OpenChunk {
+                                chunk,
+                                lo,
+                                len: values.len(),
+                                values,
+                                flags,
+                                submitted: 0,
+                                outstanding: 0,
+                            });
+                        }
+                        let o = open.back_mut().expect("a chunk is open");
+                        let off = o.submitted;
+                        let len = job_size.min(o.len - off);
+                        let (values, flags) = if off == 0 && len == o.len {
+                            (std::mem::take(&mut o.values), std::mem::take(&mut o.flags))
+                        } else {
+                            (
+                                o.values[off..off + len].to_vec(),
+                                o.flags[off / 4..(off + len).div_ceil(4)].to_vec(),
+                            )
+                        };
+                        expander.submit(ChunkJob {
+                            chunk: o.chunk,
+                            lo: o.lo + off as u64,
+                            first_scan,
+                            values,
+                            flags,
+                        })?;
+                        o.submitted += len;
+                        o.outstanding += 1;
+                        in_flight += 1;
+                    }
+                    if in_flight == 0 {
+                        break;
+                    }
+                    let done = expander.collect()?;
+                    in_flight -= 1;
+                    let Some(o) = open.iter_mut().find(|o| o.chunk == done.chunk) else {
+                        return Err(Error::NotAvailable(format!(
+                            "the expander returned chunk {}, which was not submitted; report this as a bug",
+                            done.chunk
+                        )));
+                    };
+                    let off = (done.lo - o.lo) as usize;
+                    let n = done.values.len();
+                    if o.values.is_empty() && n == o.len {
+                        o.values = done.values;
+                        o.flags = done.flags;
+                    } else if first_scan {
+                        o.values[off..off + n].copy_from_slice(&done.values);
+                        let fb = n.div_ceil(4);
+                        o.flags[off / 4..off / 4 + fb].copy_from_slice(&done.flags[..fb]);
+                    }
+                    let records: Vec<Record> = done
+                        .requests
+                        .iter()
+                        .map(|&[key, payload]| Record { key, payload })
+                        .collect();
+                    requests.push(&records)?;
+                    expanded.requests += records.len() as u64;
+                    expanded.chunks += 1;
+                    expanded.timing.add(&done.timing);
+                    self.progress.inc(n as u64);
+                    o.outstanding -= 1;
+                    while open
+                        .front()
+                        .is_some_and(|o| o.submitted >= o.len && o.outstanding == 0)
+                    {
+                        let o = open.pop_front().expect("checked above");
+                        if first_scan {
+                            self.write(&self.values, o.lo, &o.values)?;
+                            self.write(&self.flags, o.lo / 4, &o.flags)?;
+                        }
+                        let c = o.chunk;
+                        self.save_when_due(c + 1, chunks, save, || {
+                            Ok(WithinPass {
+                                next: c + 1,
+                                requests: requests.durable()?,
+                                ..WithinPass::at(Step::Expand)
+                            })
+                        })?;
+                    }
                 }
-                self.save_when_due(c + 1, chunks, save, || {
-                    Ok(WithinPass {
-                        next: c + 1,
-                        requests: requests.durable()?,
-                        ..WithinPass::at(Step::Expand)
-                    })
-                })
+                Ok(())
             },
         )?;
-        self.finish_runs(requests)
+        let index = self.finish_runs(requests)?;
+        expanded.request_bytes = index.bytes;
+        *super::external::lock(&self.expanded) = expanded;
+        Ok(index)
     }
 }

@@ -28,8 +28,8 @@ use super::plan::ExternalPlan;
 use super::runs::{
     prefetch_bucket, read_bucket, Blocks, Order, Record, RunIndex, RunWriter, MAX_BUCKETS,
 };
-use super::stats::{IoStats, Part};
-use crate::game::{Game, GameKind, Layout};
+use super::stats::{IoStats, Part, PassRecord};
+use crate::game::{ChunkTiming, Game, GameKind, Layout, PartitionKernels};
 use crate::progress::Progress;
 use crate::value::Value;
 use crate::{Error, Result};
@@ -46,15 +46,6 @@ pub(super) fn flag(flags: &[u8], j: usize) -> u8 {
     (flags[j / 4] >> (2 * (j % 4))) & 3
 }
 
-#[inline]
-pub(super) fn set_flag(flags: &mut [u8], j: usize, f: u8) {
-    flags[j / 4] |= f << (2 * (j % 4));
-}
-
-#[inline]
-pub(super) fn clear_flags(flags: &mut [u8], j: usize) {
-    flags[j / 4] &= !(3 << (2 * (j % 4)));
-}
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -78,8 +69,31 @@ pub(super) struct Solver<'a, G: Game> {
     pub(super) summary: ByteFile,
     /// Two bits per position: [`ONGOING`] and [`INTERNAL`].
     pub(super) flags: ByteFile,
-    error: Mutex<Option<Error>>,
     pub(super) last_saved: Mutex<Instant>,
+    /// The device the expand step streams chunks through, if any.
+    pub(super) device: Option<StreamDevice<'a>>,
+    /// What the current pass's expand step did on its expander.
+    pub(super) expanded: Mutex<Expanded>,
+}
+
+/// A device the streamed path expands chunks on: the game's kernels there,
+/// and the device memory their buffers may take.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamDevice<'a> {
+    /// The game's kernels on the device ([`PartitionKernels::expander`]).
+    pub kernels: &'a dyn PartitionKernels,
+    /// Bytes of device memory the streamed buffers may take (`--gpu-mem-limit`).
+    pub device_bytes: u64,
+}
+
+/// One expand step on its expander: for the pass's timeline.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Expanded {
+    pub(super) expander: String,
+    pub(super) chunks: u64,
+    pub(super) requests: u64,
+    pub(super) request_bytes: u64,
+    pub(super) timing: ChunkTiming,
 }
 
 /// Solves partition `slot` with its values on disk at `disks.values_path(slot)`,
@@ -118,6 +132,28 @@ pub fn solve_partition_external_reached<G: Game>(
     resume: Option<PassCheckpoint>,
     checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
 ) -> Result<()> {
+    solve_partition_streamed(
+        game, layout, disks, slot, reached, None, plan, progress, stats, resume, checkpoint,
+    )
+}
+
+/// [`solve_partition_external_reached`] with its expand steps streamed
+/// through `device` where the game's kernels cover the partition (on the
+/// CPU through the game's rules otherwise): the same bytes either way.
+#[allow(clippy::too_many_arguments)]
+pub fn solve_partition_streamed<G: Game>(
+    game: &G,
+    layout: &Layout,
+    disks: &ScratchDisks,
+    slot: usize,
+    reached: Option<&[u64]>,
+    device: Option<StreamDevice<'_>>,
+    plan: ExternalPlan,
+    progress: &Progress,
+    stats: &IoStats,
+    resume: Option<PassCheckpoint>,
+    checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
+) -> Result<()> {
     let started = std::time::Instant::now();
     if let Some(bits) = reached {
         if (bits.len() as u64) < layout.size(slot).div_ceil(64) {
@@ -132,6 +168,7 @@ pub fn solve_partition_external_reached<G: Game>(
     let solved =
         Solver::new(game, layout, disks, slot, plan, progress, stats).and_then(|mut solver| {
             solver.reached = reached;
+            solver.device = device;
             solver.run(resume, checkpoint)
         });
     stats.busy(started.elapsed());
@@ -186,8 +223,9 @@ impl<'a, G: Game> Solver<'a, G> {
                 size * Summary::BYTES as u64,
             )?,
             flags: ByteFile::create_or_open(&disks.side_path(slot, "flags"), size.div_ceil(4))?,
-            error: Mutex::new(None),
             last_saved: Mutex::new(Instant::now()),
+            device: None,
+            expanded: Mutex::new(Expanded::default()),
         })
     }
 
@@ -218,7 +256,9 @@ impl<'a, G: Game> Solver<'a, G> {
                     within: Some(w),
                 })
             };
+            let mark = self.mark();
             let (max_seen, left_for_passes) = self.first_scan(within, &mut save)?;
+            self.record(0, mark);
             state.max_seen = max_seen;
             state.next_pass = 1;
             self.end_pass(&state, checkpoint)?;
@@ -246,7 +286,9 @@ impl<'a, G: Game> Solver<'a, G> {
                     within: Some(w),
                 })
             };
+            let mark = self.mark();
             let (decided, requests) = self.pass(d, within, &mut save)?;
+            self.record(d, mark);
             state.next_pass = d + 1;
             self.end_pass(&state, checkpoint)?;
             // No requests: no pending position has a move inside the partition,
@@ -276,27 +318,59 @@ impl<'a, G: Game> Solver<'a, G> {
     }
 }
 
+/// Counters at the start of a pass.
+pub(super) struct Mark {
+    at: Instant,
+    read: u64,
+    written: u64,
+    profile: [u64; Part::COUNT],
+}
+
 impl<G: Game> Solver<'_, G> {
+    fn mark(&self) -> Mark {
+        *lock(&self.expanded) = Expanded::default();
+        Mark {
+            at: Instant::now(),
+            read: self.stats.bytes_read(),
+            written: self.stats.bytes_written(),
+            profile: self.stats.profile.snapshot(),
+        }
+    }
+
+    /// Adds pass `d`, begun at `mark`, to the timeline.
+    fn record(&self, d: u32, mark: Mark) {
+        let profile = &self.stats.profile;
+        let since = |part| profile.since(&mark.profile, part);
+        let expanded = std::mem::take(&mut *lock(&self.expanded));
+        let waits = [
+            ("for_chunk_reads", since(Part::WaitChunkRead)),
+            ("for_device", expanded.timing.host_wait_seconds),
+            ("for_flushers", since(Part::WaitFlusher)),
+            ("for_run_reads", since(Part::WaitRunRead)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        self.stats.record_pass(PassRecord {
+            pass: d,
+            expander: expanded.expander,
+            seconds: mark.at.elapsed().as_secs_f64(),
+            expand_seconds: since(Part::Expand),
+            answer_seconds: since(Part::Answer),
+            combine_seconds: since(Part::Combine),
+            bytes_read: self.stats.bytes_read() - mark.read,
+            bytes_written: self.stats.bytes_written() - mark.written,
+            jobs: expanded.chunks,
+            requests: expanded.requests,
+            scratch_bytes_per_request: (expanded.requests > 0)
+                .then(|| expanded.request_bytes as f64 / expanded.requests as f64),
+            device: expanded.timing,
+            waits,
+        });
+    }
+
     pub(super) fn name(&self) -> String {
         self.game.partition_name(self.layout.order()[self.slot])
-    }
-
-    pub(super) fn fail(&self, e: Error) {
-        lock(&self.error).get_or_insert(e);
-    }
-
-    pub(super) fn check(&self) -> Result<()> {
-        match lock(&self.error).take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    pub(super) fn contract(&self, message: String) -> Error {
-        Error::GameContract {
-            game: self.game.info().id.to_string(),
-            message,
-        }
     }
 
     pub(super) fn sync(&self) -> Result<()> {
@@ -382,6 +456,45 @@ impl<G: Game> Solver<'_, G> {
                 work(c, loaded)?;
             }
             Ok(())
+        })
+    }
+
+    /// Hands `body` a puller of this partition's chunks from `first` on,
+    /// each loaded by a reader thread while the one before is worked on
+    /// (`None` past the last).
+    pub(super) fn with_chunks<T: Send, R>(
+        &self,
+        first: u64,
+        load: impl Fn(u64) -> Result<T> + Sync,
+        body: impl FnOnce(&mut dyn FnMut() -> Result<Option<(u64, T)>>) -> Result<R>,
+    ) -> Result<R> {
+        let n = self.chunk_count();
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Result<T>>(1);
+            let load = &load;
+            scope.spawn(move || {
+                for c in first..n {
+                    let loaded = load(c);
+                    let failed = loaded.is_err();
+                    if tx.send(loaded).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+            let mut c = first;
+            let mut next = || -> Result<Option<(u64, T)>> {
+                if c >= n {
+                    return Ok(None);
+                }
+                let loaded = self
+                    .stats
+                    .profile
+                    .time(Part::WaitChunkRead, || rx.recv())
+                    .map_err(|_| Error::NotAvailable("the chunk reader thread stopped".into()))??;
+                c += 1;
+                Ok(Some((c - 1, loaded)))
+            };
+            body(&mut next)
         })
     }
 

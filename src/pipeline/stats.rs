@@ -12,6 +12,41 @@ pub struct IoStats {
     busy_nanos: AtomicU64,
     /// Shared with the run writers' flusher threads.
     pub(crate) profile: Arc<Profile>,
+    /// The timeline of the passes since [`IoStats::take_passes`].
+    passes: std::sync::Mutex<Vec<PassRecord>>,
+}
+
+/// One pass of an external partition solve (the first scan is pass 0):
+/// what moved where, and who waited for whom.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PassRecord {
+    /// The pass (0: the first scan).
+    pub pass: u32,
+    /// What expanded its chunks ("cpu", or "cuda: DEVICE").
+    pub expander: String,
+    /// Wall seconds of the pass.
+    pub seconds: f64,
+    /// Wall seconds of its expand, answer and combine steps.
+    pub expand_seconds: f64,
+    /// See `expand_seconds`.
+    pub answer_seconds: f64,
+    /// See `expand_seconds`.
+    pub combine_seconds: f64,
+    /// Scratch bytes read.
+    pub bytes_read: u64,
+    /// Scratch bytes written.
+    pub bytes_written: u64,
+    /// Jobs the expander ran.
+    pub jobs: u64,
+    /// Requests the expand step wrote.
+    pub requests: u64,
+    /// Bytes of request runs written per request.
+    pub scratch_bytes_per_request: Option<f64>,
+    /// The expander's copies and kernels (zero but for kernel time on the CPU).
+    pub device: crate::game::ChunkTiming,
+    /// Seconds spent waiting: for chunk reads from disk, for the device, for
+    /// write-buffer flushers (back-pressure from the disk), for run reads.
+    pub waits: std::collections::BTreeMap<String, f64>,
 }
 
 /// Where the pipeline's time went, in nanoseconds, so a benchmark can tell
@@ -51,7 +86,7 @@ pub(crate) enum Part {
 }
 
 impl Part {
-    const COUNT: usize = 12;
+    pub(crate) const COUNT: usize = 12;
     const ALL: [Part; Part::COUNT] = [
         Part::Expand,
         Part::Answer,
@@ -94,6 +129,19 @@ impl Profile {
         );
     }
 
+    /// The counters now, to take differences of.
+    pub(crate) fn snapshot(&self) -> [u64; Part::COUNT] {
+        std::array::from_fn(|i| self.nanos[i].load(Ordering::Relaxed))
+    }
+
+    /// Seconds of `part` between snapshot `before` and now.
+    pub(crate) fn since(&self, before: &[u64; Part::COUNT], part: Part) -> f64 {
+        self.nanos[part as usize]
+            .load(Ordering::Relaxed)
+            .saturating_sub(before[part as usize]) as f64
+            / 1e9
+    }
+
     /// Runs `f`, counting its time against `part`.
     pub(crate) fn time<T>(&self, part: Part, f: impl FnOnce() -> T) -> T {
         let started = Instant::now();
@@ -133,6 +181,20 @@ impl IoStats {
     /// Bytes written so far.
     pub fn bytes_written(&self) -> u64 {
         self.written.load(Ordering::Relaxed)
+    }
+
+    /// Adds a pass to the timeline.
+    pub(crate) fn record_pass(&self, pass: PassRecord) {
+        self.passes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(pass);
+    }
+
+    /// The passes recorded since the last call (one partition's, when
+    /// called after each).
+    pub fn take_passes(&self) -> Vec<PassRecord> {
+        std::mem::take(&mut *self.passes.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Counts time spent in the pipeline.

@@ -26,6 +26,7 @@ use crate::game::{
     SolvedPartitions,
 };
 use crate::pipeline::{
+    StreamDevice,
     peak_rss, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks, StorageIo,
 };
 use crate::value::{PartitionId, Weights};
@@ -67,6 +68,13 @@ pub struct BuildOptions {
     /// [`build_game`] with the same game and options but its own team
     /// member and kernels (see [`crate::dist`]).
     pub team: Option<Arc<dyn Team>>,
+    /// Device memory the kernels may take (`--gpu-mem-limit`): a build
+    /// with a partition whose in-memory kernel solve needs more
+    /// ([`PartitionKernels::working_set`]) takes the streamed path, the
+    /// external pipeline with its chunks expanded on the device within
+    /// this many bytes. `None`: no limit (streamed only when `--mem-limit`
+    /// sends the build through the pipeline anyway).
+    pub gpu_mem_limit: Option<u64>,
 }
 
 impl BuildOptions {
@@ -84,6 +92,7 @@ impl BuildOptions {
             kernels: None,
             from: None,
             team: None,
+            gpu_mem_limit: None,
         }
     }
 }
@@ -134,6 +143,11 @@ pub struct BuildReport {
     /// Of which, per depth: seconds expanding depth d into depth d + 1, where
     /// the forward search goes depth by depth ([`crate::Forward::Layer`]).
     pub forward_depth_seconds: Vec<f64>,
+    /// Why the build took the streamed path though memory would have held
+    /// it: the first partition whose kernel solve needs more device memory
+    /// than `--gpu-mem-limit`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streamed_because: Option<String>,
     /// The game's kernels, if they were offered.
     pub accelerator: Option<String>,
     /// Worker threads.
@@ -300,7 +314,17 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             )));
         }
     }
+    // The first partition whose kernel solve would not fit the device, if any.
+    let too_big_for_device = match (&opts.kernels, opts.gpu_mem_limit) {
+        (Some(k), Some(limit)) => (0..layout.len()).find_map(|s| {
+            let p = layout.order()[s];
+            let need = k.working_set(p, layout.size(s))?;
+            (need > limit).then(|| (game.partition_name(p), need, limit))
+        }),
+        _ => None,
+    };
     let external = opts.external_plan.is_some()
+        || too_big_for_device.is_some()
         || opts
             .mem_limit
             .is_some_and(|limit| in_memory_bytes(&layout, opts.encoding) > limit);
@@ -726,6 +750,10 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     plan,
                     progress: &progress,
                     stats: &stats,
+                    device: opts.kernels.as_deref().map(|kernels| StreamDevice {
+                        kernels,
+                        device_bytes: opts.gpu_mem_limit.unwrap_or(u64::MAX),
+                    }),
                 };
                 let mask = reached[slot].take();
                 external.solve(slot, mask.as_deref(), resume, &mut |c| {
@@ -733,6 +761,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     save_state(leader, out, &state)
                 })?;
                 let mut stage = PartitionStage::new(p, &name, Solver::External);
+                stage.work.pipeline_passes = stats.take_passes();
                 stage.work.forward_seconds = forward_slot_seconds.get(slot).copied();
                 stage.work.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
@@ -837,6 +866,9 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         accelerated_partitions,
         forward_seconds,
         forward_depth_seconds,
+        streamed_because: too_big_for_device.map(|(name, need, limit)| {
+            format!("partition {name} needs {need} bytes of device memory in one piece, --gpu-mem-limit is {limit}")
+        }),
         accelerator: opts.kernels.as_ref().map(|k| k.name()),
         threads: rayon::current_num_threads(),
         partitions: stages,

@@ -7,7 +7,7 @@ use super::Progress;
 use crate::game::Game;
 use crate::game::Layout;
 use crate::pipeline::{
-    solve_partition_external_reached, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks,
+    solve_partition_streamed, ByteFile, StreamDevice, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks,
 };
 use crate::Result;
 
@@ -59,6 +59,7 @@ pub fn solve_game_external<G: Game>(
         plan,
         progress,
         stats: &stats,
+        device: None,
     };
     for slot in 0..layout.len() {
         external.solve(slot, None, None, &mut |_| Ok(()))?;
@@ -90,6 +91,9 @@ pub(crate) struct ExternalSolver<'a, G> {
     pub(crate) progress: &'a Progress,
     /// Disk traffic counters.
     pub(crate) stats: &'a IoStats,
+    /// The device the expand steps stream through, where the game's
+    /// kernels cover a partition.
+    pub(crate) device: Option<StreamDevice<'a>>,
 }
 
 impl<G: Game> ExternalSolver<'_, G> {
@@ -103,12 +107,13 @@ impl<G: Game> ExternalSolver<'_, G> {
         resume: Option<PassCheckpoint>,
         checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
     ) -> Result<()> {
-        solve_partition_external_reached(
+        solve_partition_streamed(
             self.game,
             self.layout,
             self.disks,
             slot,
             reached,
+            self.device,
             self.plan,
             self.progress,
             self.stats,

@@ -89,6 +89,11 @@ pub struct StageWork {
     /// them (waiting for the others included), as the writing member saw it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub communication: Option<crate::dist::CommReading>,
+    /// The pipeline's passes over it (external partitions), in order: the
+    /// streamed path's timeline. A resumed partition lists the passes of
+    /// the run that finished it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pipeline_passes: Vec<crate::pipeline::PassRecord>,
 }
 
 impl PartitionStage {
