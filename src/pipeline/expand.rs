@@ -13,6 +13,7 @@ use super::external::{Expanded, Solver};
 use super::runs::{Record, RunIndex, LOW_BITS};
 use crate::game::{ChunkExpander, ChunkJob, CpuExpander, Game, StreamTargets};
 use crate::{Error, Result};
+use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -160,7 +161,7 @@ impl<G: Game> Solver<'_, G> {
                     }
                     let records: Vec<Record> = done
                         .requests
-                        .iter()
+                        .par_iter()
                         .map(|&[key, payload]| Record { key, payload })
                         .collect();
                     requests.push(&records)?;

@@ -762,6 +762,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                 })?;
                 let mut stage = PartitionStage::new(p, &name, Solver::External);
                 stage.work.pipeline_passes = stats.take_passes();
+                stage.work.passes = Some(stage.work.pipeline_passes.len() as u64);
                 stage.work.forward_seconds = forward_slot_seconds.get(slot).copied();
                 stage.work.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);

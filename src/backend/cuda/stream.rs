@@ -90,7 +90,7 @@ impl<'s> StreamArgs<'s> {
             .arg(&self.first_scan)
             .arg(&mut *self.values)
             .arg(&mut *self.flags)
-            .arg(&*self.reached)
+            .arg(self.reached)
             .arg(&self.has_reached)
             .arg(&self.lookup_chunk)
             .arg(&self.low_bits)
@@ -331,8 +331,17 @@ impl Stager {
         compute
             .memset_zeros(&mut slot.count)
             .map_err(e("clearing a counter"))?;
+        // A first scan asks only about earlier partitions, a pass only about
+        // this one: the counters of the other buckets stay out of the way.
+        let own = targets.base_of(targets.partition).unwrap_or(0);
+        let (first_bucket, buckets) = if job.first_scan {
+            (0, own)
+        } else {
+            (own, targets.buckets - own)
+        };
+        let hist_range = first_bucket as usize..(first_bucket + buckets) as usize + 1;
         compute
-            .memset_zeros(&mut slot.hist)
+            .memset_zeros(&mut slot.hist.slice_mut(hist_range.clone()))
             .map_err(e("clearing bucket counters"))?;
         {
             let (df, _g) = slot.fail.device_ptr_mut(compute);
@@ -357,8 +366,8 @@ impl Stager {
             fail: &mut slot.fail,
         };
         self.launch.launch(compute, &mut args)?;
-        let first_bucket = 0u64;
-        let buckets = targets.buckets as u32;
+        let buckets = buckets as u32;
+        let mut hist = slot.hist.slice_mut(hist_range);
         let grid = |f: &CudaFunction| self.device.grid(f, 256, u64::from(cap), 0);
         let low_bits = targets.low_bits;
         {
@@ -369,11 +378,12 @@ impl Stager {
                 .arg(&cap)
                 .arg(&low_bits)
                 .arg(&first_bucket)
-                .arg(&mut slot.hist);
+                .arg(&mut hist);
             // SAFETY: matches tb_bucket_count in common.cuh; `out` holds
             // `cap` pairs, of which the kernel reads min(count, cap); every
-            // key's bucket is below `buckets` (StreamTargets), and `hist`
-            // holds buckets + 1 counters.
+            // key's bucket lies in first_bucket .. first_bucket + buckets
+            // (a first scan's in earlier partitions, a pass's in this one:
+            // StreamTargets), and `hist` is the view of those counters and one more.
             unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_count"))?;
         }
         {
@@ -383,7 +393,7 @@ impl Stager {
                 shared_mem_bytes: 0,
             };
             let mut l = compute.launch_builder(&self.scan_fn);
-            l.arg(&mut slot.hist).arg(&buckets);
+            l.arg(&mut hist).arg(&buckets);
             // SAFETY: matches tb_bucket_scan (one block of 1024 threads);
             // `hist` holds `buckets` + 1 counters.
             unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_scan"))?;
@@ -396,7 +406,7 @@ impl Stager {
                 .arg(&cap)
                 .arg(&low_bits)
                 .arg(&first_bucket)
-                .arg(&mut slot.hist)
+                .arg(&mut hist)
                 .arg(&mut slot.grouped);
             // SAFETY: matches tb_bucket_scatter; the offsets are the scan of
             // the counts of the same min(count, cap) pairs, so every pair
@@ -606,10 +616,13 @@ impl ChunkExpander for Stager {
             job.flags[..fb].copy_from_slice(&back[chunk..chunk + fb]);
         }
         let pairs = slot.pin_out.as_slice().map_err(e("pinned memory"))?;
-        let requests: Vec<[u64; 2]> = pairs[..2 * count]
-            .chunks_exact(2)
-            .map(|p| [p[0], p[1]])
-            .collect();
+        let requests: Vec<[u64; 2]> = {
+            use rayon::prelude::*;
+            pairs[..2 * count]
+                .par_chunks_exact(2)
+                .map(|p| [p[0], p[1]])
+                .collect()
+        };
         let ev = &slot.events;
         let back_bytes = if first_scan { n + n.div_ceil(4) } else { 0 };
         let in_bytes = n

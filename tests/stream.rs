@@ -1,0 +1,232 @@
+//! The streamed path without a GPU: a stand-in device whose expander runs
+//! the game's rules on the CPU but behaves as a device's does (several jobs
+//! in flight, jobs no larger than its memory allows, requests in a scrambled
+//! order inside each bucket). Builds that `--gpu-mem-limit` sends through
+//! the pipeline must give the in-memory build's bytes, for any limit and
+//! disk count, and say in build-log.json what each pass moved.
+
+mod common;
+
+use common::{assert_same, contents, open};
+use std::collections::VecDeque;
+use std::path::Path;
+use tbforge::game::{
+    expand_chunk_on_cpu, ChunkDone, ChunkExpander, ChunkJob, KernelSolve, PartitionKernels,
+    SolvedPartitions, StreamTargets,
+};
+use tbforge::registry::{AnyGame, GameVisitor};
+use tbforge::solve::{build_game, BuildOptions, BuildReport, BUILD_LOG};
+use tbforge::{Game, PartitionId, Result};
+
+/// Device memory the stand-in says a partition's in-memory solve needs.
+const BYTES_PER_INDEX: u64 = 4;
+
+/// Kernels of a stand-in device: no in-memory solve, a streamed expander.
+#[derive(Debug)]
+struct StandIn {
+    game: AnyGame,
+    /// Jobs in flight at most.
+    depth: usize,
+}
+
+impl PartitionKernels for StandIn {
+    fn solve(&self, _: PartitionId, _: &SolvedPartitions<'_>) -> Option<Result<KernelSolve>> {
+        None
+    }
+
+    fn working_set(&self, _: PartitionId, size: u64) -> Option<u64> {
+        Some(size * BYTES_PER_INDEX)
+    }
+
+    fn expander(
+        &self,
+        targets: &StreamTargets,
+        device_bytes: u64,
+    ) -> Option<Result<Box<dyn ChunkExpander>>> {
+        // As a device would: the chunk its memory holds, two buffers in flight.
+        let chunk = (device_bytes / 2 / 64 * 64).clamp(64, targets.max_chunk);
+        Some(Ok(Box::new(StandInExpander {
+            game: self.game.clone(),
+            targets: targets.clone(),
+            chunk,
+            depth: self.depth,
+            queue: VecDeque::new(),
+        })))
+    }
+
+    fn name(&self) -> String {
+        "stand-in device".into()
+    }
+}
+
+struct StandInExpander {
+    game: AnyGame,
+    targets: StreamTargets,
+    chunk: u64,
+    depth: usize,
+    queue: VecDeque<Result<ChunkDone>>,
+}
+
+struct Expand<'a>(&'a StreamTargets, ChunkJob);
+
+impl GameVisitor for Expand<'_> {
+    type Output = Result<ChunkDone>;
+    fn visit<G: Game>(self, game: &G) -> Self::Output {
+        expand_chunk_on_cpu(game, self.0, self.1)
+    }
+}
+
+impl ChunkExpander for StandInExpander {
+    fn depth(&self) -> usize {
+        self.depth
+    }
+
+    fn max_chunk(&self) -> u64 {
+        self.chunk
+    }
+
+    fn name(&self) -> String {
+        "stand-in device".into()
+    }
+
+    fn submit(&mut self, job: ChunkJob) -> Result<()> {
+        assert!(self.queue.len() < self.depth, "more jobs in flight than the depth");
+        assert!(job.values.len() as u64 <= self.chunk, "a job larger than max_chunk");
+        let done = self.game.visit(Expand(&self.targets, job)).map(|mut done| {
+            // A device's atomics leave any order inside a bucket: reverse each bucket.
+            let low = self.targets.low_bits;
+            let mut start = 0;
+            while start < done.requests.len() {
+                let b = done.requests[start][0] >> low;
+                let end = start
+                    + done.requests[start..]
+                        .iter()
+                        .take_while(|r| r[0] >> low == b)
+                        .count();
+                done.requests[start..end].reverse();
+                start = end;
+            }
+            done
+        });
+        self.queue.push_back(done);
+        Ok(())
+    }
+
+    fn collect(&mut self) -> Result<ChunkDone> {
+        self.queue.pop_front().expect("a job was submitted")
+    }
+}
+
+struct Build(BuildOptions);
+
+impl GameVisitor for Build {
+    type Output = Result<BuildReport>;
+    fn visit<G: Game>(self, game: &G) -> Self::Output {
+        build_game(game, &self.0)
+    }
+}
+
+fn build(g: &AnyGame, out: &Path, tweak: impl FnOnce(&mut BuildOptions)) -> BuildReport {
+    let mut opts = BuildOptions::new(out);
+    tweak(&mut opts);
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap()
+        .install(|| g.visit(Build(opts)))
+        .unwrap()
+}
+
+/// The in-memory build, then streamed builds under `--gpu-mem-limit` of 1/8
+/// and 1/64 of the largest partition's working set, over 1 and 3 disks.
+fn streamed_builds_agree(g: &AnyGame) {
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("memory");
+    let memory = build(g, &reference, |_| {});
+    assert_eq!(memory.mode, "memory");
+    let expected = contents(&reference);
+    let largest = g.visit(Largest);
+    for (fraction, disks, depth) in [(8, 1, 2), (64, 3, 3), (64, 1, 1)] {
+        let limit = largest * BYTES_PER_INDEX / fraction;
+        let out = tmp.path().join(format!("streamed-{fraction}-{disks}-{depth}"));
+        let report = build(g, &out, |o| {
+            o.kernels = Some(std::sync::Arc::new(StandIn {
+                game: g.clone(),
+                depth,
+            }));
+            o.gpu_mem_limit = Some(limit);
+            o.disks = (0..disks).map(|d| out.with_extension(format!("disk{d}"))).collect();
+            // Small write buffers: several jobs per chunk.
+            o.mem_limit = Some(48 << 20);
+        });
+        let what = format!("--gpu-mem-limit {limit} (1/{fraction}), {disks} disk(s), depth {depth}");
+        assert_eq!(report.mode, "external", "{what}");
+        assert!(report.streamed_because.is_some(), "{what}");
+        assert_same(&contents(&out), &expected, &what);
+        let log: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(BUILD_LOG)).unwrap()).unwrap();
+        let passes: Vec<&serde_json::Value> = log["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| p["pipeline_passes"].as_array().into_iter().flatten())
+            .collect();
+        assert!(!passes.is_empty(), "{what}: no pass in the timeline");
+        assert!(passes.iter().all(|p| p["expander"] == "stand-in device"), "{what}");
+        let jobs: u64 = passes.iter().map(|p| p["jobs"].as_u64().unwrap()).sum();
+        let requests: u64 = passes.iter().map(|p| p["requests"].as_u64().unwrap()).sum();
+        assert!(requests > 0, "{what}: no request in the timeline");
+        assert!(
+            jobs as f64 >= (largest / (limit / 2).max(64)) as f64,
+            "{what}: {jobs} jobs, yet the largest partition alone needs more"
+        );
+        for p in &passes {
+            if p["requests"].as_u64().unwrap() > 0 {
+                let per = p["scratch_bytes_per_request"].as_f64().unwrap();
+                assert!(per > 0.0 && per <= 16.0, "{what}: {per} bytes per request");
+            }
+            assert!(p["bytes_read"].as_u64().unwrap() > 0, "{what}");
+        }
+    }
+}
+
+struct Largest;
+
+impl GameVisitor for Largest {
+    type Output = u64;
+    fn visit<G: Game>(self, game: &G) -> u64 {
+        let layout = tbforge::game::Layout::new(game).unwrap();
+        (0..layout.len()).map(|s| layout.size(s)).max().unwrap()
+    }
+}
+
+#[test]
+fn connect4_streamed_builds_agree_with_memory() {
+    streamed_builds_agree(&open("connect4", &[("width", "4"), ("height", "4")]));
+}
+
+#[test]
+fn morris_streamed_builds_agree_with_memory() {
+    streamed_builds_agree(&open("morris", &[("max", "3")]));
+}
+
+#[test]
+fn gpu_mem_limit_without_a_gpu_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tb");
+    let o = common::tbforge(&[
+        "build",
+        "tictactoe",
+        "--out",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--gpu-mem-limit",
+        "1G",
+    ]);
+    assert!(!o.status.success());
+    let err = common::stderr(&o);
+    assert!(err.contains("--gpu-mem-limit"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!out.join("manifest.json").exists());
+}
