@@ -284,3 +284,98 @@ extern "C" __global__ void connect4_expand(u32 width, u32 height, u32 n, const u
         }
     }
 }
+
+// The streamed path's chunk expansion of ply n (game::kernels::StreamTargets
+// states the contract; twin: game::stream::expand_chunk_on_cpu on the game
+// connect4, and game::connect4::stream::expand_twin). Every move adds a
+// piece, so every successor lies in ply n + 1: a first scan requests all of
+// them and never sets TB_INTERNAL, and a pass asks nothing. A pass still
+// re-checks, as the twin does, an index whose flags say ONGOING | INTERNAL
+// (which no first scan of this game writes) for the contract failures its
+// moves would raise.
+//
+// Own arguments: the board and ply, the tables (as for connect4_solve), the
+// ply's size (indices at or past it are illegal), and ply n + 1's first
+// bucket (next_base, meaningful when has_next_base: a single entry is the
+// whole table of successor partitions here). Then common.cuh's tail.
+//
+// Requests are reserved per warp (one atomicAdd per warp instead of one per
+// request, up to width per index): the loop runs in whole warps (blockDim a
+// multiple of 32, every lane through every iteration) so that the shuffles
+// see all lanes; an idle lane reserves 0.
+extern "C" __global__ void connect4_stream_expand(
+    u32 width, u32 height, u32 ply, const u64* tables, u32 tables_len, u32 ways_off,
+    u32 prefix_off, u64 size, u64 next_base, u32 has_next_base,
+    // common.cuh's tail:
+    u64 lo, u32 n, u32 first_scan, unsigned char* values, u32* flags, const u64* reached,
+    u32 has_reached, u64 lookup_chunk, u32 low_bits, u64* out, u32 cap, u32* count, u64* fail) {
+    C4Ctx c;
+    c4_load(c, width, height, ply, tables, tables_len, ways_off, prefix_off);
+    const u32 lane = threadIdx.x & 31u;
+    const u64 step = (u64)gridDim.x * blockDim.x;
+    for (u64 at = (u64)blockIdx.x * blockDim.x; at < n; at += step) {
+        const u64 j64 = at + threadIdx.x;
+        const u32 j = (u32)j64;
+        const u64 r = lo + j64;
+        C4Board b;
+        u32 moves = 0;
+        if (j64 < n) {
+            if (first_scan) {
+                unsigned char v = TB_ILLEGAL;
+                if (tb_is_reached(reached, has_reached, j) && r < size) {
+                    b = c4_decode(c, r);
+                    if (b.kind == C4_LOST) {
+                        v = TB_LOST;
+                    } else if (b.kind == C4_DRAWN) {
+                        v = TB_DRAWN;
+                    } else if (b.kind == C4_ONGOING) {
+                        v = TB_PENDING;
+                        tb_set_flag(flags, j, TB_ONGOING);
+                        // Ongoing: the board is not full, some column has room.
+                        if (has_next_base) {
+                            moves = c.width;
+                            for (u32 col = 0; col < c.width; ++col)
+                                moves -= ((u32)(b.hts >> (5 * col)) & 31u) == c.height ? 1u : 0u;
+                        } else {
+                            tb_fail(fail, TB_FAIL_LATER, r);
+                        }
+                    }
+                }
+                values[j] = v;
+            } else if (tb_flag(flags, j) == (TB_ONGOING | TB_INTERNAL) && values[j] == TB_PENDING &&
+                       r < size) {
+                b = c4_decode(c, r);
+                if (b.kind != C4_ILLEGAL) {
+                    if (ply == c.cells) tb_fail(fail, TB_FAIL_NO_MOVES, r);
+                    else if (!has_next_base) tb_fail(fail, TB_FAIL_LATER, r);
+                }
+            }
+        }
+        // Inclusive prefix sum of the lanes' moves; the last lane reserves all.
+        u32 incl = moves;
+        for (u32 d = 1; d < 32; d <<= 1) {
+            u32 o = __shfl_up_sync(0xffffffffu, incl, d);
+            if (lane >= d) incl += o;
+        }
+        const u32 total = __shfl_sync(0xffffffffu, incl, 31);
+        u32 first = 0;
+        if (lane == 31 && total > 0) first = atomicAdd(count, total);
+        first = __shfl_sync(0xffffffffu, first, 31);
+        if (moves == 0) continue;
+        u32 slot = first + incl - moves;
+        u32 offset = 0;
+        for (u32 col = 0; col < c.width; ++col) {
+            u32 hc = (u32)(b.hts >> (5 * col)) & 31u;
+            u32 p = offset + hc;
+            offset += hc;
+            if (hc == c.height) continue;
+            u64 s = c4_successor(c, b, col, p);
+            // Past `cap` only counted: the host grows the buffer and runs again.
+            if (slot < cap) {
+                out[2 * (u64)slot] = tb_key(next_base, s, lookup_chunk, low_bits);
+                out[2 * (u64)slot + 1] = r;
+            }
+            ++slot;
+        }
+    }
+}

@@ -15,6 +15,8 @@
 //   place_solve, place_expand
 //                          phase I: a placement layer's values and forward
 //                          search where its reached bits are set
+//   morris_stream_expand   the streamed path: a chunk of any partition
+//                          expanded into successor requests
 // kernels/PERF.md records how the expansion and summary kernels were chosen
 // (and the variants measured and removed).
 #include "common.cuh"
@@ -1647,4 +1649,132 @@ extern "C" __global__ void place_expand(u32 a, u32 b, u32 symmetry, const u64* t
         });
         if (fl) place_fail(fl, r, fail, first);
     });
+}
+
+// ===========================================================================
+// The streamed path: one chunk of a partition expanded into successor
+// requests (contract: game::kernels::StreamTargets; CPU reference, which the
+// bytes and the request multiset must equal: game::stream::expand_chunk_on_cpu;
+// host side: game::morris::stream). Every partition kind is covered: k1-k2
+// (moves, two halves), the lost 2-k and lost placement layers (every index
+// lost), and placement layers tTT-a-b (placements; reached bits). The host
+// describes the partition in `desc` (MS_* below): each half's first index,
+// and for each of its two targets (quiet, capture) the target's offset, its
+// first bucket and whether it is the partition itself. A target the host
+// gave no bucket is a partition not solved before this one: a move there
+// breaks the game's contract (TB_FAIL_LATER), as on the CPU.
+// ===========================================================================
+
+#define MS_KIND_LOST 0u
+#define MS_KIND_MOVE 1u
+#define MS_KIND_PLACE 2u
+#define MS_NO_BASE 0xffffffffffffffffull
+// desc[0] kind, [1] halves, [2] partition size; half h from MS_HEAD +
+// MS_HALF * h: first index, a | b << 8 (mover's and opponent's pieces),
+// then per target k (0 quiet, 1 capture) at 2 + 3k: offset in the target,
+// first bucket (MS_NO_BASE: none), whether it is the partition itself.
+#define MS_HEAD 3u
+#define MS_HALF 8u
+#define MS_WORDS (MS_HEAD + 2u * MS_HALF)
+
+// Arguments: desc (MS_WORDS u64), symmetry, and with symmetry the class
+// tables tab[3h + s] of half h (s = 0: the half, 1: its quiet target, 2: its
+// capture target; a stand-in where a target cannot be moved to), then the
+// generic tail of common.cuh.
+extern "C" __global__ void __launch_bounds__(256) morris_stream_expand(
+    const u64* desc, u32 symmetry, const u64* tab0, const u64* tab1, const u64* tab2, const u64* tab3,
+    const u64* tab4, const u64* tab5, u64 lo, u32 n, u32 first_scan, unsigned char* values, u32* flags,
+    const u64* reached, u32 has_reached, u64 lookup_chunk, u32 low_bits, u64* out, u32 cap, u32* count,
+    u64* fail) {
+    __shared__ u32 adj[TB_CELLS], mills[16], mills_at[2 * TB_CELLS], sym[15 * 6 * 16], sbin[TB_BIN_LEN];
+    __shared__ ClassTab tabs[6];
+    __shared__ u64 d[MS_WORDS];
+    if (symmetry && threadIdx.x == 0) {
+        tabs[0] = class_tab(tab0);
+        tabs[1] = class_tab(tab1);
+        tabs[2] = class_tab(tab2);
+        tabs[3] = class_tab(tab3);
+        tabs[4] = class_tab(tab4);
+        tabs[5] = class_tab(tab5);
+    }
+    tb_load_bin(sbin);
+    for (u32 i = threadIdx.x; i < TB_CELLS; i += blockDim.x) adj[i] = MORRIS_ADJ[i];
+    for (u32 i = threadIdx.x; i < 2 * TB_CELLS; i += blockDim.x) mills_at[i] = MORRIS_MILLS_AT[i];
+    for (u32 i = threadIdx.x; i < 16; i += blockDim.x) mills[i] = MORRIS_MILLS[i];
+    for (u32 i = threadIdx.x; i < 15 * 6 * 16; i += blockDim.x) sym[i] = MORRIS_SYM[i];
+    for (u32 i = threadIdx.x; i < MS_WORDS; i += blockDim.x) d[i] = desc[i];
+    __syncthreads();
+    // The walkers of the solve kernels read only their board tables.
+    RCtx rc;
+    rc.adj = adj;
+    rc.mills = mills;
+    rc.mills_at = mills_at;
+    PCtx pc;
+    pc.mills = mills;
+    pc.mills_at = mills_at;
+    u32 kind = (u32)d[0];
+    u32 halves = (u32)d[1];
+    u64 size = d[2];
+    for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+        u64 r = lo + j;
+        if (first_scan) {
+            if (!tb_is_reached(reached, has_reached, j) || r >= size) {
+                values[j] = TB_ILLEGAL;
+                continue;
+            }
+        } else if (tb_flag(flags, j) != (TB_ONGOING | TB_INTERNAL) || values[j] != TB_PENDING || r >= size) {
+            continue;
+        }
+        if (kind == MS_KIND_LOST) {
+            if (first_scan) values[j] = TB_LOST;
+            continue;
+        }
+        u32 h = (halves > 1 && r >= d[MS_HEAD + MS_HALF]) ? 1u : 0u;
+        const u64* H = d + MS_HEAD + MS_HALF * h;
+        u64 local = r - H[0];
+        u32 m, o;
+        if (symmetry) class_unrank(tabs[3 * h], sbin, local, m, o);
+        else tb_unrank2(sbin, local, (u32)H[1] & 0xffu, (u32)(H[1] >> 8) & 0xffu, &m, &o);
+        if (first_scan) {
+            bool lost = false;
+            if (kind == MS_KIND_MOVE && __popc(m) != 3) {
+                u32 empty = ~(m | o) & ((1u << TB_CELLS) - 1u);
+                lost = true;
+                for (u32 p = m; p && lost; p &= p - 1) lost = (adj[__ffs(p) - 1] & empty) == 0;
+            }
+            if (lost) {
+                values[j] = TB_LOST;
+                continue;
+            }
+            values[j] = TB_PENDING;
+            tb_set_flag(flags, j, TB_ONGOING);
+        }
+        u32 moves = 0;
+        bool internal = false;
+        auto visit = [&](u32 k, u32 nm, u32 no) {
+            ++moves;
+            const u64* T = H + 2 + 3 * k;
+            u64 base = T[1];
+            if (base == MS_NO_BASE) {
+                tb_fail(fail, TB_FAIL_LATER, r);
+                return;
+            }
+            bool in = T[2] != 0;
+            if (first_scan && in) {
+                internal = true;
+                return;
+            }
+            // A pass asks for the partition's own successors only.
+            if (!first_scan && !in) return;
+            u64 s = T[0] + (symmetry ? class_rank(tabs[3 * h + 1 + k], sbin, sym, nm, no) : place_rank_boards(sbin, nm, no));
+            tb_emit(out, cap, count, tb_key(base, s, lookup_chunk, low_bits), r);
+        };
+        if (kind == MS_KIND_PLACE) {
+            place_successors(pc, m, o, visit);
+        } else {
+            retro_successors(rc, m, o, [&](bool capture, u32 nm, u32 no) { visit(capture ? 1u : 0u, nm, no); });
+        }
+        if (moves == 0) tb_fail(fail, TB_FAIL_NO_MOVES, r);
+        if (internal) tb_set_flag(flags, j, TB_INTERNAL);
+    }
 }

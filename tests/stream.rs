@@ -90,8 +90,14 @@ impl ChunkExpander for StandInExpander {
     }
 
     fn submit(&mut self, job: ChunkJob) -> Result<()> {
-        assert!(self.queue.len() < self.depth, "more jobs in flight than the depth");
-        assert!(job.values.len() as u64 <= self.chunk, "a job larger than max_chunk");
+        assert!(
+            self.queue.len() < self.depth,
+            "more jobs in flight than the depth"
+        );
+        assert!(
+            job.values.len() as u64 <= self.chunk,
+            "a job larger than max_chunk"
+        );
         let done = self.game.visit(Expand(&self.targets, job)).map(|mut done| {
             // A device's atomics leave any order inside a bucket: reverse each bucket.
             let low = self.targets.low_bits;
@@ -148,18 +154,23 @@ fn streamed_builds_agree(g: &AnyGame) {
     let largest = g.visit(Largest);
     for (fraction, disks, depth) in [(8, 1, 2), (64, 3, 3), (64, 1, 1)] {
         let limit = largest * BYTES_PER_INDEX / fraction;
-        let out = tmp.path().join(format!("streamed-{fraction}-{disks}-{depth}"));
+        let out = tmp
+            .path()
+            .join(format!("streamed-{fraction}-{disks}-{depth}"));
         let report = build(g, &out, |o| {
             o.kernels = Some(std::sync::Arc::new(StandIn {
                 game: g.clone(),
                 depth,
             }));
             o.gpu_mem_limit = Some(limit);
-            o.disks = (0..disks).map(|d| out.with_extension(format!("disk{d}"))).collect();
+            o.disks = (0..disks)
+                .map(|d| out.with_extension(format!("disk{d}")))
+                .collect();
             // Small write buffers: several jobs per chunk.
             o.mem_limit = Some(48 << 20);
         });
-        let what = format!("--gpu-mem-limit {limit} (1/{fraction}), {disks} disk(s), depth {depth}");
+        let what =
+            format!("--gpu-mem-limit {limit} (1/{fraction}), {disks} disk(s), depth {depth}");
         assert_eq!(report.mode, "external", "{what}");
         assert!(report.streamed_because.is_some(), "{what}");
         assert_same(&contents(&out), &expected, &what);
@@ -172,7 +183,10 @@ fn streamed_builds_agree(g: &AnyGame) {
             .flat_map(|p| p["pipeline_passes"].as_array().into_iter().flatten())
             .collect();
         assert!(!passes.is_empty(), "{what}: no pass in the timeline");
-        assert!(passes.iter().all(|p| p["expander"] == "stand-in device"), "{what}");
+        assert!(
+            passes.iter().all(|p| p["expander"] == "stand-in device"),
+            "{what}"
+        );
         let jobs: u64 = passes.iter().map(|p| p["jobs"].as_u64().unwrap()).sum();
         let requests: u64 = passes.iter().map(|p| p["requests"].as_u64().unwrap()).sum();
         assert!(requests > 0, "{what}: no request in the timeline");

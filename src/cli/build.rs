@@ -28,13 +28,11 @@ pub fn build(args: BuildArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mem_limit = args.mem_limit.as_deref().map(parse_size).transpose()?;
-    let gpu_mem_limit = args
-        .gpu_mem_limit
-        .as_deref()
-        .map(parse_size)
-        .transpose()?;
+    let gpu_mem_limit = args.gpu_mem_limit.as_deref().map(parse_size).transpose()?;
     if gpu_mem_limit.is_some() && args.backend == Backend::Cpu {
-        bail!("--gpu-mem-limit with --backend cpu: leave out --gpu-mem-limit, or use --backend cuda");
+        bail!(
+            "--gpu-mem-limit with --backend cpu: leave out --gpu-mem-limit, or use --backend cuda"
+        );
     }
     let members = members(&args)?;
     if mem_limit.is_some() {

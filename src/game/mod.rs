@@ -25,26 +25,25 @@ mod params;
 pub mod pegsolitaire;
 #[cfg(feature = "build")]
 mod reached;
+pub mod slidingtile;
 #[cfg(feature = "build")]
 mod stream;
-pub mod slidingtile;
 pub mod tictactoe;
 pub mod topspin;
 
 pub use crate::value::GameKind;
 #[cfg(feature = "build")]
 pub use kernels::{
-    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Device, DeviceCheckOptions,
-    DeviceCheckReport, DeviceCheckRow, ForwardTargets, KernelSolve, PartitionKernels,
-    SolvedPartitions, StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL,
-    STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
+    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Device, DeviceCheckOptions, DeviceCheckReport,
+    DeviceCheckRow, ForwardTargets, KernelSolve, PartitionKernels, SolvedPartitions, StreamTargets,
+    STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
 };
-#[cfg(feature = "build")]
-pub use stream::{expand_chunk_on_cpu, group_by_bucket, CpuExpander};
 pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};
 #[cfg(feature = "build")]
 pub use reached::{PartitionValues, ReachedValues, ReachedView};
+#[cfg(feature = "build")]
+pub use stream::{expand_chunk_on_cpu, group_by_bucket, CpuExpander};
 
 /// A game's parameters, canonical: keys sorted, every parameter present with
 /// its value written the one way the game prints it (defaults filled in).

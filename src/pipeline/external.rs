@@ -46,7 +46,6 @@ pub(super) fn flag(flags: &[u8], j: usize) -> u8 {
     (flags[j / 4] >> (2 * (j % 4))) & 3
 }
 
-
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }

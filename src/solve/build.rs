@@ -26,8 +26,8 @@ use crate::game::{
     SolvedPartitions,
 };
 use crate::pipeline::{
-    StreamDevice,
     peak_rss, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks, StorageIo,
+    StreamDevice,
 };
 use crate::value::{PartitionId, Weights};
 use crate::{Error, Result};

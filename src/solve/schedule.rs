@@ -7,7 +7,8 @@ use super::Progress;
 use crate::game::Game;
 use crate::game::Layout;
 use crate::pipeline::{
-    solve_partition_streamed, ByteFile, StreamDevice, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks,
+    solve_partition_streamed, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks,
+    StreamDevice,
 };
 use crate::Result;
 

@@ -228,8 +228,12 @@ impl Stager {
                 .map_err(e("allocating pinned host memory"))?,
             pin_out,
             values: s.alloc_zeros(n).map_err(e("allocating chunk values"))?,
-            flags: s.alloc_zeros(n / 16 + 1).map_err(e("allocating chunk flags"))?,
-            reached: s.alloc_zeros(n / 64 + 1).map_err(e("allocating reached bits"))?,
+            flags: s
+                .alloc_zeros(n / 16 + 1)
+                .map_err(e("allocating chunk flags"))?,
+            reached: s
+                .alloc_zeros(n / 64 + 1)
+                .map_err(e("allocating reached bits"))?,
             out,
             grouped,
             count: s.alloc_zeros(1).map_err(e("allocating a counter"))?,
@@ -262,12 +266,14 @@ impl Stager {
         let s = &self.compute;
         let len = 2 * cap.max(1);
         Ok((
-            s.alloc_zeros(len).map_err(e("allocating request buffers"))?,
+            s.alloc_zeros(len)
+                .map_err(e("allocating request buffers"))?,
             // SAFETY: page-locked, not write-combined (read by the host);
             // only the part the device filled is read.
             unsafe { self.device.context().alloc_pinned_with_flags::<u64>(len, 0) }
                 .map_err(e("allocating pinned host memory"))?,
-            s.alloc_zeros(len).map_err(e("allocating request buffers"))?,
+            s.alloc_zeros(len)
+                .map_err(e("allocating request buffers"))?,
         ))
     }
 
@@ -281,7 +287,9 @@ impl Stager {
         let flag_bytes = n.div_ceil(4);
         let chunk = self.chunk as usize;
         let (h2d, compute, d2h) = (&self.h2d, &self.compute, &self.d2h);
-        slot.events[0].record(h2d).map_err(e("recording an event"))?;
+        slot.events[0]
+            .record(h2d)
+            .map_err(e("recording an event"))?;
         {
             let host = slot.pin_in.as_slice().map_err(e("pinned memory"))?;
             let (dv, _gv) = slot.values.device_ptr_mut(h2d);
@@ -302,11 +310,7 @@ impl Stager {
                 let host = slot.pin_in.as_slice().map_err(e("pinned memory"))?;
                 // SAFETY: as for the values; the flags sit after `chunk` value bytes.
                 unsafe {
-                    result::memcpy_htod_async(
-                        df,
-                        &host[chunk..chunk + flag_bytes],
-                        h2d.cu_stream(),
-                    )
+                    result::memcpy_htod_async(df, &host[chunk..chunk + flag_bytes], h2d.cu_stream())
                 }
                 .map_err(e("copying a chunk's flags to the device"))?;
             }
@@ -322,9 +326,13 @@ impl Stager {
             unsafe { result::memcpy_htod_async(dr, &host[at..at + words * 8], h2d.cu_stream()) }
                 .map_err(e("copying a chunk's reached bits to the device"))?;
         }
-        slot.events[1].record(h2d).map_err(e("recording an event"))?;
+        slot.events[1]
+            .record(h2d)
+            .map_err(e("recording an event"))?;
 
-        compute.wait(&slot.events[1]).map_err(e("ordering streams"))?;
+        compute
+            .wait(&slot.events[1])
+            .map_err(e("ordering streams"))?;
         slot.events[2]
             .record(compute)
             .map_err(e("recording an event"))?;
@@ -418,7 +426,9 @@ impl Stager {
             .map_err(e("recording an event"))?;
 
         d2h.wait(&slot.events[3]).map_err(e("ordering streams"))?;
-        slot.events[4].record(d2h).map_err(e("recording an event"))?;
+        slot.events[4]
+            .record(d2h)
+            .map_err(e("recording an event"))?;
         {
             let small = slot.pin_small.as_mut_slice().map_err(e("pinned memory"))?;
             let (dc, _gc) = slot.count.device_ptr(d2h);
@@ -455,7 +465,9 @@ impl Stager {
                 .map_err(e("copying a chunk's flags back"))?;
             }
         }
-        slot.events[5].record(d2h).map_err(e("recording an event"))?;
+        slot.events[5]
+            .record(d2h)
+            .map_err(e("recording an event"))?;
         Ok(())
     }
 
@@ -479,9 +491,7 @@ impl Stager {
 }
 
 fn ms(a: &CudaEvent, b: &CudaEvent) -> Result<f64> {
-    Ok(f64::from(
-        a.elapsed_ms(b).map_err(cuda_err("reading an event"))?,
-    ) / 1e3)
+    Ok(f64::from(a.elapsed_ms(b).map_err(cuda_err("reading an event"))?) / 1e3)
 }
 
 impl ChunkExpander for Stager {
@@ -499,8 +509,7 @@ impl ChunkExpander for Stager {
 
     fn submit(&mut self, job: ChunkJob) -> Result<()> {
         let n = job.values.len();
-        if self.queue.len() >= SLOTS || n as u64 > self.chunk || job.flags.len() < n.div_ceil(4)
-        {
+        if self.queue.len() >= SLOTS || n as u64 > self.chunk || job.flags.len() < n.div_ceil(4) {
             return Err(Error::NotAvailable(format!(
                 "chunk {} of {n} indices does not fit the stager ({} in flight, {} indices at most); report this as a bug",
                 job.chunk,
@@ -582,8 +591,8 @@ impl ChunkExpander for Stager {
             self.enqueue(i)?;
         }
         let slot = &mut self.slots[i];
-        let count = (slot.pin_small.as_slice().map_err(e("pinned memory"))?[0] & 0xffff_ffff)
-            as usize;
+        let count =
+            (slot.pin_small.as_slice().map_err(e("pinned memory"))?[0] & 0xffff_ffff) as usize;
         slot.events[6]
             .record(&self.d2h)
             .map_err(e("recording an event"))?;
@@ -593,10 +602,8 @@ impl ChunkExpander for Stager {
             // SAFETY: `host` is page-locked, holds 2 * cap u64 and is read
             // after the stream is synchronised below; the device holds
             // `count <= cap` pairs.
-            unsafe {
-                result::memcpy_dtoh_async(&mut host[..2 * count], dg, self.d2h.cu_stream())
-            }
-            .map_err(e("copying requests back"))?;
+            unsafe { result::memcpy_dtoh_async(&mut host[..2 * count], dg, self.d2h.cu_stream()) }
+                .map_err(e("copying requests back"))?;
         }
         slot.events[7]
             .record(&self.d2h)

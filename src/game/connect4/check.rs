@@ -15,10 +15,17 @@
 //!   ([`PartitionKernels::solve_team`], a [`ThreadTeam`] of two solvers on
 //!   the same device, each its slice of the ply's words, pieces exchanged),
 //!   against the twin's unsplit solve: both members' bytes compared, both
-//!   times given.
+//!   times given;
+//! - the streamed path ([`stream_rows`]): `connect4_stream_expand` through
+//!   the generic stager against `game::expand_chunk_on_cpu` (the game's
+//!   rules) on early, middle and late plies of the game's board and of 5x4
+//!   and 5x5, first scans and passes, chunk for chunk (values, flags,
+//!   sorted requests, grouping by bucket), a refused first scan, and a
+//!   window in chunks as large as a build's for the rates.
 //!
 //! On [`Device::Cpu`](crate::game::Device) the twin stands in for the device
-//! (a dry run of the check itself, without a GPU).
+//! (a dry run of the check itself, without a GPU; for the streamed path,
+//! [`stream::expand_twin`], the kernel's twin over its own tables).
 //!
 //! Declared from `kernels.rs` (a child of it, to see the solver it checks).
 
@@ -29,11 +36,14 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::super::stream;
 use super::super::twin::{self, Connect4SolveSpec, Connect4Tables, Connect4Twin, Kind};
+use super::super::Connect4;
 use super::{Connect4Kernels, Solver};
 use crate::game::{
-    DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, Game, KernelSolve, Layout,
-    PartitionKernels, ReachedValues, ReachedView, SolvedPartitions,
+    expand_chunk_on_cpu, ChunkDone, ChunkExpander, ChunkJob, DeviceCheckOptions, DeviceCheckReport,
+    DeviceCheckRow, Game, KernelSolve, Layout, PartitionKernels, ReachedValues, ReachedView,
+    SolvedPartitions, StreamTargets, STREAM_INTERNAL, STREAM_ONGOING, STREAM_PENDING,
 };
 use crate::value::PartitionId;
 use crate::{Rank, Result};
@@ -229,6 +239,7 @@ pub fn device_check(
         random_compact_rows(side, w, h, opts, &mut seed, &mut report)?;
     }
     board_rows(kernels, side, opts, &mut seed, &mut report)?;
+    stream_rows(kernels, opts, &mut seed, &mut report)?;
     Ok(report)
 }
 
@@ -623,4 +634,561 @@ fn team_solve_row(
             )
         }),
     ))
+}
+
+/// The streamed path's rows: kernel `connect4_stream_expand` through the
+/// generic [`Stager`](crate::backend::cuda::stream::Stager) (on
+/// [`Device::Cpu`](crate::game::Device): its twin
+/// [`stream::expand_twin`] in the device's place) against
+/// [`expand_chunk_on_cpu`], the game's rules, on an early, a middle and a
+/// late ply of the game's own board and of [`STREAM_BOARDS`]: a window of
+/// at most 2^min(work_log2, 22) indices (the whole ply where it is
+/// smaller), cut into chunks of at most [`STREAM_CHUNK`] indices, the last
+/// one partial, with random values and flags in, a random small lookup
+/// range (several buckets) and random reached bits, and the real ones from
+/// a forward search where the board has at most 2^work_log2 indices. Each
+/// first scan is followed by a pass over its output (with random indices'
+/// flags raised to ONGOING | INTERNAL), which must ask nothing and leave
+/// values and flags alone; then a first scan whose targets lack ply
+/// `n + 1`, which both sides must refuse.
+pub fn stream_rows(
+    kernels: &Connect4Kernels,
+    opts: &DeviceCheckOptions,
+    seed: &mut u64,
+    report: &mut DeviceCheckReport,
+) -> Result<()> {
+    let own = (kernels.game.width(), kernels.game.height());
+    let mut boards = vec![own];
+    boards.extend(STREAM_BOARDS.iter().filter(|b| **b != own));
+    for (w, h) in boards {
+        let game = Connect4::new(w, h).map_err(|message| crate::Error::BadParam {
+            game: "connect4".into(),
+            message,
+        })?;
+        let cells = w * h;
+        let tables = Connect4Tables::new(Connect4SolveSpec::new(w, h, 0)?)?;
+        let total: u64 = (0..=cells).map(|n| tables.size(n)).sum();
+        let real = if total <= 1u64 << opts.work_log2 {
+            Some(forward_search(w, h, &tables)?)
+        } else {
+            None
+        };
+        let mut plies = vec![4.min(cells - 1), cells / 2, cells.saturating_sub(2)];
+        plies.dedup();
+        for n in plies {
+            let spec = Connect4SolveSpec::new(w, h, n)?;
+            let size = tables.size(n);
+            let span = (1u64 << opts.work_log2.min(22)).min(size);
+            // A window starting on a word, ending off one (a partial chunk),
+            // inside the first 2^26 indices so that its reached bits stay small.
+            let lo = if size > span {
+                (mix(bump(seed)) % (size - span).min(1 << 26)) / 64 * 64
+            } else {
+                0
+            };
+            let hi = (lo + span - mix(bump(seed)) % 64.min(span / 2)).max(lo + 1);
+            let targets = stream_targets(&tables, spec, seed);
+            let mut random = vec![0u64; hi.div_ceil(64) as usize];
+            for (i, wd) in random.iter_mut().enumerate() {
+                // About half the indices, below the window as well.
+                *wd = mix(bump(seed) ^ i as u64);
+            }
+            let mut variants = vec![("random reached", Some(random))];
+            if let Some(real) = &real {
+                variants.push(("reached", Some(real[n as usize].clone())));
+            } else {
+                variants.push(("every index", None));
+            }
+            for (what, reached) in variants {
+                let targets = StreamTargets {
+                    reached: reached.map(std::sync::Arc::from),
+                    ..targets.clone()
+                };
+                let target = format!("{w}x{h} {} [{lo}, {hi}) {what}", spec.name());
+                stream_compare(
+                    kernels,
+                    &game,
+                    spec,
+                    &tables,
+                    &targets,
+                    lo..hi,
+                    seed,
+                    &target,
+                    report,
+                )?;
+            }
+            if n == cells / 2 {
+                report.rows.push(contract_row(
+                    kernels,
+                    &game,
+                    spec,
+                    &tables,
+                    &targets,
+                    lo..hi,
+                    seed,
+                )?);
+                if (w, h) == own {
+                    throughput_row(kernels, &game, spec, &tables, opts, seed, report)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The most indices a chunk of the throughput row holds: chunks as large as
+/// a build's, so that the row shows the kernel's rate more than the cost of
+/// a chunk.
+const THROUGHPUT_CHUNK: u64 = 1 << 21;
+
+/// A window of 2^min(work_log2, 24) indices of ply `spec` (every index, as
+/// a partition solved whole), in chunks of up to [`THROUGHPUT_CHUNK`]:
+/// compared too, but there for the rates.
+fn throughput_row(
+    kernels: &Connect4Kernels,
+    game: &Connect4,
+    spec: Connect4SolveSpec,
+    tables: &Connect4Tables,
+    opts: &DeviceCheckOptions,
+    seed: &mut u64,
+    report: &mut DeviceCheckReport,
+) -> Result<()> {
+    let size = tables.size(spec.n);
+    let span = (1u64 << opts.work_log2.min(24)).min(size);
+    let lo = (mix(bump(seed)) % (size - span + 1)) / 64 * 64;
+    let targets = StreamTargets {
+        max_chunk: THROUGHPUT_CHUNK,
+        ..stream_targets(tables, spec, seed)
+    };
+    let target = format!(
+        "{}x{} {} [{lo}, {}) every index, throughput",
+        spec.width,
+        spec.height,
+        spec.name(),
+        lo + span
+    );
+    stream_compare(
+        kernels,
+        game,
+        spec,
+        tables,
+        &targets,
+        lo..lo + span,
+        seed,
+        &target,
+        report,
+    )
+}
+
+/// Boards of the streamed rows besides the game's own.
+const STREAM_BOARDS: [(u32, u32); 2] = [(5, 4), (5, 5)];
+
+/// The most indices a chunk of the streamed rows holds.
+const STREAM_CHUNK: u64 = 1 << 16;
+
+/// The streamed kernel's name in rows.
+const STREAM: &str = "connect4_stream_expand";
+
+/// Advances `seed`, for a fresh draw.
+fn bump(seed: &mut u64) -> u64 {
+    *seed = seed.wrapping_add(1);
+    *seed
+}
+
+/// Every ply's reached bits of the `w`x`h` board, from the empty board.
+fn forward_search(w: u32, h: u32, tables: &Connect4Tables) -> Result<Vec<Vec<u64>>> {
+    let cells = w * h;
+    let plies: Vec<Vec<AtomicU64>> = (0..=cells).map(|n| atomic_bits(tables.size(n))).collect();
+    plies[0][0].store(1, Ordering::Relaxed);
+    for n in 0..cells {
+        let reached = load(&plies[n as usize]);
+        twin::expand(
+            Connect4SolveSpec::new(w, h, n)?,
+            &reached,
+            Some(&plies[n as usize + 1]),
+        )?;
+    }
+    Ok(plies.iter().map(|b| load(b)).collect())
+}
+
+/// Targets of ply `spec` laid out as a build lays them out (partitions in
+/// solving order, each its buckets in turn) but only from ply `n + 2` down
+/// (a build lists every earlier ply: these suffice, and keep the buckets
+/// few enough for a small lookup range), with a random lookup range small
+/// enough to cut every ply into several buckets (all the buckets together
+/// at most about 2^20), and no reached bits.
+fn stream_targets(
+    tables: &Connect4Tables,
+    spec: Connect4SolveSpec,
+    seed: &mut u64,
+) -> StreamTargets {
+    let order: Vec<u32> = (spec.n..=(spec.n + 2).min(spec.cells())).rev().collect();
+    let total: u64 = order.iter().map(|&n| tables.size(n)).sum();
+    let lookup_chunk = (64 + mix(bump(seed)) % 4096).max(total >> 20);
+    let low_bits = 64 - (lookup_chunk - 1).leading_zeros();
+    let mut base = 0;
+    let bucket_base = order
+        .iter()
+        .map(|&n| {
+            let b = base;
+            base += tables.size(n).div_ceil(lookup_chunk);
+            (PartitionId(n), b)
+        })
+        .collect();
+    StreamTargets {
+        partition: PartitionId(spec.n),
+        bucket_base,
+        lookup_chunk,
+        low_bits,
+        reached: None,
+        max_chunk: STREAM_CHUNK,
+        buckets: base,
+    }
+}
+
+/// A [`ChunkExpander`] over the twin of the streamed kernel: the device's
+/// stand-in on the CPU.
+struct TwinExpander<'t> {
+    spec: Connect4SolveSpec,
+    tables: &'t Connect4Tables,
+    targets: StreamTargets,
+    done: std::collections::VecDeque<Result<ChunkDone>>,
+}
+
+impl ChunkExpander for TwinExpander<'_> {
+    fn depth(&self) -> usize {
+        2
+    }
+
+    fn max_chunk(&self) -> u64 {
+        self.targets.max_chunk
+    }
+
+    fn name(&self) -> String {
+        "cpu (twin)".into()
+    }
+
+    fn submit(&mut self, job: ChunkJob) -> Result<()> {
+        self.done.push_back(stream::expand_twin(
+            self.spec,
+            self.tables,
+            &self.targets,
+            job,
+        ));
+        Ok(())
+    }
+
+    fn collect(&mut self) -> Result<ChunkDone> {
+        self.done
+            .pop_front()
+            .unwrap_or_else(|| Err(crate::Error::NotAvailable("no chunk to collect".into())))
+    }
+}
+
+/// The device's expander of `targets` (the twin's on the CPU).
+fn stream_side<'t>(
+    kernels: &Connect4Kernels,
+    spec: Connect4SolveSpec,
+    tables: &'t Connect4Tables,
+    targets: &StreamTargets,
+) -> Result<Box<dyn ChunkExpander + 't>> {
+    // The game's own board through the trait, as a build asks; another
+    // board straight to its stager (`kernels.expander` would take the
+    // partition for one of the game's own board).
+    // Room for two slots of whole chunks, each index's requests twice.
+    let device_bytes = (2 * targets.max_chunk * (2 + 32 * u64::from(spec.width))).max(256 << 20);
+    if kernels.spec_of(PartitionId(spec.n)) == Some(spec) {
+        if let Some(made) = kernels.expander(targets, device_bytes) {
+            return made.map(|e| -> Box<dyn ChunkExpander + 't> { e });
+        }
+    }
+    #[cfg(feature = "cuda")]
+    if let Some(streamed) = &kernels.streamed {
+        return streamed.expander(spec, targets, device_bytes);
+    }
+    Ok(Box::new(TwinExpander {
+        spec,
+        tables,
+        targets: targets.clone(),
+        done: Default::default(),
+    }))
+}
+
+/// The jobs of window `range` in chunks of at most `chunk` indices, with
+/// random values and flags (a first scan must overwrite both).
+fn random_jobs(range: std::ops::Range<u64>, chunk: u64, seed: &mut u64) -> Vec<ChunkJob> {
+    let salt = mix(bump(seed));
+    let mut jobs = Vec::new();
+    let mut lo = range.start;
+    while lo < range.end {
+        let n = chunk.min(range.end - lo) as usize;
+        let byte = |i: usize| mix(salt ^ (lo + i as u64)) as u8;
+        jobs.push(ChunkJob {
+            chunk: jobs.len() as u64,
+            lo,
+            first_scan: true,
+            values: (0..n).map(byte).collect(),
+            flags: (0..n.div_ceil(4)).map(|i| byte(i + (1 << 40))).collect(),
+        });
+        lo += n as u64;
+    }
+    jobs
+}
+
+/// `jobs` through `expander`, `depth` in flight as the pipeline keeps them:
+/// the chunks back in order, and the seconds.
+fn run_stream(
+    expander: &mut dyn ChunkExpander,
+    jobs: Vec<ChunkJob>,
+) -> Result<(Vec<ChunkDone>, f64)> {
+    let t = Instant::now();
+    let depth = expander.depth().max(1);
+    let total = jobs.len();
+    let mut done = Vec::with_capacity(total);
+    let mut in_flight = 0;
+    for job in jobs {
+        if in_flight == depth {
+            done.push(expander.collect()?);
+            in_flight -= 1;
+        }
+        expander.submit(job)?;
+        in_flight += 1;
+    }
+    while done.len() < total {
+        done.push(expander.collect()?);
+    }
+    Ok((done, t.elapsed().as_secs_f64()))
+}
+
+/// The game's rules over `jobs`: the chunks, and the seconds.
+fn run_rules(
+    game: &Connect4,
+    targets: &StreamTargets,
+    jobs: Vec<ChunkJob>,
+) -> Result<(Vec<ChunkDone>, f64)> {
+    let t = Instant::now();
+    let done = jobs
+        .into_iter()
+        .map(|j| expand_chunk_on_cpu(game, targets, j))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((done, t.elapsed().as_secs_f64()))
+}
+
+/// Index `j`'s two flag bits.
+fn flag_of(flags: &[u8], j: usize) -> u8 {
+    (flags[j / 4] >> (2 * (j % 4))) & 3
+}
+
+/// `None` when the device's chunks equal the rules' (values, each index's
+/// flags, sorted requests) and its requests are grouped by bucket, else the
+/// first difference.
+fn chunks_difference(want: &[ChunkDone], got: &[ChunkDone], low_bits: u32) -> Option<String> {
+    if want.len() != got.len() {
+        return Some(format!(
+            "{} chunks back, the rules {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    for (w, g) in want.iter().zip(got) {
+        let at = format!("chunk {} at {}", w.chunk, w.lo);
+        if (g.chunk, g.lo) != (w.chunk, w.lo) {
+            return Some(format!(
+                "{at}: the device returned chunk {} at {}",
+                g.chunk, g.lo
+            ));
+        }
+        if let Some(d) = first_difference(&w.values, &g.values) {
+            return Some(format!("{at}: values: {d}"));
+        }
+        // Bits past the chunk's last index are nobody's: not compared.
+        if let Some(j) = (0..w.values.len()).find(|&j| flag_of(&w.flags, j) != flag_of(&g.flags, j))
+        {
+            return Some(format!(
+                "{at}: index {}: flags {} by the rules, {} by the device",
+                w.lo + j as u64,
+                flag_of(&w.flags, j),
+                flag_of(&g.flags, j)
+            ));
+        }
+        if !g.grouped(low_bits) {
+            return Some(format!("{at}: requests not grouped by bucket"));
+        }
+        let (ws, gs) = (w.sorted_requests(), g.sorted_requests());
+        if ws != gs {
+            let i = ws
+                .iter()
+                .zip(&gs)
+                .position(|(a, b)| a != b)
+                .unwrap_or(ws.len().min(gs.len()));
+            return Some(format!(
+                "{at}: {} requests by the rules, {} by the device; first difference at {i}: {:?} vs {:?}",
+                ws.len(),
+                gs.len(),
+                ws.get(i),
+                gs.get(i)
+            ));
+        }
+    }
+    None
+}
+
+/// The first scan of window `range` and then a pass over its output, on the
+/// device and by the rules: two rows.
+#[allow(clippy::too_many_arguments)]
+fn stream_compare(
+    kernels: &Connect4Kernels,
+    game: &Connect4,
+    spec: Connect4SolveSpec,
+    tables: &Connect4Tables,
+    targets: &StreamTargets,
+    range: std::ops::Range<u64>,
+    seed: &mut u64,
+    target: &str,
+    report: &mut DeviceCheckReport,
+) -> Result<()> {
+    let k = range.end - range.start;
+    let mut side = stream_side(kernels, spec, tables, targets)?;
+    let what = if side.name().starts_with("cpu") {
+        format!("{STREAM} (twin)")
+    } else {
+        STREAM.to_string()
+    };
+    let chunk = side.max_chunk().min(targets.max_chunk) / 64 * 64;
+    let jobs = random_jobs(range.clone(), chunk, seed);
+    let copy = |jobs: &[ChunkJob]| -> Vec<ChunkJob> {
+        jobs.iter()
+            .map(|j| ChunkJob {
+                chunk: j.chunk,
+                lo: j.lo,
+                first_scan: j.first_scan,
+                values: j.values.clone(),
+                flags: j.flags.clone(),
+            })
+            .collect()
+    };
+    let (want, cs) = run_rules(game, targets, copy(&jobs))?;
+    let (got, gs) = run_stream(side.as_mut(), jobs)?;
+    let diff = chunks_difference(&want, &got, targets.low_bits);
+    let requests: usize = want.iter().map(|d| d.requests.len()).sum();
+    let pending: usize = want
+        .iter()
+        .map(|d| {
+            d.values
+                .iter()
+                .enumerate()
+                .filter(|&(j, &v)| v == STREAM_PENDING && flag_of(&d.flags, j) != 0)
+                .count()
+        })
+        .sum();
+    report.rows.push(
+        DeviceCheckRow::new(format!("{what} first scan"), target, k)
+            .cpu(k, cs)
+            .gpu(k, gs)
+            .matched(
+                diff.is_none(),
+                diff.unwrap_or_else(|| {
+                    format!(
+                        "{} chunks of <= {chunk}, {} buckets of {}: {pending} ongoing, {requests} requests",
+                        want.len(),
+                        targets.buckets,
+                        targets.lookup_chunk
+                    )
+                }),
+            ),
+    );
+
+    // A pass over the first scan's output, some flags raised to ONGOING |
+    // INTERNAL (which this game never sets): nothing asked, nothing changed.
+    let salt = mix(bump(seed));
+    let pass: Vec<ChunkJob> = want
+        .iter()
+        .map(|d| {
+            let mut flags = d.flags.clone();
+            for j in 0..d.values.len() {
+                if mix(salt ^ (d.lo + j as u64)) % 8 == 0 {
+                    flags[j / 4] |= (STREAM_ONGOING | STREAM_INTERNAL) << (2 * (j % 4));
+                }
+            }
+            ChunkJob {
+                chunk: d.chunk,
+                lo: d.lo,
+                first_scan: false,
+                values: d.values.clone(),
+                flags,
+            }
+        })
+        .collect();
+    let before = copy(&pass);
+    let (want, cs) = run_rules(game, targets, copy(&pass))?;
+    let (got, gs) = run_stream(side.as_mut(), pass)?;
+    let diff = chunks_difference(&want, &got, targets.low_bits).or_else(|| {
+        let asked: usize = got.iter().map(|d| d.requests.len()).sum();
+        let changed = got.iter().zip(&before).any(|(g, b)| {
+            g.values != b.values
+                || g.flags[..b.values.len().div_ceil(4)] != b.flags[..b.values.len().div_ceil(4)]
+        });
+        (asked > 0 || changed)
+            .then(|| format!("the pass asked {asked} and changed values or flags: {changed}"))
+    });
+    report.rows.push(
+        DeviceCheckRow::new(format!("{what} pass"), target, k)
+            .cpu(k, cs)
+            .gpu(k, gs)
+            .matched(
+                diff.is_none(),
+                diff.unwrap_or_else(|| "no requests, values and flags unchanged".into()),
+            ),
+    );
+    Ok(())
+}
+
+/// A first scan of a window of ply `spec` whose targets lack ply `n + 1`:
+/// both sides must refuse it as a broken game contract.
+fn contract_row(
+    kernels: &Connect4Kernels,
+    game: &Connect4,
+    spec: Connect4SolveSpec,
+    tables: &Connect4Tables,
+    targets: &StreamTargets,
+    range: std::ops::Range<u64>,
+    seed: &mut u64,
+) -> Result<DeviceCheckRow> {
+    let (lo, hi) = (range.start, range.end);
+    let next = PartitionId(spec.n + 1);
+    let targets = StreamTargets {
+        bucket_base: targets
+            .bucket_base
+            .iter()
+            .filter(|(p, _)| *p != next)
+            .copied()
+            .collect(),
+        reached: None,
+        ..targets.clone()
+    };
+    let mut same = *seed;
+    let want = run_rules(game, &targets, random_jobs(lo..hi, STREAM_CHUNK, &mut same));
+    let jobs = random_jobs(lo..hi, STREAM_CHUNK, seed);
+    let k = hi - lo;
+    let mut side = stream_side(kernels, spec, tables, &targets)?;
+    let got = run_stream(side.as_mut(), jobs);
+    let is_contract =
+        |r: &Result<(Vec<ChunkDone>, f64)>| matches!(r, Err(crate::Error::GameContract { .. }));
+    let ok = is_contract(&want) && is_contract(&got);
+    let say = |r: &Result<(Vec<ChunkDone>, f64)>| match r {
+        Ok(_) => "accepted it".to_string(),
+        Err(e) => e.to_string(),
+    };
+    Ok(DeviceCheckRow::new(
+        format!("{STREAM} (contract)"),
+        format!(
+            "{}x{} {} [{lo}, {hi}) without ply{:02}",
+            spec.width,
+            spec.height,
+            spec.name(),
+            spec.n + 1
+        ),
+        k,
+    )
+    .matched(ok, format!("rules: {}; device: {}", say(&want), say(&got))))
 }

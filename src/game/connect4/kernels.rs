@@ -25,8 +25,8 @@
 use super::twin::{self, Connect4SolveSpec, Connect4Tables, Connect4Twin};
 use super::Connect4;
 use crate::game::{
-    Device, DeviceCheckOptions, DeviceCheckReport, ForwardTargets, Game, KernelSolve,
-    PartitionKernels, ReachedView, SolvedPartitions,
+    ChunkExpander, Device, DeviceCheckOptions, DeviceCheckReport, ForwardTargets, Game,
+    KernelSolve, PartitionKernels, ReachedView, SolvedPartitions, StreamTargets,
 };
 
 // `tbforge bench gpu connect4`. A child of this module (it reads the solver),
@@ -50,6 +50,10 @@ enum Solver {
 pub struct Connect4Kernels {
     game: Connect4,
     solver: Solver,
+    /// The streamed path's kernel, on a GPU only: on the CPU the pipeline's
+    /// own expansion through the game's rules is the reference itself.
+    #[cfg(feature = "cuda")]
+    streamed: Option<super::stream::StreamKernels>,
 }
 
 impl std::fmt::Debug for Connect4Kernels {
@@ -68,6 +72,8 @@ impl Connect4Kernels {
         };
         Ok(Connect4Kernels {
             game: game.clone(),
+            #[cfg(feature = "cuda")]
+            streamed: streamed_on(&solver),
             solver,
         })
     }
@@ -85,6 +91,8 @@ impl Connect4Kernels {
         };
         Ok(Connect4Kernels {
             game: self.game.clone(),
+            #[cfg(feature = "cuda")]
+            streamed: streamed_on(&solver),
             solver,
         })
     }
@@ -131,6 +139,15 @@ impl Connect4Kernels {
         let spec = Connect4SolveSpec::new(self.game.width(), self.game.height(), p.0).ok()?;
         let tables = Connect4Tables::new(spec).ok()?;
         (tables.size(p.0) == self.game.partition_size(p)).then_some(spec)
+    }
+}
+
+/// The streamed path's kernel on `solver`'s GPU (compiled on first use).
+#[cfg(feature = "cuda")]
+fn streamed_on(solver: &Solver) -> Option<super::stream::StreamKernels> {
+    match solver {
+        Solver::Twin => None,
+        Solver::Cuda(gpu) => Some(super::stream::StreamKernels::new(gpu.device_arc())),
     }
 }
 
@@ -210,6 +227,48 @@ impl PartitionKernels for Connect4Kernels {
             #[cfg(feature = "cuda")]
             Solver::Cuda(gpu) => gpu.expand(spec, reached, bits).map(|_| ()),
         })
+    }
+
+    /// The peak of [`PartitionKernels::solve`] on the GPU
+    /// (`Connect4Cuda::solve`): ply `n`'s reached bits, their directory and
+    /// its values, with ply `n + 1` held the same way beside them, plus the
+    /// tables. Counted as if every index were reached (the values are one
+    /// per reached index, which only the reached bits, not given here,
+    /// tell): an upper bound, far above the real need of the large plies,
+    /// most of whose indices play never reaches. The forward search
+    /// (`Connect4Cuda::expand`: the two plies' bits) needs less. The
+    /// driver's own reserve beside it (`cuda::MARGIN`) is left out: it is
+    /// not the partition's, and the solve checks the free memory itself.
+    fn working_set(&self, p: PartitionId, size: u64) -> Option<u64> {
+        if matches!(self.solver, Solver::Twin) {
+            return None;
+        }
+        let spec = self.spec_of(p)?;
+        let tables = Connect4Tables::new(spec).ok()?;
+        let next = spec.next().map_or(0, |s| tables.size(s.n));
+        // Bits (a word per 64 indices), directory (an entry per 8 words and
+        // one past), values; each buffer holds one element at least.
+        let ply = |s: u64| {
+            let words = s.div_ceil(64).max(1);
+            words * 8 + (words / 8 + 1) * 8 + s.max(1)
+        };
+        let tables_bytes = 8 * tables.flat().len() as u64;
+        // The failure word beside them.
+        Some(ply(size) + ply(next) + tables_bytes + 64)
+    }
+
+    fn expander(
+        &self,
+        targets: &StreamTargets,
+        device_bytes: u64,
+    ) -> Option<Result<Box<dyn ChunkExpander>>> {
+        #[cfg(feature = "cuda")]
+        if let Some(streamed) = &self.streamed {
+            let spec = self.spec_of(targets.partition)?;
+            return Some(streamed.expander(spec, targets, device_bytes));
+        }
+        let _ = (targets, device_bytes);
+        None
     }
 
     fn name(&self) -> String {

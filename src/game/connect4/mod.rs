@@ -33,6 +33,7 @@
 pub mod cuda;
 #[cfg(feature = "build")]
 pub mod kernels;
+mod stream;
 #[cfg(feature = "build")]
 pub mod twin;
 

@@ -430,6 +430,7 @@ pub fn device_check(
     place_rows(side, opts, &mut seed, &mut report)?;
     place_chain_rows(side, opts, &mut seed, &mut report)?;
     solve_rows(kernels, side, opts, &mut report)?;
+    stream_rows(kernels, opts, &mut seed, &mut report)?;
     Ok(report)
 }
 
@@ -947,4 +948,332 @@ fn lost_partition(game: &super::Morris, p: PartitionId, size: u64) -> Result<Vec
             ))),
         })
         .collect()
+}
+
+/// Partitions of the streamed path's comparison (Nine Men's Morris,
+/// `pieces=9`), by symmetry: moves with a flying half (4-3), many pieces
+/// (9-9), without symmetry (5-4, boards ranked by the multinomial), the
+/// lost 2-5, and placement layers with reached bits: early (t06-3-3),
+/// captures into the next layer (t09-4-4), the last placement into phase
+/// II's both halves and the lost 2-k (t17-3-4, t17-2-3).
+const STREAM_PARTS: [(&str, bool); 8] = [
+    ("4-3", true),
+    ("9-9", true),
+    ("5-4", false),
+    ("2-5", true),
+    ("t06-3-3", true),
+    ("t09-4-4", true),
+    ("t17-3-4", true),
+    ("t17-2-3", false),
+];
+
+/// The most indices of one chunk in the streamed comparison.
+const STREAM_MAX_CHUNK: u64 = 1 << 16;
+
+/// Indices per chunk of the streamed comparison: 2^(work_log2 - 6), from
+/// 1,024 to [`STREAM_MAX_CHUNK`] (a dry run stays small, a real one
+/// exercises full chunks).
+fn stream_chunk(opts: &DeviceCheckOptions) -> u64 {
+    (1u64 << (opts.work_log2.clamp(6, 40) - 6)).clamp(1 << 10, STREAM_MAX_CHUNK)
+}
+
+/// The chunks of indices `lo..hi` (`lo` a multiple of 64) of at most
+/// `chunk` indices each, with random values and flags (a first scan must
+/// overwrite both).
+fn stream_jobs(lo: u64, hi: u64, chunk: u64, seed: u64) -> Vec<crate::game::ChunkJob> {
+    let mut jobs = Vec::new();
+    let mut at = lo;
+    while at < hi {
+        let n = chunk.min(hi - at) as usize;
+        let noise =
+            |i: usize, salt: u64| (mix64(seed ^ mix64((at + i as u64) ^ salt)) & 0xff) as u8;
+        jobs.push(crate::game::ChunkJob {
+            chunk: jobs.len() as u64,
+            lo: at,
+            first_scan: true,
+            values: (0..n).map(|i| noise(i, 1)).collect(),
+            flags: (0..n.div_ceil(4)).map(|i| noise(i, 2)).collect(),
+        });
+        at += n as u64;
+    }
+    jobs
+}
+
+/// A copy of a chunk's job.
+fn copy_job(j: &crate::game::ChunkJob) -> crate::game::ChunkJob {
+    crate::game::ChunkJob {
+        chunk: j.chunk,
+        lo: j.lo,
+        first_scan: j.first_scan,
+        values: j.values.clone(),
+        flags: j.flags.clone(),
+    }
+}
+
+/// Runs `jobs` through `ex`, keeping up to its depth in flight, in order.
+fn run_chunks(
+    ex: &mut dyn crate::game::ChunkExpander,
+    jobs: Vec<crate::game::ChunkJob>,
+) -> Result<Vec<crate::game::ChunkDone>> {
+    let depth = ex.depth().max(1);
+    let mut done = Vec::with_capacity(jobs.len());
+    let mut in_flight = 0;
+    for job in jobs {
+        if in_flight == depth {
+            done.push(ex.collect()?);
+            in_flight -= 1;
+        }
+        ex.submit(job)?;
+        in_flight += 1;
+    }
+    for _ in 0..in_flight {
+        done.push(ex.collect()?);
+    }
+    Ok(done)
+}
+
+/// `None` when the device's chunks equal the reference's (values, flags,
+/// the multiset of requests) and every device chunk is grouped by bucket;
+/// else the first difference.
+fn stream_difference(
+    want: &[crate::game::ChunkDone],
+    got: &[crate::game::ChunkDone],
+    low_bits: u32,
+) -> Option<String> {
+    if want.len() != got.len() {
+        return Some(format!(
+            "{} chunks back, {} expected",
+            got.len(),
+            want.len()
+        ));
+    }
+    for (w, g) in want.iter().zip(got) {
+        let c = w.chunk;
+        if (g.chunk, g.lo) != (w.chunk, w.lo) {
+            return Some(format!(
+                "chunk {c} came back as chunk {} at {}",
+                g.chunk, g.lo
+            ));
+        }
+        if let Some(d) = first_difference(&w.values, &g.values) {
+            return Some(format!("chunk {c} values: {d}"));
+        }
+        // Index by index: the bits past a partial last chunk's end are
+        // nobody's (the reference leaves them, the device clears them).
+        let flags = |d: &crate::game::ChunkDone| -> Vec<u8> {
+            (0..d.values.len())
+                .map(|j| d.flags.get(j / 4).map_or(4, |b| (b >> (2 * (j % 4))) & 3))
+                .collect()
+        };
+        if let Some(d) = first_difference(&flags(w), &flags(g)) {
+            return Some(format!("chunk {c} flags: {d}"));
+        }
+        if let Some(d) = first_difference(&w.sorted_requests(), &g.sorted_requests()) {
+            return Some(format!("chunk {c} sorted requests: {d}"));
+        }
+        if !g.grouped(low_bits) {
+            return Some(format!("chunk {c}: requests not grouped by bucket"));
+        }
+    }
+    None
+}
+
+/// Targets of partition `p` of `game`: every partition up to `p` in the
+/// game's order gets buckets of `lookup_chunk` indices.
+fn stream_targets(
+    game: &Morris,
+    p: PartitionId,
+    lookup_chunk: u64,
+    reached: Option<std::sync::Arc<[u64]>>,
+    max_chunk: u64,
+) -> crate::game::StreamTargets {
+    let mut bucket_base = Vec::new();
+    let mut buckets = 0;
+    for q in game.partitions() {
+        bucket_base.push((q, buckets));
+        buckets += game.partition_size(q).div_ceil(lookup_chunk);
+        if q == p {
+            break;
+        }
+    }
+    crate::game::StreamTargets {
+        partition: p,
+        bucket_base,
+        lookup_chunk,
+        low_bits: 64 - (lookup_chunk - 1).leading_zeros(),
+        reached,
+        max_chunk,
+        buckets,
+    }
+}
+
+/// The streamed path's chunk expansion ([`crate::game::ChunkExpander`]:
+/// the stager with `morris_stream_expand` on a GPU, the CPU expander in its
+/// place on the CPU) against [`crate::game::expand_chunk_on_cpu`], the
+/// reference, on [`STREAM_PARTS`]: a range of indices of each (crossing
+/// the halves' boundary of a `k1-k2`; 2^(work_log2 - 4) within bounds, in
+/// chunks of [`stream_chunk`] with a partial last one), a random lookup chunk and
+/// bucket bases for every partition up to it, random input bytes (a first
+/// scan overwrites them), random reached bits on placement layers. First
+/// the first scan, then a pass over its output with a random third of the
+/// pending positions decided.
+fn stream_rows(
+    kernels: &MorrisKernels,
+    opts: &DeviceCheckOptions,
+    seed: &mut u64,
+    report: &mut DeviceCheckReport,
+) -> Result<()> {
+    use crate::game::{expand_chunk_on_cpu, CpuExpander, STREAM_PENDING};
+    let on_cpu = matches!(kernels.solver, Solver::Twin);
+    for (name, symmetry) in STREAM_PARTS {
+        let game = Morris::whole(9, symmetry)?;
+        let Some(p) = game
+            .partitions()
+            .into_iter()
+            .find(|&q| game.partition_name(q) == name)
+        else {
+            return Err(Error::Cuda(format!(
+                "{name} is not a partition of pieces=9"
+            )));
+        };
+        let size = game.partition_size(p);
+        let target = format!("{name} sym {}", if symmetry { "on" } else { "off" });
+        *seed = seed.wrapping_add(1);
+        let s = mix64(*seed);
+        let lookup_chunk = 1000 + s % 30_000;
+        let reached: Option<std::sync::Arc<[u64]>> =
+            PlaceSpec::of(&game, p).map(|spec| random_reached(&spec, mix64(s ^ 1), 3).into());
+        let max_chunk = stream_chunk(opts);
+        let targets = stream_targets(&game, p, lookup_chunk, reached, max_chunk);
+        // Five chunks and a partial one at least, 2^22 indices at most.
+        let len = (1u64 << opts.work_log2.min(40).saturating_sub(4))
+            .clamp(5 * max_chunk + 4_321, 1 << 22)
+            .min(size);
+        // Across the halves' boundary where there are two.
+        let second = match super::stream::StreamDesc::of(&game, &targets) {
+            Some(d) if d.halves.len() > 1 => d.halves[1].base,
+            _ => 0,
+        };
+        let lo = (second.saturating_sub(len / 2) / 64 * 64).min((size - len) / 64 * 64);
+        let hi = (lo + len).min(size);
+        let n = hi - lo;
+        let expander = if on_cpu {
+            Some(Ok(Box::new(CpuExpander::new(&game, targets.clone()))
+                as Box<dyn crate::game::ChunkExpander + '_>))
+        } else {
+            kernels
+                .for_game(&game)
+                .expander(&targets, 1 << 30)
+                .map(|r| r.map(|b| b as Box<dyn crate::game::ChunkExpander + '_>))
+        };
+        let mut ex = match expander {
+            Some(Ok(ex)) => ex,
+            Some(Err(e)) => {
+                report.rows.push(
+                    DeviceCheckRow::new("stream expand", target, n)
+                        .matched(false, format!("no expander: {e}")),
+                );
+                continue;
+            }
+            None => {
+                report.rows.push(
+                    DeviceCheckRow::new("stream expand", target, n)
+                        .note("the kernels decline this partition (expanded on the CPU)"),
+                );
+                continue;
+            }
+        };
+        let chunk = max_chunk.min(ex.max_chunk()).max(64);
+        let jobs = stream_jobs(lo, hi, chunk, mix64(s ^ 2));
+        let chunks = jobs.len();
+        let mut next_jobs = Vec::new();
+        for first_scan in [true, false] {
+            let what = if first_scan {
+                "stream expand: first scan"
+            } else {
+                "stream expand: pass"
+            };
+            let jobs: Vec<_> = if first_scan {
+                jobs.iter().map(copy_job).collect()
+            } else {
+                std::mem::take(&mut next_jobs)
+            };
+            let (want, cs) = timed(|| {
+                jobs.iter()
+                    .map(|j| expand_chunk_on_cpu(&game, &targets, copy_job(j)))
+                    .collect::<Result<Vec<_>>>()
+            })?;
+            let requests: usize = want.iter().map(|d| d.requests.len()).sum();
+            let pending = want
+                .iter()
+                .flat_map(|d| d.values.iter())
+                .filter(|&&v| v == STREAM_PENDING)
+                .count();
+            let got = timed(|| run_chunks(ex.as_mut(), jobs));
+            let row = DeviceCheckRow::new(what, target.clone(), n).cpu(n, cs);
+            let row = match got {
+                Err(e) => row.matched(false, format!("device: {e}")),
+                Ok((got, gs)) => {
+                    let diff = stream_difference(&want, &got, targets.low_bits);
+                    let mut t = crate::game::ChunkTiming::default();
+                    for d in &got {
+                        t.add(&d.timing);
+                    }
+                    let device = if on_cpu {
+                        "; CPU expander in the device's place".to_string()
+                    } else {
+                        format!(
+                            "; device events: kernels {:.4} s ({:.1} M pos/s), copies in {:.4} s, back {:.4} s ({} MB)",
+                            t.kernel_seconds,
+                            n as f64 / t.kernel_seconds.max(1e-9) / 1e6,
+                            t.h2d_seconds,
+                            t.d2h_seconds,
+                            t.d2h_bytes >> 20
+                        )
+                    };
+                    row.gpu(n, gs).matched(
+                        diff.is_none(),
+                        diff.unwrap_or_else(|| {
+                            format!(
+                                "indices {lo}..{hi} in {chunks} chunks of <= {chunk}, lookup chunk {lookup_chunk}, {} buckets, {pending} pending: values, flags, {requests} requests (sorted) equal, grouped by bucket{device}",
+                                targets.buckets,
+                            )
+                        }),
+                    )
+                }
+            };
+            report.rows.push(row);
+            if first_scan {
+                // The pass's input: the reference's first scan with a random
+                // third of its pending positions decided (odd distances: a
+                // win, as a pass would write them).
+                next_jobs = want
+                    .into_iter()
+                    .map(|d| {
+                        let values = d
+                            .values
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &v)| {
+                                let z = mix64(s ^ 3 ^ mix64(d.lo + i as u64));
+                                if v == STREAM_PENDING && z % 3 == 0 {
+                                    3 + 2 * ((z >> 8) % 60) as u8
+                                } else {
+                                    v
+                                }
+                            })
+                            .collect();
+                        crate::game::ChunkJob {
+                            chunk: d.chunk,
+                            lo: d.lo,
+                            first_scan: false,
+                            values,
+                            flags: d.flags,
+                        }
+                    })
+                    .collect();
+            }
+        }
+    }
+    Ok(())
 }

@@ -5,6 +5,12 @@
 //! `tTT-a-b` are solved and searched forward where they are reached, by
 //! kernels `place_solve` and `place_expand` or their twin ([`super::place`]).
 //!
+//! A partition whose working set ([`MorrisKernels::solve_bytes`]) does not
+//! fit the device takes the pipeline's streamed path: on a GPU its chunks
+//! are expanded by kernel `morris_stream_expand` through the generic stager
+//! ([`super::stream`]), every partition kind alike; on the CPU the pipeline
+//! expands them through the game's rules (no expander here).
+//!
 //! # A partition solved by a team
 //!
 //! [`PartitionKernels::solve_team`] splits a partition among the members of
@@ -69,8 +75,8 @@ use super::{Morris, Part};
 use crate::dist::slice_of;
 use crate::dist::Team;
 use crate::game::{
-    Device, DeviceCheckOptions, DeviceCheckReport, ForwardTargets, Game, KernelSolve,
-    PartitionKernels, SolvedPartitions,
+    ChunkExpander, Device, DeviceCheckOptions, DeviceCheckReport, ForwardTargets, Game,
+    KernelSolve, PartitionKernels, SolvedPartitions, StreamTargets,
 };
 use crate::value::{PartitionId, Value};
 use crate::{Error, Result};
@@ -107,6 +113,11 @@ pub(super) enum Solver {
 pub struct MorrisKernels {
     pub(super) game: Morris,
     pub(super) solver: Solver,
+    /// The streamed path's module, compiled on a partition's first
+    /// [`PartitionKernels::expander`] call (a build that keeps every
+    /// partition on the device never pays for it), then shared.
+    #[cfg(feature = "cuda")]
+    pub(super) stream: Arc<std::sync::Mutex<Option<Arc<super::stream::StreamModule>>>>,
 }
 
 impl std::fmt::Debug for MorrisKernels {
@@ -126,7 +137,83 @@ impl MorrisKernels {
         Ok(MorrisKernels {
             game: game.clone(),
             solver,
+            #[cfg(feature = "cuda")]
+            stream: Default::default(),
         })
+    }
+
+    /// The same kernels (and device) for another Morris game: the device
+    /// check expands partitions of games other than the build's.
+    pub fn for_game(&self, game: &Morris) -> MorrisKernels {
+        MorrisKernels {
+            game: game.clone(),
+            ..self.clone()
+        }
+    }
+
+    /// The streamed path's module on `device`, loaded on first use.
+    #[cfg(feature = "cuda")]
+    pub(super) fn stream_module(
+        &self,
+        device: &Arc<crate::backend::cuda::CudaDevice>,
+    ) -> Result<Arc<super::stream::StreamModule>> {
+        let mut slot = self.stream.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = &*slot {
+            return Ok(m.clone());
+        }
+        let m = Arc::new(super::stream::StreamModule::load(device.clone())?);
+        *slot = Some(m.clone());
+        Ok(m)
+    }
+
+    /// Device bytes [`PartitionKernels::solve`] of `p` (of `size` indices)
+    /// takes at its peak on a GPU, from what `MorrisCuda` allocates:
+    /// - `k1-k2`: the values (1 byte an index), the event list (8, sized
+    ///   to the partition before the scan), the candidate list and two
+    ///   frontiers (8 each per pending index, bounded by the size), the
+    ///   candidate bitmap (1/8), both dependencies whole and the four class
+    ///   tables;
+    /// - a placement layer: the values, the reached bits (1/8), both
+    ///   targets' values whole and three class tables;
+    /// - a lost partition: nothing (filled on the host).
+    ///
+    /// Plus a MiB for counters, statistics and alignment.
+    pub fn solve_bytes(&self, p: PartitionId, size: u64) -> Option<u64> {
+        const SLACK: u64 = 1 << 20;
+        let blob = |a: u32, b: u32| -> u64 {
+            if self.game.symmetry {
+                8 * super::classes::HalfIndex::get(a, b).device_blob().len() as u64
+            } else {
+                0
+            }
+        };
+        match Part::from_id(p)? {
+            Part::Lost(_) => Some(0),
+            Part::Place { .. } => {
+                let spec = PlaceSpec::of(&self.game, p)?;
+                if spec.lost {
+                    return Some(0);
+                }
+                let targets: u64 = spec
+                    .targets()
+                    .iter()
+                    .flatten()
+                    .map(|t| t.size + blob(t.a, t.b))
+                    .sum();
+                Some(size + size.div_ceil(64) * 8 + targets + blob(spec.a, spec.b) + SLACK)
+            }
+            Part::Pair(..) => {
+                let spec = spec_of(&self.game, p)?;
+                let deps: u64 = spec.dependency_sizes().iter().sum();
+                let (k1, k2) = (spec.k1, spec.k2);
+                let tabs = if spec.symmetry {
+                    blob(k1, k2) + blob(k2, k1) + blob(k2 - 1, k1) + blob(k1 - 1, k2)
+                } else {
+                    0
+                };
+                Some(size * (1 + 8 + 3 * 8) + size.div_ceil(32) * 4 + deps + tabs + SLACK)
+            }
+        }
     }
 
     /// The values of `spec` from its dependencies' values.
@@ -411,6 +498,39 @@ impl PartitionKernels for MorrisKernels {
             #[cfg(feature = "cuda")]
             Solver::Cuda(gpu) => gpu.place_expand(&spec, reached, targets).map(|_| ()),
         })
+    }
+
+    fn working_set(&self, p: PartitionId, size: u64) -> Option<u64> {
+        match &self.solver {
+            // Not on a device.
+            Solver::Twin => None,
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(_) => self.solve_bytes(p, size),
+        }
+    }
+
+    fn expander(
+        &self,
+        targets: &StreamTargets,
+        device_bytes: u64,
+    ) -> Option<Result<Box<dyn ChunkExpander>>> {
+        match &self.solver {
+            // The pipeline's CPU path is the reference itself.
+            Solver::Twin => {
+                let _ = (targets, device_bytes);
+                None
+            }
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => {
+                // Decline what the kernel does not cover before compiling it.
+                super::stream::StreamDesc::of(&self.game, targets)?;
+                let stager = self.stream_module(gpu.device()).and_then(|m| {
+                    m.stager(&self.game, targets, device_bytes)
+                        .expect("the descriptor exists (checked above)")
+                });
+                Some(stager.map(|s| Box::new(s) as Box<dyn ChunkExpander>))
+            }
+        }
     }
 
     fn name(&self) -> String {

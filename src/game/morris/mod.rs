@@ -134,6 +134,8 @@ pub mod rank24;
 #[cfg(feature = "build")]
 pub mod retro;
 #[cfg(feature = "build")]
+pub mod stream;
+#[cfg(feature = "build")]
 pub mod twin;
 
 use super::params::{GameDescriptor, ParamDoc, ParamReader};
