@@ -70,6 +70,7 @@ pub fn bench(what: BenchWhat) -> anyhow::Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
+        BenchWhat::Pcie { size_mb, json } => pcie(size_mb, json),
         BenchWhat::Probe { dir, json } => {
             let row = tbforge::probe::bench(&dir, &Default::default())?;
             if json {
@@ -236,4 +237,30 @@ impl GameVisitor for KernelsOn {
     fn visit<G: Game>(self, game: &G) -> Self::Output {
         game.kernels(&self.0)
     }
+}
+
+#[cfg(feature = "cuda")]
+fn pcie(size_mb: usize, json: bool) -> anyhow::Result<ExitCode> {
+    let device = tbforge::backend::cuda::CudaDevice::open(0)?;
+    let bytes = size_mb.max(1) << 20;
+    let (h2d, d2h) = tbforge::backend::cuda::stream::copy_rates(&device, bytes)?;
+    if json {
+        println!(
+            "{}",
+            json!({ "device": device.name(), "bytes": bytes, "h2d_bytes_per_second": h2d, "d2h_bytes_per_second": d2h })
+        );
+    } else {
+        println!(
+            "{}: pinned copies of {size_mb} MiB: to the device {:.1} GB/s, back {:.1} GB/s",
+            device.name(),
+            h2d / 1e9,
+            d2h / 1e9
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn pcie(_: usize, _: bool) -> anyhow::Result<ExitCode> {
+    bail!("this tbforge was built without the `cuda` feature: `bench pcie` needs it")
 }

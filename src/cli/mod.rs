@@ -180,6 +180,16 @@ pub(crate) enum BenchWhat {
         #[arg(long)]
         json: bool,
     },
+    /// Copy rates between the host and GPU 0 through page-locked buffers,
+    /// the streamed path's kind: GB/s each way (best of five).
+    Pcie {
+        /// Bytes per copy, in MiB.
+        #[arg(long, value_name = "MIB", default_value_t = 256)]
+        size_mb: usize,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check a game's GPU kernels against their CPU twins and time both.
     ///
     /// Every kernel runs on fresh random inputs (the seed is printed; --seed

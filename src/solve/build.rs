@@ -148,6 +148,10 @@ pub struct BuildReport {
     /// than `--gpu-mem-limit`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streamed_because: Option<String>,
+    /// The most device memory one partition's in-memory kernel solve needs
+    /// ([`PartitionKernels::working_set`]), where the kernels say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub largest_working_set: Option<u64>,
     /// The game's kernels, if they were offered.
     pub accelerator: Option<String>,
     /// Worker threads.
@@ -867,6 +871,11 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         accelerated_partitions,
         forward_seconds,
         forward_depth_seconds,
+        largest_working_set: opts.kernels.as_ref().and_then(|k| {
+            (0..layout.len())
+                .filter_map(|s| k.working_set(layout.order()[s], layout.size(s)))
+                .max()
+        }),
         streamed_because: too_big_for_device.map(|(name, need, limit)| {
             format!("partition {name} needs {need} bytes of device memory in one piece, --gpu-mem-limit is {limit}")
         }),

@@ -657,3 +657,44 @@ impl ChunkExpander for Stager {
         })
     }
 }
+
+/// Copy rates through page-locked, not write-combined host memory (the
+/// staging buffers' kind), in bytes per second: (to the device, back),
+/// each the best of five copies of `bytes`.
+pub fn copy_rates(device: &CudaDevice, bytes: usize) -> Result<(f64, f64)> {
+    let e = cuda_err;
+    let ctx = device.context();
+    let stream = ctx.new_stream().map_err(e("creating a stream"))?;
+    // SAFETY: page-locked, not write-combined; filled before it is copied.
+    let mut host = unsafe { ctx.alloc_pinned_with_flags::<u8>(bytes.max(1), 0) }
+        .map_err(e("allocating pinned host memory"))?;
+    host.as_mut_slice()
+        .map_err(e("pinned memory"))?
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, b)| *b = i as u8);
+    let mut dev = stream
+        .alloc_zeros::<u8>(bytes.max(1))
+        .map_err(e("allocating device memory"))?;
+    let timed = || {
+        ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(e("creating an event"))
+    };
+    let (a, b) = (timed()?, timed()?);
+    let mut best = (f64::MAX, f64::MAX);
+    for _ in 0..5 {
+        a.record(&stream).map_err(e("recording an event"))?;
+        stream
+            .memcpy_htod(&host, &mut dev)
+            .map_err(e("copying to the device"))?;
+        b.record(&stream).map_err(e("recording an event"))?;
+        best.0 = best.0.min(ms(&a, &b)?);
+        a.record(&stream).map_err(e("recording an event"))?;
+        stream
+            .memcpy_dtoh(&dev, &mut host)
+            .map_err(e("copying back"))?;
+        b.record(&stream).map_err(e("recording an event"))?;
+        best.1 = best.1.min(ms(&a, &b)?);
+    }
+    Ok((bytes as f64 / best.0, bytes as f64 / best.1))
+}

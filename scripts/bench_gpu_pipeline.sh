@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The streamed GPU pipeline on the GPU machine: checks and measures in one run.
+# 1. The machine's rates: the scratch disk's sequential write and read
+#    (dd, direct I/O, DISK_GB GiB) and pinned copies each way (`bench pcie`).
+# 2. For Connect Four 5x5 and Morris max=MORRIS_MAX (default 6): the CPU
+#    build in memory (the reference bytes), the GPU build in memory (its
+#    largest partition's device working set W), then streamed builds with
+#    --gpu-mem-limit W/8 and W/64 over 1 and 3 scratch directories, and the
+#    CPU's external build with the same --mem-limit: every directory must be
+#    byte-identical to the reference (build-log.json aside).
+# 3. A streamed build killed (SIGKILL) at random moments and resumed until it
+#    finishes: byte-identical too.
+# 4. Per streamed build, the timeline summed from build-log.json: scratch
+#    bytes, copies and kernels on the device, waits; the wall time against
+#    the time the disk needs for the scratch bytes at its sequential rates,
+#    and kernel busy time against wall.
+# BUILD_TIMEOUT (default 240 s) caps each build; a build that runs out is
+# reported, not compared.
+# The binary is built elsewhere (no Rust on the GPU machine):
+#   cargo build --release --features cuda
+#   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh scripts/*.py .device/
+. "$(dirname "$0")/gpu_env.sh" tbforge-gpu-pipeline
+MORRIS_MAX=${MORRIS_MAX:-6}
+DISK_GB=${DISK_GB:-4}
+BUILD_TIMEOUT=${BUILD_TIMEOUT:-240}
+KILLS=${KILLS:-4}
+SUMMARY="$OUT/summary.txt"
+: > "$SUMMARY"
+nvidia-smi --query-gpu=name,memory.total,memory.free --format=csv,noheader
+echo "== $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, scratch on $(df -h "$WORK" | awk 'NR==2{print $1, $2}')"
+
+# 1. Rates.
+rate() { # dd's last line -> bytes per second
+  python3 -c 'import sys,re
+l=sys.stdin.read().strip().splitlines()[-1]
+m=re.match(r"(\d+) bytes.*copied, ([0-9.]+) s", l); print(int(m.group(1))/float(m.group(2)))'
+}
+sync
+DISK_W=$(dd if=/dev/zero of="$WORK/seq" bs=16M count=$((DISK_GB * 64)) oflag=direct conv=fdatasync 2>&1 | rate)
+DISK_R=$(dd if="$WORK/seq" of=/dev/null bs=16M iflag=direct 2>&1 | rate)
+rm -f "$WORK/seq"
+PCIE=$("$BIN" bench pcie --size-mb 512 --json)
+echo "$PCIE"
+python3 - "$DISK_W" "$DISK_R" "$PCIE" <<'EOF' | tee -a "$SUMMARY"
+import json, sys
+w, r, p = float(sys.argv[1]), float(sys.argv[2]), json.loads(sys.argv[3])
+print("| rate | GB/s |\n| --- | ---: |")
+print(f"| disk sequential write | {w/1e9:.2f} |\n| disk sequential read | {r/1e9:.2f} |")
+print(f"| pinned copy to device | {p['h2d_bytes_per_second']/1e9:.1f} |\n| pinned copy back | {p['d2h_bytes_per_second']/1e9:.1f} |")
+EOF
+
+# Builds into DIR with the rest as arguments, capped; prints its seconds (or "timeout").
+build() {
+  local dir=$1; shift
+  rm -rf "$dir" "$dir".d*
+  local t0=$(date +%s.%N)
+  timeout "$BUILD_TIMEOUT" "$BIN" build "$@" --out "$dir" --json > "$dir.json" 2> "$dir.err"
+  local rc=$?
+  if [ $rc -eq 124 ]; then echo timeout; return; fi
+  if [ $rc -ne 0 ]; then echo "failed($rc): $(tail -1 "$dir.err")"; status=1; return; fi
+  python3 -c "print(round($(date +%s.%N) - $t0, 2))"
+}
+
+# Same bytes as the reference (build-log.json aside)?
+same() {
+  python3 - "$1" "$2" <<'EOF'
+import os, sys, hashlib
+def files(d):
+    return {f: hashlib.sha256(open(os.path.join(d, f), 'rb').read()).hexdigest()
+            for f in sorted(os.listdir(d)) if f != 'build-log.json' and not f.startswith('.')}
+a, b = files(sys.argv[1]), files(sys.argv[2])
+print("identical" if a == b and a else f"DIFFERENT ({len(a)} vs {len(b)} files)")
+EOF
+}
+
+# The timeline of a build's log as one table row.
+timeline() {
+  python3 - "$1" "$2" "$DISK_W" "$DISK_R" "$3" <<'EOF'
+import json, sys
+log = json.load(open(f"{sys.argv[1]}/build-log.json"))
+label, w, r, wall = sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+passes = [p for part in log["partitions"] for p in part.get("pipeline_passes", [])]
+s = lambda k: sum(p[k] for p in passes)
+d = lambda k: sum(p["device"][k] for p in passes)
+wt = lambda k: sum(p["waits"].get(k, 0) for p in passes)
+req = s("requests")
+rb = sum(p["requests"] * (p["scratch_bytes_per_request"] or 0) for p in passes)
+rd, wr = log["scratch_bytes_read"], log["scratch_bytes_written"]
+disk = rd / r + wr / w
+pipe = log["pipeline_seconds"]
+exp = sorted({p["expander"] for p in passes})
+print(f"| {label} | {wall:.1f} | {pipe:.1f} | {len(passes)} | {rd/1e9:.2f} | {wr/1e9:.2f} | {req/1e6:.1f} | "
+      f"{(rb/req if req else 0):.1f} | {d('h2d_bytes')/1e9:.2f} / {d('h2d_seconds'):.2f} | "
+      f"{d('d2h_bytes')/1e9:.2f} / {d('d2h_seconds'):.2f} | {d('kernel_seconds'):.2f} | "
+      f"{wt('for_chunk_reads'):.1f} / {wt('for_device'):.1f} / {wt('for_flushers'):.1f} / {wt('for_run_reads'):.1f} | "
+      f"{disk:.1f} | {pipe/disk if disk else 0:.2f} | {100*d('kernel_seconds')/max(pipe,1e-9):.1f}% | "
+      f"{sum(part['index_size'] * len(part.get('pipeline_passes', [])) for part in log['partitions'])/max(pipe,1e-9)/1e6:.0f} | {', '.join(exp)} |")
+EOF
+}
+
+HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | B/request | h2d GB / s | d2h GB / s | kernel s | waits: reads / device / flushers / runs s | disk time s | pipeline / disk | kernel busy | M index-passes/s | expander |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |"
+
+one_game() {
+  local name=$1; shift
+  local base="$WORK/$name"
+  echo "== $name ($*)" | tee -a "$SUMMARY"
+  local t_cpu=$(build "$base-cpu" "$@" --backend cpu)
+  local t_gpu=$(build "$base-gpu" "$@" --backend cuda)
+  echo "in memory: CPU $t_cpu s, GPU $t_gpu s; GPU $(same "$base-cpu" "$base-gpu")" | tee -a "$SUMMARY"
+  local W=$(python3 -c "import json;print(json.load(open('$base-gpu/build-log.json')).get('largest_working_set',0))")
+  local P=$(python3 -c "import json;print(json.load(open('$base-cpu/build-log.json'))['positions'])")
+  # Host memory for the pipeline's buffers: small enough that chunks are many.
+  local MEM=$(( P / 2 > 64 * 1048576 ? P / 2 : 64 * 1048576 ))
+  echo "largest device working set $W bytes; --mem-limit $MEM for the external builds" | tee -a "$SUMMARY"
+  local rows="$HEADER"
+  for f in 8 64; do
+    for n in 1 3; do
+      local dir="$base-s$f-$n"
+      local disks=""
+      for i in $(seq 1 $n); do disks="$disks --disk $dir.d$i"; done
+      local t=$(build "$dir" "$@" --backend cuda --gpu-mem-limit $((W / f)) --mem-limit $MEM $disks)
+      echo "streamed, --gpu-mem-limit W/$f, $n disk(s): $t s, $(same "$base-cpu" "$dir")" | tee -a "$SUMMARY"
+      [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
+$(timeline "$dir" "GPU W/$f $n disk(s)" "$t")"
+    done
+  done
+  local t=$(build "$base-ext" "$@" --backend cpu --mem-limit $MEM)
+  echo "CPU external, --mem-limit $MEM: $t s, $(same "$base-cpu" "$base-ext")" | tee -a "$SUMMARY"
+  [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
+$(timeline "$base-ext" "CPU external" "$t")"
+  echo "$rows" | tee -a "$SUMMARY"
+  # Killed and resumed: W/64 over 3 disks, SIGKILL at random moments.
+  local dir="$base-kill" disks="--disk $base-kill.d1 --disk $base-kill.d2 --disk $base-kill.d3"
+  rm -rf "$dir" "$dir".d*
+  local ref=$(grep "W/64, 3 disk" "$SUMMARY" | tail -1 | sed 's/.*disk(s): \([0-9.]*\) s.*/\1/')
+  [[ $ref =~ ^[0-9.]+$ ]] || ref=20
+  local kills=0 resume=""
+  for k in $(seq 1 "$KILLS"); do
+    local delay=$(python3 -c "import random;print(round(random.uniform(0.1, 0.8)*$ref, 2))")
+    "$BIN" build "$@" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM $disks --out "$dir" $resume --checkpoint-every 0 > /dev/null 2>> "$dir.err" &
+    local pid=$!
+    sleep "$delay"
+    if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
+    wait $pid 2>/dev/null
+    resume="--resume"
+    [ -f "$dir/manifest.json" ] && break
+  done
+  [ -f "$dir/manifest.json" ] || timeout "$BUILD_TIMEOUT" "$BIN" build "$@" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM $disks --out "$dir" --resume > /dev/null 2>> "$dir.err"
+  echo "killed $kills times (SIGKILL) and resumed: $(same "$base-cpu" "$dir")" | tee -a "$SUMMARY"
+}
+
+one_game connect4 --param width=5 --param height=5
+one_game morris --param max="$MORRIS_MAX"
+if grep -q DIFFERENT "$SUMMARY"; then status=1; fi
+echo "== summary"; cat "$SUMMARY"
+exit $status
