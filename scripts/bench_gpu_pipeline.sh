@@ -101,8 +101,8 @@ EOF
 HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | B/request | h2d GB / s | d2h GB / s | kernel s | waits: reads / device / flushers / runs s | disk time s | pipeline / disk | kernel busy | M index-passes/s | expander |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |"
 
-one_game() {
-  local name=$1; shift
+one_game() { # GAME ARGS...: every build gets both
+  local name=$1
   local base="$WORK/$name"
   echo "== $name ($*)" | tee -a "$SUMMARY"
   local t_cpu=$(build "$base-cpu" "$@" --backend cpu)
