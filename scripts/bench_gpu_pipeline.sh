@@ -14,7 +14,7 @@
 #    bytes, copies and kernels on the device, waits; the wall time against
 #    the time the disk needs for the scratch bytes at its sequential rates,
 #    and kernel busy time against wall.
-# BUILD_TIMEOUT (default 240 s) caps each build; a build that runs out is
+# GAMES (default "connect4 morris") picks the games; BUILD_TIMEOUT (default 240 s) caps each build; a build that runs out is
 # reported, not compared.
 # The binary is built elsewhere (no Rust on the GPU machine):
 #   cargo build --release --features cuda
@@ -138,7 +138,7 @@ $(timeline "$base-ext" "CPU external" "$t")"
   local kills=0 resume=""
   for k in $(seq 1 "$KILLS"); do
     local delay=$(python3 -c "import random;print(round(random.uniform(0.1, 0.8)*$ref, 2))")
-    "$BIN" build "$@" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM $disks --out "$dir" $resume --checkpoint-every 0 > /dev/null 2>> "$dir.err" &
+    RUST_BACKTRACE=1 "$BIN" build "$@" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM $disks --out "$dir" $resume --checkpoint-every 0 > /dev/null 2>> "$dir.err" &
     local pid=$!
     sleep "$delay"
     if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
@@ -146,12 +146,16 @@ $(timeline "$base-ext" "CPU external" "$t")"
     resume="--resume"
     [ -f "$dir/manifest.json" ] && break
   done
-  [ -f "$dir/manifest.json" ] || timeout "$BUILD_TIMEOUT" "$BIN" build "$@" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM $disks --out "$dir" --resume > /dev/null 2>> "$dir.err"
+  [ -f "$dir/manifest.json" ] || RUST_BACKTRACE=1 timeout "$BUILD_TIMEOUT" "$BIN" build "$@" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM $disks --out "$dir" --resume > /dev/null 2>> "$dir.err"
   echo "killed $kills times (SIGKILL) and resumed: $(same "$base-cpu" "$dir")" | tee -a "$SUMMARY"
 }
 
-one_game connect4 --param width=5 --param height=5
-one_game morris --param max="$MORRIS_MAX"
+for g in ${GAMES:-connect4 morris}; do
+  case $g in
+    connect4) one_game connect4 --param width=5 --param height=5 ;;
+    morris) one_game morris --param max="$MORRIS_MAX" ;;
+  esac
+done
 if grep -q DIFFERENT "$SUMMARY"; then status=1; fi
 echo "== summary"; cat "$SUMMARY"
 exit $status

@@ -17,6 +17,9 @@ use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+/// The fewest indices a job holds (unless its chunk is smaller).
+const MIN_JOB: u64 = 4096;
+
 /// A chunk read from disk whose jobs are not all back yet.
 struct OpenChunk {
     chunk: u64,
@@ -29,14 +32,18 @@ struct OpenChunk {
     outstanding: usize,
 }
 
-impl<G: Game> Solver<'_, G> {
+impl<'a, G: Game> Solver<'a, G> {
     /// What an expander of this partition needs to know.
     fn stream_targets(&self) -> StreamTargets {
         let order = self.layout.order();
         let own = self.layout.size(self.slot).div_ceil(self.plan.lookup_chunk);
-        // Jobs bounded by the write buffers' size, so that a chunk's
-        // requests, held at once, stay a fraction of the memory budget.
-        let job = ((self.plan.run_capacity as u64 / 16) / 64 * 64).clamp(64, self.plan.chunk);
+        // Jobs bounded by the write buffers' size, so that a job's
+        // requests, held at once, stay a fraction of the memory budget; but
+        // not below a rayon split's worth: tiny jobs cost more in hand-offs
+        // than they expand (64-index jobs made a Morris pass 4x slower).
+        let job = ((self.plan.run_capacity as u64 / 16) / 64 * 64)
+            .max(MIN_JOB)
+            .min(self.plan.chunk);
         StreamTargets {
             partition: order[self.slot],
             bucket_base: (0..=self.slot)
@@ -52,7 +59,7 @@ impl<G: Game> Solver<'_, G> {
 
     /// The device's expander where the kernels cover this partition, the
     /// game's rules on the CPU otherwise.
-    fn expander(&self) -> Result<Box<dyn ChunkExpander + '_>> {
+    fn new_expander(&self) -> Result<Box<dyn ChunkExpander + 'a>> {
         let targets = self.stream_targets();
         if let Some(device) = &self.device {
             if let Some(made) = device.kernels.expander(&targets, device.device_bytes) {
@@ -81,7 +88,12 @@ impl<G: Game> Solver<'_, G> {
         self.chunk_phase(&format!("{phase}: expand"), first);
         let first_scan = d == 0;
         let chunks = self.chunk_count();
-        let mut expander = self.expander()?;
+        // One expander for all the partition's passes: a device's pinned
+        // and device buffers are costly to set up again every pass.
+        let mut expander = match super::external::lock(&self.expander).take() {
+            Some(e) => e,
+            None => self.new_expander()?,
+        };
         let job_size = (expander.max_chunk().min(self.plan.chunk) / 64 * 64).max(64) as usize;
         let depth = expander.depth().max(1);
         let mut expanded = Expanded {
@@ -192,6 +204,7 @@ impl<G: Game> Solver<'_, G> {
                 Ok(())
             },
         )?;
+        *super::external::lock(&self.expander) = Some(expander);
         let index = self.finish_runs(requests)?;
         expanded.request_bytes = index.bytes;
         *super::external::lock(&self.expanded) = expanded;

@@ -73,6 +73,8 @@ pub(super) struct Solver<'a, G: Game> {
     pub(super) device: Option<StreamDevice<'a>>,
     /// What the current pass's expand step did on its expander.
     pub(super) expanded: Mutex<Expanded>,
+    /// The expander, kept between the passes of the partition.
+    pub(super) expander: Mutex<Option<Box<dyn crate::game::ChunkExpander + 'a>>>,
 }
 
 /// A device the streamed path expands chunks on: the game's kernels there,
@@ -225,6 +227,7 @@ impl<'a, G: Game> Solver<'a, G> {
             last_saved: Mutex::new(Instant::now()),
             device: None,
             expanded: Mutex::new(Expanded::default()),
+            expander: Mutex::new(None),
         })
     }
 

@@ -183,6 +183,12 @@ struct State {
     reachable_per_slot: Option<Vec<u64>>,
     finished: Vec<FileEntry>,
     current: Option<(usize, PassCheckpoint)>,
+    /// The external path's chunking (chunk, lookup range, write-buffer
+    /// records), fixed by the first run: the scratch a resumed pass reads
+    /// was cut that way, while the budget a resumed run derives may differ
+    /// (it holds the reached bits of fewer layers).
+    #[serde(default)]
+    chunking: Option<(u64, u64, usize)>,
 }
 
 fn write_state(out: &Path, state: &State) -> Result<()> {
@@ -362,6 +368,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         reachable_per_slot: None,
         finished: Vec::new(),
         current: None,
+        chunking: None,
     };
     let mut state = if !leader {
         fresh_state()
@@ -530,6 +537,21 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             ..ExternalPlan::for_mem_limit(limit.saturating_sub(baseline_bytes() + held_bits))
         }
     });
+
+    let plan = match (external, state.chunking) {
+        (true, Some((chunk, lookup_chunk, run_capacity))) => ExternalPlan {
+            chunk,
+            lookup_chunk,
+            run_capacity,
+            ..plan
+        },
+        (true, None) => {
+            state.chunking = Some((plan.chunk, plan.lookup_chunk, plan.run_capacity));
+            save_state(leader, out, &state)?;
+            plan
+        }
+        (false, _) => plan,
+    };
 
     // The file writer's threads, each with its zstd context, so that writing
     // a partition fits the budget too (it never runs during a solve).
