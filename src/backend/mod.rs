@@ -6,3 +6,5 @@
 
 #[cfg(feature = "cuda")]
 pub mod cuda;
+
+pub mod stream;

@@ -40,7 +40,7 @@ impl<'a, G: Game> Solver<'a, G> {
         // Jobs bounded by the write buffers' size, so that a job's
         // requests, held at once, stay a fraction of the memory budget; but
         // not below a rayon split's worth: tiny jobs cost more in hand-offs
-        // than they expand (64-index jobs made a Morris pass 4x slower).
+        // than they expand (64-index jobs made a pass of a 1.5 M-index partition 4x slower).
         let job = ((self.plan.run_capacity as u64 / 16) / 64 * 64)
             .max(MIN_JOB)
             .min(self.plan.chunk);

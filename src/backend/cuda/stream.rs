@@ -19,7 +19,7 @@ use cudarc::driver::{
 };
 
 use super::{cuda_err, CudaDevice};
-use crate::game::{ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, StreamTargets};
+use crate::backend::stream::{ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, StreamTargets};
 use crate::{Error, Result};
 
 /// Chunks in flight at once: one per slot.
@@ -40,7 +40,7 @@ pub trait ChunkLaunch: Send + Sync {
     /// grown and runs again).
     fn requests_per_index(&self) -> u32;
 
-    /// The game, for errors ("morris").
+    /// The game's name, for errors.
     fn game(&self) -> String;
 
     /// Partition `p`'s name, for errors.

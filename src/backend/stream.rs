@@ -1,0 +1,163 @@
+//! The streamed path's interface between the pipeline and a device: what a
+//! chunk of a partition is, what expanding it yields, and the expander that
+//! keeps several chunks in flight. Games implement it for their kernels
+//! (`PartitionKernels::expander`); the CPU's expander, through a game's
+//! rules, is in the game layer; [`cuda`](super::cuda)'s stager is the
+//! device side every game shares.
+
+use crate::value::PartitionId;
+use crate::Result;
+
+/// The streamed path's view of a partition being expanded: where each
+/// request for a successor's value goes.
+///
+/// A request is a pair of u64: the key `(bucket << low_bits) | (rank %
+/// lookup_chunk)`, where `bucket = bucket_base(successor's partition) + rank
+/// / lookup_chunk`, and the payload, the requester's rank. Which requests a
+/// chunk emits is fixed by [`ChunkJob::first_scan`]:
+///
+/// - **first scan**: every index's flags are cleared (two bits per index, four
+///   to a byte, lowest first); an index not reached (where
+///   [`StreamTargets::reached`] is given) or that does not unrank becomes
+///   [`STREAM_ILLEGAL`]; a lost or goal position becomes [`STREAM_LOST`], a
+///   drawn one [`STREAM_DRAWN`]; an ongoing one becomes [`STREAM_PENDING`]
+///   with flag [`STREAM_ONGOING`], gains flag [`STREAM_INTERNAL`] when some
+///   move stays in the partition, and requests every successor in an earlier
+///   partition;
+/// - **a pass**: an index whose flags are exactly `ONGOING | INTERNAL` and
+///   whose value is `PENDING` requests every successor in its own partition;
+///   values and flags are left as they are.
+///
+/// A successor in a partition without a bucket base (solved later, or not
+/// the game's) breaks the game's contract: the chunk fails with
+/// [`Error::GameContract`](crate::Error::GameContract).
+#[derive(Clone, Debug)]
+pub struct StreamTargets {
+    /// The partition expanded.
+    pub partition: PartitionId,
+    /// First bucket of the partition itself and of every earlier one.
+    pub bucket_base: Vec<(PartitionId, u64)>,
+    /// Indices per bucket.
+    pub lookup_chunk: u64,
+    /// Bits of a key below the bucket number.
+    pub low_bits: u32,
+    /// Where only reached indices are solved: the partition's reached bits
+    /// (64 to a word, lowest bit first).
+    pub reached: Option<std::sync::Arc<[u64]>>,
+    /// The most indices a chunk holds (a multiple of 64).
+    pub max_chunk: u64,
+    /// Buckets in all: every key's bucket is below this.
+    pub buckets: u64,
+}
+
+impl StreamTargets {
+    /// The first bucket of partition `p`'s requests, if it may be requested.
+    pub fn base_of(&self, p: PartitionId) -> Option<u64> {
+        self.bucket_base
+            .iter()
+            .find(|(q, _)| *q == p)
+            .map(|(_, b)| *b)
+    }
+
+    /// The request key of index `rank` of the partition whose first bucket is `base`.
+    pub fn key(&self, base: u64, rank: u64) -> u64 {
+        ((base + rank / self.lookup_chunk) << self.low_bits) | (rank % self.lookup_chunk)
+    }
+}
+
+/// Value bytes and flags of the streamed path's first scan, as
+/// `kernels/common.cuh` spells them too (`TB_ILLEGAL` ...).
+pub const STREAM_ILLEGAL: u8 = 0;
+/// A drawn terminal position; also the undecided mark.
+pub const STREAM_DRAWN: u8 = 1;
+/// Undecided (shares its byte with a draw: see `value::rules`).
+pub const STREAM_PENDING: u8 = 1;
+/// Lost (two-player) or at the goal (puzzle): distance 0.
+pub const STREAM_LOST: u8 = 2;
+/// Flag: an ongoing position.
+pub const STREAM_ONGOING: u8 = 1;
+/// Flag: a position with a move inside its own partition.
+pub const STREAM_INTERNAL: u8 = 2;
+
+/// One chunk of a partition handed to a [`ChunkExpander`].
+#[derive(Debug, Default)]
+pub struct ChunkJob {
+    /// The chunk's number, handed back in [`ChunkDone::chunk`].
+    pub chunk: u64,
+    /// Its first index (a multiple of 64).
+    pub lo: u64,
+    /// The first scan, or a pass (see [`StreamTargets`]).
+    pub first_scan: bool,
+    /// One byte per index.
+    pub values: Vec<u8>,
+    /// Two bits per index, four to a byte.
+    pub flags: Vec<u8>,
+}
+
+/// A chunk expanded: its values and flags (changed by a first scan only)
+/// and its requests, grouped by bucket in ascending order.
+#[derive(Debug, Default)]
+pub struct ChunkDone {
+    /// [`ChunkJob::chunk`].
+    pub chunk: u64,
+    /// [`ChunkJob::lo`].
+    pub lo: u64,
+    /// One byte per index.
+    pub values: Vec<u8>,
+    /// Two bits per index.
+    pub flags: Vec<u8>,
+    /// (key, payload) pairs, buckets ascending; any order inside a bucket.
+    pub requests: Vec<[u64; 2]>,
+    /// What the device did for it.
+    pub timing: ChunkTiming,
+}
+
+/// What one chunk cost the device (all zero for a CPU expander, except the
+/// kernel time, which is the expansion's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ChunkTiming {
+    /// Bytes copied to the device.
+    pub h2d_bytes: u64,
+    /// Bytes copied back.
+    pub d2h_bytes: u64,
+    /// Seconds of copies to the device (device events).
+    pub h2d_seconds: f64,
+    /// Seconds of kernels: the expansion and the bucketing.
+    pub kernel_seconds: f64,
+    /// Seconds of copies back.
+    pub d2h_seconds: f64,
+    /// Seconds the host waited for the device to hand the chunk back.
+    pub host_wait_seconds: f64,
+}
+
+impl ChunkTiming {
+    /// Adds `other`'s figures to these.
+    pub fn add(&mut self, other: &ChunkTiming) {
+        self.h2d_bytes += other.h2d_bytes;
+        self.d2h_bytes += other.d2h_bytes;
+        self.h2d_seconds += other.h2d_seconds;
+        self.kernel_seconds += other.kernel_seconds;
+        self.d2h_seconds += other.d2h_seconds;
+        self.host_wait_seconds += other.host_wait_seconds;
+    }
+}
+
+/// Expands a partition's chunks for the streamed path, several in flight
+/// at once (on a GPU: one copying in, one in kernels, one copying out).
+pub trait ChunkExpander: Send {
+    /// How many chunks may be submitted before one must be collected.
+    fn depth(&self) -> usize;
+
+    /// The most indices one chunk may hold (a multiple of 64): what the
+    /// device's memory allows, at most [`StreamTargets::max_chunk`].
+    fn max_chunk(&self) -> u64;
+
+    /// "cpu", or the device's name, for logs.
+    fn name(&self) -> String;
+
+    /// Hands a chunk over (at most [`ChunkExpander::depth`] uncollected).
+    fn submit(&mut self, job: ChunkJob) -> Result<()>;
+
+    /// The oldest submitted chunk, expanded (waits for it).
+    fn collect(&mut self) -> Result<ChunkDone>;
+}
