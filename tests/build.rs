@@ -218,3 +218,67 @@ fn unfinished_build_is_not_overwritten_without_resume() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--resume"));
 }
+
+#[test]
+fn a_resume_keeps_the_chunking_its_scratch_was_cut_with() {
+    // The plan a run derives depends on the budget it has left (a resumed
+    // layered build holds fewer layers' reached bits); the scratch of a pass
+    // under way was cut by the first run's plan. Resuming under another
+    // --mem-limit must read it that way and end with the same bytes.
+    let tmp = tempfile::tempdir().unwrap();
+    let game = ["connect4", "--param", "width=5", "--param", "height=4"];
+    let reference = tmp.path().join("reference");
+    let o = build_cmd(&game, &reference, &[]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = tmp.path().join("killed");
+    let disk = tmp.path().join("disk");
+    let first = [
+        "--mem-limit",
+        "1M",
+        "--checkpoint-every",
+        "0",
+        "--disk",
+        disk.to_str().unwrap(),
+    ];
+    let mut inside = false;
+    for delay in [60u64, 120, 200, 300, 450, 650, 900, 1200] {
+        let _ = std::fs::remove_dir_all(&out);
+        let _ = std::fs::remove_dir_all(&disk);
+        let mut child = build_cmd(&game, &out, &first)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay));
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let state = std::fs::read_to_string(out.join(".tbforge-build.json")).unwrap_or_default();
+        if state.contains("\"within\"") {
+            inside = true;
+            break;
+        }
+    }
+    assert!(inside, "no kill landed inside a pass");
+    let o = build_cmd(
+        &game,
+        &out,
+        &[
+            "--mem-limit",
+            "64M",
+            "--disk",
+            disk.to_str().unwrap(),
+            "--resume",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "resume failed: {}", stderr(&o));
+    assert_same(
+        &contents(&out),
+        &contents(&reference),
+        "a resume under another --mem-limit changed the bytes",
+    );
+}
