@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// The fewest indices a job holds (unless its chunk is smaller).
-const MIN_JOB: u64 = 4096;
+const MIN_JOB: u64 = 1024;
 
 /// A chunk read from disk whose jobs are not all back yet.
 struct OpenChunk {
@@ -39,7 +39,7 @@ impl<'a, G: Game> Solver<'a, G> {
         let own = self.layout.size(self.slot).div_ceil(self.plan.lookup_chunk);
         // Jobs bounded by the write buffers' size, so that a job's
         // requests, held at once, stay a fraction of the memory budget; but
-        // not below a rayon split's worth: tiny jobs cost more in hand-offs
+        // not below 1024 indices: tiny jobs cost more in hand-offs
         // than they expand (64-index jobs made a pass of a 1.5 M-index partition 4x slower).
         let job = ((self.plan.run_capacity as u64 / 16) / 64 * 64)
             .max(MIN_JOB)
