@@ -436,25 +436,8 @@ impl<G: Game> Solver<'_, G> {
         load: impl Fn(u64) -> Result<T> + Sync,
         mut work: impl FnMut(u64, T) -> Result<()>,
     ) -> Result<()> {
-        let n = self.chunk_count();
-        std::thread::scope(|scope| {
-            let (tx, rx) = std::sync::mpsc::sync_channel::<Result<T>>(1);
-            let load = &load;
-            scope.spawn(move || {
-                for c in first..n {
-                    let loaded = load(c);
-                    let failed = loaded.is_err();
-                    if tx.send(loaded).is_err() || failed {
-                        return;
-                    }
-                }
-            });
-            for c in first..n {
-                let loaded = self
-                    .stats
-                    .profile
-                    .time(Part::WaitChunkRead, || rx.recv())
-                    .map_err(|_| Error::NotAvailable("the chunk reader thread stopped".into()))??;
+        self.with_chunks(first, load, |next| {
+            while let Some((c, loaded)) = next()? {
                 work(c, loaded)?;
             }
             Ok(())
