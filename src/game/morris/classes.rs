@@ -54,17 +54,47 @@ fn binom(x: u32, y: u32) -> u64 {
     crate::hash::binomial_table()[x as usize][y as usize]
 }
 
-/// `f` over `items`, on all cores where the build machinery (rayon) is in.
-fn map_all<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+/// `f` over `items`, on all cores where the build machinery (rayon) is in
+/// and `parallel` allows.
+fn map_all<T: Sync, R: Send>(
+    items: &[T],
+    parallel: bool,
+    f: impl Fn(&T) -> R + Sync + Send,
+) -> Vec<R> {
     #[cfg(feature = "build")]
-    {
+    if parallel {
         use rayon::prelude::*;
-        items.par_iter().map(f).collect()
+        return items.par_iter().map(f).collect();
     }
+    let _ = parallel;
+    items.iter().map(f).collect()
+}
+
+/// The value in `cell`, built by `build` on first use; `build(true)` may
+/// fan out over rayon's pool, `build(false)` must not.
+///
+/// A table first asked for inside a parallel loop (a rank in a `par_iter`)
+/// must not be built by a fan-out while the cell's lock is held: the
+/// worker waiting for its fan-out steals tasks of the outer loop, one of
+/// them asks for the same cell, and a reentrant `OnceLock` initialisation
+/// blocks for good (CI hung so with two cores). So on a pool worker the
+/// table is built on that thread alone, inside the lock, and other users
+/// wait for it; elsewhere it is built in parallel with no lock held (where
+/// two threads race, one copy is dropped) and then published.
+fn cached<T>(cell: &'static OnceLock<T>, build: impl Fn(bool) -> T) -> &'static T {
+    if let Some(v) = cell.get() {
+        return v;
+    }
+    #[cfg(feature = "build")]
+    let on_worker = rayon::current_thread_index().is_some();
     #[cfg(not(feature = "build"))]
-    {
-        items.iter().map(f).collect()
+    let on_worker = true;
+    if on_worker {
+        return cell.get_or_init(|| build(false));
     }
+    let built = build(true);
+    let _ = cell.set(built);
+    cell.get().expect("set above or by a racing thread")
 }
 
 /// Colex rank of a set of points: the sum of C(p_k, k) over its points
@@ -168,7 +198,7 @@ pub struct MoverTable {
 }
 
 impl MoverTable {
-    fn build(a: u32) -> MoverTable {
+    fn build(a: u32, parallel: bool) -> MoverTable {
         let n = binom(24, a) as usize;
         // Images in parallel; numbering in order (a subset's representative
         // is numerically smaller, so it is numbered before the subset).
@@ -176,7 +206,7 @@ impl MoverTable {
         let subsets: Vec<u32> = std::iter::successors(Some(first), |&x| Some(next_subset(x)))
             .take(n)
             .collect();
-        let images: Vec<(u32, u32, u16)> = map_all(&subsets, |&m| {
+        let images: Vec<(u32, u32, u16)> = map_all(&subsets, parallel, |&m| {
             let (mut best, mut g0, mut stab) = (m, 0u32, 1u16);
             for (g, t) in SYMMETRIES.iter().enumerate().skip(1) {
                 let img = map_board(t, m);
@@ -208,9 +238,10 @@ impl MoverTable {
     pub fn get(a: u32) -> Arc<MoverTable> {
         // An Arc here is cloned once per half built, not per lookup.
         static TABLES: [OnceLock<Arc<MoverTable>>; MAX + 1] = [const { OnceLock::new() }; MAX + 1];
-        TABLES[a as usize]
-            .get_or_init(|| Arc::new(MoverTable::build(a)))
-            .clone()
+        cached(&TABLES[a as usize], |parallel| {
+            Arc::new(MoverTable::build(a, parallel))
+        })
+        .clone()
     }
 }
 
@@ -309,26 +340,26 @@ pub struct HalfIndex {
 }
 
 impl HalfIndex {
-    fn build(a: u32, b: u32) -> HalfIndex {
-        Self::build_on(MoverTable::get(a), b)
+    fn build(a: u32, b: u32, parallel: bool) -> HalfIndex {
+        Self::build_on(MoverTable::get(a), b, parallel)
     }
 
     /// Builds every table of `max=9` afresh, ignoring the process's cache
     /// (for `tbforge bench gpu`): the class counts of its halves, in all.
     pub fn build_all_uncached() -> u64 {
         let movers: Vec<Arc<MoverTable>> = (2..=MAX as u32)
-            .map(|a| Arc::new(MoverTable::build(a)))
+            .map(|a| Arc::new(MoverTable::build(a, true)))
             .collect();
         let mut classes = 0;
         for m in &movers {
             for b in 3..=MAX as u32 {
-                classes += Self::build_on(m.clone(), b).size();
+                classes += Self::build_on(m.clone(), b, true).size();
             }
         }
         classes
     }
 
-    fn build_on(movers: Arc<MoverTable>, b: u32) -> HalfIndex {
+    fn build_on(movers: Arc<MoverTable>, b: u32, parallel: bool) -> HalfIndex {
         let a = movers.reps[0].count_ones();
         assert!(a <= MAX as u32 && b <= MAX as u32);
         let n = 24 - a;
@@ -341,7 +372,7 @@ impl HalfIndex {
             .copied()
             .zip(movers.stab.iter().copied())
             .collect();
-        let blocks: Vec<Block> = map_all(&reps, |&(m, stab)| {
+        let blocks: Vec<Block> = map_all(&reps, parallel, |&(m, stab)| {
             if stab == 1 {
                 return (placements, Vec::new(), Vec::new());
             }
@@ -416,7 +447,9 @@ impl HalfIndex {
     pub fn get(a: u32, b: u32) -> &'static HalfIndex {
         static INDEXES: [[OnceLock<HalfIndex>; MAX + 1]; MAX + 1] =
             [const { [const { OnceLock::new() }; MAX + 1] }; MAX + 1];
-        INDEXES[a as usize][b as usize].get_or_init(|| HalfIndex::build(a, b))
+        cached(&INDEXES[a as usize][b as usize], |parallel| {
+            HalfIndex::build(a, b, parallel)
+        })
     }
 
     /// Classes of S(a, b): the index size.
