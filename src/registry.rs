@@ -28,6 +28,8 @@ pub enum AnyGame {
     TopSpin(game::topspin::TopSpin),
     /// Sliding-tile puzzle.
     SlidingTile(game::slidingtile::SlidingTile),
+    /// Checkers (English draughts) endgame databases.
+    Checkers(game::checkers::Checkers),
 }
 
 /// Generic code run on whichever game an [`AnyGame`] holds.
@@ -51,6 +53,7 @@ impl AnyGame {
             AnyGame::Pancake(g) => visitor.visit(g),
             AnyGame::TopSpin(g) => visitor.visit(g),
             AnyGame::SlidingTile(g) => visitor.visit(g),
+            AnyGame::Checkers(g) => visitor.visit(g),
         }
     }
 
@@ -89,6 +92,7 @@ pub fn catalog() -> Vec<GameDescriptor> {
         game::pancake::DESCRIPTOR,
         game::topspin::DESCRIPTOR,
         game::slidingtile::DESCRIPTOR,
+        game::checkers::DESCRIPTOR,
     ]
 }
 
@@ -118,6 +122,9 @@ pub fn open_game(name: &str, params: &BTreeMap<String, String>) -> Result<AnyGam
         "slidingtile" => Ok(AnyGame::SlidingTile(
             game::slidingtile::SlidingTile::from_params(params)?,
         )),
+        "checkers" => Ok(AnyGame::Checkers(game::checkers::Checkers::from_params(
+            params,
+        )?)),
         _ => Err(Error::UnknownGame(name.to_string())),
     }
 }

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 
 mod board;
+pub mod checkers;
 mod compositions;
 pub mod connect4;
 pub mod foreandaft;
