@@ -30,7 +30,7 @@ impl<G: Game> Solver<'_, G> {
             vec![self.slot]
         };
         self.progress
-            .phase(&format!("{} answer", self.name()), requests.bytes / 16);
+            .phase(&format!("{} answer", self.name()), requests.records);
         // Buckets in order, numbered for checkpoints.
         let buckets: Vec<(usize, u64)> = slots
             .iter()
@@ -87,6 +87,8 @@ impl<G: Game> Solver<'_, G> {
                 })
             })?;
         }
-        self.finish_runs(answers)
+        let index = self.finish_runs(answers)?;
+        super::external::lock(&self.expanded).answer_bytes = index.bytes;
+        Ok(index)
     }
 }

@@ -94,6 +94,8 @@ pub(super) struct Expanded {
     pub(super) chunks: u64,
     pub(super) requests: u64,
     pub(super) request_bytes: u64,
+    /// Bytes of the answer runs the pass wrote.
+    pub(super) answer_bytes: u64,
     pub(super) timing: ChunkTiming,
 }
 
@@ -364,8 +366,9 @@ impl<G: Game> Solver<'_, G> {
             bytes_written: self.stats.bytes_written() - mark.written,
             jobs: expanded.chunks,
             requests: expanded.requests,
-            scratch_bytes_per_request: (expanded.requests > 0)
-                .then(|| expanded.request_bytes as f64 / expanded.requests as f64),
+            scratch_bytes_per_request: (expanded.requests > 0).then(|| {
+                (expanded.request_bytes + expanded.answer_bytes) as f64 / expanded.requests as f64
+            }),
             device: expanded.timing,
             waits,
         });

@@ -1,7 +1,31 @@
 //! Write buffers (seed 002): records bucketed by the chunk they must be
-//! applied to, collected in a bounded buffer, grouped by bucket with a radix
+//! applied to, collected in a bounded buffer, sorted by key with a radix
 //! sort and flushed to one run file per bucket; a later streamed pass reads
 //! each bucket back.
+//!
+//! # Run files
+//!
+//! A run file is a sequence of frames, each self-contained, so that
+//! flushers may append frames of the same bucket side by side and a
+//! checkpoint may cut a file back between frames. A frame holds up to
+//! [`FRAME_RECORDS`] records of one bucket, ascending by index:
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 4 | body length, little-endian |
+//! | 4 | records |
+//! | 4 | length of the encoded records before compression; the top bit set when the body is compressed |
+//! | 4 | CRC-32 of the body |
+//! | … | body |
+//!
+//! The encoded records are, per record, the index's difference from the
+//! previous record's index (the first from 0) and the payload, each an
+//! unsigned LEB128 varint: sorted indices of a dense bucket differ by a few
+//! units, so a 16-byte record shrinks to its payload's bytes and one or two
+//! more. The body is that stream compressed by zstd at level 1, or the
+//! stream itself where compression does not make it shorter. Scratch is
+//! the pipeline's bottleneck (a disk, not the cores), so the bytes saved
+//! are time saved.
 //!
 //! Where the range a bucket is applied to outgrows the cache, the reader
 //! radix-sorts each block by key before applying it, so the apply walks its
@@ -66,19 +90,6 @@ impl RadixKey for Record {
     }
 }
 
-/// A record ordered by its bucket alone: a radix sort over the bucket's
-/// bytes only, for buffers whose buckets need no order inside.
-#[derive(Clone, Copy, Debug, Default)]
-struct ByBucket(Record);
-
-impl RadixKey for ByBucket {
-    const LEVELS: usize = (64 - LOW_BITS as usize).div_ceil(8);
-    #[inline]
-    fn get_level(&self, level: usize) -> u8 {
-        (self.0.bucket() >> (level * 8)) as u8
-    }
-}
-
 /// The order in which a reader applies a bucket's records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order {
@@ -119,7 +130,147 @@ pub struct Blocks {
 /// 12.9 of the answer step's 17.1 seconds.
 pub const CACHE_BYTES: u64 = 32 << 20;
 
-const RECORD_BYTES: usize = 16;
+/// Records of a frame at most: frames of about 100 KiB on disk keep a
+/// reader's buffers and a flusher's encoder small, and long enough for the
+/// codec to find its repeats.
+pub const FRAME_RECORDS: usize = 16 << 10;
+
+const FRAME_HEADER: usize = 16;
+const COMPRESSED: u32 = 1 << 31;
+
+/// One flusher's (or reader's) codec state: the zstd contexts and the
+/// buffers a frame passes through, kept across frames.
+#[derive(Default)]
+pub(super) struct FrameCodec {
+    compressor: Option<zstd::bulk::Compressor<'static>>,
+    decompressor: Option<zstd::bulk::Decompressor<'static>>,
+    varints: Vec<u8>,
+    body: Vec<u8>,
+}
+
+fn put_varint(out: &mut Vec<u8>, mut x: u64) {
+    while x >= 0x80 {
+        out.push(x as u8 | 0x80);
+        x >>= 7;
+    }
+    out.push(x as u8);
+}
+
+/// The varint at `at`, moving `at` past it; `None` where the stream ends
+/// inside it or it overflows 64 bits.
+#[inline]
+fn get_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut x = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        x |= u64::from(b & 0x7f).checked_shl(shift)?;
+        if b < 0x80 {
+            return Some(x);
+        }
+    }
+    None
+}
+
+impl FrameCodec {
+    /// Appends the frames of `records` (one bucket's, ascending by key) to
+    /// `out`.
+    fn encode(&mut self, records: &[Record], out: &mut Vec<u8>) -> Result<()> {
+        for frame in records.chunks(FRAME_RECORDS) {
+            self.varints.clear();
+            let mut prev = 0;
+            for r in frame {
+                let index = r.index();
+                put_varint(&mut self.varints, index - prev);
+                put_varint(&mut self.varints, r.payload);
+                prev = index;
+            }
+            let compressor = match &mut self.compressor {
+                Some(c) => c,
+                None => self.compressor.insert(
+                    zstd::bulk::Compressor::new(1)
+                        .map_err(|e| Error::NotAvailable(format!("zstd: {e}")))?,
+                ),
+            };
+            self.body.clear();
+            self.body
+                .reserve(zstd::zstd_safe::compress_bound(self.varints.len()));
+            let n = compressor
+                .compress_to_buffer(&self.varints, &mut self.body)
+                .map_err(|e| Error::NotAvailable(format!("zstd: compressing a run frame: {e}")))?;
+            let (body, flag) = if n < self.varints.len() {
+                (&self.body[..n], COMPRESSED)
+            } else {
+                (&self.varints[..], 0)
+            };
+            out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(self.varints.len() as u32 | flag).to_le_bytes());
+            out.extend_from_slice(&crc32fast::hash(body).to_le_bytes());
+            out.extend_from_slice(body);
+        }
+        Ok(())
+    }
+
+    /// Appends the records of frame `body` (with header fields `records`
+    /// and `raw`) of `bucket` to `out`; `Err(what)` names the damage.
+    fn decode(
+        &mut self,
+        bucket: u64,
+        (records, raw, crc): (u32, u32, u32),
+        body: &[u8],
+        out: &mut Vec<Record>,
+    ) -> std::result::Result<(), String> {
+        if crc32fast::hash(body) != crc {
+            return Err("a frame fails its checksum".into());
+        }
+        let raw_len = (raw & !COMPRESSED) as usize;
+        let stream: &[u8] = if raw & COMPRESSED != 0 {
+            let decompressor = match &mut self.decompressor {
+                Some(d) => d,
+                None => self
+                    .decompressor
+                    .insert(zstd::bulk::Decompressor::new().map_err(|e| format!("zstd: {e}"))?),
+            };
+            self.varints.clear();
+            self.varints.reserve(raw_len);
+            let n = decompressor
+                .decompress_to_buffer(body, &mut self.varints)
+                .map_err(|e| format!("a frame does not decompress ({e})"))?;
+            if n != raw_len {
+                return Err(format!("a frame decompresses to {n} bytes, not {raw_len}"));
+            }
+            &self.varints
+        } else {
+            if body.len() != raw_len {
+                return Err("a stored frame's lengths disagree".into());
+            }
+            body
+        };
+        out.reserve(records as usize);
+        let (mut at, mut index) = (0usize, 0u64);
+        let base = bucket << LOW_BITS;
+        for _ in 0..records {
+            let (Some(delta), Some(payload)) =
+                (get_varint(stream, &mut at), get_varint(stream, &mut at))
+            else {
+                return Err("a frame ends inside a record".into());
+            };
+            index = index
+                .checked_add(delta)
+                .filter(|&i| i < 1 << LOW_BITS)
+                .ok_or("a frame's index is out of range")?;
+            out.push(Record {
+                key: base | index,
+                payload,
+            });
+        }
+        if at != stream.len() {
+            return Err("a frame has bytes after its records".into());
+        }
+        Ok(())
+    }
+}
 
 /// A bounded write buffer over per-bucket run files.
 ///
@@ -145,6 +296,7 @@ struct Shared {
     disks: ScratchDisks,
     kind: &'static str,
     bytes_written: AtomicU64,
+    records_written: AtomicU64,
     /// Bytes per bucket, so a reader notices a run file that was deleted or
     /// cut. A flusher reserves its piece of a bucket here before writing it,
     /// so flushers never write over each other.
@@ -185,6 +337,9 @@ pub struct RunIndex {
     written: BTreeMap<u64, u64>,
     /// Total bytes written.
     pub bytes: u64,
+    /// Records written.
+    #[serde(default)]
+    pub records: u64,
 }
 
 /// Flusher threads per writer: a quarter of the pool's threads, one to four.
@@ -233,6 +388,7 @@ impl RunWriter {
             disks: disks.clone(),
             kind,
             bytes_written: AtomicU64::new(at.bytes),
+            records_written: AtomicU64::new(at.records),
             written: Mutex::new(at.written),
             error: Mutex::new(None),
             profile: Arc::clone(profile),
@@ -250,15 +406,18 @@ impl RunWriter {
                 let shared = Arc::clone(&shared);
                 let full_rx = Arc::clone(&full_rx);
                 let empty_tx = empty_tx.clone();
-                std::thread::spawn(move || loop {
-                    let Ok(buf) = lock(&full_rx).recv() else {
-                        return;
-                    };
-                    let mut buf = shared.flush_or_record(buf);
-                    buf.clear();
-                    // The writer may be gone or already hold a spare: then drop it.
-                    let _ = empty_tx.try_send(buf);
-                    shared.settle_one();
+                std::thread::spawn(move || {
+                    let mut codec = FrameCodec::default();
+                    loop {
+                        let Ok(buf) = lock(&full_rx).recv() else {
+                            return;
+                        };
+                        let mut buf = shared.flush_or_record(buf, &mut codec);
+                        buf.clear();
+                        // The writer may be gone or already hold a spare: then drop it.
+                        let _ = empty_tx.try_send(buf);
+                        shared.settle_one();
+                    }
                 })
             })
             .collect();
@@ -344,6 +503,7 @@ impl RunWriter {
         let index = RunIndex {
             bytes: written.values().sum(),
             written,
+            records: self.shared.records_written.load(Ordering::Relaxed),
         };
         sync_runs(&self.shared.disks, self.shared.kind, &index)?;
         Ok(index)
@@ -361,6 +521,7 @@ impl RunWriter {
         Ok(RunIndex {
             written,
             bytes: self.shared.bytes_written.load(Ordering::Relaxed),
+            records: self.shared.records_written.load(Ordering::Relaxed),
         })
     }
 
@@ -464,11 +625,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Shared {
     /// Flushes `buf` unless an earlier flush failed; records a failure (a
     /// panic too, which would otherwise leave `in_flight` up for good).
-    fn flush_or_record(&self, buf: Vec<Record>) -> Vec<Record> {
+    fn flush_or_record(&self, buf: Vec<Record>, codec: &mut FrameCodec) -> Vec<Record> {
         if lock(&self.error).is_some() {
             return buf;
         }
-        let flushed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.flush(buf)));
+        let flushed =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.flush(buf, codec)));
         let failed = match flushed {
             Ok(Ok(buf)) => return buf,
             Ok(Err(e)) => e,
@@ -509,60 +671,53 @@ impl Shared {
         }
     }
 
-    /// Groups `buf` by bucket and writes each bucket's piece at the end of
-    /// its run file; gives the buffer back for reuse.
-    fn flush(&self, buf: Vec<Record>) -> Result<Vec<Record>> {
-        let Some(first) = buf.first().map(Record::bucket) else {
+    /// Sorts `buf` by key and appends each bucket's piece, encoded in
+    /// frames, to its run file; gives the buffer back for reuse.
+    fn flush(&self, buf: Vec<Record>, codec: &mut FrameCodec) -> Result<Vec<Record>> {
+        if buf.is_empty() {
             return Ok(buf);
-        };
-        let mut buf = buf;
-        if buf.iter().any(|r| r.bucket() != first) {
-            buf = self.profile.time(Part::FlushGroup, || {
-                // Collected in place (same layout): no second buffer.
-                let mut grouped: Vec<ByBucket> = buf.into_iter().map(ByBucket).collect();
-                // In place, on this thread: the flushers run side by side,
-                // and rayon's pool holds the producers that wait for them.
-                grouped
-                    .radix_sort_builder()
-                    .with_low_mem_tuner()
-                    .with_parallel(false)
-                    .sort();
-                grouped.into_iter().map(|g| g.0).collect()
-            });
         }
-        let started = std::time::Instant::now();
-        // Encoded a block at a time: a bounded buffer, not a copy of the bucket.
-        const BLOCK: usize = 8192;
-        let mut bytes = Vec::with_capacity(BLOCK * RECORD_BYTES);
+        let mut buf = buf;
+        self.profile.time(Part::FlushGroup, || {
+            // In place, on this thread: the flushers run side by side,
+            // and rayon's pool holds the producers that wait for them.
+            buf.radix_sort_builder()
+                .with_low_mem_tuner()
+                .with_parallel(false)
+                .sort();
+        });
+        // Encoded and written a few frames at a time: a bounded buffer,
+        // not a copy of the bucket.
+        const WRITE_RECORDS: usize = 4 * FRAME_RECORDS;
+        let mut bytes = Vec::new();
         let mut start = 0;
         while start < buf.len() {
             let bucket = buf[start].bucket();
             let end = start + buf[start..].partition_point(|r| r.bucket() == bucket);
             let path = self.disks.run_path(self.kind, bucket as usize);
             let file = self.run_file(bucket, &path)?;
-            let len = ((end - start) * RECORD_BYTES) as u64;
-            let at = {
-                let mut written = lock(&self.written);
-                let size = written.entry(bucket).or_default();
-                *size += len;
-                *size - len
-            };
-            let mut offset = at;
-            for block in buf[start..end].chunks(BLOCK) {
+            for piece in buf[start..end].chunks(WRITE_RECORDS) {
                 bytes.clear();
-                for r in block {
-                    bytes.extend_from_slice(&r.key.to_le_bytes());
-                    bytes.extend_from_slice(&r.payload.to_le_bytes());
-                }
-                file.write_all_at(&bytes, offset)
+                self.profile
+                    .time(Part::FlushEncode, || codec.encode(piece, &mut bytes))?;
+                let started = std::time::Instant::now();
+                let len = bytes.len() as u64;
+                let at = {
+                    let mut written = lock(&self.written);
+                    let size = written.entry(bucket).or_default();
+                    *size += len;
+                    *size - len
+                };
+                file.write_all_at(&bytes, at)
                     .map_err(|e| Error::io("writing run file", &path, e))?;
-                offset += bytes.len() as u64;
+                start_writeback(&file, at, len);
+                self.bytes_written.fetch_add(len, Ordering::Relaxed);
+                self.records_written
+                    .fetch_add(piece.len() as u64, Ordering::Relaxed);
+                self.profile.add(Part::FlushWrite, started.elapsed());
             }
-            start_writeback(&file, at, len);
-            self.bytes_written.fetch_add(len, Ordering::Relaxed);
             start = end;
         }
-        self.profile.add(Part::FlushWrite, started.elapsed());
         Ok(buf)
     }
 }
@@ -588,8 +743,8 @@ pub fn prefetch_bucket(
 }
 
 /// Streams bucket `bucket`'s records of `kind` in blocks of at most `block`
-/// records (a reader thread fetches the next block while `apply` works on
-/// this one); returns the bytes read.
+/// records (a reader thread reads and decodes the next block while `apply`
+/// works on this one); returns the bytes read.
 pub fn read_bucket(
     disks: &ScratchDisks,
     kind: &str,
@@ -603,6 +758,7 @@ pub fn read_bucket(
         records: block,
         order,
     } = blocks;
+    let block = block.max(1);
     let mut apply = |records: &mut Vec<Record>| {
         if order == Order::Sorted {
             profile.time(Part::BlockSort, || records.radix_sort_unstable());
@@ -614,100 +770,158 @@ pub fn read_bucket(
         return Ok(0);
     }
     let path = disks.run_path(kind, bucket as usize);
-    let damaged = |what: String| {
-        Error::io(
-            "reading run file",
-            &path,
-            std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                format!("{what}: scratch was changed during the build; resume it with --resume"),
-            ),
-        )
-    };
-    let mut file =
-        std::fs::File::open(&path).map_err(|e| Error::io("opening run file", &path, e))?;
+    let file = std::fs::File::open(&path).map_err(|e| Error::io("opening run file", &path, e))?;
     let have = file
         .metadata()
         .map_err(|e| Error::io("reading size of", &path, e))?
         .len();
+    let reader = FrameReader {
+        path: &path,
+        bucket,
+        expected,
+        block,
+        profile,
+    };
     if have != expected {
-        return Err(damaged(format!("{have} bytes, {expected} were written")));
+        return Err(reader.damaged(format!("{have} bytes, {expected} were written")));
     }
-    let block = block.max(1);
-    let read_block =
-        |file: &mut std::fs::File, bytes: &mut [u8], records: &mut Vec<Record>| -> Result<usize> {
-            let mut filled = 0;
-            while filled < bytes.len() {
-                let n = file
-                    .read(&mut bytes[filled..])
-                    .map_err(|e| Error::io("reading run file", &path, e))?;
-                if n == 0 {
-                    break;
-                }
-                filled += n;
-            }
-            if filled % RECORD_BYTES != 0 {
-                return Err(damaged("ends inside a record".into()));
-            }
-            records.clear();
-            records.extend(bytes[..filled].chunks_exact(RECORD_BYTES).map(|c| Record {
-                key: u64::from_le_bytes(c[..8].try_into().expect("8 bytes")),
-                payload: u64::from_le_bytes(c[8..].try_into().expect("8 bytes")),
-            }));
-            Ok(filled)
-        };
-    if expected <= (block * RECORD_BYTES) as u64 {
-        // One block: no thread to start.
-        let mut records = Vec::new();
-        let mut bytes = vec![0u8; expected as usize];
-        let n = read_block(&mut file, &mut bytes, &mut records)?;
-        if n as u64 != expected {
-            return Err(damaged(format!("{n} bytes read, {expected} were written")));
-        }
-        apply(&mut records)?;
-        return Ok(n as u64);
+    if expected <= READ_BUFFER as u64 {
+        // A few frames: no thread to start.
+        return reader.read(file, |mut records| {
+            apply(&mut records)?;
+            Ok(records)
+        });
     }
     std::thread::scope(|scope| {
-        // Two blocks in memory: the one applied and the one being read.
-        let (tx, rx) = sync_channel::<Result<(usize, Vec<Record>)>>(0);
+        // Two blocks in memory: the one applied and the one being decoded.
+        let (tx, rx) = sync_channel::<Vec<Record>>(0);
         // Applied blocks come back for reuse: no fresh pages to fault in per block.
         let (spare_tx, spare_rx) = sync_channel::<Vec<Record>>(1);
-        let read_block = &read_block;
-        scope.spawn(move || {
-            let mut bytes = vec![0u8; block * RECORD_BYTES];
-            let mut next = 0u64;
-            loop {
-                // The block after this one is fetched by the kernel while this
-                // one is read and applied: two requests at the disk, not one.
-                next += bytes.len() as u64;
-                read_ahead(&file, next, bytes.len() as u64);
-                let mut records = spare_rx
+        let reader = &reader;
+        // The reader stops at its first error and drops its sender; the
+        // error comes back through its join.
+        let read = scope.spawn(move || {
+            reader.read(file, |records| {
+                tx.send(records)
+                    .map_err(|_| Error::NotAvailable("the run reader's consumer stopped".into()))?;
+                Ok(spare_rx
                     .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(block));
-                let got = read_block(&mut file, &mut bytes, &mut records).map(|n| (n, records));
-                let stop = !matches!(got, Ok((n, _)) if n > 0);
-                if tx.send(got).is_err() || stop {
-                    return;
-                }
-            }
+                    .unwrap_or_else(|_| Vec::with_capacity(block.min(1 << 20))))
+            })
         });
-        let mut total = 0u64;
-        while let Ok(got) = profile.time(Part::WaitRunRead, || rx.recv()) {
-            let (n, mut records) = got?;
-            if n == 0 {
+        let mut applied = Ok(());
+        while let Ok(mut records) = profile.time(Part::WaitRunRead, || rx.recv()) {
+            applied = apply(&mut records);
+            if applied.is_err() {
                 break;
             }
-            total += n as u64;
-            apply(&mut records)?;
             let _ = spare_tx.try_send(records);
         }
-        if total != expected {
-            return Err(damaged(format!(
-                "{total} bytes read, {expected} were written"
-            )));
-        }
-        Ok(total)
+        // A failed apply ends the reader: its next send finds no receiver.
+        drop(rx);
+        let read = read
+            .join()
+            .unwrap_or_else(|_| Err(Error::NotAvailable("a run reader thread panicked".into())));
+        applied?;
+        read
     })
+}
+
+/// Bytes a run reader reads at once.
+const READ_BUFFER: usize = 1 << 20;
+
+/// Reads one bucket's run file frame by frame.
+struct FrameReader<'a> {
+    path: &'a std::path::Path,
+    bucket: u64,
+    expected: u64,
+    block: usize,
+    profile: &'a Profile,
+}
+
+impl FrameReader<'_> {
+    fn damaged(&self, what: String) -> Error {
+        Error::io(
+            "reading run file",
+            self.path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{what}: scratch was changed during the build; resume it with --resume"),
+            ),
+        )
+    }
+
+    /// Decodes the file's frames into blocks of at most `self.block`
+    /// records, each handed to `emit`, which gives back an empty vector
+    /// for the next; returns the bytes read.
+    fn read(
+        &self,
+        file: std::fs::File,
+        mut emit: impl FnMut(Vec<Record>) -> Result<Vec<Record>>,
+    ) -> Result<u64> {
+        let io = |e| Error::io("reading run file", self.path, e);
+        let mut codec = FrameCodec::default();
+        let mut input = std::io::BufReader::with_capacity(READ_BUFFER, file);
+        let (mut at, mut ahead) = (0u64, 0u64);
+        let mut body = Vec::new();
+        let mut frame = Vec::new();
+        let mut records = Vec::with_capacity(self.block.min(1 << 20));
+        while at < self.expected {
+            // The kernel fetches the next stretch while this one is decoded:
+            // two requests at the disk, not one.
+            if at + READ_BUFFER as u64 >= ahead {
+                let len = 4 * READ_BUFFER as u64;
+                read_ahead(input.get_ref(), ahead.max(at), len);
+                ahead = ahead.max(at) + len;
+            }
+            let mut header = [0u8; FRAME_HEADER];
+            if self.expected - at < FRAME_HEADER as u64 {
+                return Err(self.damaged("ends inside a frame header".into()));
+            }
+            input.read_exact(&mut header).map_err(io)?;
+            let field = |i: usize| {
+                u32::from_le_bytes(header[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+            };
+            let (len, count, raw, crc) = (field(0), field(1), field(2), field(3));
+            at += FRAME_HEADER as u64;
+            if u64::from(len) > self.expected - at || count as usize > FRAME_RECORDS {
+                return Err(self.damaged("a frame header is damaged".into()));
+            }
+            body.resize(len as usize, 0);
+            input.read_exact(&mut body).map_err(io)?;
+            at += u64::from(len);
+            let room = self.block - records.len();
+            let into = if count as usize <= room {
+                &mut records
+            } else {
+                frame.clear();
+                &mut frame
+            };
+            self.profile
+                .time(Part::RunDecode, || {
+                    codec.decode(self.bucket, (count, raw, crc), &body, into)
+                })
+                .map_err(|what| self.damaged(what))?;
+            let mut rest: &[Record] = &frame;
+            loop {
+                if records.len() == self.block {
+                    records = emit(records)?;
+                    records.clear();
+                }
+                if rest.is_empty() {
+                    break;
+                }
+                let take = rest.len().min(self.block - records.len());
+                records.extend_from_slice(&rest[..take]);
+                rest = &rest[take..];
+            }
+            frame.clear();
+        }
+        if !records.is_empty() {
+            emit(records)?;
+        }
+        Ok(at)
+    }
 }
 
 #[cfg(test)]
@@ -779,11 +993,18 @@ mod tests {
                     .for_each(|batch| writer.push(batch).unwrap());
                 if half.len() == first.len() {
                     let at = writer.durable().unwrap();
-                    assert_eq!(at.bytes, (first.len() * RECORD_BYTES) as u64);
+                    assert_eq!(at.records, first.len() as u64);
                 }
             }
             let index = writer.finish().unwrap();
-            assert_eq!(index.bytes, (records.len() * RECORD_BYTES) as u64);
+            assert_eq!(index.records, records.len() as u64);
+            // Sorted 20-bit indices in 5 buckets differ by a few units, and
+            // payloads are below 2^16: about 4 bytes a record, not 16.
+            assert!(
+                index.bytes < records.len() as u64 * 5,
+                "{} bytes",
+                index.bytes
+            );
             for bucket in 0..5 {
                 let mut got = read_all(&disks, &index, bucket, order);
                 if order == Order::Sorted {
@@ -802,6 +1023,83 @@ mod tests {
                 assert_eq!(got, want, "{order:?}, bucket {bucket}");
             }
         }
+    }
+
+    #[test]
+    fn frames_round_trip_at_the_edges_of_the_key_and_payload() {
+        let bucket = MAX_BUCKETS - 1;
+        let mut records: Vec<Record> = [0, 0, 1, 5, (1 << LOW_BITS) - 1]
+            .iter()
+            .zip([u64::MAX, 0, 1 << 63, 7, u64::MAX - 1])
+            .map(|(&i, p)| Record::new(bucket, i, p))
+            .collect();
+        // More than a frame: the second starts its deltas afresh.
+        records.extend(
+            (0..FRAME_RECORDS as u64 + 10).map(|i| Record::new(bucket, (1 << LOW_BITS) - 1, i)),
+        );
+        records.sort_by_key(|r| r.key);
+        let mut codec = FrameCodec::default();
+        let mut bytes = Vec::new();
+        codec.encode(&records, &mut bytes).unwrap();
+        let mut back = Vec::new();
+        let mut at = 0;
+        while at < bytes.len() {
+            let field = |i: usize| {
+                u32::from_le_bytes(bytes[at + 4 * i..at + 4 * i + 4].try_into().unwrap())
+            };
+            let (len, count, raw, crc) = (field(0), field(1), field(2), field(3));
+            let body = &bytes[at + FRAME_HEADER..at + FRAME_HEADER + len as usize];
+            codec
+                .decode(bucket, (count, raw, crc), body, &mut back)
+                .unwrap();
+            at += FRAME_HEADER + len as usize;
+        }
+        assert_eq!(back, records);
+    }
+
+    /// A run file changed on disk (a flipped byte, a cut, bytes added) is
+    /// an error naming the file and the damage, never wrong records.
+    #[test]
+    fn damaged_run_files_are_errors_that_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let disks = ScratchDisks::open(&[dir.path().to_path_buf()], "t").unwrap();
+        let profile = Arc::new(Profile::default());
+        let writer = RunWriter::new(&disks, "req", 1000, &profile).unwrap();
+        writer.push(&scrambled(20_000, 1)).unwrap();
+        let index = writer.finish().unwrap();
+        let path = disks.run_path("req", 0);
+        let good = std::fs::read(&path).unwrap();
+        let read = |index: &RunIndex| {
+            let blocks = Blocks {
+                records: 100,
+                order: Order::Grouped,
+            };
+            read_bucket(&disks, "req", index, 0, blocks, &profile, |_| Ok(()))
+        };
+        assert_eq!(read(&index).unwrap(), good.len() as u64);
+        for at in [0, 5, 17, good.len() / 2, good.len() - 1] {
+            let mut bad = good.clone();
+            bad[at] ^= 0x10;
+            std::fs::write(&path, &bad).unwrap();
+            let e = read(&index).unwrap_err().to_string();
+            let name = path.file_name().unwrap().to_str().unwrap();
+            assert!(
+                e.contains(name) && e.contains("scratch was changed"),
+                "{at}: {e}"
+            );
+        }
+        std::fs::write(&path, &good[..good.len() - 3]).unwrap();
+        let e = read(&index).unwrap_err().to_string();
+        assert!(e.contains("were written"), "{e}");
+        // A file cut back between frames with the index to match reads
+        // what is left; one cut inside a frame is damage.
+        let first_frame = FRAME_HEADER + u32::from_le_bytes(good[..4].try_into().unwrap()) as usize;
+        let mut cut = index.clone();
+        cut.written.insert(0, first_frame as u64 + 7);
+        cut.bytes = first_frame as u64 + 7;
+        std::fs::write(&path, &good[..first_frame + 7]).unwrap();
+        let e = read(&cut).unwrap_err().to_string();
+        assert!(e.contains("scratch was changed"), "{e}");
     }
 
     #[test]

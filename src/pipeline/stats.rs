@@ -40,7 +40,8 @@ pub struct PassRecord {
     pub jobs: u64,
     /// Requests the expand step wrote.
     pub requests: u64,
-    /// Bytes of request runs written per request.
+    /// Bytes of request and answer runs written per request, as stored
+    /// (compressed; 32 raw: a 16-byte request and its 16-byte answer).
     pub scratch_bytes_per_request: Option<f64>,
     /// The expander's copies and kernels (zero but for kernel time on the CPU).
     pub device: crate::game::ChunkTiming,
@@ -83,10 +84,14 @@ pub(crate) enum Part {
     Checkpoint,
     /// Removing a finished pass's run files.
     ClearRuns,
+    /// Flusher threads encoding runs (sort by key, deltas, compression).
+    FlushEncode,
+    /// Run readers checking and decoding frames.
+    RunDecode,
 }
 
 impl Part {
-    pub(crate) const COUNT: usize = 12;
+    pub(crate) const COUNT: usize = 14;
     const ALL: [Part; Part::COUNT] = [
         Part::Expand,
         Part::Answer,
@@ -100,6 +105,8 @@ impl Part {
         Part::BlockSort,
         Part::Checkpoint,
         Part::ClearRuns,
+        Part::FlushEncode,
+        Part::RunDecode,
     ];
 
     fn key(self) -> &'static str {
@@ -116,6 +123,8 @@ impl Part {
             Part::BlockSort => "block_sort",
             Part::Checkpoint => "checkpoint",
             Part::ClearRuns => "clear_runs",
+            Part::FlushEncode => "flusher_encode",
+            Part::RunDecode => "run_decode",
         }
     }
 }
