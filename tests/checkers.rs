@@ -516,3 +516,25 @@ fn games_lists_checkers_with_its_notation() {
     let example = ck["example"].as_str().unwrap();
     game(3).parse_position(example).unwrap();
 }
+
+/// Three kings against two, a 5-piece signature: about 25 s on 2 cores, so
+/// run it with `cargo test --test checkers -- --ignored`.
+///
+/// Source: B. Newell, The Checker Maven (bobnewell.net), a novice lesson on
+/// three kings against two: `W:WK22,K23,K24:BK31,K32`, either to play, White
+/// wins; with White to play "an amazing first move wins at once, 22-25!",
+/// and with Black to play the published defence starts 32-28.
+#[test]
+#[ignore = "solves 4.6 M positions (material=KKKvKK): about 25 s on 2 cores"]
+fn three_kings_beat_two() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("kkkvkk");
+    let d = dir.to_str().unwrap();
+    build(&dir, &["checkers", "--param", "material=KKKvKK"], &[]);
+    let probe = json(&run_ok(&["probe", d, "W:WK22,K23,K24:BK31,K32", "--json"]));
+    assert_eq!(probe["outcome"], "win");
+    assert_eq!(probe["best_moves"], serde_json::json!(["22-25"]));
+    let probe = json(&run_ok(&["probe", d, "B:WK22,K23,K24:BK31,K32", "--json"]));
+    assert_eq!(probe["outcome"], "loss");
+    assert_eq!(probe["best_moves"], serde_json::json!(["32-28"]));
+}

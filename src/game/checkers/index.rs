@@ -27,8 +27,11 @@
 //! position has one index: a slice's size is its number of positions, and
 //! the slices of `n` pieces add up to the literature's counts (Schaeffer et
 //! al., "Checkers Is Solved"). The index is the multinomial of the four piece
-//! sets written as a product of binomials, the order Lake et al. describe:
-//! men first, within the leading-rank split, kings on what is left.
+//! sets written as a product of binomials (men first, within the leading-row
+//! split, then the kings on what is left), which is what Lake et al.'s
+//! indexing amounts to as Edelkamp, Sulewski and Yücel read it (multinomial
+//! hashing of four piece types, split by the most advanced men); the exact
+//! order of their index is not reproduced.
 
 use super::rules::{bits, turn, Position};
 
@@ -69,26 +72,37 @@ fn colex_rank(mask: u32) -> u64 {
         .sum()
 }
 
-/// The `k`-set of positions below `n` with colex rank `r`.
-#[inline]
-fn colex_unrank(mut r: u64, k: u32, n: u32) -> u32 {
-    let mut mask = 0u32;
-    let mut top = n;
-    for i in (1..=k).rev() {
-        // The largest p < top with C(p, i) <= r, by bisection: C(i - 1, i) = 0
-        // always qualifies, and C(p, i) grows with p.
-        let (mut lo, mut hi) = (i - 1, top - 1);
-        while lo < hi {
-            let mid = (lo + hi).div_ceil(2);
-            if binom(mid, i) <= r {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
+/// `BINOM_T[k][n] = C(n, k)`: a row per `k`, for the searches of [`colex_unrank`].
+static BINOM_T: [[u64; 33]; 33] = {
+    let mut t = [[0u64; 33]; 33];
+    let mut n = 0;
+    while n <= 32 {
+        let mut k = 0;
+        while k <= 32 {
+            t[k][n] = BINOM[n][k];
+            k += 1;
         }
-        mask |= 1 << lo;
-        r -= binom(lo, i);
-        top = lo;
+        n += 1;
+    }
+    t
+};
+
+/// The `k`-set with colex rank `r` (positions below 32).
+#[inline]
+fn colex_unrank(mut r: u64, k: u32) -> u32 {
+    let mut mask = 0u32;
+    for i in (1..=k as usize).rev() {
+        // The largest p with C(p, i) <= r: C(p, i) does not decrease with p,
+        // so a branch-free binary search over 0..32 finds it (the solver
+        // unranks in its inner loop, and search branches mispredict).
+        let row = &BINOM_T[i];
+        let mut p = 0usize;
+        for step in [16, 8, 4, 2, 1] {
+            let q = p + step;
+            p = if row[q] <= r { q } else { p };
+        }
+        mask |= 1 << p;
+        r -= row[p];
     }
     mask
 }
@@ -106,14 +120,14 @@ fn compress(mask: u32, free: u32) -> u32 {
 #[inline]
 fn expand(c: u32, mut free: u32) -> u32 {
     let mut out = 0u32;
-    let mut i = 0u32;
-    while free != 0 && (c >> i) != 0 {
+    let mut rest = c;
+    // Branch-free body: take the lowest free square when the lowest
+    // position left in `rest` is set.
+    while rest != 0 {
         let low = free & free.wrapping_neg();
-        if c & (1 << i) != 0 {
-            out |= low;
-        }
-        free &= free - 1;
-        i += 1;
+        out |= low & (rest & 1).wrapping_neg();
+        free &= free.wrapping_sub(1);
+        rest >>= 1;
     }
     out
 }
@@ -294,7 +308,7 @@ impl SliceIndex {
             let mut sum = 0u64;
             prefix.push(0);
             for i in 0..men_sets {
-                let m = colex_unrank(i + binom(4 * rm, a), a, 4 * (rm + 1));
+                let m = colex_unrank(i + binom(4 * rm, a), a);
                 sum = sum.checked_add(Self::opponent_sets(c, ro, turn(m)))?;
                 prefix.push(sum);
             }
@@ -385,22 +399,19 @@ impl SliceIndex {
         let m = if a == 0 {
             0
         } else {
-            colex_unrank(i_m + binom(4 * rm, a), a, 4 * (rm + 1))
+            colex_unrank(i_m + binom(4 * rm, a), a)
         };
         let o = if c == 0 {
             0
         } else {
             let zone = rows_mask(ro + 1) & !turn(m);
             let fhi = (zone & rows_mask(ro)).count_ones();
-            turn(expand(
-                colex_unrank(i_o + binom(fhi, c), c, zone.count_ones()),
-                zone,
-            ))
+            turn(expand(colex_unrank(i_o + binom(fhi, c), c), zone))
         };
         let free = !(m | o);
         let per = binom(b + d, b);
-        let all = expand(colex_unrank(i_k / per, b + d, 32 - a - c), free);
-        let mine = expand(colex_unrank(i_k % per, b, b + d), all);
+        let all = expand(colex_unrank(i_k / per, b + d), free);
+        let mine = expand(colex_unrank(i_k % per, b), all);
         Position {
             men: [m, o],
             kings: [mine, all & !mine],
@@ -417,7 +428,7 @@ mod tests {
     fn colex_round_trip() {
         for k in 0..=4u32 {
             for r in 0..binom(10, k) {
-                let m = colex_unrank(r, k, 10);
+                let m = colex_unrank(r, k);
                 assert_eq!(m.count_ones(), k);
                 assert!(m < 1 << 10);
                 assert_eq!(colex_rank(m), r);

@@ -42,8 +42,11 @@
 //! then by `rm + ro` *descending* (a man move that advances a side's leading
 //! man raises the sum; one that does not keeps the slice), ties by the
 //! slices' key. So every move leads to the same partition or an earlier one.
-//! A side with no pieces has its own slices (all lost); a capture of the
-//! last piece leads there.
+//! A side with no pieces has its own slices: with it to move, lost at
+//! distance 0 (a capture of the last piece leads there); with the other side
+//! to move, a position play never reaches (the game ended with that
+//! capture) but that the literature counts, and that the rules value
+//! directly: the mover wins in one ply if it can move at all.
 //!
 //! # Parameters
 //! `pieces=N` builds every slice with 1..=N pieces. `material=KKvK` builds one
