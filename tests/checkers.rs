@@ -383,6 +383,15 @@ fn cli_builds_verifies_and_probes_the_default_set() {
         PUBLISHED[..3].iter().sum::<u64>()
     );
     assert_eq!(info["illegal"], 0);
+    // Per piece count, from the files' names (`p3-...`) and positions.
+    let mut by_pieces = std::collections::BTreeMap::new();
+    for f in info["files"].as_array().unwrap() {
+        let name = f["partition_name"].as_str().unwrap();
+        let n: usize = name[1..name.find('-').unwrap()].parse().unwrap();
+        *by_pieces.entry(n).or_insert(0u64) += f["positions"].as_u64().unwrap();
+    }
+    let expected: std::collections::BTreeMap<usize, u64> = (1..).zip(PUBLISHED).take(3).collect();
+    assert_eq!(by_pieces, expected);
     run_ok(&["verify", d, "--deep"]);
 
     let probe = json(&run_ok(&["probe", d, "W:WK19,K23:BK32", "--json"]));
