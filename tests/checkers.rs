@@ -547,3 +547,30 @@ fn three_kings_beat_two() {
     assert_eq!(probe["outcome"], "loss");
     assert_eq!(probe["best_moves"], serde_json::json!(["32-28"]));
 }
+
+/// A build killed (SIGKILL) part way and resumed ends with the same bytes.
+#[test]
+fn killed_build_resumes_to_the_same_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = ["checkers", "--param", "material=MMvK"];
+    let reference = tmp.path().join("reference");
+    build(&reference, &game, &[]);
+    let out = tmp.path().join("killed");
+    let mut resumed_any = false;
+    for (i, delay) in [150u64, 300, 450].into_iter().enumerate() {
+        let extra: &[&str] = if i == 0 { &[] } else { &["--resume"] };
+        let mut child = build_cmd(&game, &out, extra).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay));
+        // Already finished is fine too: the resume below must cope either way.
+        let _ = child.kill();
+        let _ = child.wait();
+        resumed_any |= out.exists();
+    }
+    assert!(resumed_any, "no build left a directory to resume");
+    build(&out, &game, &["--resume"]);
+    assert_same(
+        &contents(&out),
+        &contents(&reference),
+        "kill -9 and --resume",
+    );
+}
