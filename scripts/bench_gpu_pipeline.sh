@@ -116,8 +116,9 @@ one_game() { # GAME ARGS...: every build gets both
   local W=$(python3 -c "import json;print(json.load(open('$base-gpu/build-log.json')).get('largest_working_set',0))")
   local P=$(python3 -c "import json;print(json.load(open('$base-cpu/build-log.json'))['positions'])")
   # Host memory for the pipeline's buffers: small enough that chunks are many.
-  # (half a byte a position: never room for the values in memory).
-  local MEM=$(( P / 2 > 16 * 1048576 ? P / 2 : 16 * 1048576 ))
+  # (half a byte a position, at least 64 MiB: below that, jobs sized to
+  # the write buffers get so small that Morris max=4 takes minutes).
+  local MEM=$(( P / 2 > 64 * 1048576 ? P / 2 : 64 * 1048576 ))
   echo "largest device working set $W bytes; --mem-limit $MEM for the external builds" | tee -a "$SUMMARY"
   local rows="$HEADER"
   for f in 8 64; do
