@@ -383,15 +383,27 @@ fn cli_builds_verifies_and_probes_the_default_set() {
         PUBLISHED[..3].iter().sum::<u64>()
     );
     assert_eq!(info["illegal"], 0);
-    // Per piece count, from the files' names (`p3-...`) and positions.
-    let mut by_pieces = std::collections::BTreeMap::new();
-    for f in info["files"].as_array().unwrap() {
-        let name = f["partition_name"].as_str().unwrap();
-        let n: usize = name[1..name.find('-').unwrap()].parse().unwrap();
-        *by_pieces.entry(n).or_insert(0u64) += f["positions"].as_u64().unwrap();
-    }
-    let expected: std::collections::BTreeMap<usize, u64> = (1..).zip(PUBLISHED).take(3).collect();
-    assert_eq!(by_pieces, expected);
+    // Per piece count: `info`'s table of groups, and the text it prints.
+    let groups: Vec<(String, u64)> = info["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap().to_string(),
+                g["positions"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, u64)> = ["1 piece", "2 pieces", "3 pieces"]
+        .iter()
+        .map(|g| g.to_string())
+        .zip(PUBLISHED)
+        .collect();
+    assert_eq!(groups, expected);
+    let text = run_ok(&["info", d]);
+    let row = text.lines().find(|l| l.starts_with("3 pieces")).unwrap();
+    assert_eq!(row.split_whitespace().nth(4), Some("261224"), "{row}");
     run_ok(&["verify", d, "--deep"]);
 
     let probe = json(&run_ok(&["probe", d, "W:WK19,K23:BK32", "--json"]));

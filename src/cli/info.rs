@@ -9,6 +9,7 @@ use tbforge::{Forward, Game};
 pub fn info(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let mut report = format::info(dir)?;
     add_depths(&mut report);
+    add_groups(&mut report);
     if json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
@@ -38,4 +39,19 @@ fn add_depths(report: &mut InfoReport) {
         }
     }
     game.visit(Layers(report));
+}
+
+/// The table by the game's groups of partitions, where it has them.
+fn add_groups(report: &mut InfoReport) {
+    let Ok(game) = open_game(&report.game, &report.params) else {
+        return;
+    };
+    struct Groups<'a>(&'a mut InfoReport);
+    impl GameVisitor for Groups<'_> {
+        type Output = ();
+        fn visit<G: Game>(self, game: &G) {
+            self.0.set_groups(|p| game.partition_group(p));
+        }
+    }
+    game.visit(Groups(report));
 }

@@ -40,6 +40,30 @@ pub struct InfoReport {
     /// (each first reached at one depth; see [`InfoReport::set_depths`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub depths: Option<Vec<DepthRow>>,
+    /// The files' counts totalled by the game's groups of partitions
+    /// (see [`InfoReport::set_groups`]), in order of first appearance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<GroupRow>>,
+}
+
+/// One group of partitions (a game's own grouping, such as pieces on the
+/// board) and its files' counts, totalled.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GroupRow {
+    /// The game's label of the group.
+    pub group: String,
+    /// Files in it.
+    pub partitions: u64,
+    /// Their indices (each a class where the index is of symmetry classes).
+    pub classes: u64,
+    /// The positions those stand for.
+    pub positions: u64,
+    /// Of those, won for the side to move (puzzles: goal reachable).
+    pub wins: u64,
+    /// Drawn (puzzles: goal unreachable).
+    pub draws: u64,
+    /// Lost for the side to move.
+    pub losses: u64,
 }
 
 /// One depth of a layered game: its partitions' stored (reached) positions
@@ -110,6 +134,45 @@ impl InfoReport {
     }
 }
 
+impl InfoReport {
+    /// Adds the table by group, given each partition's group (`None`: in
+    /// none). The caller knows the game; this module does not.
+    pub fn set_groups(&mut self, group_of: impl Fn(PartitionId) -> Option<String>) {
+        let mut rows: Vec<GroupRow> = Vec::new();
+        for f in &self.files {
+            let Some(group) = group_of(f.partition) else {
+                continue;
+            };
+            let i = match rows.iter().position(|r| r.group == group) {
+                Some(i) => i,
+                None => {
+                    rows.push(GroupRow {
+                        group,
+                        partitions: 0,
+                        classes: 0,
+                        positions: 0,
+                        wins: 0,
+                        draws: 0,
+                        losses: 0,
+                    });
+                    rows.len() - 1
+                }
+            };
+            let r = &mut rows[i];
+            r.partitions += 1;
+            // Saturating: a damaged manifest's counts may add up beyond u64.
+            r.classes = r.classes.saturating_add(f.classes);
+            r.positions = r.positions.saturating_add(f.positions);
+            r.wins = r.wins.saturating_add(f.wins);
+            r.draws = r.draws.saturating_add(f.draws);
+            r.losses = r.losses.saturating_add(f.losses);
+        }
+        if !rows.is_empty() {
+            self.groups = Some(rows);
+        }
+    }
+}
+
 /// The manifest of the tablebase in `dir`, summarised.
 pub fn info(dir: &Path) -> Result<InfoReport, FormatError> {
     let m = read_manifest(dir)?;
@@ -135,6 +198,7 @@ pub fn info(dir: &Path) -> Result<InfoReport, FormatError> {
         layers: m.layers,
         files: m.files,
         depths: None,
+        groups: None,
     })
 }
 
@@ -143,6 +207,34 @@ pub fn render_info_text(r: &InfoReport) -> String {
     let mut s = render_files_text(r);
     if let Some(depths) = &r.depths {
         s += &render_depths_text(r.kind, depths);
+    }
+    if let Some(groups) = &r.groups {
+        s += &render_groups_text(r.kind, groups);
+    }
+    s
+}
+
+/// The table by group of partitions.
+fn render_groups_text(kind: GameKind, groups: &[GroupRow]) -> String {
+    let (win, draw, loss) = match kind {
+        GameKind::TwoPlayer => ("wins", "draws", "losses"),
+        GameKind::Puzzle => ("solvable", "unsolvable", "-"),
+    };
+    let width = groups
+        .iter()
+        .map(|g| g.group.len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let mut s = format!(
+        "\n{:<width$} {:>10} {:>14} {:>14} {:>14} {:>14} {:>14}\n",
+        "group", "partitions", "classes", "positions", win, draw, loss
+    );
+    for g in groups {
+        s += &format!(
+            "{:<width$} {:>10} {:>14} {:>14} {:>14} {:>14} {:>14}\n",
+            g.group, g.partitions, g.classes, g.positions, g.wins, g.draws, g.losses
+        );
     }
     s
 }

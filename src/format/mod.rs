@@ -16,7 +16,7 @@ pub use file::{
 };
 #[cfg(feature = "build")]
 pub use file::{write_partition_file_par, write_partition_file_sparse};
-pub use info::{info, render_info_text, DepthRow, InfoReport};
+pub use info::{info, render_info_text, DepthRow, GroupRow, InfoReport};
 pub use manifest::{
     file_name, read_manifest, write_manifest, Counts, FileEntry, Manifest, Tally, Totals,
     MANIFEST_NAME,

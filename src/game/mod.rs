@@ -199,6 +199,14 @@ pub trait Game: Send + Sync + 'static {
         Weights::one()
     }
 
+    /// The group partition `p` is counted in by `tbforge info`'s table of
+    /// groups ("3 pieces"), where the literature counts a game's positions
+    /// by such groups; `None` (the default): no such table.
+    fn partition_group(&self, p: PartitionId) -> Option<String> {
+        let _ = p;
+        None
+    }
+
     /// How forward search treats partition `p` ([`Forward`]); by default
     /// the general BFS, with every index solved.
     fn forward(&self, p: PartitionId) -> Forward {

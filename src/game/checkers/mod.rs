@@ -366,6 +366,15 @@ impl Game for Checkers {
         }
     }
 
+    /// Pieces on the board: the literature counts checkers positions so.
+    fn partition_group(&self, p: PartitionId) -> Option<String> {
+        let pieces = self.part(p)?.first.slice().pieces();
+        Some(format!(
+            "{pieces} piece{}",
+            if pieces == 1 { "" } else { "s" }
+        ))
+    }
+
     fn unrank(&self, p: PartitionId, r: Rank) -> Option<Position> {
         let part = self.part(p)?;
         let first = part.first.size();
