@@ -12,6 +12,7 @@
 //! - [`mod@format`]: the tablebase file format and the manifest;
 //! - [`probe`]: what engines link to read values back;
 //! - `compare` (feature `build`): two tablebases of one game, position by position;
+//! - `search` (feature `build`): perft, and alpha-beta search that probes tablebases;
 //! - `zstd_bench` (feature `build`): one partition as a single zstd stream against its file.
 #![warn(missing_docs)]
 
@@ -34,6 +35,8 @@ pub mod dist;
 pub mod pipeline;
 #[cfg(feature = "build")]
 mod progress;
+#[cfg(feature = "build")]
+pub mod search;
 #[cfg(feature = "build")]
 pub mod solve;
 #[cfg(feature = "build")]

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use tbforge::registry::{open_game, AnyGame};
 
+mod analyse;
 mod bench;
 mod build;
 mod compare;
@@ -94,6 +95,62 @@ enum Command {
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search from a position of a two-player game: alpha-beta with
+    /// iterative deepening, positions in a tablebase answered from it.
+    ///
+    /// Prints the score (a proved win or loss with its length where the
+    /// search or the tablebase proves one, else the evaluation), the best
+    /// move, the line, and nodes/s. With --perft D, counts the move paths
+    /// of D plies instead (to test move generation).
+    Analyse {
+        /// The game (see `tbforge games`).
+        game: String,
+        /// The position, in the game's notation (default: the game's opening position).
+        position: Option<String>,
+        /// A game parameter KEY=VALUE (without --tb); repeatable.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+        /// Deepest iteration, in plies (default 8 without --time).
+        #[arg(long)]
+        depth: Option<u32>,
+        /// Seconds to search (the iteration running then is dropped).
+        #[arg(long, value_name = "SECONDS")]
+        time: Option<f64>,
+        /// A tablebase of the game: positions it holds are answered exactly.
+        #[arg(long, value_name = "DIR")]
+        tb: Option<PathBuf>,
+        /// Count the move paths of D plies instead of searching.
+        #[arg(long, value_name = "D")]
+        perft: Option<u32>,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The engine plays a game against itself and prints it (PDN-style).
+    Play {
+        /// The game (see `tbforge games`).
+        game: String,
+        /// Where to start (default: the game's opening position).
+        position: Option<String>,
+        /// A game parameter KEY=VALUE (without --tb); repeatable.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+        /// Search depth of the side to move first, in plies.
+        #[arg(long, default_value_t = 6)]
+        depth: u32,
+        /// Search depth of the other side (default: --depth).
+        #[arg(long, value_name = "D")]
+        opponent_depth: Option<u32>,
+        /// A tablebase of the game: positions it holds are played exactly.
+        #[arg(long, value_name = "DIR")]
+        tb: Option<PathBuf>,
+        /// Stop (unfinished) after this many plies.
+        #[arg(long, default_value_t = 300)]
+        max_plies: u32,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -360,6 +417,44 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             threads,
             json,
         } => compare::compare(&dir_a, &dir_b, examples, threads, json),
+        Command::Analyse {
+            game,
+            position,
+            params,
+            depth,
+            time,
+            tb,
+            perft,
+            json,
+        } => analyse::analyse(analyse::AnalyseArgs {
+            game,
+            params,
+            position,
+            depth,
+            time,
+            tb,
+            perft,
+            json,
+        }),
+        Command::Play {
+            game,
+            position,
+            params,
+            depth,
+            opponent_depth,
+            tb,
+            max_plies,
+            json,
+        } => analyse::play(analyse::PlayArgs {
+            game,
+            params,
+            position,
+            depth,
+            opponent_depth,
+            tb,
+            max_plies,
+            json,
+        }),
         Command::Bench { what } => bench::bench(what),
     }
 }

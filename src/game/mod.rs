@@ -207,6 +207,34 @@ pub trait Game: Send + Sync + 'static {
         None
     }
 
+    /// Where a game played from scratch begins, for search and perft
+    /// (`tbforge analyse`, `tbforge play`): by default [`Game::start`]; a
+    /// game of endgame databases, whose build has no start, names the
+    /// opening position of the whole game here.
+    fn initial(&self) -> Option<Self::Position> {
+        self.start()
+    }
+
+    /// A heuristic score of an ongoing position for the side to move, for
+    /// a search that stops before the game ends (`tbforge analyse`): higher
+    /// is better, 0 even, scaled so that 100 is about one piece. The
+    /// default knows nothing (0).
+    fn evaluate(&self, pos: &Self::Position) -> i32 {
+        let _ = pos;
+        0
+    }
+
+    /// A 64-bit key of a position for a search's transposition table:
+    /// equal positions have equal keys, different ones differ but for
+    /// rare collisions. By default from [`Game::rank`], which is unique
+    /// wherever the game's index covers every position; a game whose
+    /// positions may lie outside its partitions (databases of a few pieces
+    /// searched from more) must say otherwise.
+    fn search_key(&self, pos: &Self::Position) -> u64 {
+        let (p, r) = self.rank(pos);
+        crate::hash::mix64((u64::from(p.0) << 48) ^ r.0)
+    }
+
     /// How forward search treats partition `p` ([`Forward`]); by default
     /// the general BFS, with every index solved.
     fn forward(&self, p: PartitionId) -> Forward {

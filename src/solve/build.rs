@@ -1260,7 +1260,7 @@ fn in_memory_bytes(layout: &Layout, encoding: ValueEncoding) -> u64 {
 }
 
 /// The process before any data: code, libraries, allocator. Measured on a
-/// pipeline build (nim 7,7,7,7,7,7,7 under `--mem-limit 16M`): its mapped
+/// pipeline build (tests/pipeline_memory.rs's, under `--mem-limit 16M`): its mapped
 /// file pages (the binary's code and the C library, faulted in around what
 /// runs) reach 9.0 MB with the release binary and 10.3 MB with the debug one
 /// once the pipeline's code (zstd among it) has run, and the heap beyond

@@ -1,0 +1,276 @@
+//! `tbforge analyse` and `tbforge play`: search from any position of a
+//! two-player game, answering positions a tablebase holds from it.
+
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use tbforge::registry::{AnyGame, GameVisitor};
+use tbforge::search::{perft, Limits, Search, SearchReport};
+use tbforge::{Game, Outcome, Status, Tablebase};
+
+/// Table entries of a search: 2^22 of 16 bytes, 64 MiB.
+const TABLE_LOG2: u32 = 22;
+
+/// What `analyse` was asked.
+pub struct AnalyseArgs {
+    pub game: String,
+    pub params: Vec<String>,
+    pub position: Option<String>,
+    pub depth: Option<u32>,
+    pub time: Option<f64>,
+    pub tb: Option<PathBuf>,
+    pub perft: Option<u32>,
+    pub json: bool,
+}
+
+/// What `play` was asked.
+pub struct PlayArgs {
+    pub game: String,
+    pub params: Vec<String>,
+    pub position: Option<String>,
+    pub depth: u32,
+    pub opponent_depth: Option<u32>,
+    pub tb: Option<PathBuf>,
+    pub max_plies: u32,
+    pub json: bool,
+}
+
+/// The game to search: the tablebase's own (its ranks are the files'),
+/// checked against the name given, or the named game with its parameters.
+fn open(
+    name: &str,
+    params: &[String],
+    tb: Option<&Path>,
+) -> anyhow::Result<(AnyGame, Option<Tablebase>)> {
+    let Some(dir) = tb else {
+        return Ok((super::open(name, params)?, None));
+    };
+    let tb = Tablebase::open(dir)?;
+    let manifest = tb.manifest();
+    if manifest.game != name {
+        bail!(
+            "--tb {} holds {}, not {name}: pass a tablebase of {name}",
+            dir.display(),
+            manifest.game
+        );
+    }
+    if !params.is_empty() {
+        bail!(
+            "--param with --tb: the tablebase's own parameters are used ({}); drop --param",
+            dir.display()
+        );
+    }
+    let game = tbforge::registry::open_game(&manifest.game, &manifest.params)?;
+    Ok((game, Some(tb)))
+}
+
+fn root<G: Game>(game: &G, text: Option<&str>) -> anyhow::Result<G::Position> {
+    match text {
+        Some(t) => Ok(game.parse_position(t)?),
+        None => game.initial().with_context(|| {
+            format!(
+                "{} has no opening position: give one (see `tbforge games`)",
+                game.info().id
+            )
+        }),
+    }
+}
+
+pub fn analyse(args: AnalyseArgs) -> anyhow::Result<ExitCode> {
+    let (game, tb) = open(&args.game, &args.params, args.tb.as_deref())?;
+    struct Visit<'a> {
+        args: &'a AnalyseArgs,
+        tb: Option<&'a Tablebase>,
+    }
+    impl GameVisitor for Visit<'_> {
+        type Output = anyhow::Result<ExitCode>;
+        fn visit<G: Game>(self, game: &G) -> Self::Output {
+            let args = self.args;
+            let pos = root(game, args.position.as_deref())?;
+            if let Some(depth) = args.perft {
+                let started = Instant::now();
+                let nodes = perft(game, &pos, depth);
+                let seconds = started.elapsed().as_secs_f64();
+                if args.json {
+                    println!(
+                        "{}",
+                        serde_json::json!({
+                            "position": game.format_position(&pos),
+                            "depth": depth,
+                            "nodes": nodes,
+                            "seconds": seconds,
+                        })
+                    );
+                } else {
+                    println!(
+                        "perft({depth}) = {nodes} from {} ({seconds:.3} s, {:.1} M paths/s)",
+                        game.format_position(&pos),
+                        nodes as f64 / seconds.max(1e-9) / 1e6
+                    );
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut search = Search::new(game, self.tb, TABLE_LOG2)?;
+            let limits = Limits {
+                depth: args.depth,
+                time: args.time.map(Duration::from_secs_f64),
+                search_root: false,
+            };
+            let report = search.run(&pos, limits)?;
+            if args.json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                print!("{}", report_text(&report));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+    if let Some(t) = args.time {
+        if !(t > 0.0 && t.is_finite()) {
+            bail!("--time {t}: give a positive number of seconds");
+        }
+    }
+    if args.depth == Some(0) {
+        bail!("--depth 0: give at least one ply");
+    }
+    game.visit(Visit {
+        args: &args,
+        tb: tb.as_ref(),
+    })
+}
+
+fn report_text(r: &SearchReport) -> String {
+    let mut out = format!("position  {}\n", r.position);
+    if r.from_tablebase {
+        out += "source    the tablebase (exact)\n";
+    } else {
+        out += &format!(
+            "depth     {} plies, {} nodes in {:.2} s ({:.2} M nodes/s), {} tablebase hits\n",
+            r.depth,
+            r.nodes,
+            r.seconds,
+            r.nodes_per_second / 1e6,
+            r.tablebase_hits
+        );
+    }
+    out += &format!("score     {}\n", r.score.to_text());
+    out += &format!(
+        "best      {}\n",
+        r.best_move.as_deref().unwrap_or("(none: the game is over)")
+    );
+    if !r.pv.is_empty() {
+        out += &format!("line      {}\n", r.pv.join(" "));
+    }
+    out
+}
+
+pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
+    if args.depth == 0 || args.opponent_depth == Some(0) {
+        bail!("--depth 0: give at least one ply");
+    }
+    let (game, tb) = open(&args.game, &args.params, args.tb.as_deref())?;
+    struct Visit<'a> {
+        args: &'a PlayArgs,
+        tb: Option<&'a Tablebase>,
+    }
+    impl GameVisitor for Visit<'_> {
+        type Output = anyhow::Result<ExitCode>;
+        fn visit<G: Game>(self, game: &G) -> Self::Output {
+            let args = self.args;
+            let start = root(game, args.position.as_deref())?;
+            let depths = [args.depth, args.opponent_depth.unwrap_or(args.depth)];
+            let mut searchers = [
+                Search::new(game, self.tb, TABLE_LOG2 - 2)?,
+                Search::new(game, self.tb, TABLE_LOG2 - 2)?,
+            ];
+            let mut pos = start.clone();
+            let mut moves: Vec<String> = Vec::new();
+            let mut seen = vec![game.search_key(&pos)];
+            let mut successors = Vec::new();
+            // From the first mover's side: Some(true) it won, Some(false)
+            // it lost, None drawn or unfinished.
+            let (result, why) = loop {
+                let mover = moves.len() % 2;
+                match game.status(&pos) {
+                    Status::Lost => break (Some(mover == 1), "no legal move"),
+                    Status::Drawn => break (None, "a drawn end"),
+                    Status::Goal => break (Some(mover == 0), "the goal"),
+                    Status::Ongoing => {}
+                }
+                if moves.len() as u32 >= args.max_plies {
+                    break (None, "the ply limit (unfinished)");
+                }
+                let key = game.search_key(&pos);
+                if seen.iter().filter(|&&k| k == key).count() >= 3 {
+                    break (None, "the third repetition");
+                }
+                let report = searchers[mover].run(
+                    &pos,
+                    Limits {
+                        depth: Some(depths[mover]),
+                        time: None,
+                        search_root: false,
+                    },
+                )?;
+                if report.from_tablebase && report.score.outcome == Some(Outcome::Draw) {
+                    break (None, "a tablebase draw");
+                }
+                let Some(best) = report.best_move else {
+                    bail!("the search found no move in {}", game.format_position(&pos));
+                };
+                successors.clear();
+                game.successors(&pos, &mut successors);
+                let next = successors
+                    .iter()
+                    .find(|(m, _)| game.format_move(&pos, m) == best)
+                    .map(|(_, p)| p.clone())
+                    .with_context(|| format!("the search's move {best} is not legal"))?;
+                moves.push(best);
+                pos = next;
+                seen.push(game.search_key(&pos));
+            };
+            let code = match result {
+                Some(true) => "1-0",
+                Some(false) => "0-1",
+                None => "1/2-1/2",
+            };
+            let unfinished = why.contains("unfinished");
+            let code = if unfinished { "*" } else { code };
+            if args.json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "start": game.format_position(&start),
+                        "moves": moves,
+                        "result": code,
+                        "ended_by": why,
+                        "final": game.format_position(&pos),
+                        "depths": depths,
+                    })
+                );
+            } else {
+                println!(
+                    "[Event \"tbforge self-play, depths {} and {}\"]",
+                    depths[0], depths[1]
+                );
+                println!("[FEN \"{}\"]", game.format_position(&start));
+                println!("[Result \"{code}\"]");
+                let mut text = String::new();
+                for (i, pair) in moves.chunks(2).enumerate() {
+                    text += &format!("{}. {} ", i + 1, pair.join(" "));
+                }
+                println!("{text}{code}");
+                println!(
+                    "{{ended by {why} after {} plies; 1-0 means the side to move at the start won}}",
+                    moves.len()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+    game.visit(Visit {
+        args: &args,
+        tb: tb.as_ref(),
+    })
+}

@@ -1,0 +1,564 @@
+//! Game-tree search beyond the databases, for any two-player [`Game`]:
+//! move-path enumeration ([`perft`]) and negamax alpha-beta with iterative
+//! deepening and a transposition table ([`Search`]), which answers every
+//! position a tablebase holds exactly from it instead of searching or
+//! evaluating it.
+//!
+//! Scores are for the side to move, in centi-pieces where they come from
+//! [`Game::evaluate`], and outside that range where they are proved: a win
+//! `n` plies from the root is `WIN - n`, a loss `-(WIN - n)`. A tablebase
+//! with distances gives the exact `n` of a position it holds (its distance
+//! plus the plies to reach it); a win/draw/loss tablebase gives a proved
+//! outcome without a length ([`KNOWN_WIN`]). A position seen again on the
+//! current line counts as a draw, so the tree is finite even where kings
+//! can shuffle for ever. The search is single-threaded and deterministic:
+//! the same position, depth and table size give the same score, line and
+//! node count (the table may carry a repetition's draw from one line into
+//! another, as every engine's does, so a score can differ with the table's
+//! size; a tablebase's answers never do).
+
+use crate::game::{Game, GameKind, Status};
+use crate::probe::Tablebase;
+use crate::{Error, Outcome, Result};
+use std::time::{Duration, Instant};
+
+/// A win at the root itself: a win `n` plies ahead scores `WIN - n`.
+pub const WIN: i32 = 1_000_000;
+/// Scores at or above this are wins proved without their length (a
+/// win/draw/loss tablebase), minus the plies to reach them.
+pub const KNOWN_WIN: i32 = WIN - 100_000;
+/// No search reaches this deep: a win scored above `WIN - MAX_PLY` has its
+/// exact distance.
+pub const MAX_PLY: usize = 1_000;
+
+/// Leaf paths of length `depth` from `pos`: the number of move sequences
+/// of exactly `depth` plies (a position without moves ends its paths), as
+/// chess and checkers programmers count them to test move generation. The
+/// first two plies are split over all cores.
+pub fn perft<G: Game>(game: &G, pos: &G::Position, depth: u32) -> u64 {
+    use rayon::prelude::*;
+    if depth == 0 {
+        return 1;
+    }
+    if game.status(pos) != Status::Ongoing {
+        return 0;
+    }
+    let mut moves = Vec::new();
+    game.successors(pos, &mut moves);
+    if depth <= 3 {
+        return moves
+            .iter()
+            .map(|(_, s)| perft_serial(game, s, depth - 1))
+            .sum();
+    }
+    moves
+        .par_iter()
+        .map(|(_, s)| perft(game, s, depth - 1))
+        .sum()
+}
+
+fn perft_serial<G: Game>(game: &G, pos: &G::Position, depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    if game.status(pos) != Status::Ongoing {
+        return 0;
+    }
+    let mut moves = Vec::new();
+    game.successors(pos, &mut moves);
+    if depth == 1 {
+        return moves.len() as u64;
+    }
+    moves
+        .iter()
+        .map(|(_, s)| perft_serial(game, s, depth - 1))
+        .sum()
+}
+
+/// When a search stops.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Limits {
+    /// Deepest iteration (plies); without a time, the search runs to it.
+    pub depth: Option<u32>,
+    /// Wall-clock budget: the iteration running when it ends is dropped.
+    pub time: Option<Duration>,
+    /// Search the root even where the tablebase holds it (its successors
+    /// are still answered from it): a check of the search against the
+    /// tablebase, and a way to see the moves' search scores.
+    pub search_root: bool,
+}
+
+/// What a score means, for people and scripts.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ScoreReport {
+    /// The proved outcome for the side to move, where the search proved one.
+    pub outcome: Option<Outcome>,
+    /// Plies to the end under the best play found, where proved with a length.
+    pub plies: Option<u32>,
+    /// The heuristic score (100 = about one piece), where nothing is proved.
+    pub eval: Option<i32>,
+}
+
+impl ScoreReport {
+    /// Reads a root score.
+    pub fn of(score: i32) -> ScoreReport {
+        let proved = |s: i32| {
+            if s > WIN - MAX_PLY as i32 {
+                (Some(Outcome::Win), Some((WIN - s) as u32))
+            } else {
+                (Some(Outcome::Win), None)
+            }
+        };
+        let (outcome, plies) = if score >= KNOWN_WIN - MAX_PLY as i32 {
+            proved(score)
+        } else if score <= -(KNOWN_WIN - MAX_PLY as i32) {
+            let (_, plies) = proved(-score);
+            (Some(Outcome::Loss), plies)
+        } else {
+            (None, None)
+        };
+        ScoreReport {
+            outcome,
+            plies,
+            eval: outcome.is_none().then_some(score),
+        }
+    }
+
+    /// "win in 13 plies", "loss (length unknown)", "+35 (evaluation)".
+    pub fn to_text(&self) -> String {
+        match (self.outcome, self.plies, self.eval) {
+            (Some(o), Some(n), _) => format!("{o} in {n} {}", if n == 1 { "ply" } else { "plies" }),
+            (Some(Outcome::Draw), None, _) => "draw".into(),
+            (Some(o), None, _) => format!("{o} (proved; its length unknown)"),
+            (None, _, Some(e)) => format!("{e:+} (evaluation; 100 = about one piece)"),
+            (None, _, None) => "unknown".into(),
+        }
+    }
+}
+
+/// The result of [`Search::run`].
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SearchReport {
+    /// The root position in the game's notation.
+    pub position: String,
+    /// The deepest iteration completed (0: answered by a tablebase or a
+    /// finished game).
+    pub depth: u32,
+    /// The root's score.
+    pub score: ScoreReport,
+    /// Whether the score came from a tablebase at the root (exact, with
+    /// every best move), not from a search.
+    pub from_tablebase: bool,
+    /// The best move found, in the game's notation.
+    pub best_move: Option<String>,
+    /// The principal variation: the best line found, as far as known.
+    pub pv: Vec<String>,
+    /// Positions visited.
+    pub nodes: u64,
+    /// Positions answered by a tablebase.
+    pub tablebase_hits: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// `nodes / seconds`.
+    pub nodes_per_second: f64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    key: u64,
+    score: i32,
+    depth: u16,
+    bound: Bound,
+    best: u16,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum Bound {
+    #[default]
+    Empty,
+    Exact,
+    Lower,
+    Upper,
+}
+
+/// No move stored.
+const NO_MOVE: u16 = u16::MAX;
+
+/// A negamax alpha-beta searcher of one game, with its transposition table,
+/// optionally probing a tablebase of that game.
+pub struct Search<'a, G: Game> {
+    game: &'a G,
+    tablebase: Option<&'a Tablebase>,
+    table: Vec<Entry>,
+    line: Vec<u64>,
+    moves: Vec<Vec<(G::Move, G::Position)>>,
+    nodes: u64,
+    tablebase_hits: u64,
+    deadline: Option<Instant>,
+    stopped: bool,
+}
+
+impl<'a, G: Game> Search<'a, G> {
+    /// A searcher of `game` with a table of `2^table_log2` entries (16
+    /// bytes each), probing `tablebase` where given. The tablebase must be
+    /// one of `game` as given (the caller opens the game from its manifest).
+    pub fn new(game: &'a G, tablebase: Option<&'a Tablebase>, table_log2: u32) -> Result<Self> {
+        if game.info().kind != GameKind::TwoPlayer {
+            return Err(Error::NotAvailable(format!(
+                "{} is a puzzle: search scores two-player games; probe its tablebase instead",
+                game.info().id
+            )));
+        }
+        if let Some(tb) = tablebase {
+            tb.check_game(game)?;
+        }
+        Ok(Search {
+            game,
+            tablebase,
+            table: vec![Entry::default(); 1 << table_log2],
+            line: Vec::new(),
+            moves: Vec::new(),
+            nodes: 0,
+            tablebase_hits: 0,
+            deadline: None,
+            stopped: false,
+        })
+    }
+
+    /// Searches `root` within `limits` (a depth, a time, or both; neither:
+    /// depth 8).
+    pub fn run(&mut self, root: &G::Position, limits: Limits) -> Result<SearchReport> {
+        let started = Instant::now();
+        self.nodes = 0;
+        self.tablebase_hits = 0;
+        self.stopped = false;
+        self.deadline = limits.time.map(|t| started + t);
+        let max_depth = limits
+            .depth
+            .unwrap_or(if limits.time.is_some() { 200 } else { 8 })
+            .min(MAX_PLY as u32 - 1);
+        let position = self.game.format_position(root);
+        if !limits.search_root {
+            if let Some(report) = self.answer_from_tablebase(root, &position, started)? {
+                return Ok(report);
+            }
+        }
+        let mut done: Option<(u32, i32, Option<u16>)> = None;
+        if self.game.status(root) == Status::Ongoing {
+            for depth in 1..=max_depth {
+                self.line.clear();
+                let score = self.negamax(root, depth, 0, -WIN - 1, WIN + 1)?;
+                if self.stopped {
+                    break;
+                }
+                let best = self.probe_table(self.game.search_key(root)).map(|e| e.best);
+                done = Some((depth, score, best.filter(|&b| b != NO_MOVE)));
+                // A proved result with its length inside the horizon: no
+                // deeper iteration changes it.
+                let proved = score.abs() > WIN - MAX_PLY as i32;
+                if proved && (WIN - score.abs()) as u32 <= depth {
+                    break;
+                }
+            }
+        } else {
+            self.line.clear();
+            let score = self.negamax(root, 0, 0, -WIN - 1, WIN + 1)?;
+            done = Some((0, score, None));
+        }
+        let Some((depth, score, best)) = done else {
+            return Err(Error::NotAvailable(
+                "the time limit ended before the first iteration: give more time or a depth".into(),
+            ));
+        };
+        let pv = self.principal_variation(root, best, depth.max(1) as usize);
+        let seconds = started.elapsed().as_secs_f64();
+        Ok(SearchReport {
+            position,
+            depth,
+            score: ScoreReport::of(score),
+            from_tablebase: false,
+            best_move: pv.first().cloned(),
+            pv,
+            nodes: self.nodes,
+            tablebase_hits: self.tablebase_hits,
+            seconds,
+            nodes_per_second: self.nodes as f64 / seconds.max(1e-9),
+        })
+    }
+
+    /// The root answered by the tablebase, where it holds it: its value and
+    /// the line of best moves it gives.
+    fn answer_from_tablebase(
+        &self,
+        root: &G::Position,
+        position: &str,
+        started: Instant,
+    ) -> Result<Option<SearchReport>> {
+        let Some(tb) = self.tablebase else {
+            return Ok(None);
+        };
+        if self.stored(root)?.is_none() {
+            return Ok(None);
+        }
+        let result = tb.probe(self.game, root)?;
+        let score = match (result.outcome, result.distance) {
+            (Outcome::Draw, _) => ScoreReport {
+                outcome: Some(Outcome::Draw),
+                plies: None,
+                eval: None,
+            },
+            (o, plies) => ScoreReport {
+                outcome: Some(o),
+                plies,
+                eval: None,
+            },
+        };
+        // The line: the first best move each time, as long as the tablebase
+        // holds the positions (a capture may leave it for a smaller one it
+        // also holds; a drawn line is cut at 40 plies).
+        let mut pv = Vec::new();
+        let mut pos = root.clone();
+        let mut moves = Vec::new();
+        while pv.len() < result.distance.unwrap_or(40) as usize {
+            if self.stored(&pos)?.is_none() || self.game.status(&pos) != Status::Ongoing {
+                break;
+            }
+            let best = tb.probe(self.game, &pos)?.best_moves;
+            let Some(first) = best.first() else { break };
+            moves.clear();
+            self.game.successors(&pos, &mut moves);
+            let Some((mv, next)) = moves
+                .iter()
+                .find(|(m, _)| &self.game.format_move(&pos, m) == first)
+            else {
+                break;
+            };
+            pv.push(self.game.format_move(&pos, mv));
+            pos = next.clone();
+        }
+        let seconds = started.elapsed().as_secs_f64();
+        Ok(Some(SearchReport {
+            position: position.to_string(),
+            depth: 0,
+            score,
+            from_tablebase: true,
+            best_move: result.best_moves.first().cloned(),
+            pv,
+            nodes: 1,
+            tablebase_hits: 1,
+            seconds,
+            nodes_per_second: 1.0 / seconds.max(1e-9),
+        }))
+    }
+
+    /// The tablebase's (outcome, distance) of `pos`, where it holds it.
+    fn stored(&self, pos: &G::Position) -> Result<Option<(Outcome, Option<u32>)>> {
+        let Some(tb) = self.tablebase else {
+            return Ok(None);
+        };
+        let (p, r) = self.game.rank(pos);
+        if !tb.has_partition(p) {
+            return Ok(None);
+        }
+        let stored = tb.probe_stored(p, r)?;
+        match stored.outcome {
+            Some(o) => Ok(Some((o, stored.distance))),
+            None => Err(Error::NotAvailable(format!(
+                "{} holds {} as an illegal index: the tablebase does not match the game; run `tbforge verify {}`",
+                tb.dir().display(),
+                self.game.format_position(pos),
+                tb.dir().display()
+            ))),
+        }
+    }
+
+    fn probe_table(&self, key: u64) -> Option<Entry> {
+        let e = self.table[(key as usize) & (self.table.len() - 1)];
+        (e.bound != Bound::Empty && e.key == key).then_some(e)
+    }
+
+    fn store(&mut self, key: u64, depth: u32, score: i32, bound: Bound, best: u16) {
+        let slot = (key as usize) & (self.table.len() - 1);
+        self.table[slot] = Entry {
+            key,
+            score,
+            depth: depth as u16,
+            bound,
+            best,
+        };
+    }
+
+    /// The score of `pos` searched `depth` plies deep, `ply` plies below the root.
+    fn negamax(
+        &mut self,
+        pos: &G::Position,
+        depth: u32,
+        ply: usize,
+        mut alpha: i32,
+        beta: i32,
+    ) -> Result<i32> {
+        self.nodes += 1;
+        if self.nodes & 0xfff == 0 {
+            if let Some(deadline) = self.deadline {
+                if Instant::now() >= deadline {
+                    self.stopped = true;
+                }
+            }
+        }
+        if self.stopped {
+            return Ok(0);
+        }
+        match self.game.status(pos) {
+            Status::Lost => return Ok(-(WIN - ply as i32)),
+            Status::Drawn => return Ok(0),
+            Status::Goal => return Ok(WIN - ply as i32),
+            Status::Ongoing => {}
+        }
+        if ply > 0 {
+            if let Some((outcome, distance)) = self.stored(pos)? {
+                self.tablebase_hits += 1;
+                let win = match distance {
+                    Some(d) => WIN - ply as i32 - d as i32,
+                    None => KNOWN_WIN - ply as i32,
+                };
+                return Ok(match outcome {
+                    Outcome::Win => win,
+                    Outcome::Loss => -win,
+                    Outcome::Draw => 0,
+                });
+            }
+        }
+        let key = self.game.search_key(pos);
+        if ply > 0 && self.line.contains(&key) {
+            // Back on the current line: neither side has to leave the cycle.
+            return Ok(0);
+        }
+        if depth == 0 || ply + 1 >= MAX_PLY {
+            return Ok(self.game.evaluate(pos));
+        }
+        let mut first = NO_MOVE;
+        if let Some(e) = self.probe_table(key) {
+            first = e.best;
+            if u32::from(e.depth) >= depth && ply > 0 {
+                let score = from_table(e.score, ply);
+                let cut = match e.bound {
+                    Bound::Exact => true,
+                    Bound::Lower => score >= beta,
+                    Bound::Upper => score <= alpha,
+                    Bound::Empty => false,
+                };
+                if cut {
+                    return Ok(score);
+                }
+            }
+        }
+        if self.moves.len() <= ply {
+            self.moves.resize_with(ply + 1, Vec::new);
+        }
+        let mut moves = std::mem::take(&mut self.moves[ply]);
+        moves.clear();
+        self.game.successors(pos, &mut moves);
+        let order: Vec<usize> = {
+            let first = usize::from(first);
+            let mut order: Vec<usize> = (0..moves.len()).filter(|&i| i != first).collect();
+            if first < moves.len() {
+                order.insert(0, first);
+            }
+            order
+        };
+        let alpha_in = alpha;
+        let mut best_score = -WIN - 1;
+        let mut best = NO_MOVE;
+        self.line.push(key);
+        for i in order {
+            let score = -self.negamax(&moves[i].1, depth - 1, ply + 1, -beta, -alpha)?;
+            if self.stopped {
+                break;
+            }
+            if score > best_score {
+                best_score = score;
+                best = i as u16;
+            }
+            alpha = alpha.max(score);
+            if alpha >= beta {
+                break;
+            }
+        }
+        self.line.pop();
+        self.moves[ply] = moves;
+        if self.stopped {
+            return Ok(0);
+        }
+        let bound = if best_score <= alpha_in {
+            Bound::Upper
+        } else if best_score >= beta {
+            Bound::Lower
+        } else {
+            Bound::Exact
+        };
+        self.store(key, depth, to_table(best_score, ply), bound, best);
+        Ok(best_score)
+    }
+
+    /// The best line from `root`: its best move, then the table's best
+    /// moves while they are stored, at most `len` plies, stopping at a
+    /// repeated position.
+    fn principal_variation(
+        &self,
+        root: &G::Position,
+        best: Option<u16>,
+        len: usize,
+    ) -> Vec<String> {
+        let mut pv = Vec::new();
+        let mut pos = root.clone();
+        let mut seen = Vec::new();
+        let mut next_best = best;
+        let mut moves = Vec::new();
+        while pv.len() < len {
+            let Some(b) = next_best else { break };
+            if self.game.status(&pos) != Status::Ongoing {
+                break;
+            }
+            moves.clear();
+            self.game.successors(&pos, &mut moves);
+            let Some((mv, next)) = moves.get(usize::from(b)) else {
+                break;
+            };
+            pv.push(self.game.format_move(&pos, mv));
+            seen.push(self.game.search_key(&pos));
+            pos = next.clone();
+            let key = self.game.search_key(&pos);
+            if seen.contains(&key) {
+                break;
+            }
+            next_best = self
+                .probe_table(key)
+                .map(|e| e.best)
+                .filter(|&b| b != NO_MOVE);
+        }
+        pv
+    }
+}
+
+/// A score as the table keeps it: proved wins counted from the stored
+/// position, not the root, so that a transposition at another ply reads
+/// the right length.
+fn to_table(score: i32, ply: usize) -> i32 {
+    if score >= KNOWN_WIN - MAX_PLY as i32 {
+        score + ply as i32
+    } else if score <= -(KNOWN_WIN - MAX_PLY as i32) {
+        score - ply as i32
+    } else {
+        score
+    }
+}
+
+fn from_table(score: i32, ply: usize) -> i32 {
+    if score >= KNOWN_WIN - MAX_PLY as i32 {
+        score - ply as i32
+    } else if score <= -(KNOWN_WIN - MAX_PLY as i32) {
+        score + ply as i32
+    } else {
+        score
+    }
+}
