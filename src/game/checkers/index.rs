@@ -341,6 +341,25 @@ impl SliceIndex {
         self.slice
     }
 
+    /// Sets of the mover's men (the range of `iM`).
+    pub(crate) fn men_sets(&self) -> u64 {
+        self.men_sets
+    }
+
+    /// Placements of the kings on the squares the men leave.
+    pub(crate) fn king_sets(&self) -> u64 {
+        self.king_sets
+    }
+
+    /// The layout of `iMO`: `Ok(|O|)` where the zones do not overlap, else
+    /// `Err(prefix)` (`prefix[iM]` is the first `iMO` of men set `iM`).
+    pub(crate) fn men_layout(&self) -> std::result::Result<u64, &[u64]> {
+        match &self.layout {
+            MenLayout::Uniform(n) => Ok(*n),
+            MenLayout::Prefix(p) => Err(p),
+        }
+    }
+
     /// Sets of `c` opponent men in its rows `0..=ro` with one in row `ro`,
     /// avoiding `blocked` (mover men, in the opponent's orientation).
     fn opponent_sets(c: u32, ro: u32, blocked: u32) -> u64 {

@@ -62,9 +62,16 @@
 //! before a king; ranges `1-12` are read too). Moves: `11-15`, captures with
 //! every landing square, `15x24x31`.
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
+mod eval;
 pub mod index;
+#[cfg(feature = "build")]
+pub mod kernels;
 mod notation;
 pub mod rules;
+#[cfg(feature = "build")]
+pub mod twin;
 
 use super::params::{params, GameDescriptor, ParamDoc, ParamReader};
 use super::{Game, GameInfo, GameKind, Status};
@@ -436,6 +443,29 @@ impl Game for Checkers {
 
     fn format_move(&self, pos: &Position, mv: &Move) -> String {
         notation::format_move(pos, mv)
+    }
+
+    fn initial(&self) -> Option<Position> {
+        Some(eval::initial())
+    }
+
+    fn evaluate(&self, pos: &Position) -> i32 {
+        eval::evaluate(pos)
+    }
+
+    fn search_key(&self, pos: &Position) -> u64 {
+        // Positions of more pieces than the build lie outside its index.
+        eval::search_key(pos)
+    }
+
+    #[cfg(feature = "build")]
+    fn kernels(
+        &self,
+        device: &super::Device,
+    ) -> Result<Option<std::sync::Arc<dyn super::PartitionKernels>>> {
+        Ok(Some(std::sync::Arc::new(kernels::CheckersKernels::new(
+            self, device,
+        )?)))
     }
 }
 

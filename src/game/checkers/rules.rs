@@ -49,6 +49,18 @@ const fn geometry(distance: i32) -> [[u8; 4]; SQUARES] {
     out
 }
 
+/// The square `distance` steps from `s` in direction `d`, if on the board
+/// (the tables, for the kernels' twin to compare its arithmetic with).
+#[cfg(test)]
+pub(crate) fn neighbour(s: u8, d: usize, distance: i32) -> Option<u8> {
+    let t = match distance {
+        1 => STEP[s as usize][d],
+        2 => JUMP[s as usize][d],
+        _ => OFF,
+    };
+    (t != OFF).then_some(t)
+}
+
 /// Maps a bitboard to the other side's view: square `i` becomes `31 - i`,
 /// the board turned half round (standard square `n` becomes `33 - n`).
 #[inline]

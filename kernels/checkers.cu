@@ -1,0 +1,567 @@
+// Checkers (English draughts) partitions: unrank, move generation with
+// multi-jumps, rank of every successor, and the retrograde first scan and
+// passes of one whole partition. The CPU twin of every function here is in
+// src/game/checkers/twin.rs (same names without the ck_ prefix), which also
+// documents the tables (descriptors of DESC words, the material table,
+// prefix tables) and why the bytes equal the generic solver's.
+#include "common.cuh"
+
+typedef unsigned char u8;
+
+#define CK_DESC 8
+#define CK_NONE 0xffffffffu
+#define CK_ABSENT 0ull
+#define CK_INTERNAL 1ull
+#define CK_EXTERNAL 2ull
+#define CK_MISSING 3ull
+#define CK_PREFIX_BIT (1ull << 34)
+#define CK_FAIL_ABSENT 1ull
+#define CK_FAIL_MISSING 2ull
+#define CK_FAIL_ILLEGAL 3ull
+#define CK_FAIL_OVERFLOW 4ull
+#define CK_MAX_SUCC 64
+#define CK_MAX_DISTANCE 253u
+
+// C(n, k) for n, k <= 32, filled by each block in shared memory (the
+// binary searches of unrank index it by data: divergent constant-memory
+// reads would serialise).
+struct CkBin {
+    u64 t[33][33];
+};
+
+__device__ __forceinline__ void ck_fill_bin(CkBin* b) {
+    for (u32 i = threadIdx.x; i < 33 * 33; i += blockDim.x) {
+        u32 n = i / 33, k = i % 33;
+        u64 c = 0;
+        if (k <= n) {
+            // C(n, k) by the exact product: every prefix is a binomial.
+            c = 1;
+            for (u32 j = 0; j < k; j++) c = c * (n - j) / (j + 1);
+        }
+        b->t[n][k] = c;
+    }
+    __syncthreads();
+}
+
+__device__ __forceinline__ u64 ck_bin(const CkBin* b, u32 n, u32 k) {
+    return k > n ? 0ull : b->t[n][k];
+}
+
+struct CkBoard {
+    u32 men0, men1, kings0, kings1;
+};
+
+struct CkTables {
+    const u64* desc;
+    const u32* mat;
+    const u64* prefix;
+    u32 own0, own1;
+    u64 size0;
+    const CkBin* bin;
+};
+
+// The square `dist` steps from s in direction d (0, 1 forward), or 64.
+__device__ __forceinline__ u32 ck_neighbour(u32 s, u32 d, int dist) {
+    int row = (int)(s >> 2);
+    int col = 2 * (int)(s & 3) + ((row & 1) == 0 ? 1 : 0);
+    int r = row + (d < 2 ? dist : -dist);
+    int c = col + ((d & 1) ? dist : -dist);
+    return (r >= 0 && r < 8 && c >= 0 && c < 8) ? (u32)(r * 4 + c / 2) : 64u;
+}
+
+__device__ __forceinline__ u32 ck_bit(u32 s) { return s < 32 ? (1u << s) : 0u; }
+
+__device__ __forceinline__ CkBoard ck_after(const CkBoard& b, u32 men, u32 kings, u32 left) {
+    CkBoard o;
+    o.men0 = __brev(b.men1 & left);
+    o.men1 = __brev(men);
+    o.kings0 = __brev(b.kings1 & left);
+    o.kings1 = __brev(kings);
+    return o;
+}
+
+// Calls f(successor) for every successor in the rules' order until it
+// returns true; returns the number visited. The jump walk keeps its path as
+// two bits per jump in `stack` (twin.rs: "Move generation without a stack").
+template <class F>
+__device__ __forceinline__ u32 ck_for_each_successor(const CkBoard& b, F& f) {
+    u32 occ = b.men0 | b.men1 | b.kings0 | b.kings1;
+    u32 empty0 = ~occ;
+    u32 opp = b.men1 | b.kings1;
+    u32 n = 0;
+    for (int king = 0; king < 2; king++) {
+        u32 dirs = king ? 4 : 2;
+        u32 rest = king ? b.kings0 : b.men0;
+        while (rest) {
+            u32 s = __ffs(rest) - 1;
+            rest &= rest - 1;
+            u32 from = 1u << s;
+            u32 at = s, depth = 0, stack = 0;
+            u32 left = opp, empty = empty0 | from;
+            u32 d = 0;
+            bool extended = false;
+            for (;;) {
+                if (d < dirs) {
+                    u32 over = ck_neighbour(at, d, 1);
+                    u32 land = ck_neighbour(at, d, 2);
+                    if (land < 32 && (left & ck_bit(over)) && (empty & ck_bit(land))) {
+                        stack |= d << (2 * depth);
+                        depth++;
+                        left &= ~ck_bit(over);
+                        empty = (empty | ck_bit(over)) & ~ck_bit(land);
+                        at = land;
+                        if (!king && land >= 28) {
+                            n++;
+                            if (f(ck_after(b, b.men0 & ~from, b.kings0 | ck_bit(land), left))) return n;
+                        } else {
+                            d = 0;
+                            extended = false;
+                            continue;
+                        }
+                    } else {
+                        d++;
+                        continue;
+                    }
+                } else {
+                    if (!extended && depth > 0) {
+                        n++;
+                        u32 to = ck_bit(at);
+                        CkBoard next = king ? ck_after(b, b.men0, (b.kings0 & ~from) | to, left)
+                                            : ck_after(b, (b.men0 & ~from) | to, b.kings0, left);
+                        if (f(next)) return n;
+                    }
+                    if (depth == 0) break;
+                }
+                depth--;
+                u32 taken = (stack >> (2 * depth)) & 3u;
+                stack &= ~(3u << (2 * depth));
+                u32 over = ck_neighbour(at, 3 - taken, 1);
+                left |= ck_bit(over);
+                empty = (empty & ~ck_bit(over)) | ck_bit(at);
+                at = ck_neighbour(at, 3 - taken, 2);
+                d = taken + 1;
+                extended = true;
+            }
+        }
+    }
+    if (n > 0) return n;
+    for (int king = 0; king < 2; king++) {
+        u32 dirs = king ? 4 : 2;
+        u32 rest = king ? b.kings0 : b.men0;
+        while (rest) {
+            u32 s = __ffs(rest) - 1;
+            rest &= rest - 1;
+            u32 from = 1u << s;
+            for (u32 d = 0; d < dirs; d++) {
+                u32 t = ck_neighbour(s, d, 1);
+                if (t >= 32 || !(empty0 & ck_bit(t))) continue;
+                u32 to = ck_bit(t);
+                CkBoard next = king      ? ck_after(b, b.men0, (b.kings0 & ~from) | to, 0xffffffffu)
+                               : t >= 28 ? ck_after(b, b.men0 & ~from, b.kings0 | to, 0xffffffffu)
+                                         : ck_after(b, (b.men0 & ~from) | to, b.kings0, 0xffffffffu);
+                n++;
+                if (f(next)) return n;
+            }
+        }
+    }
+    return n;
+}
+
+__device__ __forceinline__ u64 ck_colex_rank(const CkBin* bin, u32 mask) {
+    u64 r = 0;
+    u32 i = 1;
+    while (mask) {
+        r += ck_bin(bin, __ffs(mask) - 1, i);
+        mask &= mask - 1;
+        i++;
+    }
+    return r;
+}
+
+__device__ __forceinline__ u32 ck_colex_unrank(const CkBin* bin, u64 r, u32 k) {
+    u32 mask = 0;
+    for (u32 i = k; i >= 1; i--) {
+        u32 p = 0;
+        for (u32 step = 16; step > 0; step >>= 1) {
+            u32 q = p + step;
+            if (ck_bin(bin, q, i) <= r) p = q;
+        }
+        mask |= 1u << p;
+        r -= ck_bin(bin, p, i);
+    }
+    return mask;
+}
+
+__device__ __forceinline__ u32 ck_compress(u32 mask, u32 free_) {
+    u32 out = 0;
+    while (mask) {
+        u32 s = __ffs(mask) - 1;
+        mask &= mask - 1;
+        out |= 1u << __popc(free_ & ((1u << s) - 1));
+    }
+    return out;
+}
+
+__device__ __forceinline__ u32 ck_expand(u32 c, u32 free_) {
+    u32 out = 0;
+    while (c) {
+        u32 low = free_ & (0u - free_);
+        if (c & 1) out |= low;
+        free_ &= free_ - 1;
+        c >>= 1;
+    }
+    return out;
+}
+
+__device__ __forceinline__ u32 ck_rows_mask(u32 rows) {
+    return rows >= 8 ? 0xffffffffu : ((1u << (4 * rows)) - 1);
+}
+
+__device__ __forceinline__ u64 ck_kind(const CkTables& t, u32 di) {
+    return di == CK_NONE ? CK_ABSENT : (t.desc[(u64)di * CK_DESC + 4] >> 32) & 3ull;
+}
+
+__device__ __forceinline__ u64 ck_rank_in(const CkTables& t, u32 di, const CkBoard& b) {
+    const u64* w = t.desc + (u64)di * CK_DESC;
+    u64 w4 = w[4];
+    u32 a = w4 & 15, bk = (w4 >> 4) & 15, c = (w4 >> 8) & 15, dk = (w4 >> 12) & 15;
+    u32 rm = (w4 >> 16) & 15, ro = (w4 >> 20) & 15;
+    u32 m = b.men0;
+    u64 i_m = a == 0 ? 0 : ck_colex_rank(t.bin, m) - ck_bin(t.bin, 4 * rm, a);
+    u64 i_o = 0;
+    if (c != 0) {
+        u32 zone = ck_rows_mask(ro + 1) & ~__brev(m);
+        u32 fhi = __popc(zone & ck_rows_mask(ro));
+        i_o = ck_colex_rank(t.bin, ck_compress(__brev(b.men1), zone)) - ck_bin(t.bin, fhi, c);
+    }
+    u64 i_mo = (w4 & CK_PREFIX_BIT) ? t.prefix[w[1] + i_m] + i_o : i_m * w[1] + i_o;
+    u32 free_ = ~(b.men0 | b.men1);
+    u32 all = b.kings0 | b.kings1;
+    u64 i_k = ck_colex_rank(t.bin, ck_compress(all, free_)) * ck_bin(t.bin, bk + dk, bk) +
+              ck_colex_rank(t.bin, ck_compress(b.kings0, all));
+    return i_mo * w[2] + i_k;
+}
+
+// Where b lies: its descriptor (CK_NONE: in no partition) and rank in the slice.
+__device__ __forceinline__ u32 ck_locate(const CkTables& t, const CkBoard& b, u64* rank) {
+    u32 a = __popc(b.men0), c = __popc(b.men1), k0 = __popc(b.kings0), k1 = __popc(b.kings1);
+    if (max(max(a, c), max(k0, k1)) > 8) return CK_NONE;
+    u32 base = t.mat[((a * 9 + k0) * 9 + c) * 9 + k1];
+    if (base == CK_NONE) return CK_NONE;
+    u32 rm = a ? (31 - __clz(b.men0)) / 4 : 0;
+    u32 ro = c ? (31 - (__ffs(b.men1) - 1)) / 4 : 0;
+    u32 di = base + rm * 7 + ro;
+    if (ck_kind(t, di) == CK_ABSENT) return CK_NONE;
+    *rank = ck_rank_in(t, di, b);
+    return di;
+}
+
+__device__ __forceinline__ CkBoard ck_unrank(const CkTables& t, u64 r) {
+    u32 di = t.own0;
+    if (r >= t.size0) {
+        di = t.own1;
+        r -= t.size0;
+    }
+    const u64* w = t.desc + (u64)di * CK_DESC;
+    u64 w4 = w[4];
+    u32 a = w4 & 15, bk = (w4 >> 4) & 15, c = (w4 >> 8) & 15, dk = (w4 >> 12) & 15;
+    u32 rm = (w4 >> 16) & 15, ro = (w4 >> 20) & 15;
+    u64 i_mo = r / w[2], i_k = r % w[2];
+    u64 i_m, i_o;
+    if (w4 & CK_PREFIX_BIT) {
+        const u64* p = t.prefix + w[1];
+        u64 lo = 0, hi = w[3];
+        while (hi - lo > 1) {
+            u64 mid = (lo + hi) / 2;
+            if (p[mid] <= i_mo) lo = mid;
+            else hi = mid;
+        }
+        i_m = lo;
+        i_o = i_mo - p[lo];
+    } else {
+        i_m = i_mo / w[1];
+        i_o = i_mo % w[1];
+    }
+    u32 m = a == 0 ? 0 : ck_colex_unrank(t.bin, i_m + ck_bin(t.bin, 4 * rm, a), a);
+    u32 o = 0;
+    if (c != 0) {
+        u32 zone = ck_rows_mask(ro + 1) & ~__brev(m);
+        u32 fhi = __popc(zone & ck_rows_mask(ro));
+        o = __brev(ck_expand(ck_colex_unrank(t.bin, i_o + ck_bin(t.bin, fhi, c), c), zone));
+    }
+    u32 free_ = ~(m | o);
+    u64 per = ck_bin(t.bin, bk + dk, bk);
+    u32 all = ck_expand(ck_colex_unrank(t.bin, i_k / per, bk + dk), free_);
+    u32 mine = ck_expand(ck_colex_unrank(t.bin, i_k % per, bk), all);
+    CkBoard out;
+    out.men0 = m;
+    out.men1 = o;
+    out.kings0 = mine;
+    out.kings1 = all & ~mine;
+    return out;
+}
+
+// A successor's value byte, or 0 and *code set where it may not be read.
+// *internal tells whether it lies in this partition.
+__device__ __forceinline__ u32 ck_value(const CkTables& t, const CkBoard& s, const u8* own,
+                                        const u8* deps, const u64* dep_base, bool* internal,
+                                        u64* code) {
+    u64 rank = 0;
+    u32 di = ck_locate(t, s, &rank);
+    u64 kind = ck_kind(t, di);
+    *internal = false;
+    if (kind == CK_INTERNAL) {
+        *internal = true;
+        // Another thread may be writing it in this pass: read it once.
+        return *(volatile const u8*)(own + t.desc[(u64)di * CK_DESC] + rank);
+    }
+    if (kind == CK_EXTERNAL) {
+        const u64* w = t.desc + (u64)di * CK_DESC;
+        u32 v = deps[dep_base[w[5]] + w[0] + rank];
+        if (v == 0) *code = CK_FAIL_ILLEGAL;
+        return v;
+    }
+    *code = kind == CK_MISSING ? CK_FAIL_MISSING : CK_FAIL_ABSENT;
+    return 0;
+}
+
+struct CkFirstScan {
+    CkTables t;
+    const u8* own;
+    const u8* deps;
+    const u64* dep_base;
+    u32 best_win, longest, seen;
+    bool all_lost, internal;
+    u64 code;
+    __device__ bool operator()(const CkBoard& s) {
+        bool inside;
+        u32 v = ck_value(t, s, own, deps, dep_base, &inside, &code);
+        if (code) return true;
+        if (inside) {
+            internal = true;
+        } else if (v >= 2) {
+            u32 e = v - 2;
+            seen = max(seen, e);
+            if (e % 2 == 0) best_win = min(best_win, e);
+            else longest = max(longest, e);
+        } else {
+            all_lost = false;
+        }
+        return false;
+    }
+};
+
+struct CkPass {
+    CkTables t;
+    const u8* own;
+    const u8* deps;
+    const u64* dep_base;
+    u32 d;
+    bool hit, blocked;
+    u32 longest;
+    u64 code;
+    __device__ bool operator()(const CkBoard& s) {
+        bool inside;
+        u32 v = ck_value(t, s, own, deps, dep_base, &inside, &code);
+        if (code) return true;
+        // Distances d and beyond may be this pass's own writes: unknown.
+        u32 e = v - 2;
+        if (v >= 2 && e < d) {
+            if (e == d - 1 && (d & 1)) hit = true;
+            if (e & 1) longest = max(longest, e);
+            else blocked = true;
+        } else {
+            blocked = true;
+        }
+        return (d & 1) ? hit : blocked;
+    }
+};
+
+#define CK_TABLE_ARGS                                                                          \
+    const u64 *desc, const u32 *mat, const u64 *prefix, u32 own0, u32 own1, u64 size0, u64 size
+#define CK_TABLES_INIT                                                                         \
+    __shared__ CkBin bin;                                                                      \
+    ck_fill_bin(&bin);                                                                         \
+    CkTables t;                                                                                \
+    t.desc = desc;                                                                             \
+    t.mat = mat;                                                                               \
+    t.prefix = prefix;                                                                         \
+    t.own0 = own0;                                                                             \
+    t.own1 = own1;                                                                             \
+    t.size0 = size0;                                                                           \
+    t.bin = &bin;
+
+// The first scan of every index (twin: twin::first_scan): its value byte;
+// positions with a successor in this partition stay pending (1) with their
+// bit set in `internal`; *count counts those, *max_seen takes the longest
+// distance read from earlier partitions.
+extern "C" __global__ void checkers_first_scan(CK_TABLE_ARGS, const u8* deps, const u64* dep_base,
+                                               u8* values, u32* internal, u64* count,
+                                               u32* max_seen, u64* fail) {
+    CK_TABLES_INIT
+    u32 seen_here = 0;
+    u64 inside_here = 0;
+    for (u64 r = blockIdx.x * (u64)blockDim.x + threadIdx.x; r < size;
+         r += (u64)gridDim.x * blockDim.x) {
+        CkBoard b = ck_unrank(t, r);
+        CkFirstScan f;
+        f.t = t;
+        f.own = values;
+        f.deps = deps;
+        f.dep_base = dep_base;
+        f.best_win = 0xffffffffu;
+        f.longest = 0;
+        f.seen = 0;
+        f.all_lost = true;
+        f.internal = false;
+        f.code = 0;
+        u32 n = ck_for_each_successor(b, f);
+        u8 v;
+        if (f.code) {
+            tb_fail(fail, f.code, r);
+            v = 0;
+        } else if (n == 0) {
+            v = 2;
+        } else if (f.internal) {
+            v = 1;
+            atomicOr(&internal[r >> 5], 1u << (r & 31));
+            inside_here++;
+            seen_here = max(seen_here, f.seen);
+        } else {
+            u32 e = 0;
+            bool decided = true;
+            if (f.best_win != 0xffffffffu) e = f.best_win + 1;
+            else if (f.all_lost) e = f.longest + 1;
+            else decided = false;
+            if (!decided) {
+                v = 1;
+                seen_here = max(seen_here, f.seen);
+            } else if (e > CK_MAX_DISTANCE) {
+                tb_fail(fail, CK_FAIL_OVERFLOW, r);
+                v = 0;
+            } else {
+                v = (u8)(e + 2);
+                seen_here = max(seen_here, max(f.seen, e));
+            }
+        }
+        values[r] = v;
+    }
+    inside_here = tb_warp_sum(inside_here);
+    for (int o = 16; o > 0; o >>= 1) seen_here = max(seen_here, __shfl_down_sync(0xffffffffu, seen_here, o));
+    if ((threadIdx.x & 31) == 0) {
+        if (inside_here) atomicAdd(count, inside_here);
+        if (seen_here) atomicMax(max_seen, seen_here);
+    }
+}
+
+// Pass d over every pending index with its bit set (twin: twin::pass):
+// decides it where its successors' values below d say so; *decided counts.
+extern "C" __global__ void checkers_pass(CK_TABLE_ARGS, const u8* deps, const u64* dep_base,
+                                         u8* values, const u32* internal, u32 d, u64* decided,
+                                         u64* fail) {
+    CK_TABLES_INIT
+    u64 mine = 0;
+    u64 words = (size + 31) / 32;
+    for (u64 w = blockIdx.x * (u64)blockDim.x + threadIdx.x; w < words;
+         w += (u64)gridDim.x * blockDim.x) {
+        u32 bits = internal[w];
+        while (bits) {
+            u64 r = w * 32 + (__ffs(bits) - 1);
+            bits &= bits - 1;
+            if (*(volatile u8*)(values + r) != 1) continue;
+            CkBoard b = ck_unrank(t, r);
+            CkPass f;
+            f.t = t;
+            f.own = values;
+            f.deps = deps;
+            f.dep_base = dep_base;
+            f.d = d;
+            f.hit = false;
+            f.blocked = false;
+            f.longest = 0;
+            f.code = 0;
+            ck_for_each_successor(b, f);
+            if (f.code) {
+                tb_fail(fail, f.code, r);
+                continue;
+            }
+            int v = -1;
+            if (d & 1) {
+                if (f.hit) v = (int)d + 2;
+            } else if (!f.blocked) {
+                v = (int)f.longest + 3;
+            }
+            if (v >= 0) {
+                values[r] = (u8)v;
+                mine++;
+            }
+        }
+    }
+    mine = tb_warp_sum(mine);
+    if ((threadIdx.x & 31) == 0 && mine) atomicAdd(decided, mine);
+}
+
+struct CkList {
+    CkTables t;
+    u64 r;
+    u32 n;
+    u32* pids;
+    u64* ranks;
+    u64 sum;
+    __device__ bool operator()(const CkBoard& s) {
+        u64 rank = 0;
+        u32 di = ck_locate(t, s, &rank);
+        u32 pid = CK_NONE;
+        u64 at = 0xffffffffffffffffull;
+        if (di != CK_NONE) {
+            pid = (u32)t.desc[(u64)di * CK_DESC + 6];
+            at = t.desc[(u64)di * CK_DESC] + rank;
+        }
+        if (pids) {
+            if (n < CK_MAX_SUCC) {
+                pids[n] = pid;
+                ranks[n] = at;
+            }
+        } else {
+            sum += tb_mix64((r * 0x00000100000001b3ull) ^ ((u64)pid << 40) ^ at);
+        }
+        n++;
+        return false;
+    }
+};
+
+// The successors of ranks[i] (or of lo + i where ranks is null), i < n, as
+// (partition id, rank in the partition) in the rules' order: counts[i] and
+// the first CK_MAX_SUCC pairs at out_pids/out_ranks[i * CK_MAX_SUCC ..]. With
+// out_pids null, only *checksum and *total: the sum of
+// mix64(r * 0x100000001b3 ^ pid << 40 ^ rank) over every successor, and their
+// number (twin: twin::successors_lists, twin::successors_checksum).
+extern "C" __global__ void checkers_successors(CK_TABLE_ARGS, const u64* ranks, u64 lo, u64 n,
+                                               u32* counts, u32* out_pids, u64* out_ranks,
+                                               u64* checksum, u64* total) {
+    CK_TABLES_INIT
+    u64 sum = 0, many = 0;
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x) {
+        u64 r = ranks ? ranks[i] : lo + i;
+        if (r >= size) continue;
+        CkBoard b = ck_unrank(t, r);
+        CkList f;
+        f.t = t;
+        f.r = r;
+        f.n = 0;
+        f.pids = out_pids ? out_pids + i * CK_MAX_SUCC : 0;
+        f.ranks = out_pids ? out_ranks + i * CK_MAX_SUCC : 0;
+        f.sum = 0;
+        u32 k = ck_for_each_successor(b, f);
+        if (counts) counts[i] = k;
+        sum += f.sum;
+        many += k;
+    }
+    sum = tb_warp_sum(sum);
+    many = tb_warp_sum(many);
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(checksum, sum);
+        atomicAdd(total, many);
+    }
+}

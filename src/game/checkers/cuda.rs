@@ -1,0 +1,399 @@
+//! Checkers partitions on a CUDA GPU: kernels `checkers_first_scan`,
+//! `checkers_pass` and `checkers_successors` of `kernels/checkers.cu`, with
+//! their CPU twins in [`super::twin`].
+//!
+//! A solve uploads the partition's tables ([`CheckersTables`]) and the values
+//! of every partition its moves lead to (concatenated, with each one's start
+//! in `dep_base`), runs the first scan, then one pass kernel per distance
+//! until the loop ends where the generic solver's does (the twin's loop,
+//! step for step), and downloads the values. The partition, its internal
+//! bits and its dependencies stay on the device for the whole solve; nothing
+//! is kept between partitions.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+
+use super::twin::{self, CheckersTables, SuccessorList, TwinSolved, MAX_SUCC, NO_FAIL};
+use super::Checkers;
+use crate::backend::cuda::{cuda_err, CudaDevice, BLOCK};
+use crate::game::Game;
+use crate::value::Value;
+use crate::{Error, Result};
+
+/// The checkers kernel file.
+pub const KERNEL_SOURCES: &[(&str, &str)] =
+    &[("checkers.cu", include_str!("../../../kernels/checkers.cu"))];
+
+/// Device memory left free beside a solve's buffers, for the driver.
+const MARGIN: u64 = 256 << 20;
+
+/// A partition's tables on the device.
+struct DeviceTables {
+    desc: CudaSlice<u64>,
+    mat: CudaSlice<u32>,
+    prefix: CudaSlice<u64>,
+    own0: u32,
+    own1: u32,
+    size0: u64,
+    size: u64,
+}
+
+/// The checkers kernels loaded on a [`CudaDevice`].
+pub struct CheckersCuda {
+    gpu: Arc<CudaDevice>,
+    // Stays loaded while its functions are in use.
+    _module: Arc<cudarc::driver::CudaModule>,
+    first_scan: CudaFunction,
+    pass: CudaFunction,
+    successors: CudaFunction,
+}
+
+impl std::fmt::Debug for CheckersCuda {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CheckersCuda({})", self.gpu.name())
+    }
+}
+
+impl CheckersCuda {
+    /// Compiles and loads `checkers.cu` on `gpu`.
+    pub fn new(gpu: Arc<CudaDevice>) -> Result<CheckersCuda> {
+        let (name, source) = KERNEL_SOURCES[0];
+        let module = gpu.load_module(name, source, &[])?;
+        Ok(CheckersCuda {
+            first_scan: gpu.function(&module, "checkers_first_scan")?,
+            pass: gpu.function(&module, "checkers_pass")?,
+            successors: gpu.function(&module, "checkers_successors")?,
+            gpu,
+            _module: module,
+        })
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<CudaDevice> {
+        &self.gpu
+    }
+
+    fn fits(&self, game: &Checkers, t: &CheckersTables, need: u64) -> Result<()> {
+        self.gpu
+            .stream()
+            .synchronize()
+            .map_err(cuda_err("synchronising"))?;
+        let free = self.gpu.free_memory()?;
+        if need.saturating_add(MARGIN) > free {
+            return Err(Error::Cuda(format!(
+                "checkers partition {}: the solve needs {:.2} GB of device memory, {:.2} GB are \
+                 free on {}; build with --gpu-mem-limit below that (the streamed path), or with \
+                 --backend cpu",
+                game.partition_name(t.partition),
+                (need + MARGIN) as f64 / 1e9,
+                free as f64 / 1e9,
+                self.gpu.name()
+            )));
+        }
+        Ok(())
+    }
+
+    fn upload_tables(&self, t: &CheckersTables) -> Result<DeviceTables> {
+        let s = self.gpu.stream();
+        let e = cuda_err("copying the checkers tables to the device");
+        let prefix = if t.prefix.is_empty() {
+            s.alloc_zeros::<u64>(1)
+        } else {
+            s.clone_htod(&t.prefix)
+        }
+        .map_err(&e)?;
+        Ok(DeviceTables {
+            desc: s.clone_htod(&t.desc).map_err(&e)?,
+            mat: s.clone_htod(&t.mat).map_err(&e)?,
+            prefix,
+            own0: t.own[0],
+            own1: t.own[1],
+            size0: t.size0,
+            size: t.size,
+        })
+    }
+
+    /// Solves the partition of `t` from its dependencies' values (`t` with
+    /// the unsolved ones marked missing, their slices empty): the twin's
+    /// bytes, and the seconds the device took.
+    pub fn solve(
+        &self,
+        game: &Checkers,
+        t: &CheckersTables,
+        deps: &[&[u8]],
+    ) -> Result<(TwinSolved, f64)> {
+        let t0 = Instant::now();
+        let size = t.size;
+        let words = size.div_ceil(32);
+        self.fits(game, t, t.device_bytes())?;
+        let s = self.gpu.stream();
+        let dt = self.upload_tables(t)?;
+        let e = cuda_err;
+        // Each dependency at its own start; missing ones take no room.
+        let mut dep_base = Vec::with_capacity(deps.len());
+        let mut total = 0u64;
+        for d in deps {
+            dep_base.push(total);
+            total += d.len() as u64;
+        }
+        let mut dev_deps = s
+            .alloc_zeros::<u8>(total.max(1) as usize)
+            .map_err(e("allocating the dependencies' values"))?;
+        for (d, &base) in deps.iter().zip(&dep_base) {
+            if d.is_empty() {
+                continue;
+            }
+            let range = base as usize..base as usize + d.len();
+            s.memcpy_htod(*d, &mut dev_deps.slice_mut(range))
+                .map_err(e("copying the dependencies' values to the device"))?;
+        }
+        dep_base.push(0);
+        let dev_base = s
+            .clone_htod(&dep_base)
+            .map_err(e("copying the dependencies' starts"))?;
+        let mut values = s
+            .alloc_zeros::<u8>(size.max(1) as usize)
+            .map_err(e("allocating the values"))?;
+        let mut internal = s
+            .alloc_zeros::<u32>(words.max(1) as usize)
+            .map_err(e("allocating the internal bits"))?;
+        let mut count = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        let mut max_seen = s.alloc_zeros::<u32>(1).map_err(e("allocating"))?;
+        let mut fail = s.clone_htod(&[NO_FAIL]).map_err(e("allocating"))?;
+        let cfg = self.gpu.grid(&self.first_scan, BLOCK, size, 0)?;
+        let mut launch = s.launch_builder(&self.first_scan);
+        launch
+            .arg(&dt.desc)
+            .arg(&dt.mat)
+            .arg(&dt.prefix)
+            .arg(&dt.own0)
+            .arg(&dt.own1)
+            .arg(&dt.size0)
+            .arg(&dt.size)
+            .arg(&dev_deps)
+            .arg(&dev_base)
+            .arg(&mut values)
+            .arg(&mut internal)
+            .arg(&mut count)
+            .arg(&mut max_seen)
+            .arg(&mut fail);
+        // SAFETY: the arguments match checkers_first_scan in checkers.cu.
+        // The tables are CheckersTables::new's: every descriptor index the
+        // kernel forms (own0/own1, a material's base plus rm * 7 + ro < 49)
+        // lies in `desc`, every prefix offset plus an iM of its slice in
+        // `prefix`, and `mat` has MAT_LEN entries for the counts 0..=8 the
+        // kernel checks before indexing. Ranks run below `size`, the
+        // values' length, and `internal` holds a bit for each. An external
+        // descriptor names dependency j < deps.len(), whose values start
+        // at dep_base[j] in `dev_deps` and hold its whole partition
+        // (check_deps verified their lengths), so every read lies inside;
+        // missing dependencies are marked so and never read. count,
+        // max_seen and fail hold one element each.
+        unsafe { launch.launch(cfg) }.map_err(e("launching checkers_first_scan"))?;
+        let read64 = |x: &CudaSlice<u64>, what: &str| -> Result<u64> {
+            Ok(s.clone_dtoh(x).map_err(cuda_err(what))?[0])
+        };
+        let inside = read64(&count, "copying the first scan's counts back")?;
+        let seen = s
+            .clone_dtoh(&max_seen)
+            .map_err(e("copying the first scan's counts back"))?[0];
+        if let Some(err) = twin::failure(game, t, read64(&fail, "copying back")?) {
+            return Err(err);
+        }
+        let mut d = 0u32;
+        if inside > 0 {
+            let cfg = self.gpu.grid(&self.pass, BLOCK, words, 0)?;
+            let mut decided = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+            d = 1;
+            loop {
+                if d > Value::MAX_DISTANCE {
+                    return Err(Error::DistanceOverflow {
+                        game: "checkers".into(),
+                        partition: game.partition_name(t.partition),
+                        max: Value::MAX_DISTANCE,
+                    });
+                }
+                s.memset_zeros(&mut decided)
+                    .map_err(e("clearing a counter"))?;
+                let mut launch = s.launch_builder(&self.pass);
+                launch
+                    .arg(&dt.desc)
+                    .arg(&dt.mat)
+                    .arg(&dt.prefix)
+                    .arg(&dt.own0)
+                    .arg(&dt.own1)
+                    .arg(&dt.size0)
+                    .arg(&dt.size)
+                    .arg(&dev_deps)
+                    .arg(&dev_base)
+                    .arg(&mut values)
+                    .arg(&internal)
+                    .arg(&d)
+                    .arg(&mut decided)
+                    .arg(&mut fail);
+                // SAFETY: the arguments match checkers_pass in checkers.cu;
+                // tables, dependencies and values as for the first scan
+                // above. The kernel reads `internal` words below
+                // ceil(size / 32), its length, and only bits the first scan
+                // set, all of ranks below `size`; decided and fail hold one
+                // element each.
+                unsafe { launch.launch(cfg) }.map_err(e("launching checkers_pass"))?;
+                let n = read64(&decided, "copying a pass's count back")?;
+                if let Some(err) = twin::failure(game, t, read64(&fail, "copying back")?) {
+                    return Err(err);
+                }
+                if n == 0 && d > seen {
+                    break;
+                }
+                d += 1;
+            }
+        }
+        let mut out = self.gpu.download(&values)?;
+        out.truncate(size as usize);
+        Ok((
+            TwinSolved {
+                values: out,
+                passes: d,
+            },
+            t0.elapsed().as_secs_f64(),
+        ))
+    }
+
+    /// One launch of `checkers_successors`: `ranks` listed (or `lo..lo+n`
+    /// with `ranks` empty, checksum only). Returns the lists (when listed),
+    /// the checksum, the successors counted and the kernel's seconds.
+    fn run_successors(
+        &self,
+        t: &CheckersTables,
+        ranks: &[u64],
+        lo: u64,
+        n: u64,
+    ) -> Result<(Vec<SuccessorList>, u64, u64, f64)> {
+        if let Some(r) = ranks.iter().find(|&&r| r >= t.size) {
+            return Err(Error::Cuda(format!(
+                "rank {r} is outside checkers partition {} ({} indices)",
+                t.partition, t.size
+            )));
+        }
+        if ranks.is_empty() && lo.saturating_add(n) > t.size {
+            return Err(Error::Cuda(format!(
+                "ranks {lo}..{} are outside checkers partition {} ({} indices)",
+                lo.saturating_add(n),
+                t.partition,
+                t.size
+            )));
+        }
+        let s = self.gpu.stream();
+        let e = cuda_err;
+        let dt = self.upload_tables(t)?;
+        let listed = !ranks.is_empty();
+        let len = if listed { ranks.len() } else { 1 };
+        let dev_ranks = if listed {
+            s.clone_htod(ranks)
+        } else {
+            s.alloc_zeros::<u64>(1)
+        }
+        .map_err(e("copying ranks to the device"))?;
+        let mut counts = s.alloc_zeros::<u32>(len).map_err(e("allocating"))?;
+        let mut pids = s
+            .alloc_zeros::<u32>(len * MAX_SUCC)
+            .map_err(e("allocating"))?;
+        let mut out = s
+            .alloc_zeros::<u64>(len * MAX_SUCC)
+            .map_err(e("allocating"))?;
+        let mut sum = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        let mut total = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        let null = 0u64;
+        let work = if listed { ranks.len() as u64 } else { n };
+        let cfg = self.gpu.grid(&self.successors, BLOCK, work, 0)?;
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let event = || {
+            self.gpu
+                .context()
+                .new_event(timing)
+                .map_err(cuda_err("creating an event"))
+        };
+        let (begin, end) = (event()?, event()?);
+        begin.record(s).map_err(e("recording an event"))?;
+        let mut launch = s.launch_builder(&self.successors);
+        launch
+            .arg(&dt.desc)
+            .arg(&dt.mat)
+            .arg(&dt.prefix)
+            .arg(&dt.own0)
+            .arg(&dt.own1)
+            .arg(&dt.size0)
+            .arg(&dt.size);
+        if listed {
+            launch
+                .arg(&dev_ranks)
+                .arg(&lo)
+                .arg(&work)
+                .arg(&mut counts)
+                .arg(&mut pids)
+                .arg(&mut out);
+        } else {
+            launch
+                .arg(&null)
+                .arg(&lo)
+                .arg(&work)
+                .arg(&null)
+                .arg(&null)
+                .arg(&null);
+        }
+        launch.arg(&mut sum).arg(&mut total);
+        // SAFETY: the arguments match checkers_successors in checkers.cu;
+        // the tables as in `solve`. Listed: `dev_ranks` holds `work` ranks,
+        // each below the partition's size (checked above), and counts,
+        // pids and out hold `work`, `work * MAX_SUCC` and `work * MAX_SUCC`
+        // elements, the kernel writing at most MAX_SUCC pairs per rank.
+        // Checksum mode: ranks lo..lo + work lie in the partition (checked
+        // above), the null pointers are never dereferenced (the kernel
+        // tests them), and the checksum and total hold one element each.
+        unsafe { launch.launch(cfg) }.map_err(e("launching checkers_successors"))?;
+        end.record(s).map_err(e("recording an event"))?;
+        let sums = s.clone_dtoh(&sum).map_err(e("copying back"))?;
+        let count = s.clone_dtoh(&total).map_err(e("copying back"))?[0];
+        let ms = begin.elapsed_ms(&end).map_err(e("reading the timer"))?;
+        let mut lists = Vec::new();
+        if listed {
+            let counts = s.clone_dtoh(&counts).map_err(e("copying back"))?;
+            let pids = s.clone_dtoh(&pids).map_err(e("copying back"))?;
+            let out = s.clone_dtoh(&out).map_err(e("copying back"))?;
+            for (i, &k) in counts.iter().enumerate() {
+                let shown = (k as usize).min(MAX_SUCC);
+                let at = i * MAX_SUCC;
+                lists.push((k, (0..shown).map(|j| (pids[at + j], out[at + j])).collect()));
+            }
+        }
+        Ok((lists, sums[0], count, f64::from(ms) / 1e3))
+    }
+
+    /// Kernel `checkers_successors` over `ranks`: each rank's successor
+    /// count and its first [`MAX_SUCC`] (partition id, rank) pairs (twin:
+    /// [`twin::successors_lists`]).
+    pub fn successors_lists(
+        &self,
+        t: &CheckersTables,
+        ranks: &[u64],
+    ) -> Result<Vec<SuccessorList>> {
+        if ranks.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self.run_successors(t, ranks, 0, 0)?.0)
+    }
+
+    /// Kernel `checkers_successors` over ranks `lo..lo+n`, checksum only
+    /// (twin: [`twin::successors_checksum`]): (checksum, successors, kernel seconds).
+    pub fn successors_checksum(
+        &self,
+        t: &CheckersTables,
+        lo: u64,
+        n: u64,
+    ) -> Result<(u64, u64, f64)> {
+        let (_, sum, count, secs) = self.run_successors(t, &[], lo, n)?;
+        Ok((sum, count, secs))
+    }
+}

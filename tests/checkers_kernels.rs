@@ -1,0 +1,163 @@
+//! The checkers kernels' CPU twin (src/game/checkers/twin.rs, the twin of
+//! kernels/checkers.cu): its solve against the generic solver's bytes,
+//! partition by partition, and its successor lists against the game's rules
+//! on random positions. The GPU side is compared with the twin by
+//! `tbforge bench gpu checkers` (scripts/gpu_check.sh).
+#![cfg(feature = "build")]
+
+use std::collections::BTreeMap;
+
+use tbforge::game::checkers::twin::{successors_lists, CheckersTables, NONE};
+use tbforge::game::checkers::Checkers;
+use tbforge::game::{Device, DeviceCheckOptions, SolvedPartitions};
+use tbforge::hash::SplitMix64;
+use tbforge::solve::{solve_partition, Layout, Progress};
+use tbforge::{Game, Rank};
+
+fn material(m: &str) -> Checkers {
+    let raw = BTreeMap::from([("material".to_string(), m.to_string())]);
+    Checkers::from_params(&raw).unwrap()
+}
+
+/// Every partition of `game` solved in order by the generic solver and by
+/// the kernels' twin from the same earlier values: the same bytes. Returns
+/// the positions compared.
+fn twin_equals_generic(game: &Checkers) -> u64 {
+    let kernels = game
+        .kernels(&Device::Cpu)
+        .unwrap()
+        .expect("checkers has kernels");
+    let layout = Layout::new(game).unwrap();
+    let progress = Progress::new(false);
+    let mut done: Vec<Option<Vec<u8>>> = vec![None; layout.len()];
+    let mut positions = 0;
+    let mut passes = 0;
+    for slot in 0..layout.len() {
+        let p = layout.order()[slot];
+        let solved: Vec<Option<&[u8]>> = done.iter().map(|v| v.as_deref()).collect();
+        let want = solve_partition(game, &layout, &solved, slot, &progress).unwrap();
+        let given = SolvedPartitions::from_slots(layout.order(), &solved);
+        let got = kernels
+            .solve(p, &given)
+            .expect("the kernels take every checkers partition")
+            .unwrap();
+        if let Some(i) = (0..want.len()).find(|&i| want.get(i) != got.values.get(i)) {
+            panic!(
+                "{}: rank {i} of {}: twin {:?}, generic {:?}",
+                game.partition_name(p),
+                want.len(),
+                got.values.get(i),
+                want.get(i)
+            );
+        }
+        assert_eq!(got.values.len(), want.len());
+        passes = passes.max(got.passes.unwrap_or(0));
+        positions += want.len() as u64;
+        done[slot] = Some(want);
+    }
+    // Passes ran: the comparison covered the passes, not only first scans.
+    assert!(
+        passes > 2,
+        "{}: at most {passes} passes",
+        game.info().canonical()
+    );
+    positions
+}
+
+#[test]
+fn twin_solve_is_the_generic_solvers_bytes_up_to_three_pieces() {
+    let game = Checkers::with_pieces(3).unwrap();
+    assert_eq!(twin_equals_generic(&game), 120 + 6_972 + 261_224);
+}
+
+#[test]
+fn twin_solve_is_the_generic_solvers_bytes_on_four_piece_materials() {
+    // Kings only (long multi-jumps both ways, many passes), and men that
+    // crown, capture into smaller materials and change leading rows.
+    for m in ["KKvKK", "MMvKM"] {
+        let game = material(m);
+        assert!(twin_equals_generic(&game) > 100_000, "{m}");
+    }
+}
+
+/// The twin's successor lists (partition id and rank of each, in order)
+/// are the rules' (the game's successors, ranked by the game), on random
+/// positions of every partition of a 7-piece material with many kings
+/// (multi-jumps, crowning captures, both leading-row layouts).
+#[test]
+fn twin_successors_are_the_rules_on_random_positions() {
+    let game = material("KKMMvKKM");
+    let mut rng = SplitMix64::new(19);
+    let (mut checked, mut captures, mut multi) = (0u64, 0u64, 0u64);
+    let mut out = Vec::new();
+    for p in game.partitions() {
+        let t = CheckersTables::new(&game, p).unwrap();
+        let ranks: Vec<u64> = (0..24).map(|_| rng.below(t.size)).collect();
+        let lists = successors_lists(&t, &ranks);
+        for (&r, (n, list)) in ranks.iter().zip(&lists) {
+            let pos = game.unrank(p, Rank(r)).unwrap();
+            out.clear();
+            game.successors(&pos, &mut out);
+            let want: Vec<(u32, u64)> = out
+                .iter()
+                .map(|(_, next)| {
+                    let (q, rank) = game.rank(next);
+                    if game.partition_size(q) > 0 {
+                        (q.0, rank.0)
+                    } else {
+                        (NONE, u64::MAX)
+                    }
+                })
+                .collect();
+            assert_eq!(
+                *n as usize,
+                want.len(),
+                "{} rank {r}",
+                game.partition_name(p)
+            );
+            assert_eq!(list, &want, "{} rank {r}", game.partition_name(p));
+            checked += 1;
+            if out.first().is_some_and(|(m, _)| m.capture) {
+                captures += 1;
+                multi += u64::from(out.iter().any(|(m, _)| m.path().len() > 2));
+            }
+        }
+    }
+    // The sample holds what the walk must get right.
+    assert!(checked > 10_000, "{checked}");
+    assert!(captures > 1_000, "{captures} captures");
+    assert!(multi > 50, "{multi} multi-jumps");
+}
+
+/// A partition solved without the earlier partitions its moves read is an
+/// error naming it, not a panic or a wrong byte.
+#[test]
+fn a_missing_dependency_is_an_error() {
+    let game = Checkers::with_pieces(3).unwrap();
+    let kernels = game.kernels(&Device::Cpu).unwrap().unwrap();
+    let last = *game.partitions().last().unwrap();
+    let err = kernels
+        .solve(last, &SolvedPartitions::default())
+        .unwrap()
+        .unwrap_err();
+    assert!(err.to_string().contains("not solved"), "{err}");
+}
+
+/// `tbforge bench gpu checkers --device cpu`: the check's own dry run, the
+/// twin in the device's place, compares and matches.
+#[test]
+fn device_check_dry_run_matches() {
+    let game = Checkers::with_pieces(3).unwrap();
+    let kernels = game.kernels(&Device::Cpu).unwrap().unwrap();
+    let opts = DeviceCheckOptions {
+        seed: 7,
+        samples: 1 << 12,
+        work_log2: 14,
+        ..Default::default()
+    };
+    let report = kernels.device_check(&opts).unwrap();
+    let table = report.render_table();
+    assert!(report.all_matched(), "{table}");
+    // Lists, checksum, and one solve row per piece count.
+    assert_eq!(report.compared(), 2 + 3, "{table}");
+}
