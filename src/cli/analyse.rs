@@ -11,6 +11,8 @@ use tbforge::{Game, Outcome, Status, Tablebase};
 
 /// Table entries of a search: 2^22 of 16 bytes, 64 MiB.
 const TABLE_LOG2: u32 = 22;
+/// Table entries of each further thread's searcher: 16 MiB.
+const HELPER_TABLE_LOG2: u32 = 20;
 
 /// What `analyse` was asked.
 pub struct AnalyseArgs {
@@ -21,6 +23,7 @@ pub struct AnalyseArgs {
     pub time: Option<f64>,
     pub tb: Option<PathBuf>,
     pub perft: Option<u32>,
+    pub threads: Option<usize>,
     pub json: bool,
 }
 
@@ -33,6 +36,7 @@ pub struct PlayArgs {
     pub opponent_depth: Option<u32>,
     pub tb: Option<PathBuf>,
     pub max_plies: u32,
+    pub threads: Option<usize>,
     pub json: bool,
 }
 
@@ -78,6 +82,7 @@ fn root<G: Game>(game: &G, text: Option<&str>) -> anyhow::Result<G::Position> {
 }
 
 pub fn analyse(args: AnalyseArgs) -> anyhow::Result<ExitCode> {
+    super::set_threads(args.threads)?;
     let (game, tb) = open(&args.game, &args.params, args.tb.as_deref())?;
     struct Visit<'a> {
         args: &'a AnalyseArgs,
@@ -111,7 +116,8 @@ pub fn analyse(args: AnalyseArgs) -> anyhow::Result<ExitCode> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
-            let mut search = Search::new(game, self.tb, TABLE_LOG2)?;
+            let mut search = Search::new(game, self.tb, TABLE_LOG2)?
+                .with_threads(rayon::current_num_threads(), HELPER_TABLE_LOG2)?;
             let limits = Limits {
                 depth: args.depth,
                 time: args.time.map(Duration::from_secs_f64),
@@ -169,6 +175,7 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
     if args.depth == 0 || args.opponent_depth == Some(0) {
         bail!("--depth 0: give at least one ply");
     }
+    super::set_threads(args.threads)?;
     let (game, tb) = open(&args.game, &args.params, args.tb.as_deref())?;
     struct Visit<'a> {
         args: &'a PlayArgs,
@@ -180,9 +187,12 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
             let args = self.args;
             let start = root(game, args.position.as_deref())?;
             let depths = [args.depth, args.opponent_depth.unwrap_or(args.depth)];
+            let threads = rayon::current_num_threads();
             let mut searchers = [
-                Search::new(game, self.tb, TABLE_LOG2 - 2)?,
-                Search::new(game, self.tb, TABLE_LOG2 - 2)?,
+                Search::new(game, self.tb, TABLE_LOG2 - 2)?
+                    .with_threads(threads, HELPER_TABLE_LOG2)?,
+                Search::new(game, self.tb, TABLE_LOG2 - 2)?
+                    .with_threads(threads, HELPER_TABLE_LOG2)?,
             ];
             let mut pos = start.clone();
             let mut moves: Vec<String> = Vec::new();

@@ -126,6 +126,9 @@ enum Command {
         /// Count the move paths of D plies instead of searching.
         #[arg(long, value_name = "D")]
         perft: Option<u32>,
+        /// Threads (default: all cores): the root's moves are shared out.
+        #[arg(long)]
+        threads: Option<usize>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -151,6 +154,9 @@ enum Command {
         /// Stop (unfinished) after this many plies.
         #[arg(long, default_value_t = 300)]
         max_plies: u32,
+        /// Threads of each side's search (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -425,6 +431,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             time,
             tb,
             perft,
+            threads,
             json,
         } => analyse::analyse(analyse::AnalyseArgs {
             game,
@@ -434,6 +441,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             time,
             tb,
             perft,
+            threads,
             json,
         }),
         Command::Play {
@@ -444,6 +452,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             opponent_depth,
             tb,
             max_plies,
+            threads,
             json,
         } => analyse::play(analyse::PlayArgs {
             game,
@@ -453,6 +462,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             opponent_depth,
             tb,
             max_plies,
+            threads,
             json,
         }),
         Command::Bench { what } => bench::bench(what),

@@ -196,6 +196,10 @@ pub struct Search<'a, G: Game> {
     tablebase_hits: u64,
     deadline: Option<Instant>,
     stopped: bool,
+    /// Searchers of other threads, each with its own table, that take the
+    /// root's later moves while this one searched the first (empty: one
+    /// thread).
+    helpers: Vec<Search<'a, G>>,
 }
 
 impl<'a, G: Game> Search<'a, G> {
@@ -222,7 +226,24 @@ impl<'a, G: Game> Search<'a, G> {
             tablebase_hits: 0,
             deadline: None,
             stopped: false,
+            helpers: Vec::new(),
         })
+    }
+
+    /// The same searcher on `threads` threads: from the third ply of
+    /// iterative deepening on, the root's first move (the previous
+    /// iteration's best) is searched here with a full window, and then the
+    /// other root moves side by side, each thread with its own table of
+    /// `2^helper_table_log2` entries, against the first move's score. The
+    /// score is the same minimax value, and so is the move (a later move
+    /// replaces the first only with a higher score; among those, the
+    /// highest, ties to the move listed first); the node count depends on
+    /// the threads' timing.
+    pub fn with_threads(mut self, threads: usize, helper_table_log2: u32) -> Result<Self> {
+        self.helpers = (1..threads.max(1))
+            .map(|_| Search::new(self.game, self.tablebase, helper_table_log2))
+            .collect::<Result<_>>()?;
+        Ok(self)
     }
 
     /// Searches `root` within `limits` (a depth, a time, or both; neither:
@@ -233,6 +254,12 @@ impl<'a, G: Game> Search<'a, G> {
         self.tablebase_hits = 0;
         self.stopped = false;
         self.deadline = limits.time.map(|t| started + t);
+        for h in &mut self.helpers {
+            h.nodes = 0;
+            h.tablebase_hits = 0;
+            h.stopped = false;
+            h.deadline = self.deadline;
+        }
         let max_depth = limits
             .depth
             .unwrap_or(if limits.time.is_some() { 200 } else { 8 })
@@ -247,7 +274,11 @@ impl<'a, G: Game> Search<'a, G> {
         if self.game.status(root) == Status::Ongoing {
             for depth in 1..=max_depth {
                 self.line.clear();
-                let score = self.negamax(root, depth, 0, -WIN - 1, WIN + 1)?;
+                let score = if self.helpers.is_empty() || depth < 3 {
+                    self.negamax(root, depth, 0, -WIN - 1, WIN + 1)?
+                } else {
+                    self.split_root(root, depth)?
+                };
                 if self.stopped {
                     break;
                 }
@@ -272,6 +303,7 @@ impl<'a, G: Game> Search<'a, G> {
         };
         let pv = self.principal_variation(root, best, depth.max(1) as usize);
         let seconds = started.elapsed().as_secs_f64();
+        let nodes = self.nodes + self.helpers.iter().map(|h| h.nodes).sum::<u64>();
         Ok(SearchReport {
             position,
             depth,
@@ -279,11 +311,92 @@ impl<'a, G: Game> Search<'a, G> {
             from_tablebase: false,
             best_move: pv.first().cloned(),
             pv,
-            nodes: self.nodes,
-            tablebase_hits: self.tablebase_hits,
+            nodes,
+            tablebase_hits: self.tablebase_hits
+                + self.helpers.iter().map(|h| h.tablebase_hits).sum::<u64>(),
             seconds,
-            nodes_per_second: self.nodes as f64 / seconds.max(1e-9),
+            nodes_per_second: nodes as f64 / seconds.max(1e-9),
         })
+    }
+
+    /// One iteration at the root on several threads (see
+    /// [`Search::with_threads`]); stores the root's entry as
+    /// [`Search::negamax`] would.
+    fn split_root(&mut self, root: &G::Position, depth: u32) -> Result<i32> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Mutex;
+        let key = self.game.search_key(root);
+        let mut moves = Vec::new();
+        self.game.successors(root, &mut moves);
+        let first = self
+            .probe_table(key)
+            .map(|e| usize::from(e.best))
+            .filter(|&b| b < moves.len())
+            .unwrap_or(0);
+        self.nodes += 1;
+        self.line.clear();
+        self.line.push(key);
+        let first_score = -self.negamax(&moves[first].1, depth - 1, 1, -WIN - 1, WIN + 1)?;
+        self.line.clear();
+        if self.stopped {
+            return Ok(0);
+        }
+        let rest: Vec<usize> = (0..moves.len()).filter(|&i| i != first).collect();
+        let next = AtomicUsize::new(0);
+        // (score, move): only scores above the first move's are exact.
+        let better: Mutex<Vec<(i32, usize)>> = Mutex::new(Vec::new());
+        let failed: Mutex<Option<Error>> = Mutex::new(None);
+        let mut helpers = std::mem::take(&mut self.helpers);
+        rayon::scope(|scope| {
+            for helper in helpers.iter_mut() {
+                let (rest, next, better, failed, moves) = (&rest, &next, &better, &failed, &moves);
+                scope.spawn(move |_| loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&i) = rest.get(k) else { break };
+                    helper.line.clear();
+                    helper.line.push(key);
+                    match helper.negamax(&moves[i].1, depth - 1, 1, -WIN - 1, -first_score) {
+                        Ok(s) if helper.stopped => {
+                            let _ = s;
+                            break;
+                        }
+                        Ok(s) if -s > first_score => better
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push((-s, i)),
+                        Ok(_) => {}
+                        Err(e) => {
+                            failed
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .get_or_insert(e);
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        self.helpers = helpers;
+        if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(e);
+        }
+        if self.helpers.iter().any(|h| h.stopped) {
+            self.stopped = true;
+            return Ok(0);
+        }
+        let (score, best) = better
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .into_iter()
+            .fold((first_score, first), |(bs, bi), (s, i)| {
+                if s > bs || (s == bs && i < bi) {
+                    (s, i)
+                } else {
+                    (bs, bi)
+                }
+            });
+        self.store(key, depth, to_table(score, 0), Bound::Exact, best as u16);
+        Ok(score)
     }
 
     /// The root answered by the tablebase, where it holds it: its value and
@@ -531,8 +644,10 @@ impl<'a, G: Game> Search<'a, G> {
             if seen.contains(&key) {
                 break;
             }
-            next_best = self
-                .probe_table(key)
+            // The line may continue in a helper's table (it searched that move).
+            next_best = std::iter::once(&*self)
+                .chain(&self.helpers)
+                .find_map(|s| s.probe_table(key))
                 .map(|e| e.best)
                 .filter(|&b| b != NO_MOVE);
         }
