@@ -289,7 +289,15 @@ fn open_device(backend: Backend, ordinal: usize) -> anyhow::Result<Device> {
         match backend {
             Backend::Cpu => Ok(Device::Cpu),
             Backend::Cuda => Ok(Device::Cuda(Arc::new(
-                CudaDevice::open(ordinal).map_err(|e| anyhow::anyhow!("{e}; use --backend cpu"))?,
+                CudaDevice::open(ordinal).map_err(|e| {
+                    let e = e.to_string();
+                    // Most reasons already name the fix; say it once.
+                    if e.contains("--backend cpu") {
+                        anyhow::anyhow!("{e}")
+                    } else {
+                        anyhow::anyhow!("{e}; use --backend cpu")
+                    }
+                })?,
             ))),
             Backend::Auto => match CudaDevice::open(ordinal) {
                 Ok(d) => Ok(Device::Cuda(Arc::new(d))),
