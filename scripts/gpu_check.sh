@@ -15,6 +15,10 @@
 #   MORRIS_MAX   Morris partitions solved CPU twin vs GPU (default 6: every
 #                partition up to 6-6); "none" skips Morris
 #   C4_BOARDS    Connect Four boards WIDTHxHEIGHT (default "5x4 4x6 5x5 6x5")
+#   CHECKERS_PIECES  checkers databases of up to N pieces, every partition
+#                solved by the GPU and the CPU twin (default 5); "none" skips
+#   CHECKERS_CPU_MAX_SIZE  larger checkers partitions are solved on the GPU
+#                only (default 400000000: every partition up to 6 pieces)
 #   MORRIS_CPU_MAX_SIZE  larger Morris partitions are solved on the GPU only
 #                (default 3000000000: every partition up to 6-6 compared)
 #   C4_CPU_MAX_SIZE      larger Connect Four boards are solved on the GPU only
@@ -57,6 +61,10 @@ done
 if [ "${MORRIS_MAX:-6}" != none ]; then
   run "morris-max${MORRIS_MAX:-6}" morris --param "max=${MORRIS_MAX:-6}" \
     --cpu-max-size "${MORRIS_CPU_MAX_SIZE:-3000000000}" "$@"
+fi
+if [ "${CHECKERS_PIECES:-5}" != none ]; then
+  run "checkers-pieces${CHECKERS_PIECES:-5}" checkers --param "pieces=${CHECKERS_PIECES:-5}" \
+    --cpu-max-size "${CHECKERS_CPU_MAX_SIZE:-400000000}" "$@"
 fi
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader >>"$OUT/host.txt" 2>&1
 echo

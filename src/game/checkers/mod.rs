@@ -57,6 +57,23 @@
 //! `tbforge build --from DIR` those are copied from an earlier build instead
 //! of being solved again ([`Game::shares_partition_with`]).
 //!
+//! # Kernels: the GPU and its CPU twin
+//! Every partition is solved whole by the kernels of `kernels/checkers.cu`
+//! (module `cuda`, behind the `cuda` feature) or, on the CPU, by their twin
+//! ([`twin`]: the same tables, move generation and passes in Rust on all
+//! cores, what a CPU build runs); [`kernels`] is the host side the build
+//! reaches through [`Game::kernels`]. Per partition the host lists every
+//! slice a move may lead to, with its index layout and where its values
+//! lie ([`twin::CheckersTables`]); one thread per index then unranks it,
+//! generates its moves (a capture's jump sequences walked without a stack:
+//! the path is two bits per jump, and a jump is undone by the opposite one),
+//! ranks each successor and reads its value. The first scan and passes
+//! `d = 1, 2, ...` apply the generic solver's rules position by position and
+//! stop where it stops, so the bytes are its bytes ([`twin`] says why in
+//! full); tests/checkers_kernels.rs compares them partition by partition,
+//! and `tbforge bench gpu checkers` compares the GPU with the twin (the
+//! successor lists of random positions, and whole partitions).
+//!
 //! # Notation
 //! PDN FEN: `W:W18,K25:B1,2,K12` (side to move, then each side's squares, `K`
 //! before a king; ranges `1-12` are read too). Moves: `11-15`, captures with

@@ -404,8 +404,9 @@ pub struct Target {
 }
 
 impl CheckersTables {
-    /// The tables of partition `p` of `game`; every partition its moves
-    /// may lead to is listed as external (see [`CheckersTables::mark_missing`]).
+    /// The tables of partition `p` of `game`; every earlier partition its
+    /// moves may lead to is listed as external (see
+    /// [`CheckersTables::mark_missing`]), later ones as missing.
     pub fn new(game: &Checkers, p: PartitionId) -> Result<CheckersTables> {
         let part = game.part(p).ok_or_else(|| {
             Error::NotAvailable(format!("checkers has no partition {p} in this build"))
@@ -505,6 +506,10 @@ impl CheckersTables {
         };
         let kind = if id == p.0 {
             KIND_INTERNAL
+        } else if game.slot[id as usize] > game.slot[p.0 as usize] {
+            // Solved later: no move leads there (the order is a dependency
+            // order), and listing it would make every solve wait for it.
+            KIND_MISSING
         } else {
             let j = match self.deps.iter().position(|q| q.0 == id) {
                 Some(j) => j,
