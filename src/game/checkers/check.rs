@@ -11,8 +11,8 @@
 //!   `checkers_pass` and by the twin from the same earlier values, bytes
 //!   compared (partitions above `cpu_max_size` on the device only, above
 //!   `solve_max_size` not at all, with everything after them that needs
-//!   them); partitions of up to 3 pieces also by the generic solver. One row
-//!   per number of pieces.
+//!   them). One row per number of pieces. (The twin against the generic
+//!   solver is tests/checkers_kernels.rs: `game` may not call `solve`.)
 //!
 //! On [`Device::Cpu`](crate::game::Device) the twin stands in for the device
 //! (a dry run of the check itself, without a GPU).
@@ -29,15 +29,11 @@ use crate::game::{
     DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, Game, Layout, PartitionKernels,
 };
 use crate::hash::SplitMix64;
-use crate::solve::{solve_partition, Progress};
 use crate::value::{PartitionId, Rank};
 use crate::Result;
 
 /// Partitions the successor lists are drawn from.
 const LIST_PARTITIONS: usize = 64;
-
-/// Partitions of at most this many pieces are solved by the generic solver too.
-const GENERIC_PIECES: u32 = 3;
 
 /// Successor lists: (count, first pairs) per rank.
 type Lists = Vec<twin::SuccessorList>;
@@ -211,7 +207,6 @@ struct Group {
     cpu_positions: u64,
     cpu_s: f64,
     gpu_s: f64,
-    generic: u64,
     skipped: u64,
     difference: Option<String>,
 }
@@ -229,7 +224,6 @@ fn solve_rows(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<Vec<Devi
     let layout = Layout::new(game)?;
     let mut done: HashMap<PartitionId, Vec<u8>> = HashMap::new();
     let mut groups: std::collections::BTreeMap<u32, Group> = Default::default();
-    let progress = Progress::new(false);
     for (slot, &p) in layout.order().iter().enumerate() {
         let size = layout.size(slot);
         let pieces = game.part(p).map_or(0, |x| x.first.slice().pieces());
@@ -259,23 +253,6 @@ fn solve_rows(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<Vec<Devi
                 g.difference = first_difference(&mine.values, &dev.values)
                     .map(|d| format!("{}: device against twin: {d}", game.partition_name(p)));
             }
-            if pieces <= GENERIC_PIECES {
-                let solved: Vec<Option<&[u8]>> = layout
-                    .order()
-                    .iter()
-                    .map(|q| done.get(q).map(Vec::as_slice))
-                    .collect();
-                let generic = solve_partition(game, &layout, &solved, slot, &progress)?;
-                g.generic += 1;
-                if g.difference.is_none() {
-                    g.difference = first_difference(&generic, &mine.values).map(|d| {
-                        format!(
-                            "{}: twin against generic solver: {d}",
-                            game.partition_name(p)
-                        )
-                    });
-                }
-            }
         }
         done.insert(p, dev.values);
     }
@@ -294,10 +271,9 @@ fn solve_rows(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<Vec<Devi
             let detail = match &g.difference {
                 Some(d) => d.clone(),
                 None => format!(
-                    "{} partitions byte for byte against the twin ({} also against the generic \
-                     solver), {} on the device only, {} not solved",
+                    "{} partitions byte for byte against the twin, {} on the device only, {} not \
+                     solved",
                     g.compared,
-                    g.generic,
                     g.partitions - g.compared - g.skipped,
                     g.skipped
                 ),
