@@ -24,8 +24,10 @@
 //! Kinds: absent (no partition of the game: a successor there breaks the
 //! game's contract), internal (the partition being solved), external (an
 //! earlier partition, its values read), missing (a partition of the game
-//! that is not solved yet: a successor there is an error, as in the generic
-//! solver, but only if some position moves there). `mat[((a*9+b)*9+c)*9+d]`
+//! solved later in the order, or an earlier one whose values were not
+//! given: a successor there is an error, as in the generic solver, but only
+//! if some position moves there; the order being a dependency order, none
+//! does). `mat[((a*9+b)*9+c)*9+d]`
 //! gives the first of the material's 49 descriptors (rows `rm * 7 + ro`).
 //!
 //! # Move generation without a stack
