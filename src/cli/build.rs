@@ -288,8 +288,8 @@ fn open_device(backend: Backend, ordinal: usize) -> anyhow::Result<Device> {
         use tbforge::backend::cuda::CudaDevice;
         match backend {
             Backend::Cpu => Ok(Device::Cpu),
-            Backend::Cuda => Ok(Device::Cuda(Arc::new(
-                CudaDevice::open(ordinal).map_err(|e| {
+            Backend::Cuda => Ok(Device::Cuda(Arc::new(CudaDevice::open(ordinal).map_err(
+                |e| {
                     let e = e.to_string();
                     // Most reasons already name the fix; say it once.
                     if e.contains("--backend cpu") {
@@ -297,8 +297,8 @@ fn open_device(backend: Backend, ordinal: usize) -> anyhow::Result<Device> {
                     } else {
                         anyhow::anyhow!("{e}; use --backend cpu")
                     }
-                })?,
-            ))),
+                },
+            )?))),
             Backend::Auto => match CudaDevice::open(ordinal) {
                 Ok(d) => Ok(Device::Cuda(Arc::new(d))),
                 Err(e) => {

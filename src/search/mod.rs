@@ -645,7 +645,7 @@ impl<'a, G: Game> Search<'a, G> {
                 break;
             }
             // The line may continue in a helper's table (it searched that move).
-            next_best = std::iter::once(&*self)
+            next_best = std::iter::once(self)
                 .chain(&self.helpers)
                 .find_map(|s| s.probe_table(key))
                 .map(|e| e.best)
