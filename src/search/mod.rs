@@ -571,14 +571,21 @@ impl<'a, G: Game> Search<'a, G> {
         let mut moves = std::mem::take(&mut self.moves[ply]);
         moves.clear();
         self.game.successors(pos, &mut moves);
-        let order: Vec<usize> = {
-            let first = usize::from(first);
-            let mut order: Vec<usize> = (0..moves.len()).filter(|&i| i != first).collect();
-            if first < moves.len() {
-                order.insert(0, first);
+        // The table's move first, then the rest in the game's order
+        // (without a list: this runs at every node).
+        let first = usize::from(first);
+        let n = moves.len();
+        let order = (0..n).map(|k| {
+            if first >= n {
+                k
+            } else if k == 0 {
+                first
+            } else if k <= first {
+                k - 1
+            } else {
+                k
             }
-            order
-        };
+        });
         let alpha_in = alpha;
         let mut best_score = -WIN - 1;
         let mut best = NO_MOVE;
