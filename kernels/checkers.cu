@@ -461,13 +461,13 @@ extern "C" __global__ void checkers_pass(CK_TABLE_ARGS, const u8* deps, const u6
                                          u64* fail) {
     CK_TABLES_INIT
     u64 mine = 0;
-    u64 words = (size + 31) / 32;
-    for (u64 w = blockIdx.x * (u64)blockDim.x + threadIdx.x; w < words;
-         w += (u64)gridDim.x * blockDim.x) {
-        u32 bits = internal[w];
-        while (bits) {
-            u64 r = w * 32 + (__ffs(bits) - 1);
-            bits &= bits - 1;
+    // A thread per index, not per word of bits: a word's pending positions
+    // walked by one thread left most of the device idle (a 276,080-index
+    // partition ran 8,628 threads, 1 ms a pass on an H100).
+    for (u64 r = blockIdx.x * (u64)blockDim.x + threadIdx.x; r < size;
+         r += (u64)gridDim.x * blockDim.x) {
+        {
+            if (!((internal[r >> 5] >> (r & 31)) & 1)) continue;
             if (*(volatile u8*)(values + r) != 1) continue;
             CkBoard b = ck_unrank(t, r);
             CkPass f;

@@ -27,7 +27,7 @@ mod tables;
 pub use binomial::Binomial;
 pub use multinomial::{Multinomial, MAX_COLOURS};
 pub use permutation::{lex_rank, lex_rank_parity, lex_unrank, parity, Parity, Permutation};
-pub use random::{mix64, SplitMix64};
+pub use random::{kernel_mix64, mix64, SplitMix64};
 pub use tables::{
     binomial_table, divisor_table, exact_division_table, factorial_table, MAX_CELLS,
     MAX_PERMUTATION,

@@ -4,10 +4,19 @@
 
 /// SplitMix64's finaliser: a bijection of `u64` that mixes every input bit
 /// into every output bit.
+#[inline]
 pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// The kernels' `tb_mix64` (kernels/common.cuh): [`mix64`] of `z` plus
+/// SplitMix64's increment, so that zero does not map to zero. CPU twins of
+/// kernel checksums use this one.
+#[inline]
+pub fn kernel_mix64(z: u64) -> u64 {
+    mix64(z.wrapping_add(0x9E37_79B9_7F4A_7C15))
 }
 
 /// A SplitMix64 stream from a seed.

@@ -26,6 +26,14 @@ use crate::{Error, Result};
 pub const KERNEL_SOURCES: &[(&str, &str)] =
     &[("checkers.cu", include_str!("../../../kernels/checkers.cu"))];
 
+/// Passes launched between two reads of their counts, once past the
+/// dependencies' longest distance: at most this many - 1 passes run past the
+/// loop's end, each of them a scan that finds nothing to decide.
+const PASS_BATCH: usize = 8;
+/// The most passes of one batch (the first batch runs every pass up to the
+/// dependencies' longest distance).
+const PASS_BATCH_MAX: usize = 256;
+
 /// Device memory left free beside a solve's buffers, for the driver.
 const MARGIN: u64 = 256 << 20;
 
@@ -204,50 +212,85 @@ impl CheckersCuda {
         }
         let mut d = 0u32;
         if inside > 0 {
-            let cfg = self.gpu.grid(&self.pass, BLOCK, words, 0)?;
-            let mut decided = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
-            d = 1;
-            loop {
-                if d > Value::MAX_DISTANCE {
-                    return Err(Error::DistanceOverflow {
-                        game: "checkers".into(),
-                        partition: game.partition_name(t.partition),
-                        max: Value::MAX_DISTANCE,
-                    });
+            // Passes are launched in batches, each writing its own count, and
+            // read back once a batch: a round trip per pass costs more than
+            // a small partition's pass. Up to `seen` no pass can end the loop,
+            // so the first batch runs them all. A pass past the loop's end
+            // decides nothing (every later value would need a successor at a
+            // distance no position has), which the counts confirm.
+            let cfg = self.gpu.grid(&self.pass, BLOCK, size, 0)?;
+            let mut decided = s
+                .alloc_zeros::<u64>(PASS_BATCH_MAX)
+                .map_err(e("allocating"))?;
+            let mut next = 1u32;
+            'batches: loop {
+                let batch = if next <= seen {
+                    (seen + 1 - next) as usize
+                } else {
+                    PASS_BATCH
                 }
+                .min(PASS_BATCH_MAX);
                 s.memset_zeros(&mut decided)
-                    .map_err(e("clearing a counter"))?;
-                let mut launch = s.launch_builder(&self.pass);
-                launch
-                    .arg(&dt.desc)
-                    .arg(&dt.mat)
-                    .arg(&dt.prefix)
-                    .arg(&dt.own0)
-                    .arg(&dt.own1)
-                    .arg(&dt.size0)
-                    .arg(&dt.size)
-                    .arg(&dev_deps)
-                    .arg(&dev_base)
-                    .arg(&mut values)
-                    .arg(&internal)
-                    .arg(&d)
-                    .arg(&mut decided)
-                    .arg(&mut fail);
-                // SAFETY: the arguments match checkers_pass in checkers.cu;
-                // tables, dependencies and values as for the first scan
-                // above. The kernel reads `internal` words below
-                // ceil(size / 32), its length, and only bits the first scan
-                // set, all of ranks below `size`; decided and fail hold one
-                // element each.
-                unsafe { launch.launch(cfg) }.map_err(e("launching checkers_pass"))?;
-                let n = read64(&decided, "copying a pass's count back")?;
+                    .map_err(e("clearing the pass counts"))?;
+                for i in 0..batch {
+                    let pass_d = next + i as u32;
+                    if pass_d > Value::MAX_DISTANCE {
+                        break;
+                    }
+                    let mut slot = decided.slice_mut(i..i + 1);
+                    let mut launch = s.launch_builder(&self.pass);
+                    launch
+                        .arg(&dt.desc)
+                        .arg(&dt.mat)
+                        .arg(&dt.prefix)
+                        .arg(&dt.own0)
+                        .arg(&dt.own1)
+                        .arg(&dt.size0)
+                        .arg(&dt.size)
+                        .arg(&dev_deps)
+                        .arg(&dev_base)
+                        .arg(&mut values)
+                        .arg(&internal)
+                        .arg(&pass_d)
+                        .arg(&mut slot)
+                        .arg(&mut fail);
+                    // SAFETY: the arguments match checkers_pass in
+                    // checkers.cu; tables, dependencies and values as for
+                    // the first scan above. The kernel reads the `internal`
+                    // word of each rank below `size` (ceil(size / 32) words,
+                    // its length) and only ranks whose bit the first scan set;
+                    // the count slot and fail hold one element each.
+                    unsafe { launch.launch(cfg) }.map_err(e("launching checkers_pass"))?;
+                }
+                let counts = s
+                    .clone_dtoh(&decided)
+                    .map_err(e("copying the passes' counts back"))?;
                 if let Some(err) = twin::failure(game, t, read64(&fail, "copying back")?) {
                     return Err(err);
                 }
-                if n == 0 && d > seen {
-                    break;
+                for (i, &n) in counts[..batch].iter().enumerate() {
+                    let pass_d = next + i as u32;
+                    if pass_d > Value::MAX_DISTANCE {
+                        return Err(Error::DistanceOverflow {
+                            game: "checkers".into(),
+                            partition: game.partition_name(t.partition),
+                            max: Value::MAX_DISTANCE,
+                        });
+                    }
+                    if n == 0 && pass_d > seen {
+                        if let Some(late) = counts[i + 1..batch].iter().position(|&n| n > 0) {
+                            return Err(Error::Cuda(format!(
+                                "checkers partition {}: pass {} decided positions after pass {pass_d} \
+                                 decided none (a kernel bug; run `tbforge bench gpu checkers`)",
+                                game.partition_name(t.partition),
+                                pass_d + 1 + late as u32,
+                            )));
+                        }
+                        d = pass_d;
+                        break 'batches;
+                    }
                 }
-                d += 1;
+                next += batch as u32;
             }
         }
         let mut out = self.gpu.download(&values)?;

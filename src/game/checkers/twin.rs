@@ -785,7 +785,7 @@ pub type SuccessorList = (u32, Vec<(u32, u64)>);
 /// One successor's share of the successor kernel's checksum.
 #[inline]
 pub fn checksum_term(r: u64, pid: u32, rank: u64) -> u64 {
-    crate::hash::mix64(r.wrapping_mul(0x0000_0100_0000_01b3) ^ (u64::from(pid) << 40) ^ rank)
+    crate::hash::kernel_mix64(r.wrapping_mul(0x0000_0100_0000_01b3) ^ (u64::from(pid) << 40) ^ rank)
 }
 
 /// The twin of the successor kernel's checksum mode over ranks `lo..lo+n`:

@@ -157,14 +157,8 @@ impl Summary {
     }
 }
 
-/// SplitMix64's finaliser: a bijective 64-bit mix (`tb_mix64` in the kernels).
-#[inline(always)]
-pub fn mix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+/// The kernels' `tb_mix64`, which the summaries hash with.
+pub use crate::hash::kernel_mix64 as mix64;
 
 /// Hash of a successor: its partition (colour-1 count `k1`, colour-2 count
 /// `k2`, from the successor's side to move) and its rank there. One
