@@ -342,17 +342,20 @@ impl SliceIndex {
     }
 
     /// Sets of the mover's men (the range of `iM`).
+    #[cfg(feature = "build")]
     pub(crate) fn men_sets(&self) -> u64 {
         self.men_sets
     }
 
     /// Placements of the kings on the squares the men leave.
+    #[cfg(feature = "build")]
     pub(crate) fn king_sets(&self) -> u64 {
         self.king_sets
     }
 
     /// The layout of `iMO`: `Ok(|O|)` where the zones do not overlap, else
     /// `Err(prefix)` (`prefix[iM]` is the first `iMO` of men set `iM`).
+    #[cfg(feature = "build")]
     pub(crate) fn men_layout(&self) -> std::result::Result<u64, &[u64]> {
         match &self.layout {
             MenLayout::Uniform(n) => Ok(*n),

@@ -140,7 +140,10 @@ impl PartitionKernels for CheckersKernels {
     fn working_set(&self, p: PartitionId, _size: u64) -> Option<u64> {
         match &self.solver {
             // Not on a device.
-            Solver::Twin => None,
+            Solver::Twin => {
+                let _ = p;
+                None
+            }
             #[cfg(feature = "cuda")]
             Solver::Cuda(_) => self.solve_bytes(p),
         }

@@ -13,9 +13,10 @@ use rayon::prelude::*;
 
 use super::classes::HalfIndex;
 use super::expand::{mix64, Expansion, MorrisPartition, Summary};
+#[cfg(feature = "cuda")]
+use super::kernels::TEAM_ALIGN;
 use super::kernels::{
-    dependencies, spec_of, MorrisKernels, Solver, EXPAND_KERNEL, SUMMARY_KERNEL, TEAM_ALIGN,
-    TWIN_TEAM_BLOCK,
+    dependencies, spec_of, MorrisKernels, Solver, EXPAND_KERNEL, SUMMARY_KERNEL, TWIN_TEAM_BLOCK,
 };
 use super::place::{self, PlaceSpec};
 use super::rank24;

@@ -503,7 +503,10 @@ impl PartitionKernels for MorrisKernels {
     fn working_set(&self, p: PartitionId, size: u64) -> Option<u64> {
         match &self.solver {
             // Not on a device.
-            Solver::Twin => None,
+            Solver::Twin => {
+                let _ = (p, size);
+                None
+            }
             #[cfg(feature = "cuda")]
             Solver::Cuda(_) => self.solve_bytes(p, size),
         }
