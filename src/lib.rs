@@ -32,6 +32,8 @@ pub mod compare;
 #[cfg(feature = "build")]
 pub mod dist;
 #[cfg(feature = "build")]
+pub mod export;
+#[cfg(feature = "build")]
 pub mod pipeline;
 #[cfg(feature = "build")]
 mod progress;

@@ -542,6 +542,21 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry, weights: Option<&Weig
             h.encoding, m.encoding
         ));
     }
+    if h.engine != m.engine.is_some() {
+        mismatch(format!(
+            "{}, the manifest's is {}",
+            if h.engine {
+                "an engine file"
+            } else {
+                "a full file"
+            },
+            if m.engine.is_some() {
+                "an engine directory"
+            } else {
+                "a full tablebase"
+            }
+        ));
+    }
     if h.index_size != entry.index_size {
         mismatch(format!(
             "{}, the manifest says {}",
@@ -568,7 +583,10 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry, weights: Option<&Weig
             }
         }
     }
-    if complete {
+    // An engine file's stored values are partly don't-care (FORMAT.md,
+    // "Engine files"): its counts are the full tablebase's, which only the
+    // prober's resolution (`--deep`) reaches.
+    if complete && m.engine.is_none() {
         let (got, want) = (counts.class_counts(), entry.class_counts());
         if got != want {
             c.fail(
@@ -644,8 +662,21 @@ impl GameVisitor for Deep<'_> {
                     }
                 };
                 let pos = game.unrank(p, rank);
+                // An engine file stores anything at an illegal index, and
+                // don't-care values the one-ply search resolves elsewhere.
+                let engine = self.tb.is_engine();
+                let stored = match &pos {
+                    Some(pos) if engine => match self.tb.probe_position(game, pos) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            check.fail(None, format!("rank {rank}: {e}"));
+                            break;
+                        }
+                    },
+                    _ => stored,
+                };
                 let Some(pos) = pos else {
-                    if !stored.is_illegal() {
+                    if !stored.is_illegal() && !engine {
                         check.fail(
                             None,
                             format!(
@@ -754,7 +785,7 @@ fn derive<G: Game>(
     let mut nearest_goal: Option<u32> = None;
     for (_, s) in succ.iter() {
         let (sp, sr) = game.rank(s);
-        let v = tb.probe_stored(sp, sr).map_err(|e| e.to_string())?;
+        let v = tb.probe_position(game, s).map_err(|e| e.to_string())?;
         let d = v.distance.unwrap_or(match v.outcome {
             // WDL only: any distance of the right parity keeps the outcome.
             Some(Outcome::Win) => 1,

@@ -14,6 +14,7 @@ mod analyse;
 mod bench;
 mod build;
 mod compare;
+mod export;
 mod games;
 mod info;
 mod probe;
@@ -50,6 +51,33 @@ enum Command {
         /// Also re-derive a sample of positions from their successors' stored values.
         #[arg(long)]
         deep: bool,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a compact, probe-only copy of a tablebase: engine files.
+    ///
+    /// Positions whose value a one-ply search over their followed moves
+    /// recovers (a move that ends the game, or one the game follows, such as
+    /// a capture) are stored as don't-care and chosen to compress; `tbforge
+    /// probe` (and the probe API) resolves them by that search and answers
+    /// exactly as the full tablebase does. Same checksums and manifest;
+    /// `tbforge verify` checks them.
+    Export {
+        /// The full tablebase directory (holding manifest.json).
+        dir: PathBuf,
+        /// Where to write the engine files (a new or empty directory).
+        #[arg(long, value_name = "OUT")]
+        engine: PathBuf,
+        /// Keep win/draw/loss only, dropping distances (smaller files).
+        #[arg(long)]
+        wdl_only: bool,
+        /// Write into an OUT that already holds files, replacing those of the same names.
+        #[arg(long)]
+        force: bool,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -411,6 +439,24 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Build(args) => build::build(args),
         Command::Verify { dir, deep, json } => verify::verify(&dir, deep, json),
         Command::Info { dir, json } => info::info(&dir, json),
+        Command::Export {
+            dir,
+            engine,
+            wdl_only,
+            force,
+            threads,
+            json,
+        } => export::export(
+            &dir,
+            &engine,
+            &tbforge::export::ExportOptions {
+                wdl_only,
+                force,
+                ..Default::default()
+            },
+            threads,
+            json,
+        ),
         Command::Probe {
             dir,
             position,

@@ -16,8 +16,21 @@ use std::sync::Mutex;
 pub const MAGIC: [u8; 8] = *b"\x89TBF\r\n\x1a\n";
 /// The last eight bytes of every tablebase file.
 pub const TRAILER_MAGIC: [u8; 8] = *b"TBFEND\r\n";
-/// The format version this build writes and reads.
+/// The format version this build writes for full files and reads.
 pub const FORMAT_VERSION: u32 = 3;
+/// The format version of engine files (FORMAT.md, "Engine files"): version 3
+/// plus the header's engine flag. Full files keep version 3, so their bytes
+/// and their readers are unchanged; a version-3 reader refuses an engine
+/// file as newer instead of misreading its don't-care values as values.
+pub const ENGINE_FORMAT_VERSION: u32 = 4;
+/// The zstd level of engine files: written once and shipped, so their size
+/// matters more than the seconds an export takes.
+pub const ENGINE_ZSTD_LEVEL: i32 = 19;
+/// Indices per block of an engine file (one-byte files; two-bit files hold
+/// four times as many): larger blocks than a build's give zstd longer
+/// matches across the runs that don't-care values make, for a probe that
+/// decompresses 256 KiB instead of 64 on a cache miss.
+pub const ENGINE_BLOCK_POSITIONS: u32 = 1 << 18;
 /// Bytes in the fixed header.
 pub const HEADER_LEN: usize = 128;
 /// Bytes per block index entry.
@@ -55,6 +68,9 @@ const MAX_BLOCK_POSITIONS: u32 = 1 << 24;
 pub struct Header {
     /// The file format version.
     pub format_version: u32,
+    /// An engine file (FORMAT.md, "Engine files"): don't-care values that
+    /// the prober resolves by a one-ply search.
+    pub engine: bool,
     /// The game's registry name.
     pub game: String,
     /// [`GameInfo::param_hash`] of the game and its parameters.
@@ -81,17 +97,24 @@ impl Header {
     /// The header this version writes for `game`'s partition `partition`:
     /// `index_size` values in blocks of `block_positions`, the first block at
     /// `data_offset`, `file_len` bytes in all.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         game: &GameInfo,
         partition: PartitionId,
         encoding: ValueEncoding,
+        engine: bool,
         index_size: u64,
         block_positions: u32,
         data_offset: u64,
         file_len: u64,
     ) -> Header {
         Header {
-            format_version: FORMAT_VERSION,
+            format_version: if engine {
+                ENGINE_FORMAT_VERSION
+            } else {
+                FORMAT_VERSION
+            },
+            engine,
             game: game.id.to_string(),
             param_hash: game.param_hash(),
             kind: game.kind,
@@ -149,6 +172,7 @@ impl Header {
         h[56..60].copy_from_slice(&self.partition.0.to_le_bytes());
         h[60] = self.encoding.code();
         h[61] = kind_code(self.kind);
+        h[62] = u8::from(self.engine);
         h[64..72].copy_from_slice(&self.index_size.to_le_bytes());
         h[72..76].copy_from_slice(&self.block_positions.to_le_bytes());
         h[80..88].copy_from_slice(&self.block_count.to_le_bytes());
@@ -249,6 +273,7 @@ pub fn write_partition_file_with(
         encoding,
         values.len() as u64,
         bp,
+        false,
         || Ok::<_, FormatError>(blocks.take()),
     )
 }
@@ -306,18 +331,27 @@ pub fn write_partition_file_from<E: From<FormatError>>(
     let group = (group_blocks() as u64 * u64::from(bp)).min(positions) as usize;
     let mut raw = vec![0u8; group];
     let mut done = 0u64;
-    write_blocks(path, game, partition, encoding, positions, bp, || {
-        if done >= positions {
-            return Ok(None);
-        }
-        let n = (positions - done).min(group as u64) as usize;
-        fill(done, &mut raw[..n])?;
-        let raw_blocks: Vec<&[u8]> = raw[..n].chunks(bp as usize).collect();
-        let blocks = compress_blocks(&raw_blocks, encoding, game.kind)
-            .map_err(|e| FormatError::io("compressing", path, e))?;
-        done += n as u64;
-        Ok(Some(blocks))
-    })
+    write_blocks(
+        path,
+        game,
+        partition,
+        encoding,
+        positions,
+        bp,
+        false,
+        || {
+            if done >= positions {
+                return Ok(None);
+            }
+            let n = (positions - done).min(group as u64) as usize;
+            fill(done, &mut raw[..n])?;
+            let raw_blocks: Vec<&[u8]> = raw[..n].chunks(bp as usize).collect();
+            let blocks = compress_blocks(&raw_blocks, encoding, game.kind)
+                .map_err(|e| FormatError::io("compressing", path, e))?;
+            done += n as u64;
+            Ok(Some(blocks))
+        },
+    )
 }
 
 /// [`write_partition_file_from`] for values that any thread can produce at
@@ -344,6 +378,44 @@ pub fn write_partition_file_par<E: From<FormatError> + Send>(
         encoding,
         positions,
         options,
+        false,
+        |offset, n, raw: &mut Vec<u8>, stored: &mut Vec<u8>| {
+            raw.resize(n, 0);
+            fill(offset, raw)?;
+            stored.extend_from_slice(&pack(raw, encoding, kind));
+            Ok(())
+        },
+    )
+}
+
+/// Writes one partition's engine file (FORMAT.md, "Engine files") to `path`
+/// atomically: `fill(offset, buf)` puts the value bytes to store (don't-care
+/// values already chosen) of indices `offset..offset + buf.len()` into `buf`,
+/// one block at a time on all cores, as [`write_partition_file_par`] does.
+/// Blocks of [`ENGINE_BLOCK_POSITIONS`] (times four in two-bit files),
+/// compressed at [`ENGINE_ZSTD_LEVEL`]; the header says version
+/// [`ENGINE_FORMAT_VERSION`] and carries the engine flag.
+#[cfg(feature = "build")]
+pub fn write_engine_file<E: From<FormatError> + Send>(
+    path: &Path,
+    game: &GameInfo,
+    partition: PartitionId,
+    encoding: ValueEncoding,
+    positions: u64,
+    fill: impl Fn(u64, &mut [u8]) -> Result<(), E> + Sync,
+) -> Result<FileSummary, E> {
+    let kind = game.kind;
+    let options = WriteOptions {
+        block_positions: Some(ENGINE_BLOCK_POSITIONS * encoding.positions_per_byte() as u32),
+    };
+    write_blocks_par(
+        path,
+        game,
+        partition,
+        encoding,
+        positions,
+        &options,
+        true,
         |offset, n, raw: &mut Vec<u8>, stored: &mut Vec<u8>| {
             raw.resize(n, 0);
             fill(offset, raw)?;
@@ -375,6 +447,7 @@ pub fn write_partition_file_sparse<E: From<FormatError> + Send>(
         ValueEncoding::Byte,
         positions,
         options,
+        false,
         |offset, n, _raw: &mut Vec<u8>, stored: &mut Vec<u8>| {
             block(offset, n, stored)?;
             let bitmap = stored.get(..n.div_ceil(8)).unwrap_or_default();
@@ -398,6 +471,7 @@ pub fn write_partition_file_sparse<E: From<FormatError> + Send>(
 /// of the block of `n` indices from `offset` to `stored` (`raw`: a scratch
 /// buffer of the thread's own).
 #[cfg(feature = "build")]
+#[allow(clippy::too_many_arguments)]
 fn write_blocks_par<E: From<FormatError> + Send>(
     path: &Path,
     game: &GameInfo,
@@ -405,48 +479,64 @@ fn write_blocks_par<E: From<FormatError> + Send>(
     encoding: ValueEncoding,
     positions: u64,
     options: &WriteOptions,
+    engine: bool,
     make: impl Fn(u64, usize, &mut Vec<u8>, &mut Vec<u8>) -> Result<(), E> + Sync,
 ) -> Result<FileSummary, E> {
     use rayon::prelude::*;
     let bp = block_positions(path, game, encoding, options)?;
+    let level = if engine {
+        ENGINE_ZSTD_LEVEL
+    } else {
+        ZSTD_LEVEL
+    };
     let block_count = positions.div_ceil(u64::from(bp));
     // Large groups: between them one thread writes while the others wait.
     let group = (16 * group_blocks()) as u64;
     let mut next_block = 0u64;
-    write_blocks(path, game, partition, encoding, positions, bp, || {
-        if next_block >= block_count {
-            return Ok(None);
-        }
-        let end = (next_block + group).min(block_count);
-        let share = ((end - next_block) as usize)
-            .div_ceil(4 * rayon::current_num_threads())
-            .max(4) as u64;
-        let shares: Vec<Vec<Vec<u8>>> = (next_block..end)
-            .step_by(share as usize)
-            .collect::<Vec<u64>>()
-            .into_par_iter()
-            .map(|first| {
-                let (mut raw, mut stored) = (Vec::new(), Vec::new());
-                (first..(first + share).min(end))
-                    .map(|b| {
-                        let offset = b * u64::from(bp);
-                        let n = (positions - offset).min(u64::from(bp)) as usize;
-                        stored.clear();
-                        make(offset, n, &mut raw, &mut stored)?;
-                        compress_on_this_thread(&stored)
-                            .map_err(|e| E::from(FormatError::io("compressing", path, e)))
-                    })
-                    .collect::<Result<Vec<_>, E>>()
-            })
-            .collect::<Result<_, E>>()?;
-        next_block = end;
-        Ok(Some(shares.into_iter().flatten().collect()))
-    })
+    write_blocks(
+        path,
+        game,
+        partition,
+        encoding,
+        positions,
+        bp,
+        engine,
+        || {
+            if next_block >= block_count {
+                return Ok(None);
+            }
+            let end = (next_block + group).min(block_count);
+            let share = ((end - next_block) as usize)
+                .div_ceil(4 * rayon::current_num_threads())
+                .max(4) as u64;
+            let shares: Vec<Vec<Vec<u8>>> = (next_block..end)
+                .step_by(share as usize)
+                .collect::<Vec<u64>>()
+                .into_par_iter()
+                .map(|first| {
+                    let (mut raw, mut stored) = (Vec::new(), Vec::new());
+                    (first..(first + share).min(end))
+                        .map(|b| {
+                            let offset = b * u64::from(bp);
+                            let n = (positions - offset).min(u64::from(bp)) as usize;
+                            stored.clear();
+                            make(offset, n, &mut raw, &mut stored)?;
+                            compress_on_this_thread(&stored, level)
+                                .map_err(|e| E::from(FormatError::io("compressing", path, e)))
+                        })
+                        .collect::<Result<Vec<_>, E>>()
+                })
+                .collect::<Result<_, E>>()?;
+            next_block = end;
+            Ok(Some(shares.into_iter().flatten().collect()))
+        },
+    )
 }
 
 /// Writes a file of `positions` values in blocks of `bp`, atomically:
 /// `next()` gives the compressed blocks in order, some at a time, then
 /// `None`.
+#[allow(clippy::too_many_arguments)]
 fn write_blocks<E: From<FormatError>>(
     path: &Path,
     game: &GameInfo,
@@ -454,6 +544,7 @@ fn write_blocks<E: From<FormatError>>(
     encoding: ValueEncoding,
     positions: u64,
     bp: u32,
+    engine: bool,
     mut next: impl FnMut() -> Result<Option<Vec<Vec<u8>>>, E>,
 ) -> Result<FileSummary, E> {
     use std::io::{Seek, SeekFrom, Write};
@@ -494,6 +585,7 @@ fn write_blocks<E: From<FormatError>>(
             game,
             partition,
             encoding,
+            engine,
             positions,
             bp,
             data_offset,
@@ -617,7 +709,7 @@ fn unpack_sparse(stored: &[u8], n: usize) -> Result<Vec<u8>, String> {
 }
 
 thread_local! {
-    static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+    static COMPRESSOR: std::cell::RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
         const { std::cell::RefCell::new(None) };
 }
 
@@ -626,19 +718,23 @@ thread_local! {
 /// each time, on 15 threads at once) and held the writer of a GPU build to
 /// 300 MB/s.
 #[cfg(feature = "build")]
-fn compress_on_this_thread(block: &[u8]) -> std::io::Result<Vec<u8>> {
+fn compress_on_this_thread(block: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
     COMPRESSOR.with(|c| {
         let mut c = c.borrow_mut();
-        if c.is_none() {
-            *c = Some(compressor()?);
+        if c.as_ref().is_none_or(|(l, _)| *l != level) {
+            *c = Some((level, compressor_at(level)?));
         }
-        c.as_mut().expect("set above").compress(block)
+        c.as_mut().expect("set above").1.compress(block)
     })
 }
 
 fn compressor() -> std::io::Result<zstd::bulk::Compressor<'static>> {
+    compressor_at(ZSTD_LEVEL)
+}
+
+fn compressor_at(level: i32) -> std::io::Result<zstd::bulk::Compressor<'static>> {
     use zstd::zstd_safe::CParameter;
-    let mut c = zstd::bulk::Compressor::new(ZSTD_LEVEL)?;
+    let mut c = zstd::bulk::Compressor::new(level)?;
     // Pinned explicitly: these change the frame bytes.
     c.set_parameter(CParameter::ChecksumFlag(false))?;
     c.set_parameter(CParameter::ContentSizeFlag(true))?;
@@ -835,6 +931,7 @@ impl TableFile {
             source,
             header: Header {
                 format_version: 0,
+                engine: false,
                 game: String::new(),
                 param_hash: 0,
                 kind: GameKind::TwoPlayer,
@@ -881,11 +978,15 @@ impl TableFile {
         let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
         let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
         let version = u32_at(8);
-        if version != FORMAT_VERSION {
+        if version != FORMAT_VERSION && version != ENGINE_FORMAT_VERSION {
             return Err(FormatError::Version {
                 file: self.name.clone(),
                 found: version,
-                supported: FORMAT_VERSION,
+                supported: if version > ENGINE_FORMAT_VERSION {
+                    ENGINE_FORMAT_VERSION
+                } else {
+                    FORMAT_VERSION
+                },
             });
         }
         let file_len = u64_at(104);
@@ -946,7 +1047,16 @@ impl TableFile {
             1 => GameKind::Puzzle,
             k => return Err(bad(format!("unknown game kind code {k}"))),
         };
-        let reserved_zero = h[62..64].iter().chain(&h[76..80]).chain(&h[112..128]);
+        // Version 4 is the engine files' version: the flag and the version
+        // agree, so neither can be flipped alone.
+        let engine = version == ENGINE_FORMAT_VERSION;
+        if h[62] != u8::from(engine) {
+            return Err(bad(format!(
+                "engine flag {} in a version-{version} file (engine files are version {ENGINE_FORMAT_VERSION}, with flag 1)",
+                h[62]
+            )));
+        }
+        let reserved_zero = h[63..64].iter().chain(&h[76..80]).chain(&h[112..128]);
         if reserved_zero.into_iter().any(|&b| b != 0) {
             return Err(bad("reserved header bytes are not zero".into()));
         }
@@ -978,6 +1088,7 @@ impl TableFile {
         }
         let header = Header {
             format_version: version,
+            engine,
             game: String::from_utf8_lossy(game).into_owned(),
             param_hash: u64_at(48),
             kind,
@@ -1226,6 +1337,7 @@ mod tests {
             game,
             partition,
             encoding,
+            false,
             values.len() as u64,
             bp,
             data_offset,

@@ -1,7 +1,7 @@
 //! manifest.json: what a tablebase directory holds (FORMAT.md, "The manifest").
 
 use super::atomic::write_atomic;
-use super::{FormatError, ValueEncoding, FORMAT_VERSION};
+use super::{FormatError, ValueEncoding, ENGINE_FORMAT_VERSION, FORMAT_VERSION};
 use crate::game::{GameInfo, GameKind, Params};
 use crate::value::{PartitionId, Rank, Value, Weights};
 use serde::{Deserialize, Serialize};
@@ -33,6 +33,11 @@ pub struct Manifest {
     pub param_hash: String,
     /// How the files store values.
     pub encoding: ValueEncoding,
+    /// Present in an engine directory (FORMAT.md, "Engine files"): its files
+    /// hold don't-care values a one-ply search resolves. Absent (and not
+    /// written) in a full tablebase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<EngineInfo>,
     /// Sums over all files.
     pub totals: Totals,
     /// Positions first reached at each depth from the start (depth 0: the
@@ -134,6 +139,22 @@ impl Tally {
             &mut self.illegal,
         ]
     }
+}
+
+/// What an engine directory's manifest says of its files (FORMAT.md,
+/// "Engine files"). Its counts, totals and distances are those of the full
+/// tablebase it was exported from: the true values, not the stored ones.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineInfo {
+    /// Whether the files keep distances (`byte` encoding) or only
+    /// win/draw/loss (`wdl2`).
+    pub distance: bool,
+    /// Legal indices whose stored value is don't-care (resolved by the
+    /// prober's one-ply search), over all files.
+    pub dont_care: u64,
+    /// Bytes of the full tablebase's files it was exported from.
+    pub source_bytes: u64,
 }
 
 /// `Deref` to the [`Tally`] a type holds: `entry.wins` reads as before the
@@ -505,6 +526,7 @@ impl Manifest {
         Manifest {
             format_version: FORMAT_VERSION,
             tbforge_version: env!("CARGO_PKG_VERSION").to_string(),
+            engine: None,
             game: game.id.to_string(),
             kind: game.kind,
             params: game.params.clone(),
@@ -568,24 +590,37 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, FormatError> {
     struct VersionOnly {
         format_version: u32,
     }
+    let version_error = |found: u32| FormatError::Version {
+        file: path.display().to_string(),
+        found,
+        supported: if found > ENGINE_FORMAT_VERSION {
+            ENGINE_FORMAT_VERSION
+        } else {
+            FORMAT_VERSION
+        },
+    };
+    let known = |v: u32| v == FORMAT_VERSION || v == ENGINE_FORMAT_VERSION;
     if let Ok(v) = serde_json::from_slice::<VersionOnly>(&text) {
-        if v.format_version != FORMAT_VERSION {
-            return Err(FormatError::Version {
-                file: path.display().to_string(),
-                found: v.format_version,
-                supported: FORMAT_VERSION,
-            });
+        if !known(v.format_version) {
+            return Err(version_error(v.format_version));
         }
     }
     let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| FormatError::Manifest {
         path: path.clone(),
         message: format!("not a valid manifest: {e}"),
     })?;
-    if manifest.format_version != FORMAT_VERSION {
-        return Err(FormatError::Version {
-            file: path.display().to_string(),
-            found: manifest.format_version,
-            supported: FORMAT_VERSION,
+    if !known(manifest.format_version) {
+        return Err(version_error(manifest.format_version));
+    }
+    // Version 4 is the engine directories' version: the two agree.
+    if (manifest.format_version == ENGINE_FORMAT_VERSION) != manifest.engine.is_some() {
+        return Err(FormatError::Manifest {
+            path: path.clone(),
+            message: format!(
+                "format version {} {} an `engine` field (engine directories are version {ENGINE_FORMAT_VERSION}, with one)",
+                manifest.format_version,
+                if manifest.engine.is_some() { "with" } else { "without" }
+            ),
         });
     }
     Ok(manifest)

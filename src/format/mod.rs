@@ -9,17 +9,18 @@ mod file;
 mod info;
 mod manifest;
 
+#[cfg(feature = "build")]
+pub use file::{write_engine_file, write_partition_file_par, write_partition_file_sparse};
 pub use file::{
     write_memory_bytes, write_partition_file, write_partition_file_from, write_partition_file_with,
-    BlockRef, FileSummary, Header, TableFile, WriteOptions, BLOCK_BYTES, FORMAT_VERSION,
-    HEADER_LEN, INDEX_ENTRY_LEN, MAGIC, TRAILER_LEN, TRAILER_MAGIC, ZSTD_LEVEL,
+    BlockRef, FileSummary, Header, TableFile, WriteOptions, BLOCK_BYTES, ENGINE_BLOCK_POSITIONS,
+    ENGINE_FORMAT_VERSION, ENGINE_ZSTD_LEVEL, FORMAT_VERSION, HEADER_LEN, INDEX_ENTRY_LEN, MAGIC,
+    TRAILER_LEN, TRAILER_MAGIC, ZSTD_LEVEL,
 };
-#[cfg(feature = "build")]
-pub use file::{write_partition_file_par, write_partition_file_sparse};
 pub use info::{info, render_info_text, DepthRow, GroupRow, InfoReport};
 pub use manifest::{
-    file_name, read_manifest, write_manifest, Counts, FileEntry, Manifest, Tally, Totals,
-    MANIFEST_NAME,
+    file_name, read_manifest, write_manifest, Counts, EngineInfo, FileEntry, Manifest, Tally,
+    Totals, MANIFEST_NAME,
 };
 
 use crate::game::GameKind;

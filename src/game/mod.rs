@@ -235,6 +235,20 @@ pub trait Game: Send + Sync + 'static {
         crate::hash::mix64((u64::from(p.0) << 48) ^ r.0)
     }
 
+    /// Whether an engine file's prober follows the move `mv` from `pos` to
+    /// `succ` (FORMAT.md, "Engine files"): a position whose value one of the
+    /// followed moves gives is stored as don't-care, and the prober
+    /// re-derives it from them. Followed moves must be cheap to resolve and
+    /// few: those that leave for a smaller game (captures: one piece fewer,
+    /// so the recursion ends in few steps). Moves to a terminal successor are
+    /// always followed (its status is its value, no probe needed), and moves
+    /// that stay in `pos`'s partition never are, whatever this says, so that
+    /// the recursion goes down the partitions and ends. None by default.
+    fn resolves(&self, pos: &Self::Position, mv: &Self::Move, succ: &Self::Position) -> bool {
+        let _ = (pos, mv, succ);
+        false
+    }
+
     /// How forward search treats partition `p` ([`Forward`]); by default
     /// the general BFS, with every index solved.
     fn forward(&self, p: PartitionId) -> Forward {

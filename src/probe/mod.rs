@@ -29,8 +29,10 @@
 
 mod bench;
 mod cache;
+mod engine;
 
 pub use bench::{bench, render_bench_text, BenchOptions, BenchRow};
+pub use engine::{bound, Codes};
 
 use crate::format::{
     count, read_manifest, FormatError, Manifest, Stored, TableFile, ValueEncoding,
@@ -177,6 +179,13 @@ impl Tablebase {
         self.manifest.encoding
     }
 
+    /// True for an engine directory (FORMAT.md, "Engine files"): its stored
+    /// codes may be don't-care, and only [`Tablebase::probe_position`] (and
+    /// the probes built on it) reads true values from them.
+    pub fn is_engine(&self) -> bool {
+        self.manifest.engine.is_some()
+    }
+
     /// True if the manifest lists a file for `partition`.
     pub fn has_partition(&self, partition: PartitionId) -> bool {
         self.by_partition.contains_key(&partition)
@@ -281,8 +290,16 @@ impl Tablebase {
         Ok(file.code_in(&raw, offset))
     }
 
+    /// The stored code at (`partition`, `rank`): the value byte, or the
+    /// two-bit WDL code (in an engine directory possibly don't-care).
+    pub fn probe_code(&self, partition: PartitionId, rank: Rank) -> Result<u8, FormatError> {
+        self.code(partition, rank)
+    }
+
     /// The stored position at (`partition`, `rank`), read for the game's kind;
-    /// illegal indices give [`Stored::is_illegal`].
+    /// illegal indices give [`Stored::is_illegal`]. In an engine directory
+    /// this is the stored code, which may be don't-care: use
+    /// [`Tablebase::probe_position`] for the position's value.
     pub fn probe_stored(&self, partition: PartitionId, rank: Rank) -> Result<Stored, FormatError> {
         let code = self.code(partition, rank)?;
         Ok(self.manifest.encoding.decode(self.manifest.kind, code))
@@ -300,6 +317,29 @@ impl Tablebase {
             )));
         }
         Ok(Value::from_byte(self.code(partition, rank)?))
+    }
+
+    /// The value of `pos` of `game` (which must be this tablebase's game):
+    /// the stored one, or in an engine directory the one its one-ply search
+    /// resolves (FORMAT.md, "Engine files"). Illegal and unreached indices
+    /// give [`Stored::is_illegal`].
+    pub fn probe_position<G: Game>(
+        &self,
+        game: &G,
+        pos: &G::Position,
+    ) -> Result<Stored, FormatError> {
+        let (p, r) = game.rank(pos);
+        if !self.is_engine() {
+            return self.probe_stored(p, r);
+        }
+        // An engine file may store anything at an illegal index: the game
+        // says which indices those are (after the rank is checked in range).
+        let code = if self.code(p, r)? != 0 && game.unrank(p, r).is_none() {
+            0
+        } else {
+            engine::resolve(self, game, pos, p, r)?
+        };
+        Ok(self.manifest.encoding.decode(self.manifest.kind, code))
     }
 
     /// Probes `pos` of `game`, checking first that `game` is the game this
@@ -408,7 +448,7 @@ struct Analysis<G: Game> {
 
 fn analyse<G: Game>(tb: &Tablebase, game: &G, pos: &G::Position) -> crate::Result<Analysis<G>> {
     let (p, r) = game.rank(pos);
-    let here = tb.probe_stored(p, r)?;
+    let here = tb.probe_position(game, pos)?;
     let Some(outcome) = here.outcome else {
         // A layered partition stores 0 for every position the start does not
         // reach, legal or not: say which it is.
@@ -449,7 +489,7 @@ fn analyse<G: Game>(tb: &Tablebase, game: &G, pos: &G::Position) -> crate::Resul
         game.successors(pos, &mut succ);
         for (mv, s) in succ {
             let (sp, sr) = game.rank(&s);
-            let v = tb.probe_stored(sp, sr)?;
+            let v = tb.probe_position(game, &s)?;
             if v.is_illegal() {
                 return Err(FormatError::Mismatch {
                     file: file_label(tb, sp),

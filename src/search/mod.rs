@@ -469,11 +469,12 @@ impl<'a, G: Game> Search<'a, G> {
         let Some(tb) = self.tablebase else {
             return Ok(None);
         };
-        let (p, r) = self.game.rank(pos);
+        let (p, _) = self.game.rank(pos);
         if !tb.has_partition(p) {
             return Ok(None);
         }
-        let stored = tb.probe_stored(p, r)?;
+        // The position's value, also where an engine file stores don't-care.
+        let stored = tb.probe_position(self.game, pos)?;
         match stored.outcome {
             Some(o) => Ok(Some((o, stored.distance))),
             None => Err(Error::NotAvailable(format!(

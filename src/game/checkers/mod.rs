@@ -439,6 +439,13 @@ impl Game for Checkers {
         rules::successors(pos, out);
     }
 
+    /// Captures: they lead to a slice of fewer pieces, and a position with
+    /// one has only captures (they are compulsory), so its value needs no
+    /// stored byte at all (the endgame databases' usual trick).
+    fn resolves(&self, _pos: &Position, mv: &Move, _succ: &Position) -> bool {
+        mv.capture
+    }
+
     fn start(&self) -> Option<Position> {
         // Endgame databases: no single start position.
         None

@@ -1004,6 +1004,12 @@ impl Game for Morris {
         }
     }
 
+    /// Captures: a closed mill removes a piece, so the successor lies in a
+    /// partition of fewer pieces, solved before this one.
+    fn resolves(&self, _pos: &Position, mv: &Move, _succ: &Position) -> bool {
+        mv.capture.is_some()
+    }
+
     fn successors(&self, pos: &Position, out: &mut Vec<(Move, Position)>) {
         let own = pos.mover;
         let opp = pos.opponent;

@@ -1,0 +1,356 @@
+//! `tbforge export DIR --engine OUT`: a compact, probe-only copy of a
+//! tablebase (FORMAT.md, "Engine files").
+//!
+//! Every position whose value a one-ply search over its followed successors
+//! gives (a move to a terminal position, or one the game's
+//! [`Game::resolves`] names, such as a capture) is stored as don't-care: any
+//! value no better than that bound, chosen to make runs that zstd stores in
+//! a few bytes. Illegal indices and terminal positions are don't-care too
+//! (the game says which they are). The prober re-derives the true value as
+//! the better of the stored one and the bound, so answers are unchanged.
+//! The same trick as the Syzygy and Kingsrow endgame databases' (captures
+//! resolved by search instead of stored).
+
+use crate::format::{
+    read_manifest, write_engine_file, write_manifest, EngineInfo, FileEntry, FormatError, Manifest,
+    ValueEncoding, ENGINE_FORMAT_VERSION,
+};
+use crate::game::{Game, GameKind};
+use crate::probe::{bound, Codes, OpenOptions, Tablebase};
+use crate::registry::{open_game, GameVisitor};
+use crate::value::{PartitionId, Rank, Value};
+use crate::{Error, Result};
+use serde::Serialize;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Settings of [`export_engine`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExportOptions {
+    /// Keep win/draw/loss only (two-bit files), dropping distances.
+    pub wdl_only: bool,
+    /// Write into an OUT that already holds files (replacing those of the
+    /// same names).
+    pub force: bool,
+    /// How don't-care values are chosen.
+    pub fill: DontCareFill,
+}
+
+/// How the exporter chooses a don't-care value (any value no better than
+/// the position's bound). Each block starts afresh, so that blocks stay
+/// independent of the threads that fill them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DontCareFill {
+    /// The previous index's stored value where it is allowed, else the
+    /// lowest value (a loss at once; puzzles: the goal unreachable): long
+    /// runs, and one common value where runs break. The smallest files of
+    /// the three on the tablebases `scripts/bench_engine_files.sh` measures.
+    #[default]
+    PreviousOrLowest,
+    /// The previous index's stored value where allowed, else the bound.
+    PreviousOrBound,
+    /// Always the lowest value.
+    Lowest,
+}
+
+/// One engine file, as [`export_engine`] wrote it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExportRow {
+    /// File name.
+    pub name: String,
+    /// Indices in the partition.
+    pub index_size: u64,
+    /// Legal indices.
+    pub classes: u64,
+    /// Legal indices stored as don't-care.
+    pub dont_care: u64,
+    /// The full file's bytes.
+    pub source_bytes: u64,
+    /// The engine file's bytes.
+    pub bytes: u64,
+}
+
+/// What [`export_engine`] did.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExportReport {
+    /// The full tablebase read.
+    pub source: String,
+    /// The engine directory written.
+    pub out: String,
+    /// Whether distances were kept.
+    pub distance: bool,
+    /// How don't-care values were chosen.
+    pub fill: DontCareFill,
+    /// One row per file, in the manifest's order.
+    pub files: Vec<ExportRow>,
+    /// Indices over all files.
+    pub index_size: u64,
+    /// Legal indices stored as don't-care.
+    pub dont_care: u64,
+    /// Bytes of the full files.
+    pub source_bytes: u64,
+    /// Bytes of the engine files.
+    pub bytes: u64,
+    /// The engine files' bits per index.
+    pub bits_per_position: f64,
+}
+
+/// Writes the engine files of the full tablebase in `dir` into `out`, with
+/// a manifest that says they are engine files; the full tablebase is read,
+/// never changed. Refuses a `dir` that is an engine directory itself, an
+/// `out` that holds files (unless `force`), and distances from a WDL-only
+/// tablebase.
+pub fn export_engine(dir: &Path, out: &Path, options: &ExportOptions) -> Result<ExportReport> {
+    let manifest = read_manifest(dir)?;
+    if manifest.engine.is_some() {
+        return Err(Error::NotAvailable(format!(
+            "{} holds engine files already: export from the full tablebase it came from",
+            dir.display()
+        )));
+    }
+    if manifest.encoding == ValueEncoding::Wdl2 && !options.wdl_only {
+        return Err(Error::NotAvailable(format!(
+            "{} stores win/draw/loss only: pass --wdl-only (or export from a build with distances)",
+            dir.display()
+        )));
+    }
+    check_out(dir, out, options.force)?;
+    let tb = Tablebase::open_with(dir, OpenOptions { cache_blocks: 1024 })?;
+    let game = open_game(&manifest.game, &manifest.params)?;
+    std::fs::create_dir_all(out).map_err(|e| FormatError::io("creating directory", out, e))?;
+    game.visit(Export {
+        tb: &tb,
+        manifest: &manifest,
+        out,
+        options,
+    })
+}
+
+/// OUT must not be DIR, nor hold anything unless `force`.
+fn check_out(dir: &Path, out: &Path, force: bool) -> Result<()> {
+    if let (Ok(a), Ok(b)) = (dir.canonicalize(), out.canonicalize()) {
+        if a == b {
+            return Err(Error::NotAvailable(format!(
+                "{} is the tablebase being exported: give --engine another directory",
+                out.display()
+            )));
+        }
+    }
+    match std::fs::read_dir(out).map(|mut entries| entries.next().is_some()) {
+        Ok(true) if !force => Err(Error::NotAvailable(format!(
+            "{} is not empty: give an empty or new directory, or --force to replace the files in it",
+            out.display()
+        ))),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            Err(Error::NotAvailable(format!(
+                "{} is a file, not a directory: give a directory for the engine files",
+                out.display()
+            )))
+        }
+        Err(e) => Err(FormatError::io("reading directory", out, e).into()),
+    }
+}
+
+struct Export<'a> {
+    tb: &'a Tablebase,
+    manifest: &'a Manifest,
+    out: &'a Path,
+    options: &'a ExportOptions,
+}
+
+impl GameVisitor for Export<'_> {
+    type Output = Result<ExportReport>;
+    fn visit<G: Game>(self, game: &G) -> Result<ExportReport> {
+        self.tb.check_game(game)?;
+        let m = self.manifest;
+        let info = game.info();
+        let encoding = if self.options.wdl_only {
+            ValueEncoding::Wdl2
+        } else {
+            m.encoding
+        };
+        let codes = Codes {
+            encoding,
+            kind: m.kind,
+        };
+        let mut files = Vec::with_capacity(m.files.len());
+        let mut rows = Vec::with_capacity(m.files.len());
+        for entry in &m.files {
+            let dont_care = AtomicU64::new(0);
+            let path = self.out.join(&entry.name);
+            let summary = write_engine_file(
+                &path,
+                &info,
+                entry.partition,
+                encoding,
+                entry.index_size,
+                |offset, buf: &mut [u8]| -> Result<()> {
+                    let n = self.fill_block(game, codes, entry.partition, offset, buf)?;
+                    dont_care.fetch_add(n, Ordering::Relaxed);
+                    Ok(())
+                },
+            )?;
+            let dont_care = dont_care.into_inner();
+            files.push(FileEntry {
+                bytes: summary.bytes,
+                crc32: summary.crc32,
+                ..entry.clone()
+            });
+            rows.push(ExportRow {
+                name: entry.name.clone(),
+                index_size: entry.index_size,
+                classes: entry.classes,
+                dont_care,
+                source_bytes: entry.bytes,
+                bytes: summary.bytes,
+            });
+        }
+        let source_bytes = m.files.iter().map(|f| f.bytes).sum();
+        let dont_care = rows.iter().map(|r| r.dont_care).sum();
+        let engine = Manifest {
+            format_version: ENGINE_FORMAT_VERSION,
+            tbforge_version: env!("CARGO_PKG_VERSION").to_string(),
+            encoding,
+            engine: Some(EngineInfo {
+                distance: encoding == ValueEncoding::Byte,
+                dont_care,
+                source_bytes,
+            }),
+            files,
+            ..m.clone()
+        };
+        // Last, as a build does: a directory without its manifest is no
+        // tablebase, so an export cut short is never mistaken for one.
+        write_manifest(self.out, &engine)?;
+        let bytes: u64 = rows.iter().map(|r| r.bytes).sum();
+        let index_size = m.totals.index_size;
+        Ok(ExportReport {
+            source: self.tb.dir().display().to_string(),
+            out: self.out.display().to_string(),
+            distance: encoding == ValueEncoding::Byte,
+            fill: self.options.fill,
+            files: rows,
+            index_size,
+            dont_care,
+            source_bytes,
+            bytes,
+            bits_per_position: bits_per(bytes, index_size),
+        })
+    }
+}
+
+/// `bytes` as bits per index (0 for no index).
+pub fn bits_per(bytes: u64, indices: u64) -> f64 {
+    if indices == 0 {
+        0.0
+    } else {
+        bytes as f64 * 8.0 / indices as f64
+    }
+}
+
+/// What an index must or may store.
+enum Slot {
+    /// Exactly this code.
+    Fixed(u8),
+    /// Anything: an illegal index, which the prober recognises by the game.
+    Any,
+    /// Any legal code: a terminal position, valued by its status.
+    AnyLegal,
+    /// Any legal code no better than this bound.
+    AtMost(u8),
+}
+
+impl Export<'_> {
+    /// Fills `buf` with the value bytes of indices `offset..` of partition
+    /// `p`; returns how many legal ones are don't-care.
+    fn fill_block<G: Game>(
+        &self,
+        game: &G,
+        codes: Codes,
+        p: PartitionId,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<u64> {
+        let full = self.manifest.encoding;
+        let kind = self.manifest.kind;
+        // A full code in the engine files' encoding.
+        let convert = |c: u8| match (full, codes.encoding) {
+            (ValueEncoding::Byte, ValueEncoding::Wdl2) => {
+                ValueEncoding::Wdl2.encode(kind, Value::from_byte(c))
+            }
+            _ => c,
+        };
+        let lowest = match kind {
+            GameKind::TwoPlayer => codes.terminal(crate::game::Status::Lost),
+            GameKind::Puzzle => Some(1),
+        }
+        .unwrap_or(1);
+        let mut succ = Vec::new();
+        let mut previous: Option<u8> = None;
+        let mut dont_care = 0;
+        for (i, out) in buf.iter_mut().enumerate() {
+            let r = Rank(offset + i as u64);
+            let code = convert(self.tb.probe_code(p, r)?);
+            let slot = match game.unrank(p, r) {
+                None => Slot::Any,
+                Some(_) if code == 0 => Slot::Fixed(0),
+                Some(pos) if codes.terminal(game.status(&pos)).is_some() => Slot::AnyLegal,
+                Some(pos) => {
+                    let e = bound(codes, game, &pos, p, &mut succ, |s| {
+                        let (sp, sr) = game.rank(s);
+                        Ok::<_, Error>(convert(self.tb.probe_code(sp, sr)?))
+                    })?;
+                    match e {
+                        Some(e) if codes.key(code) < codes.key(e) => {
+                            return Err(Error::GameContract {
+                                game: game.info().canonical(),
+                                message: format!(
+                                    "{} stores a value below what one of its moves gives: the tablebase is not the game's minimax values, and engine files would answer it wrongly",
+                                    game.format_position(&pos)
+                                ),
+                            })
+                        }
+                        Some(e) if codes.key(code) == codes.key(e) => Slot::AtMost(e),
+                        _ => Slot::Fixed(code),
+                    }
+                }
+            };
+            let legal_previous = previous.filter(|&c| c != 0);
+            let fallback = |e: u8| match self.options.fill {
+                DontCareFill::PreviousOrBound => e,
+                _ => lowest,
+            };
+            let v = match slot {
+                Slot::Fixed(c) => c,
+                Slot::Any if self.options.fill == DontCareFill::Lowest => lowest,
+                Slot::Any => previous.unwrap_or(0),
+                Slot::AnyLegal => {
+                    dont_care += 1;
+                    match self.options.fill {
+                        DontCareFill::Lowest => lowest,
+                        _ => legal_previous.unwrap_or(lowest),
+                    }
+                }
+                Slot::AtMost(e) => {
+                    dont_care += 1;
+                    match legal_previous {
+                        Some(c)
+                            if self.options.fill != DontCareFill::Lowest
+                                && codes.key(c) <= codes.key(e) =>
+                        {
+                            c
+                        }
+                        _ if codes.key(fallback(e)) <= codes.key(e) => fallback(e),
+                        _ => e,
+                    }
+                }
+            };
+            previous = Some(v);
+            *out = codes.value_of(v);
+        }
+        Ok(dont_care)
+    }
+}
