@@ -501,6 +501,135 @@ extern "C" __global__ void checkers_pass(CK_TABLE_ARGS, const u8* deps, const u6
     if ((threadIdx.x & 31) == 0 && mine) atomicAdd(decided, mine);
 }
 
+// Successor lists: the pending positions' successors, found once and then
+// read by every pass (a pass that walks a list reads a byte per successor
+// where the movegen pass unranks, generates and ranks again). A target is
+// the successor's index in `values`, or CK_DEP_BIT | its index in `deps`.
+#define CK_DEP_BIT (1ull << 63)
+
+struct CkCount {
+    __device__ bool operator()(const CkBoard&) { return false; }
+};
+
+// counts[i]: the number of successors of pending[i].
+extern "C" __global__ void checkers_count_pending(CK_TABLE_ARGS, const u64* pending, u64 n,
+                                                  u32* counts) {
+    CK_TABLES_INIT
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x) {
+        CkBoard b = ck_unrank(t, pending[i]);
+        CkCount f;
+        counts[i] = ck_for_each_successor(b, f);
+    }
+}
+
+struct CkTargets {
+    CkTables t;
+    const u64* dep_base;
+    u64* out;
+    u64 room;
+    u32 n;
+    u64 code;
+    __device__ bool operator()(const CkBoard& s) {
+        if (n == room) {
+            // More successors than the count found: never write past the list.
+            code = CK_FAIL_ILLEGAL;
+            return true;
+        }
+        u64 rank = 0;
+        u32 di = ck_locate(t, s, &rank);
+        u64 kind = ck_kind(t, di);
+        if (kind == CK_INTERNAL) {
+            out[n] = t.desc[(u64)di * CK_DESC] + rank;
+        } else if (kind == CK_EXTERNAL) {
+            const u64* w = t.desc + (u64)di * CK_DESC;
+            out[n] = CK_DEP_BIT | (dep_base[w[5]] + w[0] + rank);
+        } else {
+            code = kind == CK_MISSING ? CK_FAIL_MISSING : CK_FAIL_ABSENT;
+            return true;
+        }
+        n++;
+        return false;
+    }
+};
+
+// The successors of pending[i] at targets[offsets[i] .. offsets[i + 1]], in
+// the rules' order (twin: the successors twin::pass walks).
+extern "C" __global__ void checkers_fill_targets(CK_TABLE_ARGS, const u64* dep_base,
+                                                 const u64* pending, const u64* offsets, u64 n,
+                                                 u64* targets, u64* fail) {
+    CK_TABLES_INIT
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x) {
+        CkBoard b = ck_unrank(t, pending[i]);
+        CkTargets f;
+        f.t = t;
+        f.dep_base = dep_base;
+        f.out = targets + offsets[i];
+        f.room = offsets[i + 1] - offsets[i];
+        f.n = 0;
+        f.code = 0;
+        ck_for_each_successor(b, f);
+        if (f.code) tb_fail(fail, f.code, pending[i]);
+        else if (offsets[i] + f.n != offsets[i + 1]) tb_fail(fail, CK_FAIL_ILLEGAL, pending[i]);
+    }
+}
+
+// Pass d as checkers_pass, over the pending positions' successor lists
+// (twin: twin::pass): the same reads, the same decisions.
+extern "C" __global__ void checkers_pass_listed(const u8* deps, u8* values, const u64* pending,
+                                                const u64* offsets, const u64* targets, u64 n,
+                                                u32 d, u64* decided, u64* fail) {
+    u64 mine = 0;
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x) {
+        u64 r = pending[i];
+        if (*(volatile u8*)(values + r) != 1) continue;
+        bool hit = false, blocked = false, bad = false;
+        u32 longest = 0;
+        for (u64 k = offsets[i], end = offsets[i + 1]; k < end; k++) {
+            u64 x = targets[k];
+            u32 v;
+            if (x & CK_DEP_BIT) {
+                v = deps[x & ~CK_DEP_BIT];
+                if (v == 0) {
+                    bad = true;
+                    break;
+                }
+            } else {
+                // Another thread may be writing it in this pass: read it once.
+                v = *(volatile const u8*)(values + x);
+            }
+            // Distances d and beyond may be this pass's own writes: unknown.
+            u32 e = v - 2;
+            if (v >= 2 && e < d) {
+                if (e == d - 1 && (d & 1)) hit = true;
+                if (e & 1) longest = max(longest, e);
+                else blocked = true;
+            } else {
+                blocked = true;
+            }
+            if ((d & 1) ? hit : blocked) break;
+        }
+        if (bad) {
+            tb_fail(fail, CK_FAIL_ILLEGAL, r);
+            continue;
+        }
+        int v = -1;
+        if (d & 1) {
+            if (hit) v = (int)d + 2;
+        } else if (!blocked) {
+            v = (int)longest + 3;
+        }
+        if (v >= 0) {
+            values[r] = (u8)v;
+            mine++;
+        }
+    }
+    mine = tb_warp_sum(mine);
+    if ((threadIdx.x & 31) == 0 && mine) atomicAdd(decided, mine);
+}
+
 struct CkList {
     CkTables t;
     u64 r;

@@ -46,6 +46,9 @@ fn entries(file: &str) -> &'static [&'static str] {
         "checkers.cu" => &[
             "checkers_first_scan",
             "checkers_pass",
+            "checkers_count_pending",
+            "checkers_fill_targets",
+            "checkers_pass_listed",
             "checkers_successors",
         ],
         other => panic!("kernel file {other} has no entry list in this test: add one"),

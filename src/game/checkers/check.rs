@@ -7,9 +7,11 @@
 //! - `checkers_successors` (checksum) over the first 2^`work_log2` ranks of
 //!   the game's largest partition on both, for the rates (positions per
 //!   second of unrank, move generation and ranking of every successor);
-//! - every partition of the game solved in order by `checkers_first_scan` /
-//!   `checkers_pass` and by the twin from the same earlier values, bytes
-//!   compared (partitions above `cpu_max_size` on the device only, above
+//! - every partition of the game solved in order by `checkers_first_scan`
+//!   and the passes, both kinds (`checkers_pass_listed` over successor lists
+//!   from `checkers_count_pending` / `checkers_fill_targets`, and
+//!   `checkers_pass`, which generates the moves each time), and by the twin
+//!   from the same earlier values, bytes compared (partitions above `cpu_max_size` on the device only, above
 //!   `solve_max_size` not at all, with everything after them that needs
 //!   them). One row per number of pieces. (The twin against the generic
 //!   solver is tests/checkers_kernels.rs: `game` may not call `solve`.)
@@ -252,6 +254,20 @@ fn solve_rows(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<Vec<Devi
             if g.difference.is_none() {
                 g.difference = first_difference(&mine.values, &dev.values)
                     .map(|d| format!("{}: device against twin: {d}", game.partition_name(p)));
+            }
+            // The passes that generate moves each time, where successor
+            // lists would not fit, against the same twin.
+            #[cfg(feature = "cuda")]
+            if let Solver::Cuda(gpu) = &k.solver {
+                let (again, _) = gpu.solve(game, &t, &deps, false)?;
+                if g.difference.is_none() {
+                    g.difference = first_difference(&mine.values, &again.values).map(|d| {
+                        format!(
+                            "{}: device without successor lists against twin: {d}",
+                            game.partition_name(p)
+                        )
+                    });
+                }
             }
         }
         done.insert(p, dev.values);

@@ -56,6 +56,18 @@ pub struct CheckersCuda {
     first_scan: CudaFunction,
     pass: CudaFunction,
     successors: CudaFunction,
+    count_pending: CudaFunction,
+    fill_targets: CudaFunction,
+    pass_listed: CudaFunction,
+}
+
+/// The pending positions' successors on the device (`checkers_fill_targets`):
+/// pending ranks, each one's first target, the targets.
+struct SuccessorLists {
+    pending: CudaSlice<u64>,
+    offsets: CudaSlice<u64>,
+    targets: CudaSlice<u64>,
+    n: u64,
 }
 
 impl std::fmt::Debug for CheckersCuda {
@@ -73,6 +85,9 @@ impl CheckersCuda {
             first_scan: gpu.function(&module, "checkers_first_scan")?,
             pass: gpu.function(&module, "checkers_pass")?,
             successors: gpu.function(&module, "checkers_successors")?,
+            count_pending: gpu.function(&module, "checkers_count_pending")?,
+            fill_targets: gpu.function(&module, "checkers_fill_targets")?,
+            pass_listed: gpu.function(&module, "checkers_pass_listed")?,
             gpu,
             _module: module,
         })
@@ -131,6 +146,7 @@ impl CheckersCuda {
         game: &Checkers,
         t: &CheckersTables,
         deps: &[&[u8]],
+        lists: bool,
     ) -> Result<(TwinSolved, f64)> {
         let t0 = Instant::now();
         let size = t.size;
@@ -218,7 +234,15 @@ impl CheckersCuda {
             // so the first batch runs them all. A pass past the loop's end
             // decides nothing (every later value would need a successor at a
             // distance no position has), which the counts confirm.
-            let cfg = self.gpu.grid(&self.pass, BLOCK, size, 0)?;
+            let lists = if lists {
+                self.successor_lists(t, &dt, &dev_base, &internal, inside, &mut fail)?
+            } else {
+                None
+            };
+            let cfg = match &lists {
+                Some(l) => self.gpu.grid(&self.pass_listed, BLOCK, l.n, 0)?,
+                None => self.gpu.grid(&self.pass, BLOCK, size, 0)?,
+            };
             let mut decided = s
                 .alloc_zeros::<u64>(PASS_BATCH_MAX)
                 .map_err(e("allocating"))?;
@@ -238,6 +262,30 @@ impl CheckersCuda {
                         break;
                     }
                     let mut slot = decided.slice_mut(i..i + 1);
+                    if let Some(l) = &lists {
+                        let mut launch = s.launch_builder(&self.pass_listed);
+                        launch
+                            .arg(&dev_deps)
+                            .arg(&mut values)
+                            .arg(&l.pending)
+                            .arg(&l.offsets)
+                            .arg(&l.targets)
+                            .arg(&l.n)
+                            .arg(&pass_d)
+                            .arg(&mut slot)
+                            .arg(&mut fail);
+                        // SAFETY: the arguments match checkers_pass_listed
+                        // in checkers.cu. `pending` and `offsets` hold n and
+                        // n + 1 elements, offsets rise to targets' length,
+                        // and every target is a rank below `size` (values'
+                        // length) or CK_DEP_BIT with an index inside
+                        // `dev_deps` (checkers_fill_targets formed them as
+                        // ck_value reads, and checked each list's length);
+                        // the count slot and fail hold one element each.
+                        unsafe { launch.launch(cfg) }
+                            .map_err(e("launching checkers_pass_listed"))?;
+                        continue;
+                    }
                     let mut launch = s.launch_builder(&self.pass);
                     launch
                         .arg(&dt.desc)
@@ -302,6 +350,117 @@ impl CheckersCuda {
             },
             t0.elapsed().as_secs_f64(),
         ))
+    }
+
+    /// The pending positions' successor lists, built on the device, or None
+    /// where they would not fit beside the solve (the passes then generate
+    /// the moves again each time). A failure the fill finds lands in `fail`,
+    /// read with the first batch of passes.
+    fn successor_lists(
+        &self,
+        t: &CheckersTables,
+        dt: &DeviceTables,
+        dev_base: &CudaSlice<u64>,
+        internal: &CudaSlice<u32>,
+        inside: u64,
+        fail: &mut CudaSlice<u64>,
+    ) -> Result<Option<SuccessorLists>> {
+        let s = self.gpu.stream();
+        let e = cuda_err;
+        let free = |need: u64| -> Result<bool> {
+            s.synchronize().map_err(e("synchronising"))?;
+            Ok(need.saturating_add(MARGIN) <= self.gpu.free_memory()?)
+        };
+        if !free(inside.saturating_mul(12))? {
+            return Ok(None);
+        }
+        let bits = s
+            .clone_dtoh(internal)
+            .map_err(e("copying the pending bits back"))?;
+        let mut pending = Vec::with_capacity(inside as usize);
+        for (w, &word) in bits.iter().enumerate() {
+            let mut b = word;
+            while b != 0 {
+                pending.push(w as u64 * 32 + u64::from(b.trailing_zeros()));
+                b &= b - 1;
+            }
+        }
+        let n = pending.len() as u64;
+        if n != inside {
+            return Err(Error::Cuda(format!(
+                "checkers partition {}: {n} pending bits against the first scan's count of \
+                 {inside} (a kernel bug; run `tbforge bench gpu checkers`)",
+                t.partition
+            )));
+        }
+        let pending = s
+            .clone_htod(&pending)
+            .map_err(e("copying the pending ranks to the device"))?;
+        let mut counts = s.alloc_zeros::<u32>(n as usize).map_err(e("allocating"))?;
+        let cfg = self.gpu.grid(&self.count_pending, BLOCK, n, 0)?;
+        let mut launch = s.launch_builder(&self.count_pending);
+        launch
+            .arg(&dt.desc)
+            .arg(&dt.mat)
+            .arg(&dt.prefix)
+            .arg(&dt.own0)
+            .arg(&dt.own1)
+            .arg(&dt.size0)
+            .arg(&dt.size)
+            .arg(&pending)
+            .arg(&n)
+            .arg(&mut counts);
+        // SAFETY: the arguments match checkers_count_pending in checkers.cu;
+        // the tables as for the first scan; pending and counts hold n
+        // elements, every pending rank below `size`.
+        unsafe { launch.launch(cfg) }.map_err(e("launching checkers_count_pending"))?;
+        let counts = s
+            .clone_dtoh(&counts)
+            .map_err(e("copying the successor counts back"))?;
+        let mut offsets = Vec::with_capacity(counts.len() + 1);
+        let mut total = 0u64;
+        offsets.push(0);
+        for &c in &counts {
+            total += u64::from(c);
+            offsets.push(total);
+        }
+        if !free(total.saturating_add(n + 1).saturating_mul(8))? {
+            return Ok(None);
+        }
+        let offsets = s
+            .clone_htod(&offsets)
+            .map_err(e("copying the list offsets to the device"))?;
+        let mut targets = s
+            .alloc_zeros::<u64>(total.max(1) as usize)
+            .map_err(e("allocating the successor lists"))?;
+        let cfg = self.gpu.grid(&self.fill_targets, BLOCK, n, 0)?;
+        let mut launch = s.launch_builder(&self.fill_targets);
+        launch
+            .arg(&dt.desc)
+            .arg(&dt.mat)
+            .arg(&dt.prefix)
+            .arg(&dt.own0)
+            .arg(&dt.own1)
+            .arg(&dt.size0)
+            .arg(&dt.size)
+            .arg(dev_base)
+            .arg(&pending)
+            .arg(&offsets)
+            .arg(&n)
+            .arg(&mut targets)
+            .arg(fail);
+        // SAFETY: the arguments match checkers_fill_targets in checkers.cu;
+        // the tables and dep_base as for the first scan. Position i writes
+        // targets[offsets[i] .. offsets[i + 1]] and never more (a list that
+        // would grow past it fails instead), so every write lies below
+        // `total`, the targets' length; fail holds one element.
+        unsafe { launch.launch(cfg) }.map_err(e("launching checkers_fill_targets"))?;
+        Ok(Some(SuccessorLists {
+            pending,
+            offsets,
+            targets,
+            n,
+        }))
     }
 
     /// One launch of `checkers_successors`: `ranks` listed (or `lo..lo+n`

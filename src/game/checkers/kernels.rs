@@ -105,7 +105,7 @@ impl CheckersKernels {
             }
             #[cfg(feature = "cuda")]
             Solver::Cuda(gpu) => {
-                let (s, seconds) = gpu.solve(&self.game, t, deps)?;
+                let (s, seconds) = gpu.solve(&self.game, t, deps, true)?;
                 Ok(KernelSolve {
                     values: s.values,
                     compact: false,
