@@ -75,6 +75,10 @@ enum Command {
         /// Write into an OUT that already holds files, replacing those of the same names.
         #[arg(long)]
         force: bool,
+        /// How don't-care values are chosen (for measurements; the default
+        /// gave the smallest files).
+        #[arg(long, value_enum, default_value_t = Fill::Runs, hide = true)]
+        fill: Fill,
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -323,6 +327,19 @@ pub(crate) enum BenchWhat {
     },
 }
 
+/// `tbforge export --fill`: [`tbforge::export::DontCareFill`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Fill {
+    /// The previous index's value where allowed, else the lowest value.
+    PreviousOrLowest,
+    /// The previous index's value where allowed, else the bound.
+    PreviousOrBound,
+    /// Always the lowest value.
+    Lowest,
+    /// The fewest runs of equal values.
+    Runs,
+}
+
 /// Where `tbforge bench gpu` runs the kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum CheckDevice {
@@ -444,6 +461,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             engine,
             wdl_only,
             force,
+            fill,
             threads,
             json,
         } => export::export(
@@ -452,7 +470,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             &tbforge::export::ExportOptions {
                 wdl_only,
                 force,
-                ..Default::default()
+                fill: match fill {
+                    Fill::PreviousOrLowest => tbforge::export::DontCareFill::PreviousOrLowest,
+                    Fill::PreviousOrBound => tbforge::export::DontCareFill::PreviousOrBound,
+                    Fill::Lowest => tbforge::export::DontCareFill::Lowest,
+                    Fill::Runs => tbforge::export::DontCareFill::Runs,
+                },
             },
             threads,
             json,

@@ -1,6 +1,6 @@
 //! `tbforge info`: the manifest, summarised.
 
-use super::{count, read_manifest, FileEntry, FormatError, Totals, ValueEncoding};
+use super::{count, read_manifest, EngineInfo, FileEntry, FormatError, Totals, ValueEncoding};
 use crate::game::{GameKind, Params};
 use crate::value::PartitionId;
 use serde::Serialize;
@@ -29,6 +29,10 @@ pub struct InfoReport {
     pub bytes: u64,
     /// Compressed bits per index (all indices, legal or not).
     pub bits_per_position: f64,
+    /// Engine files (FORMAT.md, "Engine files"): what the manifest says of
+    /// them; absent for a full tablebase.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<EngineInfo>,
     /// The manifest's totals.
     #[serde(flatten)]
     pub totals: Totals,
@@ -187,6 +191,7 @@ pub fn info(dir: &Path) -> Result<InfoReport, FormatError> {
             bytes as f64 * 8.0 / indices as f64
         },
         bytes,
+        engine: m.engine,
         game: m.game,
         kind: m.kind,
         params: m.params,
@@ -346,6 +351,19 @@ fn render_files_text(r: &InfoReport) -> String {
         count(r.files.len() as u64, "file", "files"),
         r.bits_per_position
     );
+    if let Some(e) = &r.engine {
+        s += &format!(
+            "engine      engine files, {}: {} legal stored as don't-care (resolved by a one-ply search); the full files: {} ({:.1}x)\n",
+            if e.distance {
+                "win/draw/loss and distance"
+            } else {
+                "win/draw/loss only"
+            },
+            count(e.dont_care, "index", "indices"),
+            count(e.source_bytes, "byte", "bytes"),
+            e.source_bytes as f64 / r.bytes.max(1) as f64
+        );
+    }
     let longest = |l: Option<u32>| l.map_or("-".to_string(), |d| d.to_string());
     if symmetric {
         let row = |name: &str, n: [u64; 8], l: Option<u32>| {
