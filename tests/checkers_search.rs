@@ -117,32 +117,27 @@ fn search_over_the_databases_gives_their_values() {
     assert!(v["nodes"].as_u64().unwrap() > 100, "{v}");
 }
 
-/// The root's moves shared out over threads: the same score and move as
-/// one thread, from the opening and from a middle-game position.
+/// Threads sharing one table: from the opening, a legal first move with an
+/// evaluation at the depth asked, on one thread and on four (beyond proved
+/// results the move may differ with the threads' timing; tests/search.rs
+/// checks proved values on four threads).
 #[test]
-fn threads_give_the_same_score_and_move() {
-    for fen in [
-        None,
-        Some("B:W18,19,21,23,24,26,29,30,31,32:B1,2,3,4,6,7,9,10,11,12"),
-    ] {
-        let run = |threads: &str| {
-            let mut args = vec![
-                "analyse",
-                "checkers",
-                "--depth",
-                "9",
-                "--threads",
-                threads,
-                "--json",
-            ];
-            if let Some(f) = fen {
-                args.push(f);
-            }
-            let o = tbforge(&args);
-            assert!(o.status.success(), "{}", stderr(&o));
-            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-            (v["score"].clone(), v["best_move"].clone())
-        };
-        assert_eq!(run("1"), run("4"), "{fen:?}");
+fn threads_give_the_same_proved_score_and_a_legal_move() {
+    let run = |threads: &str, args: &[&str]| {
+        let mut all = vec!["analyse", "checkers", "--threads", threads, "--json"];
+        all.extend_from_slice(args);
+        let o = tbforge(&all);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let opening: Vec<serde_json::Value> = ["1", "4"]
+        .iter()
+        .map(|t| run(t, &["--depth", "9"]))
+        .collect();
+    let legal = ["9-13", "9-14", "10-14", "10-15", "11-15", "11-16", "12-16"];
+    for v in &opening {
+        assert!(legal.contains(&v["best_move"].as_str().unwrap()), "{v}");
+        assert!(v["score"]["eval"].is_i64(), "{v}");
+        assert_eq!(v["depth"], 9, "{v}");
     }
 }

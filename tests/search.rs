@@ -32,12 +32,23 @@ fn tictactoe_perft_matches_the_published_game_counts() {
 
 /// Full-depth search without a tablebase proves every position's value with
 /// its exact length: alpha-beta with wins scored by their distance keeps
-/// the quickest win and the slowest loss, as the retrograde solve does.
+/// the quickest win and the slowest loss, as the retrograde solve does. On
+/// one thread and on four sharing one table (whatever their timing, a
+/// search to the end stores only exact bounds).
 #[test]
 fn tictactoe_search_to_the_end_equals_the_solved_values() {
+    for threads in [1, 4] {
+        search_to_the_end(threads);
+    }
+}
+
+fn search_to_the_end(threads: usize) {
     let g = TicTacToe::from_params(&BTreeMap::new()).unwrap();
     let solved = solve_game(&g, &Progress::hidden()).unwrap();
-    let mut search = Search::new(&g, None, 16).unwrap();
+    let mut search = Search::new(&g, None, 16)
+        .unwrap()
+        .with_threads(threads)
+        .unwrap();
     let mut checked = 0;
     for p in g.partitions() {
         let slot = solved.layout.slot(p).unwrap();
@@ -52,7 +63,7 @@ fn tictactoe_search_to_the_end_equals_the_solved_values() {
                 ..Limits::default()
             };
             let report = search.run(&pos, limits).unwrap();
-            let what = g.format_position(&pos);
+            let what = format!("{} on {threads} threads", g.format_position(&pos));
             match v.outcome().unwrap() {
                 Outcome::Draw => assert_eq!(report.score.eval, Some(0), "{what}"),
                 o => {

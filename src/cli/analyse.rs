@@ -9,10 +9,9 @@ use tbforge::registry::{AnyGame, GameVisitor};
 use tbforge::search::{perft, Limits, Search, SearchReport};
 use tbforge::{Game, Outcome, Status, Tablebase};
 
-/// Table entries of a search: 2^22 of 16 bytes, 64 MiB.
-const TABLE_LOG2: u32 = 22;
-/// Table entries of each further thread's searcher: 16 MiB.
-const HELPER_TABLE_LOG2: u32 = 20;
+/// Table entries of a search, shared by its threads: 2^24 of 16 bytes,
+/// 256 MiB.
+const TABLE_LOG2: u32 = 24;
 
 /// What `analyse` was asked.
 pub struct AnalyseArgs {
@@ -117,7 +116,7 @@ pub fn analyse(args: AnalyseArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let mut search = Search::new(game, self.tb, TABLE_LOG2)?
-                .with_threads(rayon::current_num_threads(), HELPER_TABLE_LOG2)?;
+                .with_threads(rayon::current_num_threads())?;
             let limits = Limits {
                 depth: args.depth,
                 time: args.time.map(Duration::from_secs_f64),
@@ -189,10 +188,8 @@ pub fn play(args: PlayArgs) -> anyhow::Result<ExitCode> {
             let depths = [args.depth, args.opponent_depth.unwrap_or(args.depth)];
             let threads = rayon::current_num_threads();
             let mut searchers = [
-                Search::new(game, self.tb, TABLE_LOG2 - 2)?
-                    .with_threads(threads, HELPER_TABLE_LOG2)?,
-                Search::new(game, self.tb, TABLE_LOG2 - 2)?
-                    .with_threads(threads, HELPER_TABLE_LOG2)?,
+                Search::new(game, self.tb, TABLE_LOG2 - 2)?.with_threads(threads)?,
+                Search::new(game, self.tb, TABLE_LOG2 - 2)?.with_threads(threads)?,
             ];
             let mut pos = start.clone();
             let mut moves: Vec<String> = Vec::new();

@@ -11,15 +11,21 @@
 //! plus the plies to reach it); a win/draw/loss tablebase gives a proved
 //! outcome without a length ([`KNOWN_WIN`]). A position seen again on the
 //! current line counts as a draw, so the tree is finite even where kings
-//! can shuffle for ever. The search is single-threaded and deterministic:
-//! the same position, depth and table size give the same score, line and
-//! node count (the table may carry a repetition's draw from one line into
+//! can shuffle for ever. On one thread the search is deterministic: the
+//! same position, depth and table size give the same score, line and node
+//! count (the table may carry a repetition's draw from one line into
 //! another, as every engine's does, so a score can differ with the table's
-//! size; a tablebase's answers never do).
+//! size; a tablebase's answers never do). On several threads
+//! ([`Search::with_threads`]) every thread searches the same root and they
+//! share one table (lazy SMP, as Stockfish does): what one thread stores
+//! cuts another's tree, so the node count, and beyond proved results the
+//! score and move, depend on the threads' timing.
 
 use crate::game::{Game, GameKind, Status};
 use crate::probe::Tablebase;
 use crate::{Error, Outcome, Result};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A win at the root itself: a win `n` plies ahead scores `WIN - n`.
@@ -184,20 +190,119 @@ enum Bound {
 /// No move stored.
 const NO_MOVE: u16 = u16::MAX;
 
+/// The transposition table, shared by a search's threads without locks: a
+/// slot holds `key ^ data` and `data`, so that a slot torn by two threads
+/// writing at once fails the key check instead of giving another
+/// position's entry (Hyatt and Mann's lockless hashing). Slots go in pairs:
+/// the first keeps the deepest entry of the current search, the second
+/// takes whatever the first does not (many threads storing at once would
+/// otherwise wash out the deep results that save the most work).
+struct Table {
+    slots: Box<[[AtomicU64; 2]]>,
+    /// The search the entries belong to (4 bits, wrapping): an entry of an
+    /// earlier search yields its slot to any new one.
+    generation: AtomicU64,
+}
+
+/// Bits of a slot's data: score 0..32, depth 32..42, bound 42..44,
+/// generation 44..48, move 48..64.
+const DEPTH_BITS: u64 = 0x3ff;
+
+impl Table {
+    fn new(log2: u32) -> Table {
+        Table {
+            slots: (0..1usize << log2.max(1))
+                .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
+                .collect(),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    /// A new search: entries stored from now on outrank the older ones.
+    fn next_generation(&self) {
+        self.generation.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn pair(&self, key: u64) -> [&[AtomicU64; 2]; 2] {
+        let i = (key as usize) & (self.slots.len() - 2);
+        [&self.slots[i], &self.slots[i + 1]]
+    }
+
+    fn read(slot: &[AtomicU64; 2], key: u64) -> Option<(Entry, u64)> {
+        let [k, d] = slot;
+        let data = d.load(Ordering::Relaxed);
+        let bound = match (data >> 42) & 3 {
+            1 => Bound::Exact,
+            2 => Bound::Lower,
+            3 => Bound::Upper,
+            _ => return None,
+        };
+        (k.load(Ordering::Relaxed) ^ data == key).then_some((
+            Entry {
+                key,
+                score: data as u32 as i32,
+                depth: ((data >> 32) & DEPTH_BITS) as u16,
+                bound,
+                best: (data >> 48) as u16,
+            },
+            data,
+        ))
+    }
+
+    fn probe(&self, key: u64) -> Option<Entry> {
+        let [deep, any] = self.pair(key);
+        Table::read(deep, key)
+            .or_else(|| Table::read(any, key))
+            .map(|(e, _)| e)
+    }
+
+    fn store(&self, e: Entry) {
+        let bound: u64 = match e.bound {
+            Bound::Empty => 0,
+            Bound::Exact => 1,
+            Bound::Lower => 2,
+            Bound::Upper => 3,
+        };
+        let generation = self.generation.load(Ordering::Relaxed) & 15;
+        // Depths stay below MAX_PLY < 1024: ten bits.
+        let data = u64::from(e.score as u32)
+            | (u64::from(e.depth) & DEPTH_BITS) << 32
+            | bound << 42
+            | generation << 44
+            | u64::from(e.best) << 48;
+        let [deep, any] = self.pair(e.key);
+        let old = deep[1].load(Ordering::Relaxed);
+        let old_depth = (old >> 32) & DEPTH_BITS;
+        let stale = (old >> 44) & 15 != generation || (old >> 42) & 3 == 0;
+        let same = deep[0].load(Ordering::Relaxed) ^ old == e.key;
+        let slot = if stale || same || u64::from(e.depth) >= old_depth {
+            deep
+        } else {
+            any
+        };
+        slot[0].store(e.key ^ data, Ordering::Relaxed);
+        slot[1].store(data, Ordering::Relaxed);
+    }
+}
+
 /// A negamax alpha-beta searcher of one game, with its transposition table,
 /// optionally probing a tablebase of that game.
 pub struct Search<'a, G: Game> {
     game: &'a G,
     tablebase: Option<&'a Tablebase>,
-    table: Vec<Entry>,
+    table: Arc<Table>,
     line: Vec<u64>,
     moves: Vec<Vec<(G::Move, G::Position)>>,
     nodes: u64,
     tablebase_hits: u64,
     deadline: Option<Instant>,
     stopped: bool,
-    /// Searchers of other threads, each with its own table, that take the
-    /// root's later moves while this one searched the first (empty: one
+    /// Set when the main thread is done: the helpers stop.
+    halt: Arc<AtomicBool>,
+    /// The root's best move in this searcher's last finished iteration
+    /// (the shared table's root entry may be a helper's).
+    root_best: u16,
+    /// Searchers of the other threads, sharing this one's table (empty: one
     /// thread).
     helpers: Vec<Search<'a, G>>,
 }
@@ -219,29 +324,33 @@ impl<'a, G: Game> Search<'a, G> {
         Ok(Search {
             game,
             tablebase,
-            table: vec![Entry::default(); 1 << table_log2],
+            table: Arc::new(Table::new(table_log2)),
             line: Vec::new(),
             moves: Vec::new(),
             nodes: 0,
             tablebase_hits: 0,
             deadline: None,
             stopped: false,
+            halt: Arc::new(AtomicBool::new(false)),
+            root_best: NO_MOVE,
             helpers: Vec::new(),
         })
     }
 
-    /// The same searcher on `threads` threads: from the third ply of
-    /// iterative deepening on, the root's first move (the previous
-    /// iteration's best) is searched here with a full window, and then the
-    /// other root moves side by side, each thread with its own table of
-    /// `2^helper_table_log2` entries, against the first move's score. The
-    /// score is the same minimax value, and so is the move (a later move
-    /// replaces the first only with a higher score; among those, the
-    /// highest, ties to the move listed first); the node count depends on
-    /// the threads' timing.
-    pub fn with_threads(mut self, threads: usize, helper_table_log2: u32) -> Result<Self> {
+    /// The same searcher on `threads` threads. Every thread runs the same
+    /// iterative deepening from the root (every other helper one ply
+    /// deeper), all sharing this searcher's table, so that each thread's
+    /// results cut the others' trees; the answer is this thread's last
+    /// finished iteration. The node count, and beyond proved results the
+    /// score and move, depend on the threads' timing.
+    pub fn with_threads(mut self, threads: usize) -> Result<Self> {
         self.helpers = (1..threads.max(1))
-            .map(|_| Search::new(self.game, self.tablebase, helper_table_log2))
+            .map(|_| {
+                let mut h = Search::new(self.game, self.tablebase, 0)?;
+                h.table = Arc::clone(&self.table);
+                h.halt = Arc::clone(&self.halt);
+                Ok(h)
+            })
             .collect::<Result<_>>()?;
         Ok(self)
     }
@@ -271,25 +380,41 @@ impl<'a, G: Game> Search<'a, G> {
             }
         }
         let mut done: Option<(u32, i32, Option<u16>)> = None;
+        self.table.next_generation();
         if self.game.status(root) == Status::Ongoing {
-            for depth in 1..=max_depth {
-                self.line.clear();
-                let score = if self.helpers.is_empty() || depth < 3 {
-                    self.negamax(root, depth, 0, -WIN - 1, WIN + 1)?
-                } else {
-                    self.split_root(root, depth)?
-                };
-                if self.stopped {
-                    break;
+            self.halt.store(false, Ordering::Relaxed);
+            let mut helpers = std::mem::take(&mut self.helpers);
+            let failed = std::thread::scope(|scope| {
+                let running: Vec<_> = helpers
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(i, h)| scope.spawn(move || h.deepen(root, max_depth, Some(i))))
+                    .collect();
+                let main = self.deepen(root, max_depth, None);
+                self.halt.store(true, Ordering::Relaxed);
+                let mut failed = None;
+                for r in running {
+                    match r.join() {
+                        Ok(Ok(_)) => {}
+                        Ok(Err(e)) => failed = failed.or(Some(e)),
+                        Err(_) => {
+                            failed = failed.or(Some(Error::NotAvailable(
+                                "a search thread panicked (a bug in tbforge)".into(),
+                            )))
+                        }
+                    }
                 }
-                let best = self.probe_table(self.game.search_key(root)).map(|e| e.best);
-                done = Some((depth, score, best.filter(|&b| b != NO_MOVE)));
-                // A proved result with its length inside the horizon: no
-                // deeper iteration changes it.
-                let proved = score.abs() > WIN - MAX_PLY as i32;
-                if proved && (WIN - score.abs()) as u32 <= depth {
-                    break;
+                match main {
+                    Ok(d) => {
+                        done = d;
+                        failed
+                    }
+                    Err(e) => Some(e),
                 }
+            });
+            self.helpers = helpers;
+            if let Some(e) = failed {
+                return Err(e);
             }
         } else {
             self.line.clear();
@@ -319,84 +444,43 @@ impl<'a, G: Game> Search<'a, G> {
         })
     }
 
-    /// One iteration at the root on several threads (see
-    /// [`Search::with_threads`]); stores the root's entry as
-    /// [`Search::negamax`] would.
-    fn split_root(&mut self, root: &G::Position, depth: u32) -> Result<i32> {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        use std::sync::Mutex;
-        let key = self.game.search_key(root);
-        let mut moves = Vec::new();
-        self.game.successors(root, &mut moves);
-        let first = self
-            .probe_table(key)
-            .map(|e| usize::from(e.best))
-            .filter(|&b| b < moves.len())
-            .unwrap_or(0);
-        self.nodes += 1;
-        self.line.clear();
-        self.line.push(key);
-        let first_score = -self.negamax(&moves[first].1, depth - 1, 1, -WIN - 1, WIN + 1)?;
-        self.line.clear();
-        if self.stopped {
-            return Ok(0);
-        }
-        let rest: Vec<usize> = (0..moves.len()).filter(|&i| i != first).collect();
-        let next = AtomicUsize::new(0);
-        // (score, move): only scores above the first move's are exact.
-        let better: Mutex<Vec<(i32, usize)>> = Mutex::new(Vec::new());
-        let failed: Mutex<Option<Error>> = Mutex::new(None);
-        let mut helpers = std::mem::take(&mut self.helpers);
-        rayon::scope(|scope| {
-            for helper in helpers.iter_mut() {
-                let (rest, next, better, failed, moves) = (&rest, &next, &better, &failed, &moves);
-                scope.spawn(move |_| loop {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&i) = rest.get(k) else { break };
-                    helper.line.clear();
-                    helper.line.push(key);
-                    match helper.negamax(&moves[i].1, depth - 1, 1, -WIN - 1, -first_score) {
-                        Ok(s) if helper.stopped => {
-                            let _ = s;
-                            break;
-                        }
-                        Ok(s) if -s > first_score => better
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .push((-s, i)),
-                        Ok(_) => {}
-                        Err(e) => {
-                            failed
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .get_or_insert(e);
-                            break;
-                        }
-                    }
-                });
-            }
-        });
-        self.helpers = helpers;
-        if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            return Err(e);
-        }
-        if self.helpers.iter().any(|h| h.stopped) {
-            self.stopped = true;
-            return Ok(0);
-        }
-        let (score, best) = better
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .into_iter()
-            .fold((first_score, first), |(bs, bi), (s, i)| {
-                if s > bs || (s == bs && i < bi) {
-                    (s, i)
-                } else {
-                    (bs, bi)
+    /// Iterative deepening from `root` up to `max_depth`, until done, out
+    /// of time or halted: (depth, score, best move) of the last finished
+    /// iteration. Helper `i` skips depths in its own pattern (Stockfish's
+    /// skip sizes and phases), so that the threads spread over the next
+    /// few depths instead of all searching the same tree in step.
+    fn deepen(
+        &mut self,
+        root: &G::Position,
+        max_depth: u32,
+        helper: Option<usize>,
+    ) -> Result<Option<(u32, i32, Option<u16>)>> {
+        const SKIP_SIZE: [u32; 20] = [1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4];
+        const SKIP_PHASE: [u32; 20] = [0, 1, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7];
+        let mut done = None;
+        for depth in 1..=max_depth {
+            if let Some(i) = helper {
+                let k = i % 20;
+                if depth < max_depth && ((depth + SKIP_PHASE[k]) / SKIP_SIZE[k]) % 2 == 1 {
+                    continue;
                 }
-            });
-        self.store(key, depth, to_table(score, 0), Bound::Exact, best as u16);
-        Ok(score)
+            }
+            self.line.clear();
+            self.root_best = NO_MOVE;
+            let score = self.negamax(root, depth, 0, -WIN - 1, WIN + 1)?;
+            if self.stopped {
+                break;
+            }
+            let best = Some(self.root_best).filter(|&b| b != NO_MOVE);
+            done = Some((depth, score, best));
+            // A proved result with its length inside the horizon: no
+            // deeper iteration changes it.
+            let proved = score.abs() > WIN - MAX_PLY as i32;
+            if proved && (WIN - score.abs()) as u32 <= depth {
+                break;
+            }
+        }
+        Ok(done)
     }
 
     /// The root answered by the tablebase, where it holds it: its value and
@@ -487,19 +571,17 @@ impl<'a, G: Game> Search<'a, G> {
     }
 
     fn probe_table(&self, key: u64) -> Option<Entry> {
-        let e = self.table[(key as usize) & (self.table.len() - 1)];
-        (e.bound != Bound::Empty && e.key == key).then_some(e)
+        self.table.probe(key)
     }
 
     fn store(&mut self, key: u64, depth: u32, score: i32, bound: Bound, best: u16) {
-        let slot = (key as usize) & (self.table.len() - 1);
-        self.table[slot] = Entry {
+        self.table.store(Entry {
             key,
             score,
             depth: depth as u16,
             bound,
             best,
-        };
+        });
     }
 
     /// The score of `pos` searched `depth` plies deep, `ply` plies below the root.
@@ -517,6 +599,10 @@ impl<'a, G: Game> Search<'a, G> {
                 if Instant::now() >= deadline {
                     self.stopped = true;
                 }
+            }
+            // A helper stops when the main thread is done.
+            if self.halt.load(Ordering::Relaxed) {
+                self.stopped = true;
             }
         }
         if self.stopped {
@@ -617,6 +703,9 @@ impl<'a, G: Game> Search<'a, G> {
         } else {
             Bound::Exact
         };
+        if ply == 0 {
+            self.root_best = best;
+        }
         self.store(key, depth, to_table(best_score, ply), bound, best);
         Ok(best_score)
     }
@@ -652,10 +741,8 @@ impl<'a, G: Game> Search<'a, G> {
             if seen.contains(&key) {
                 break;
             }
-            // The line may continue in a helper's table (it searched that move).
-            next_best = std::iter::once(self)
-                .chain(&self.helpers)
-                .find_map(|s| s.probe_table(key))
+            next_best = self
+                .probe_table(key)
                 .map(|e| e.best)
                 .filter(|&b| b != NO_MOVE);
         }
