@@ -94,6 +94,9 @@ if [ "$big" != none ] && [ "$GPUS" -lt 2 ]; then
 elif [ "$big" != none ]; then
   run one "$WORK/big-one" morris --param max="$big"
   run all "$WORK/big-all" morris --param max="$big"
+  # The logs come back with the run (docs/SCALING.md's model needs every partition's).
+  [ -n "${OUT:-}" ] && cp "$WORK/big-one/build-log.json" "$OUT/big-one-build-log.json" \
+    && cp "$WORK/big-all/build-log.json" "$OUT/big-all-build-log.json"
   echo
   echo "== Morris max=$big: 1 GPU $(cat "$WORK/big-one.time") s, --gpus all $(cat "$WORK/big-all.time") s (process wall), bytes $(same "$WORK/big-one" "$WORK/big-all")"
   python3 - "$WORK/big-one/build-log.json" "$WORK/big-all/build-log.json" <<'PY'
@@ -118,6 +121,17 @@ print(f"| all {len(rows)} | {sum(r[1] for r in rows):,} | {s1:.2f} | {s2:.2f} | 
 print(f"build (the log's seconds): 1 GPU {one['seconds']:.2f} s, 2 GPUs {two['seconds']:.2f} s, speed-up {one['seconds']/two['seconds']:.2f}; "
       f"forward {one['forward_seconds']:.2f} / {two['forward_seconds']:.2f} s; communication in the whole build {two['communication']['seconds']:.2f} s, "
       f"{(two['communication']['bytes_sent']+two['communication']['bytes_received'])/1e9:.2f} GB")
+# docs/SCALING.md's model for N GPUs of one host, from the one-GPU log alone:
+# T(N) = T(1) - S + S/N + sum_p [ (4 + 2 passes(p)) L + (N-1)/N index(p) / W ].
+# L and W for GPU members (threads of one process, staged through host
+# memory) are stated, not calibrated: L = 0.2 ms a collective, W = 10 GB/s.
+N, L, W = 2, 0.2e-3, 10e9
+S = sum(p["solve_seconds"] or 0 for p in one["partitions"])
+comm = sum((4 + 2 * (p.get("passes") or 0)) * L + (N - 1) / N * p["index_size"] / W for p in one["partitions"])
+pred = one["seconds"] - S + S / N + comm
+err = (two["seconds"] - pred) / pred
+print(f"model (docs/SCALING.md, L {L*1e3:.1f} ms, W {W/1e9:.0f} GB/s): 2 GPUs predicted {pred:.2f} s "
+      f"(solves {S:.2f} s halved, communication {comm:.2f} s), measured {two['seconds']:.2f} s, error {err:+.0%}")
 PY
 fi
 

@@ -277,7 +277,12 @@ fn solve_rows(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<Vec<Devi
         .map(|(pieces, g)| {
             let mut row = DeviceCheckRow::new(
                 "checkers retro solve",
-                format!("{pieces} pieces ({} partitions)", g.partitions),
+                format!(
+                    "{pieces} piece{} ({} partition{})",
+                    if pieces == 1 { "" } else { "s" },
+                    g.partitions,
+                    if g.partitions == 1 { "" } else { "s" }
+                ),
                 g.positions,
             )
             .gpu(g.positions, g.gpu_s);
