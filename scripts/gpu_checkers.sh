@@ -5,6 +5,7 @@
 #    core) and the CUDA build, each timed, byte-identical (every file and the
 #    manifest); positions per piece count from `info` against the published
 #    counts.
+#    Then the CUDA build killed (SIGKILL) twice and resumed: identical too.
 # 2. BIG pieces (default 6; "none" skips): the CUDA build alone, timed (goal:
 #    2 minutes through 6 pieces), its counts against the published ones, and
 #    `verify` of its files.
@@ -59,6 +60,27 @@ else
 fi
 echo "   seconds: cpu $(built_seconds "$WORK/cpu"), gpu $(built_seconds "$WORK/gpu")"
 counts "$WORK/gpu" || status=1
+
+# Killed with SIGKILL after each of KILLS seconds (default "3 6"), then
+# resumed with --resume: the same files as the uninterrupted CPU build.
+echo "== checkers pieces=$n on the GPU, killed and resumed"
+res=$WORK/resumed; rm -rf "$res"
+for k in ${KILLS:-3 6}; do
+  timeout -s KILL "$k" "$BIN" build checkers --param pieces="$n" --backend cuda --out "$res" --resume \
+    > /dev/null 2>> "$OUT/resume.err"
+  echo "   killed after $k s: $(ls "$res" 2>/dev/null | wc -l) files kept"
+done
+"$BIN" build checkers --param pieces="$n" --backend cuda --out "$res" --resume > "$OUT/resume.txt" 2>> "$OUT/resume.err" \
+  || { echo "   resume failed"; tail -3 "$OUT/resume.err"; status=1; }
+python3 - "$res/build-log.json" <<'PY'
+import json, sys
+print("   resumed build: %d partitions kept from before the kills" % json.load(open(sys.argv[1]))["resumed_partitions"])
+PY
+if diff -r -x build-log.json "$WORK/cpu" "$res" > /dev/null; then
+  echo "   killed-and-resumed: identical to the CPU build"
+else
+  echo "   killed-and-resumed: DIFFERENT"; status=1
+fi
 
 big=${BIG:-6}
 if [ "$big" != none ]; then
