@@ -101,7 +101,8 @@ pub struct ScoreReport {
     pub outcome: Option<Outcome>,
     /// Plies to the end under the best play found, where proved with a length.
     pub plies: Option<u32>,
-    /// The heuristic score (100 = about one piece), where nothing is proved.
+    /// The heuristic score in the game's units ([`Game::evaluate`]), where
+    /// nothing is proved.
     pub eval: Option<i32>,
 }
 
@@ -136,7 +137,7 @@ impl ScoreReport {
             (Some(o), Some(n), _) => format!("{o} in {n} {}", if n == 1 { "ply" } else { "plies" }),
             (Some(Outcome::Draw), None, _) => "draw".into(),
             (Some(o), None, _) => format!("{o} (proved; its length unknown)"),
-            (None, _, Some(e)) => format!("{e:+} (evaluation; 100 = about one piece)"),
+            (None, _, Some(e)) => format!("{e:+} (the game's evaluation)"),
             (None, _, None) => "unknown".into(),
         }
     }

@@ -897,6 +897,15 @@ impl Game for Morris {
         }
     }
 
+    /// Material, for the side to move: 100 for each of its pieces on the
+    /// board or in hand, less the opponent's (a side reduced to two pieces
+    /// has lost).
+    fn evaluate(&self, pos: &Position) -> i32 {
+        let mine = pos.mover.count_ones() as i32 + i32::from(pos.hand[0]);
+        let theirs = pos.opponent.count_ones() as i32 + i32::from(pos.hand[1]);
+        100 * (mine - theirs)
+    }
+
     fn partitions(&self) -> Vec<PartitionId> {
         let mut out: Vec<PartitionId> = (3..=self.max).map(|k| Part::Lost(k).id()).collect();
         // Captures lower the total piece count: solve by increasing total.
@@ -1235,5 +1244,30 @@ impl Game for Morris {
         Ok(Some(std::sync::Arc::new(kernels::MorrisKernels::new(
             self, device,
         )?)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pieces on the board and in hand count alike, from the mover's side.
+    #[test]
+    fn evaluation_is_material_for_the_mover() {
+        let g = Morris::new(9, true).unwrap();
+        let pos = Position {
+            mover: 0b1_1111,
+            opponent: 0b111 << 8,
+            white_to_move: true,
+            hand: [2, 0],
+        };
+        assert_eq!(g.evaluate(&pos), 100 * (7 - 3));
+        let swapped = Position {
+            mover: pos.opponent,
+            opponent: pos.mover,
+            white_to_move: false,
+            hand: [0, 2],
+        };
+        assert_eq!(g.evaluate(&swapped), -400);
     }
 }
