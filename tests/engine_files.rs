@@ -148,7 +148,9 @@ fn nim_answers_alike() {
 fn morris_answers_alike() {
     let dir = tempfile::tempdir().unwrap();
     // Every position's value; every 7th with its moves (each of up to 54
-    // flying moves resolves its own captures: the all-moves probe is the slow one).
+    // flying moves resolves its own captures: the all-moves probe is the
+    // slow one). Best moves come from the successors' values, compared in
+    // the first pass, by the same code for both.
     round_trip(dir.path(), &open("morris", &[("max", "3")]), 1, false);
     let game = open("morris", &[("max", "3")]);
     let (a, b) = (
