@@ -521,6 +521,24 @@ pub unsafe extern "C" fn tbf_index(
 /// or legal but never reached from the start (as the text probe says).
 struct Unstored(PartitionId, Rank);
 
+/// The value of index (`partition`, `rank`) of an engine directory, resolved.
+struct Resolved<'a>(&'a Tablebase, PartitionId, Rank);
+
+impl GameVisitor for Resolved<'_> {
+    type Output = Result<tbforge_core::format::Stored, FormatError>;
+    fn visit<G: Game>(self, game: &G) -> Self::Output {
+        let Resolved(tb, partition, rank) = self;
+        match game.unrank(partition, rank) {
+            Some(pos) => tb.probe_position(game, &pos),
+            None => Ok(tbforge_core::format::Stored {
+                outcome: None,
+                distance: None,
+                value: None,
+            }),
+        }
+    }
+}
+
 impl GameVisitor for Unstored {
     type Output = FormatError;
     fn visit<G: Game>(self, game: &G) -> FormatError {
@@ -537,7 +555,9 @@ impl GameVisitor for Unstored {
 
 /// Reads the value stored at index (`partition`, `rank`) of the perfect
 /// hash (see `tbf_index`) into `*out`: one block look-up, the fast path for
-/// engines that keep indices. It neither parses text nor reads successors.
+/// engines that keep indices. It neither parses text nor reads successors,
+/// except in engine files (FORMAT.md, "Engine files"), where it unranks the
+/// index and resolves its value by the one-ply search.
 ///
 /// Returns `TBF_OK` or a negative `tbf_status` (`*out` is then unchanged):
 /// `TBF_ERR_NULL_ARGUMENT`, `TBF_ERR_NOT_STORED` for an illegal or
@@ -565,7 +585,12 @@ pub unsafe extern "C" fn tbf_probe_rank(
             return Err(null("tbf_probe_rank", "out", "a pointer to a tbf_result"));
         }
         let (p, r) = (PartitionId(partition), Rank(rank));
-        let stored = tb.tb.probe_stored(p, r)?;
+        let mut stored = tb.tb.probe_stored(p, r)?;
+        // Engine files store don't-care values that the position's one-ply
+        // search resolves: unrank, then probe the position.
+        if tb.tb.is_engine() && stored.outcome.is_some() {
+            stored = tb.game.visit(Resolved(&tb.tb, p, r))?;
+        }
         let Some(outcome) = stored.outcome else {
             return Err(tb.game.visit(Unstored(p, r)).into());
         };
