@@ -303,3 +303,29 @@ fn export_refuses_what_it_cannot_do() {
     let text = String::from_utf8_lossy(&info.stdout);
     assert!(text.contains("engine files"), "{text}");
 }
+
+/// A sample of a large tablebase and its engine files, built elsewhere
+/// (scripts/bench_engine_files.sh leaves them in its WORK directory):
+/// `TBF_FULL=DIR TBF_ENGINE=OUT [TBF_STEP=N] cargo test --test engine_files
+/// -- --ignored`, every N-th index (default 997) probed in both.
+#[test]
+#[ignore]
+fn large_tablebase_samples_answer_alike() {
+    let (Ok(full), Ok(engine)) = (std::env::var("TBF_FULL"), std::env::var("TBF_ENGINE")) else {
+        panic!("set TBF_FULL and TBF_ENGINE to a full tablebase and its engine files");
+    };
+    let step = std::env::var("TBF_STEP").map_or(997, |s| s.parse().unwrap());
+    let (a, b) = (
+        Tablebase::open(Path::new(&full)).unwrap(),
+        Tablebase::open(Path::new(&engine)).unwrap(),
+    );
+    let game = tbforge::registry::open_game(&a.manifest().game, &a.manifest().params).unwrap();
+    let compared = game.visit(Compare {
+        full: &a,
+        engine: &b,
+        step,
+        moves: true,
+    });
+    eprintln!("{compared} positions compared");
+    assert!(compared > 0);
+}
