@@ -22,7 +22,7 @@
 #include "common.cuh"
 
 // ===========================================================================
-// The 24-cell multinomial hash (seed 000, Algorithms 1 and 2). CPU twin:
+// The 24-cell multinomial hash (Edelkamp, Sulewski and Yücel, "GPU Exploration of Two-Player Games with Perfect Hash Functions", Algorithms 1 and 2). CPU twin:
 // src/game/morris/rank24.rs; read its documentation for the order and the
 // formulation.
 // ===========================================================================
@@ -49,7 +49,7 @@ __device__ __forceinline__ u64 tb_term(const u32* bin, u32 m, u32 s, u32 l1, u32
     return is2 ? 0ull : t;
 }
 
-// Rank (seed 000, Algorithm 1) of the board with colour-1 cells c1, colour-2
+// Rank (Edelkamp, Sulewski and Yücel, "GPU Exploration of Two-Player Games with Perfect Hash Functions", Algorithm 1) of the board with colour-1 cells c1, colour-2
 // cells c2, in partition (k1, k2).
 __device__ __forceinline__ u64 tb_rank2(const u32* bin, u32 c1, u32 c2, u32 k1, u32 k2) {
     u32 l1 = k1, s = k1 + k2;

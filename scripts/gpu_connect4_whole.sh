@@ -8,7 +8,7 @@
 #    (every file, manifest included), verify --deep; 5x5's ply 25 losses
 #    among its reachable positions.
 # 3. FAST boards (default 6x5): the whole build timed (goal: 10 s), the build
-#    log's stages per ply, reachable positions per ply against seed 001's
+#    log's stages per ply, reachable positions per ply against Edelkamp's "BDDs for Minimal Perfect Hashing"
 #    Table 0.8; then RESUME_KILLS (default "1 2 3"): the same build killed
 #    after that many seconds, each time resumed, identical at the end.
 # 4. BIG boards (default 6x6; "none" to skip): the whole build timed with

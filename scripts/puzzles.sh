@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The puzzle instances too large for CI (seed 001 Table 0.4 in full, seed 002 Tables 1, 3, 4):
+# The puzzle instances too large for CI (Edelkamp, "BDDs for Minimal Perfect Hashing" Table 0.4 in full, Edelkamp and Sulewski, "Parallel State Space Search on the GPU" Tables 1, 3, 4):
 # runs the ignored tests of tests/puzzle_*.rs, which assert the published numbers (or the
 # documented corrections) and print sizes, times and states/s.
 # Measured on the 2-core development machine while other jobs shared it (load 6-12), debug

@@ -69,7 +69,7 @@ pub enum Status {
 ///
 /// A game whose partitions are all [`Forward::Layer`] or [`Forward::Stop`]
 /// is searched partition by partition, one bit per index and no frontier
-/// lists (seed 000's phase I BFS): layer `d`'s partitions are expanded once
+/// lists (Edelkamp, Sulewski and Yücel's "GPU Exploration of Two-Player Games with Perfect Hash Functions" phase I BFS): layer `d`'s partitions are expanded once
 /// every layer before them is, and their successors are marked in layer
 /// `d + 1` (or in a `Stop` partition). The search checks that claim and fails
 /// with a contract error where a move breaks it.

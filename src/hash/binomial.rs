@@ -1,8 +1,8 @@
-//! k-subsets of n cells, as bitmasks, in seed 000's path-counting order.
+//! k-subsets of n cells, as bitmasks, in Edelkamp, Sulewski and Yücel's "GPU Exploration of Two-Player Games with Perfect Hash Functions" path-counting order.
 //!
 //! A subset is read as a string of bits, cell 0 first; strings are ordered
 //! with 1 before 0, so rank 0 sets the first k cells and the last rank sets
-//! the last k cells (seed 000's example: 6 cells, 3 set, rank 0 = 111000,
+//! the last k cells (Edelkamp, Sulewski and Yücel's "GPU Exploration of Two-Player Games with Perfect Hash Functions" example: 6 cells, 3 set, rank 0 = 111000,
 //! rank 1 = 110100, ..., rank 19 = 000111).
 //!
 //! Reading cell `i` as the bit of value `2^(n-1-i)`, this is the descending

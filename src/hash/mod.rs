@@ -4,9 +4,9 @@
 //!
 //! - [`Binomial`]: k-subsets of up to 64 cells, as bitmasks;
 //! - [`Multinomial`]: boards of up to 64 cells with fixed counts of colours
-//!   `1..=c` plus empties (seed 000's Algorithms 1 and 2);
+//!   `1..=c` plus empties (Edelkamp, Sulewski and Yücel's "GPU Exploration of Two-Player Games with Perfect Hash Functions" Algorithms 1 and 2);
 //! - [`Permutation`]: permutations of up to 20 items in lexicographic and
-//!   Myrvold–Ruskey order, with parity and the parity-halved index (seed 002).
+//!   Myrvold–Ruskey order, with parity and the parity-halved index (Edelkamp and Sulewski, "Parallel State Space Search on the GPU").
 //!
 //! All of them run on the constant tables in [`binomial_table`],
 //! [`factorial_table`], [`divisor_table`] and [`exact_division_table`], and

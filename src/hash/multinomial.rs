@@ -1,5 +1,5 @@
 //! Boards of `n <= 64` cells holding fixed counts of colours `1..=c` plus
-//! empties (colour 0), ranked by seed 000's Algorithms 1 and 2 generalised to
+//! empties (colour 0), ranked by Edelkamp, Sulewski and Yücel's "GPU Exploration of Two-Player Games with Perfect Hash Functions" Algorithms 1 and 2 generalised to
 //! `c` colours.
 //!
 //! # Order

@@ -4,7 +4,7 @@
 //!
 //! Permutations ordered as strings (identity first, reversal last). The rank
 //! is `sum_i d_i (n-1-i)!` with the inverted index `d_i` = the number of
-//! later items smaller than `perm[i]` (seed 002, Definition 8), and the
+//! later items smaller than `perm[i]` (Edelkamp and Sulewski, "Parallel State Space Search on the GPU", Definition 8), and the
 //! parity is `sum_i d_i mod 2`. Ranks `2h` and `2h+1` differ by swapping the
 //! last two items, so they have opposite parities and `rank >> 1` indexes the
 //! permutations of one parity densely (`lex_half_*`).
@@ -14,7 +14,7 @@
 //! Myrvold and Ruskey's `unrank1`: starting from the identity, for
 //! `k = n-1, ..., 1` swap `perm[k]` with `perm[r mod (k+1)]` and set
 //! `r = r div (k+1)`; `rank1` undoes it. Every swap of two distinct places
-//! flips the parity, so it is counted on the fly (seed 002, Algorithm 1 and
+//! flips the parity, so it is counted on the fly (Edelkamp and Sulewski, "Parallel State Space Search on the GPU", Algorithm 1 and
 //! Theorem 3). Ranks `r` and `r + n!/2` differ only by swapping `perm[0]`
 //! and `perm[1]` (Theorem 4), so `r mod n!/2` indexes the permutations of one
 //! parity densely (`mr_half_*`): the index for parity-preserving puzzles such

@@ -1,4 +1,4 @@
-//! Write buffers (seed 002): records bucketed by the chunk they must be
+//! Write buffers (Edelkamp and Sulewski, "Parallel State Space Search on the GPU"): records bucketed by the chunk they must be
 //! applied to, collected in a bounded buffer, sorted by key with a radix
 //! sort and flushed to one run file per bucket; a later streamed pass reads
 //! each bucket back.

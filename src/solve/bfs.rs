@@ -4,7 +4,7 @@
 //! Three variants, which must agree (tests hold them to it):
 //! - [`frontier_bfs`]: a visited bit per index plus explicit frontier lists;
 //!   fastest when layers are small against the index space.
-//! - [`two_bit_bfs`]: seed 001/002's two-bit BFS, 2 bits per index holding
+//! - [`two_bit_bfs`]: Edelkamp's "BDDs for Minimal Perfect Hashing" and Edelkamp and Sulewski's "Parallel State Space Search on the GPU" two-bit BFS, 2 bits per index holding
 //!   "unseen" or the depth mod 3 at which it was first reached; layer `d` is
 //!   every index marked `d mod 3`. Indices marked three layers back carry the
 //!   same code and are expanded again; their successors are all seen, so they

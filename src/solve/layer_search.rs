@@ -1,5 +1,5 @@
 //! Forward search of a game whose partitions are all [`Forward::Layer`] or
-//! [`Forward::Stop`] (seed 000's phase I BFS): one bit per index and no
+//! [`Forward::Stop`] (Edelkamp, Sulewski and Yücel's "GPU Exploration of Two-Player Games with Perfect Hash Functions" phase I BFS): one bit per index and no
 //! frontier lists. Every position of a `Layer(d)` partition is first reached
 //! at depth `d`, so depth `d` is expanded by scanning the set bits of the
 //! `Layer(d)` partitions once, marking successors in the `Layer(d + 1)` and

@@ -1,15 +1,15 @@
 //! One-bit breadth-first searches for puzzles whose structure gives the BFS
-//! layer for free, so that one bit per index is enough (seeds 001 and 002).
+//! layer for free, so that one bit per index is enough (Edelkamp, "BDDs for Minimal Perfect Hashing" and Edelkamp and Sulewski, "Parallel State Space Search on the GPU").
 //!
 //! - [`partition_layer_bfs`]: every move leads from one partition to one
 //!   fixed next partition (a move that always removes one piece), so BFS
 //!   layer `d` is exactly the reachable part of the `d`-th partition visited.
 //!   Only the current and the next partition's bits are held at once.
-//! - [`one_bit_bfs`]: seed 002's one-bit BFS for games with a move-alternation
+//! - [`one_bit_bfs`]: Edelkamp and Sulewski's "Parallel State Space Search on the GPU" one-bit BFS for games with a move-alternation
 //!   property (Def. 10): every index has a side, every move changes it
 //!   (e.g. the colour of a moving blank's cell on a chessboard). Bits are
 //!   cumulative; at level `l` every set index on the side of level `l - 1` is
-//!   expanded, and the newly set bits are layer `l` (seed 002 Theorem 6).
+//!   expanded, and the newly set bits are layer `l` (Edelkamp and Sulewski, "Parallel State Space Search on the GPU" Theorem 6).
 //!   Indices are expanded several times; no second bit is needed.
 //!
 //! Both read one side (or partition) while writing only the other, so the

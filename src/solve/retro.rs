@@ -1,4 +1,4 @@
-//! Retrograde analysis of one partition by forward scans (seed 000's method,
+//! Retrograde analysis of one partition by forward scans (Edelkamp, Sulewski and Yücel's "GPU Exploration of Two-Player Games with Perfect Hash Functions" method,
 //! GPU-friendly: no predecessor generation).
 //!
 //! 1. The first scan sets illegal indices, terminal positions, and every

@@ -1,4 +1,4 @@
-//! Fore and Aft (Dudeney; seed 001's Frogs-and-Toads, Table 0.5).
+//! Fore and Aft (Dudeney; Edelkamp's "BDDs for Minimal Perfect Hashing" Frogs-and-Toads, Table 0.5).
 //!
 //! Board: two 3x3 squares of a 5x5 grid overlapping in the centre cell, 17
 //! cells: the upper-left square (rows 1-3, columns a-c) and the lower-right one
@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 /// What `tbforge games` shows.
 pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     name: "foreandaft",
-    summary: "Fore and Aft (Frogs and Toads): swap 8 black and 8 white pieces on two overlapping 3x3 squares (seed 001 Table 0.5)",
+    summary: "Fore and Aft (Frogs and Toads): swap 8 black and 8 white pieces on two overlapping 3x3 squares (Edelkamp, \"BDDs for Minimal Perfect Hashing\" Table 0.5)",
     kind: GameKind::Puzzle,
     params: &[],
     notation: "rows from the top of 3,3,5,3,3 cells, b black / w white / . empty, separated by /; moves from-to, columns a-e, rows 1-5",

@@ -249,7 +249,7 @@ impl MoverTable {
 /// (`symmetry=off`), or one index per class.
 #[derive(Clone, Debug)]
 pub enum HalfRanks {
-    /// Every board: seed 000's Algorithms 1 and 2.
+    /// Every board: Edelkamp, Sulewski and Yücel's "GPU Exploration of Two-Player Games with Perfect Hash Functions" Algorithms 1 and 2.
     Boards {
         /// Mover's pieces.
         a: u32,

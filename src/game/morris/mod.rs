@@ -1,5 +1,5 @@
 //! Nine Men's Morris: the whole game from the empty board (`pieces=N`), or
-//! phases II and III alone (moving and flying, `max=K`), as in seed 000.
+//! phases II and III alone (moving and flying, `max=K`), as in Edelkamp, Sulewski and Yücel, "GPU Exploration of Two-Player Games with Perfect Hash Functions".
 //!
 //! # Board
 //! 24 points on three concentric squares joined at the middles of their sides,
@@ -28,7 +28,7 @@
 //! eight rows and eight columns of three above (16 mills; the middle lines
 //! a4-b4-c4, e4-f4-g4, d1-d2-d3, d5-d6-d7 count, lines through the centre do not).
 //!
-//! # Rules (seed 000, the standard game after all pieces are placed)
+//! # Rules (Edelkamp, Sulewski and Yücel, "GPU Exploration of Two-Player Games with Perfect Hash Functions", the standard game after all pieces are placed)
 //! - The side to move moves one of its pieces along a line to an adjacent
 //!   empty point. A player with exactly three pieces may instead *fly*: move
 //!   a piece to any empty point.
@@ -62,7 +62,7 @@
 //!   partitions `k1-k2` and `2-k` of the same build). Moving during the
 //!   placement phase (Lasker's variant) is not allowed.
 //!
-//! Phase I's partitions are the sets S(a, b, t) of seed 000: `tTT-a-b`
+//! Phase I's partitions are the sets S(a, b, t) of Edelkamp, Sulewski and Yücel, "GPU Exploration of Two-Player Games with Perfect Hash Functions": `tTT-a-b`
 //! holds the positions after `t` placements (0..2N; the pieces in hand are
 //! N - t/2 for the side to move and N - (t+1)/2 for its opponent, rounding
 //! down) with `a` pieces of the side to move and `b` of the opponent on the
@@ -78,14 +78,14 @@
 //! # Partitions and hash
 //! Positions are stored from the side to move: colour 1 is the mover, colour
 //! 2 the opponent, so a value needs no colour flip. The set S(a, b) (mover has
-//! `a` pieces, opponent `b`) is ranked with the multinomial hash of seed 000
+//! `a` pieces, opponent `b`) is ranked with the multinomial hash of Edelkamp, Sulewski and Yücel, "GPU Exploration of Two-Player Games with Perfect Hash Functions"
 //! (Algorithms 1 and 2, the same order as [`crate::hash::Multinomial`] with
 //! counts `[a, b]`), table-driven here because it runs in the solver's inner loop.
 //!
 //! A move without capture leads from S(a, b) to S(b, a), and back: the two are
 //! one cycle, so they share a partition. Partition `k1-k2` (k1 >= k2 >= 3)
 //! holds S(k1, k2) at ranks `0..M` and, when k1 != k2, S(k2, k1) at ranks
-//! `M..2M`, where M = 24! / (k1! k2! (24-k1-k2)!) is seed 000 Table 1's size of
+//! `M..2M`, where M = 24! / (k1! k2! (24-k1-k2)!) is Edelkamp, Sulewski and Yücel, "GPU Exploration of Two-Player Games with Perfect Hash Functions" Table 1's size of
 //! `k1-k2`. A capture lowers the total piece count, so partitions are solved
 //! by increasing total. Partition `2-k` holds S(2, k): the side to move was
 //! just reduced to two pieces, every index is a loss at distance 0. They exist
@@ -151,7 +151,7 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     name: "morris",
     summary: "Nine Men's Morris: the whole game from the empty board (pieces=N, 9 is the \
               real game), or phases II and III (moving, flying) alone with 3..=max pieces per \
-              side; values with distance (seed 000)",
+              side; values with distance (Edelkamp, Sulewski and Yücel, \"GPU Exploration of Two-Player Games with Perfect Hash Functions\")",
     kind: GameKind::TwoPlayer,
     params: &[
         ParamDoc {
@@ -176,7 +176,7 @@ pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
             default: "on",
             help: "on: index one position per class of the board's 16 symmetries (a perfect \
                    hash of classes; probes of any position of a class give its value, and counts \
-                   give both classes and positions); off: index every position (seed 000's \
+                   give both classes and positions); off: index every position (Edelkamp, Sulewski and Yücel's \"GPU Exploration of Two-Player Games with Perfect Hash Functions\" \
                    multinomial)",
         },
     ],
@@ -747,7 +747,7 @@ impl Morris {
     }
 
     /// The number of boards with `a` pieces of one colour and `b` of the
-    /// other: 24! / (a! b! (24-a-b)!), seed 000's size of S(a, b).
+    /// other: 24! / (a! b! (24-a-b)!), Edelkamp, Sulewski and Yücel's "GPU Exploration of Two-Player Games with Perfect Hash Functions" size of S(a, b).
     pub fn space_size(a: u32, b: u32) -> u64 {
         if a as usize > MAX_PIECES || b as usize > MAX_PIECES {
             return 0;

@@ -1,4 +1,4 @@
-//! The n-pancake problem and the burnt-pancake problem (seed 002, Table 4).
+//! The n-pancake problem and the burnt-pancake problem (Edelkamp and Sulewski, "Parallel State Space Search on the GPU", Table 4).
 //!
 //! A stack of `n` pancakes of distinct sizes, written top first; a move flips
 //! the top `k` pancakes (2 <= k <= n; burnt: 1 <= k <= n, and every flipped
@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 /// What `tbforge games` shows.
 pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     name: "pancake",
-    summary: "n-pancake problem (prefix reversals), optionally burnt: distance to the sorted stack (seed 002 Table 4)",
+    summary: "n-pancake problem (prefix reversals), optionally burnt: distance to the sorted stack (Edelkamp and Sulewski, \"Parallel State Space Search on the GPU\" Table 4)",
     kind: GameKind::Puzzle,
     params: &[
         super::params::ParamDoc {
@@ -51,7 +51,7 @@ pub const MAX_N: usize = 16;
 const BURNT_UP: u8 = 0x80;
 
 /// Myrvold and Ruskey's rank of permutations of `0..n` with the parity
-/// computed on the fly (seed 002 Alg. 1, Theorem 3), as the permutation
+/// computed on the fly (Edelkamp and Sulewski, "Parallel State Space Search on the GPU" Alg. 1, Theorem 3), as the permutation
 /// puzzles use it: a thin view of [`crate::hash::Permutation`] with the parity
 /// as a flag and the parity-halved unrank (Theorem 4: indices `r` and
 /// `r + n!/2` differ by exchanging the first two entries).

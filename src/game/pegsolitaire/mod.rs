@@ -1,4 +1,4 @@
-//! Peg solitaire on the English 33-hole board (seed 001, Table 0.4).
+//! Peg solitaire on the English 33-hole board (Edelkamp, "BDDs for Minimal Perfect Hashing", Table 0.4).
 //!
 //! Rules: a peg jumps orthogonally over an adjacent peg into an empty hole
 //! directly beyond it; the jumped peg is removed. Start: every hole filled but
@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 /// What `tbforge games` shows.
 pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     name: "pegsolitaire",
-    summary: "Peg solitaire, English 33-hole board: jumps to a single peg in the centre (seed 001 Table 0.4)",
+    summary: "Peg solitaire, English 33-hole board: jumps to a single peg in the centre (Edelkamp, \"BDDs for Minimal Perfect Hashing\" Table 0.4)",
     kind: GameKind::Puzzle,
     params: &[],
     notation: "7 rows from the top, o peg / . hole, rows separated by /; moves from-to, columns a-g, rows 1-7 from the top",

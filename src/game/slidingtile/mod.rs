@@ -1,11 +1,11 @@
-//! The (rows x cols) sliding-tile puzzle (seed 002: Table 1, one- and two-bit BFS).
+//! The (rows x cols) sliding-tile puzzle (Edelkamp and Sulewski, "Parallel State Space Search on the GPU": Table 1, one- and two-bit BFS).
 //!
 //! Tiles `1..rows*cols` and one blank on a grid; a move slides a tile next to
 //! the blank into it. Goal (and start): the blank in the top-left corner, the
 //! tiles in reading order behind it (`0 1 2/3 4 5/6 7 8` for 3x3). Moves are
 //! reversible, so BFS from the goal gives the distances to it.
 //!
-//! Hash (seed 002's "blank-projected" partitioning, folded into one partition
+//! Hash (Edelkamp and Sulewski's "Parallel State Space Search on the GPU" "blank-projected" partitioning, folded into one partition
 //! because moves go back and forth between blank cells, and partitions must be
 //! ordered): index = `blank cell * (N-1)!/2 + r`, where `r` is the
 //! parity-halved Myrvold–Ruskey rank of the tiles in reading order, blank
@@ -16,7 +16,7 @@
 //! cell, and `(rows*cols)!/2` indices, all reachable, hold the puzzle.
 //!
 //! One-bit BFS: every move changes the colour of the blank's cell on a
-//! chessboard, the move-alternation property of seed 002's Algorithm 4; see
+//! chessboard, the move-alternation property of Edelkamp and Sulewski's "Parallel State Space Search on the GPU" Algorithm 4; see
 //! [`SlidingTile::side`].
 //!
 //! Notation: rows from the top separated by `/`, tiles separated by spaces, `0`
@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 /// What `tbforge games` shows.
 pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     name: "slidingtile",
-    summary: "Sliding-tile puzzle (8-puzzle and friends): distance to the sorted board, blank top-left (seed 002 Table 1)",
+    summary: "Sliding-tile puzzle (8-puzzle and friends): distance to the sorted board, blank top-left (Edelkamp and Sulewski, \"Parallel State Space Search on the GPU\" Table 1)",
     kind: GameKind::Puzzle,
     params: &[
         ParamDoc {

@@ -1,9 +1,9 @@
-//! The (n, k) Top-Spin puzzle (seed 002, Table 3; Theorem 1).
+//! The (n, k) Top-Spin puzzle (Edelkamp and Sulewski, "Parallel State Space Search on the GPU", Table 3; Theorem 1).
 //!
 //! `n` tokens on a ring; a move ("twist at i") reverses the `k` consecutive
 //! tokens at ring positions `i, i+1, ..., i+k-1` (mod n), for each of the `n`
 //! positions `i`. Only the tokens' cyclic order matters, so every state is
-//! normalised by rotating token 1 to the front (seed 002: "we normalize the
+//! normalised by rotating token 1 to the front (Edelkamp and Sulewski, "Parallel State Space Search on the GPU": "we normalize the
 //! permutation moving token 0 to the start"): `(n-1)!` states. Goal: the
 //! tokens in order, `1 2 ... n`. Twists are their own inverses, so BFS from
 //! the goal (the start) gives the distances to it.
@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 /// What `tbforge games` shows.
 pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     name: "topspin",
-    summary: "(n,k) Top-Spin: reverse k consecutive tokens on a ring of n; distance to the sorted ring (seed 002 Table 3)",
+    summary: "(n,k) Top-Spin: reverse k consecutive tokens on a ring of n; distance to the sorted ring (Edelkamp and Sulewski, \"Parallel State Space Search on the GPU\" Table 3)",
     kind: GameKind::Puzzle,
     params: &[
         ParamDoc {
@@ -214,7 +214,7 @@ impl Game for TopSpin {
         let ring = self.normalise(&ring);
         if self.halved && self.odd(&ring) {
             return Err(bad(
-                "this ring cannot be sorted: with k=4 and odd n every twist keeps the order's parity (seed 002 Theorem 1), and this one is odd".to_string(),
+                "this ring cannot be sorted: with k=4 and odd n every twist keeps the order's parity (Edelkamp and Sulewski, \"Parallel State Space Search on the GPU\" Theorem 1), and this one is odd".to_string(),
             ));
         }
         Ok(ring)
