@@ -249,7 +249,9 @@ int tbf_index(const struct tbf_tablebase *tb,
 /**
  * Reads the value stored at index (`partition`, `rank`) of the perfect
  * hash (see `tbf_index`) into `*out`: one block look-up, the fast path for
- * engines that keep indices. It neither parses text nor reads successors.
+ * engines that keep indices. It neither parses text nor reads successors,
+ * except in engine files (FORMAT.md, "Engine files"), where it unranks the
+ * index and resolves its value by the one-ply search.
  *
  * Returns `TBF_OK` or a negative `tbf_status` (`*out` is then unchanged):
  * `TBF_ERR_NULL_ARGUMENT`, `TBF_ERR_NOT_STORED` for an illegal or
