@@ -48,6 +48,20 @@ struct DeviceTables {
     size: u64,
 }
 
+impl DeviceTables {
+    /// Pushes `CK_TABLE_ARGS`, the leading arguments of every checkers kernel.
+    fn push<'a>(&'a self, launch: &mut cudarc::driver::LaunchArgs<'a>) {
+        launch
+            .arg(&self.desc)
+            .arg(&self.mat)
+            .arg(&self.prefix)
+            .arg(&self.own0)
+            .arg(&self.own1)
+            .arg(&self.size0)
+            .arg(&self.size);
+    }
+}
+
 /// The checkers kernels loaded on a [`CudaDevice`].
 pub struct CheckersCuda {
     gpu: Arc<CudaDevice>,
@@ -188,14 +202,8 @@ impl CheckersCuda {
         let mut fail = s.clone_htod(&[NO_FAIL]).map_err(e("allocating"))?;
         let cfg = self.gpu.grid(&self.first_scan, BLOCK, size, 0)?;
         let mut launch = s.launch_builder(&self.first_scan);
+        dt.push(&mut launch);
         launch
-            .arg(&dt.desc)
-            .arg(&dt.mat)
-            .arg(&dt.prefix)
-            .arg(&dt.own0)
-            .arg(&dt.own1)
-            .arg(&dt.size0)
-            .arg(&dt.size)
             .arg(&dev_deps)
             .arg(&dev_base)
             .arg(&mut values)
@@ -287,14 +295,8 @@ impl CheckersCuda {
                         continue;
                     }
                     let mut launch = s.launch_builder(&self.pass);
+                    dt.push(&mut launch);
                     launch
-                        .arg(&dt.desc)
-                        .arg(&dt.mat)
-                        .arg(&dt.prefix)
-                        .arg(&dt.own0)
-                        .arg(&dt.own1)
-                        .arg(&dt.size0)
-                        .arg(&dt.size)
                         .arg(&dev_deps)
                         .arg(&dev_base)
                         .arg(&mut values)
@@ -399,17 +401,8 @@ impl CheckersCuda {
         let mut counts = s.alloc_zeros::<u32>(n as usize).map_err(e("allocating"))?;
         let cfg = self.gpu.grid(&self.count_pending, BLOCK, n, 0)?;
         let mut launch = s.launch_builder(&self.count_pending);
-        launch
-            .arg(&dt.desc)
-            .arg(&dt.mat)
-            .arg(&dt.prefix)
-            .arg(&dt.own0)
-            .arg(&dt.own1)
-            .arg(&dt.size0)
-            .arg(&dt.size)
-            .arg(&pending)
-            .arg(&n)
-            .arg(&mut counts);
+        dt.push(&mut launch);
+        launch.arg(&pending).arg(&n).arg(&mut counts);
         // SAFETY: the arguments match checkers_count_pending in checkers.cu;
         // the tables as for the first scan; pending and counts hold n
         // elements, every pending rank below `size`.
@@ -435,14 +428,8 @@ impl CheckersCuda {
             .map_err(e("allocating the successor lists"))?;
         let cfg = self.gpu.grid(&self.fill_targets, BLOCK, n, 0)?;
         let mut launch = s.launch_builder(&self.fill_targets);
+        dt.push(&mut launch);
         launch
-            .arg(&dt.desc)
-            .arg(&dt.mat)
-            .arg(&dt.prefix)
-            .arg(&dt.own0)
-            .arg(&dt.own1)
-            .arg(&dt.size0)
-            .arg(&dt.size)
             .arg(dev_base)
             .arg(&pending)
             .arg(&offsets)
@@ -520,14 +507,7 @@ impl CheckersCuda {
         let (begin, end) = (event()?, event()?);
         begin.record(s).map_err(e("recording an event"))?;
         let mut launch = s.launch_builder(&self.successors);
-        launch
-            .arg(&dt.desc)
-            .arg(&dt.mat)
-            .arg(&dt.prefix)
-            .arg(&dt.own0)
-            .arg(&dt.own1)
-            .arg(&dt.size0)
-            .arg(&dt.size);
+        dt.push(&mut launch);
         if listed {
             launch
                 .arg(&dev_ranks)
