@@ -55,7 +55,7 @@ static BINOM: [[u64; 33]; 33] = {
 };
 
 #[inline]
-fn binom(n: u32, k: u32) -> u64 {
+pub(crate) fn binom(n: u32, k: u32) -> u64 {
     if k > n {
         0
     } else {

@@ -104,30 +104,9 @@ pub const MAX_SUCC: usize = 64;
 /// Positions per work item of the twin.
 const CHUNK: u64 = 4096;
 
-/// `C(n, k)` for `n, k <= 32`, the kernels' table (they fill it in shared memory).
-static BIN: [[u64; 33]; 33] = {
-    let mut t = [[0u64; 33]; 33];
-    let mut n = 0;
-    while n <= 32 {
-        t[n][0] = 1;
-        let mut k = 1;
-        while k <= n {
-            t[n][k] = t[n - 1][k - 1] + t[n - 1][k];
-            k += 1;
-        }
-        n += 1;
-    }
-    t
-};
-
-#[inline]
-fn bin(n: u32, k: u32) -> u64 {
-    if k > n {
-        0
-    } else {
-        BIN[n as usize][k as usize]
-    }
-}
+// `C(n, k)` for `n, k <= 32`: the index's table, which the kernels fill in
+// shared memory too.
+use super::index::binom as bin;
 
 /// The board's geometry by arithmetic, as the kernel computes it: the square
 /// `dist` diagonal steps from `s` in direction `d` (0, 1 forward, 2, 3
