@@ -199,9 +199,10 @@ const char *tbf_game(const struct tbf_tablebase *tb);
 /**
  * Probes `position`, a NUL-terminated UTF-8 position in the game's
  * notation (the notation `tbforge probe` and `tbforge games` describe),
- * and stores its outcome and distance in `*out`. Like `tbforge probe`, it
- * also reads every successor, which checks that the tablebase and the game
- * agree there.
+ * and stores its outcome and distance in `*out`. It reads the position's
+ * own value alone (one cached block; in engine files also the successors
+ * that resolve a don't-care value), not every move's as `tbforge probe`
+ * and `tbf_best_moves` do.
  *
  * Returns `TBF_OK`, or a negative `tbf_status` (`*out` is then unchanged
  * and `tbf_last_error` says why): `TBF_ERR_NULL_ARGUMENT` when `tb`,

@@ -3,7 +3,7 @@
 # against `zstd -19` of the raw value array (one byte per index, every
 # partition compressed as one stream at level 19 by `tbforge bench zstd`,
 # summed): bytes and bits per index of each, and the engine files' ratio to
-# zstd-19, with distances and WDL-only. Run from the repository root:
+# zstd-19, with distances (`--distance`) and WDL (the default). Run from the repository root:
 #   cargo build && bash scripts/bench_engine_files.sh
 #   bash scripts/bench_engine_files.sh morris:max=6 connect4:width=5,height=5 checkers:pieces=5
 # Arguments: GAME:KEY=VALUE,... specs (default: the ones below, each built in
@@ -18,7 +18,7 @@ BACKEND=${BACKEND:-cpu}
 specs=("$@")
 [ ${#specs[@]} -eq 0 ] && specs=(morris:max=4 morris:max=5 connect4:width=5,height=4 connect4:width=5,height=5 checkers:pieces=4)
 mkdir -p "$WORK"
-printf '%-26s %12s %12s %9s %12s %9s %7s %12s %9s %7s\n' tablebase indices "zstd-19" bits "engine" bits ratio "engine-wdl" bits ratio
+printf '%-26s %12s %12s %9s %12s %9s %7s %12s %9s %7s\n' tablebase indices "zstd-19" bits "+distance" bits ratio "engine" bits ratio
 for spec in "${specs[@]}"; do
   game=${spec%%:*}
   params=()
@@ -35,7 +35,7 @@ for spec in "${specs[@]}"; do
   for v in engine wdl; do
     rm -rf "$full.$v"
     extra=()
-    [ $v = wdl ] && extra=(--wdl-only)
+    [ $v = engine ] && extra=(--distance)
     "$BIN" export "$full" --engine "$full.$v" "${extra[@]}" --json >"$full.$v.json"
   done
   zsum=0

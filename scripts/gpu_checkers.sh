@@ -11,7 +11,7 @@
 #    `verify` of its files.
 # Source: J. Schaeffer et al., "Checkers Is Solved" (Science, 2007), Table 1:
 #   positions with 1..6 pieces 120; 6,972; 261,224; 7,092,774; 148,688,232;
-#   2,503,611,964.
+#   2,503,611,964; 7 pieces 34,779,531,480.
 # The binary is built elsewhere (no Rust on the GPU machine):
 #   cargo build --release --features cuda
 #   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh .device/
@@ -23,7 +23,7 @@ counts() {
   "$BIN" info "$1" --json > "$OUT/info.json" || return 1
   python3 - "$OUT/info.json" <<'PY'
 import json, sys
-published = [120, 6972, 261224, 7092774, 148688232, 2503611964]
+published = [120, 6972, 261224, 7092774, 148688232, 2503611964, 34779531480]
 rows = json.load(open(sys.argv[1]))["groups"]
 bad = 0
 for i, r in enumerate(rows):

@@ -16,7 +16,7 @@ use crate::format::{
     ValueEncoding, ENGINE_FORMAT_VERSION,
 };
 use crate::game::{Game, GameKind};
-use crate::probe::{bound, Codes, OpenOptions, Tablebase};
+use crate::probe::{bound, reached_by_predecessors, Codes, OpenOptions, Tablebase};
 use crate::registry::{open_game, GameVisitor};
 use crate::value::{PartitionId, Rank, Value};
 use crate::{Error, Result};
@@ -27,8 +27,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Settings of [`export_engine`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ExportOptions {
-    /// Keep win/draw/loss only (two-bit files), dropping distances.
-    pub wdl_only: bool,
+    /// Keep the distances (one-byte files); by default win/draw/loss
+    /// only (two-bit files), what an engine's search probes.
+    pub distance: bool,
     /// Write into an OUT that already holds files (replacing those of the
     /// same names).
     pub force: bool,
@@ -113,9 +114,9 @@ pub fn export_engine(dir: &Path, out: &Path, options: &ExportOptions) -> Result<
             dir.display()
         )));
     }
-    if manifest.encoding == ValueEncoding::Wdl2 && !options.wdl_only {
+    if manifest.encoding == ValueEncoding::Wdl2 && options.distance {
         return Err(Error::NotAvailable(format!(
-            "{} stores win/draw/loss only: pass --wdl-only (or export from a build with distances)",
+            "{} stores win/draw/loss only: export without --distance (or from a build with distances)",
             dir.display()
         )));
     }
@@ -171,10 +172,10 @@ impl GameVisitor for Export<'_> {
         self.tb.check_game(game)?;
         let m = self.manifest;
         let info = game.info();
-        let encoding = if self.options.wdl_only {
-            ValueEncoding::Wdl2
-        } else {
+        let encoding = if self.options.distance {
             m.encoding
+        } else {
+            ValueEncoding::Wdl2
         };
         let codes = Codes {
             encoding,
@@ -288,12 +289,31 @@ impl Export<'_> {
             _ => c,
         };
         let mut succ = Vec::new();
+        let derives = game.derives_reach(p);
         let mut slots = Vec::with_capacity(buf.len());
         for i in 0..buf.len() {
             let r = Rank(offset + i as u64);
             let code = convert(self.tb.probe_code(p, r)?);
-            slots.push(match game.unrank(p, r) {
+            let unranked = game.unrank(p, r);
+            if let (Some(pos), true) = (&unranked, derives) {
+                let reached = reached_by_predecessors(game, pos, |q, s| {
+                    Ok::<_, Error>(convert(self.tb.probe_code(q, s)?))
+                })?;
+                if reached != (code != 0) {
+                    return Err(Error::GameContract {
+                        game: game.info().canonical(),
+                        message: format!(
+                            "{} is {} but its predecessors say otherwise: `predecessors` or `derives_reach` is wrong, and engine files would answer it wrongly",
+                            game.format_position(pos),
+                            if code != 0 { "reached" } else { "not reached" }
+                        ),
+                    });
+                }
+            }
+            slots.push(match unranked {
                 None => Slot::Any,
+                // Its predecessors say it is unreached: nothing to store.
+                Some(_) if code == 0 && derives => Slot::Any,
                 Some(_) if code == 0 => Slot::Fixed(0),
                 Some(pos) if codes.terminal(game.status(&pos)).is_some() => Slot::AnyLegal,
                 Some(pos) => {

@@ -618,3 +618,39 @@ fn reachable_outcomes_per_ply_5x4_and_4x5_match_probing() {
     reachable_outcomes_match_probing(5, 4);
     reachable_outcomes_match_probing(4, 5);
 }
+
+/// Engine files derive reach from `predecessors`: on every legal index of
+/// 4x4, each predecessor has a move to the position, and each ongoing
+/// position with a move to it is among its predecessors.
+#[test]
+fn predecessors_invert_successors_on_4x4() {
+    let g = c4(4, 4);
+    let (mut before, mut after, mut back) = (Vec::new(), Vec::new(), Vec::new());
+    let mut checked = 0u64;
+    for p in g.partitions() {
+        for r in 0..g.partition_size(p) {
+            let Some(pos) = g.unrank(p, Rank(r)) else {
+                continue;
+            };
+            before.clear();
+            assert!(g.predecessors(&pos, &mut before));
+            for q in &before {
+                after.clear();
+                g.successors(q, &mut after);
+                assert!(after.iter().any(|(_, s)| s == &pos), "{:?} {:?}", q, pos);
+            }
+            if g.status(&pos) != Status::Ongoing {
+                continue;
+            }
+            after.clear();
+            g.successors(&pos, &mut after);
+            for (_, s) in &after {
+                back.clear();
+                g.predecessors(s, &mut back);
+                assert!(back.contains(&pos), "{:?} {:?}", pos, s);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100_000, "{checked}");
+}

@@ -94,10 +94,10 @@ fn engine_illegal<G: Game>(tb: &Tablebase, game: &G, p: PartitionId, r: Rank) ->
 fn round_trip(dir: &Path, game: &AnyGame, step: u64, moves: bool) {
     let full = dir.join("full");
     build_with(game, &full, 2, |_| {});
-    for (name, wdl_only) in [("engine", false), ("wdl", true)] {
+    for (name, distance) in [("engine", true), ("wdl", false)] {
         let out = dir.join(name);
         let options = ExportOptions {
-            wdl_only,
+            distance,
             ..ExportOptions::default()
         };
         let report = export_engine(&full, &out, &options).unwrap();
@@ -105,7 +105,7 @@ fn round_trip(dir: &Path, game: &AnyGame, step: u64, moves: bool) {
         let v = verify_dir(&out, true).unwrap();
         assert!(v.ok, "{name}: {v:?}");
         let m = read_manifest(&out).unwrap();
-        assert_eq!(m.engine.as_ref().unwrap().distance, !wdl_only);
+        assert_eq!(m.engine.as_ref().unwrap().distance, distance);
         assert_eq!(m.totals, read_manifest(&full).unwrap().totals);
         let (a, b) = (
             Tablebase::open(&full).unwrap(),
@@ -279,15 +279,15 @@ fn export_refuses_what_it_cannot_do() {
     build_with(&open("tictactoe", &[]), &wdl, 2, |o| {
         o.encoding = ValueEncoding::Wdl2
     });
-    let e = export_engine(&wdl, &dir.path().join("y"), &ExportOptions::default())
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("--wdl-only"), "{e}");
     let opts = ExportOptions {
-        wdl_only: true,
+        distance: true,
         ..ExportOptions::default()
     };
-    export_engine(&wdl, &dir.path().join("y"), &opts).unwrap();
+    let e = export_engine(&wdl, &dir.path().join("y"), &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("without --distance"), "{e}");
+    export_engine(&wdl, &dir.path().join("y"), &ExportOptions::default()).unwrap();
     // A damaged full file is refused by the export, not copied.
     let file = a_file(&full);
     let mut bytes = std::fs::read(&file).unwrap();

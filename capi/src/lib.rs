@@ -17,8 +17,8 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use tbforge_core::format::FormatError;
-use tbforge_core::probe::{ProbeResult, Tablebase};
+use tbforge_core::format::{FormatError, Stored};
+use tbforge_core::probe::{probe_value_only, ProbeResult, Tablebase};
 use tbforge_core::registry::{open_game, AnyGame, GameVisitor};
 use tbforge_core::{Error, Forward, Game, Outcome, PartitionId, Rank};
 
@@ -276,11 +276,27 @@ impl GameVisitor for ProbeText<'_> {
     }
 }
 
+/// The whole analysis of a position: its value, every move's and the best.
 fn probe_text(tb: &tbf_tablebase, position: &str) -> Result<ProbeResult, Failure> {
     Ok(tb.game.visit(ProbeText {
         tb: &tb.tb,
         text: position,
     })?)
+}
+
+/// A position's own value: one block read, no successor (the handle's game
+/// is the tablebase's, checked when it was opened).
+struct ValueOfText<'a> {
+    tb: &'a Tablebase,
+    text: &'a str,
+}
+
+impl GameVisitor for ValueOfText<'_> {
+    type Output = tbforge_core::Result<Stored>;
+    fn visit<G: Game>(self, game: &G) -> Self::Output {
+        let pos = game.parse_position(self.text)?;
+        probe_value_only(self.tb, game, &pos)
+    }
 }
 
 /// Opens the tablebase in directory `dir` (a NUL-terminated path, e.g.
@@ -415,9 +431,10 @@ pub unsafe extern "C" fn tbf_game(tb: *const tbf_tablebase) -> *const c_char {
 
 /// Probes `position`, a NUL-terminated UTF-8 position in the game's
 /// notation (the notation `tbforge probe` and `tbforge games` describe),
-/// and stores its outcome and distance in `*out`. Like `tbforge probe`, it
-/// also reads every successor, which checks that the tablebase and the game
-/// agree there.
+/// and stores its outcome and distance in `*out`. It reads the position's
+/// own value alone (one cached block; in engine files also the successors
+/// that resolve a don't-care value), not every move's as `tbforge probe`
+/// and `tbf_best_moves` do.
 ///
 /// Returns `TBF_OK`, or a negative `tbf_status` (`*out` is then unchanged
 /// and `tbf_last_error` says why): `TBF_ERR_NULL_ARGUMENT` when `tb`,
@@ -450,9 +467,18 @@ pub unsafe extern "C" fn tbf_probe(
         if out.is_null() {
             return Err(null("tbf_probe", "out", "a pointer to a tbf_result"));
         }
-        let r = probe_text(tb, position)?;
+        let r = tb.game.visit(ValueOfText {
+            tb: &tb.tb,
+            text: position,
+        })?;
+        let outcome = r.outcome.ok_or_else(|| {
+            Failure(
+                tbf_status::TBF_ERR_NOT_STORED,
+                format!("tbf_probe: `{position}` is not stored in the tablebase"),
+            )
+        })?;
         // SAFETY: `out` is not NULL, so by the contract it is writable.
-        unsafe { write_out(out, tbf_result::new(r.outcome, r.distance)) };
+        unsafe { write_out(out, tbf_result::new(outcome, r.distance)) };
         Ok(())
     })
 }

@@ -69,8 +69,12 @@ enum Command {
         /// Where to write the engine files (a new or empty directory).
         #[arg(long, value_name = "OUT")]
         engine: PathBuf,
-        /// Keep win/draw/loss only, dropping distances (smaller files).
+        /// Keep the distances too (larger files; by default engine files
+        /// hold win/draw/loss only, as engines probe them in a search).
         #[arg(long)]
+        distance: bool,
+        /// The default, kept for scripts: win/draw/loss only.
+        #[arg(long, hide = true, conflicts_with = "distance")]
         wdl_only: bool,
         /// Write into an OUT that already holds files, replacing those of the same names.
         #[arg(long)]
@@ -459,7 +463,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export {
             dir,
             engine,
-            wdl_only,
+            distance,
+            wdl_only: _,
             force,
             fill,
             threads,
@@ -468,7 +473,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             &dir,
             &engine,
             &tbforge::export::ExportOptions {
-                wdl_only,
+                distance,
                 force,
                 fill: match fill {
                     Fill::PreviousOrLowest => tbforge::export::DontCareFill::PreviousOrLowest,

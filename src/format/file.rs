@@ -22,7 +22,7 @@ pub const FORMAT_VERSION: u32 = 3;
 /// plus the header's engine flag. Full files keep version 3, so their bytes
 /// and their readers are unchanged; a version-3 reader refuses an engine
 /// file as newer instead of misreading its don't-care values as values.
-pub const ENGINE_FORMAT_VERSION: u32 = 4;
+pub const ENGINE_FORMAT_VERSION: u32 = 5;
 /// The zstd level of engine files: written once and shipped, so their size
 /// matters more than the seconds an export takes.
 pub const ENGINE_ZSTD_LEVEL: i32 = 19;
@@ -984,7 +984,7 @@ impl TableFile {
             return Err(FormatError::Version {
                 file: self.name.clone(),
                 found: version,
-                supported: if version > ENGINE_FORMAT_VERSION {
+                supported: if version > FORMAT_VERSION {
                     ENGINE_FORMAT_VERSION
                 } else {
                     FORMAT_VERSION
@@ -1049,7 +1049,7 @@ impl TableFile {
             1 => GameKind::Puzzle,
             k => return Err(bad(format!("unknown game kind code {k}"))),
         };
-        // Version 4 is the engine files' version: the flag and the version
+        // ENGINE_FORMAT_VERSION is the engine files' version: the flag and the version
         // agree, so neither can be flipped alone.
         let engine = version == ENGINE_FORMAT_VERSION;
         if h[62] != u8::from(engine) {

@@ -593,7 +593,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, FormatError> {
     let version_error = |found: u32| FormatError::Version {
         file: path.display().to_string(),
         found,
-        supported: if found > ENGINE_FORMAT_VERSION {
+        supported: if found > FORMAT_VERSION {
             ENGINE_FORMAT_VERSION
         } else {
             FORMAT_VERSION
@@ -612,7 +612,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, FormatError> {
     if !known(manifest.format_version) {
         return Err(version_error(manifest.format_version));
     }
-    // Version 4 is the engine directories' version: the two agree.
+    // ENGINE_FORMAT_VERSION is the engine directories' version: the two agree.
     if (manifest.format_version == ENGINE_FORMAT_VERSION) != manifest.engine.is_some() {
         return Err(FormatError::Manifest {
             path: path.clone(),

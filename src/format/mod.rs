@@ -245,7 +245,9 @@ pub enum FormatError {
 /// What to do about a file of format `found` where this tbforge reads
 /// `supported`: an older one is rebuilt, a newer one needs a newer tbforge.
 fn version_message(found: u32, supported: u32) -> String {
-    if (1..supported).contains(&found) {
+    if supported == ENGINE_FORMAT_VERSION && (FORMAT_VERSION + 1..supported).contains(&found) {
+        format!("engine files of an older tbforge (format {found}); export them again with this one (`tbforge export DIR --engine OUT`, format {supported})")
+    } else if (1..supported).contains(&found) {
         format!("written by an older tbforge (format {found}); rebuild the directory with this one (format {supported})")
     } else if found > supported {
         format!("written by a newer tbforge (format {found}); this one reads format {supported}: upgrade tbforge")

@@ -249,6 +249,30 @@ pub trait Game: Send + Sync + 'static {
         false
     }
 
+    /// The positions with a move to `pos` (any order, duplicates allowed),
+    /// where the game can say: `true` after pushing them to `out`, `false`
+    /// (the default) where the game has no move generator backwards. Only
+    /// the positions before a move matter, not whether they are reachable;
+    /// a position with a move to `pos` that is terminal itself (so that the
+    /// move is never played) may be listed: the callers check.
+    fn predecessors(&self, pos: &Self::Position, out: &mut Vec<Self::Position>) -> bool {
+        let _ = (pos, out);
+        false
+    }
+
+    /// Whether engine files leave out which positions of partition `p` are
+    /// reached (FORMAT.md, "Engine files"): the prober then finds it from
+    /// [`Game::predecessors`] (a position is reached when it is the start
+    /// or one of its ongoing predecessors is), so a position of `p` whose
+    /// value its followed moves give stores nothing at all. Only for a
+    /// [`Forward::Layer`] partition whose predecessors all lie in
+    /// partitions that keep theirs (so that one step back decides), in a
+    /// game whose `predecessors` are complete. None by default.
+    fn derives_reach(&self, p: PartitionId) -> bool {
+        let _ = p;
+        false
+    }
+
     /// How forward search treats partition `p` ([`Forward`]); by default
     /// the general BFS, with every index solved.
     fn forward(&self, p: PartitionId) -> Forward {

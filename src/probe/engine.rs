@@ -135,8 +135,37 @@ pub fn bound<G: Game, E: From<FormatError>>(
     result.map(|()| best)
 }
 
+/// Whether `pos`, in a partition whose reached marks the game derives
+/// ([`Game::derives_reach`]), is reached: it is the start, or one of its
+/// ongoing, legal predecessors stores a code other than 0 (their partitions
+/// keep their marks). `code_of` reads a stored code.
+pub fn reached_by_predecessors<G: Game, E>(
+    game: &G,
+    pos: &G::Position,
+    mut code_of: impl FnMut(PartitionId, Rank) -> Result<u8, E>,
+) -> Result<bool, E> {
+    let here = game.rank(pos);
+    if game.start().is_some_and(|start| game.rank(&start) == here) {
+        return Ok(true);
+    }
+    let mut before = Vec::new();
+    game.predecessors(pos, &mut before);
+    for q in &before {
+        if game.status(q) != Status::Ongoing {
+            continue;
+        }
+        let (qp, qr) = game.rank(q);
+        if code_of(qp, qr)? != 0 && game.unrank(qp, qr).is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// The true code of `pos` at (`p`, `r`) in an engine tablebase: 0 where the
-/// file stores 0 (illegal or unreached), a terminal position's status, else
+/// file stores 0 (illegal or unreached) or, in a partition whose reached
+/// marks the game derives, where no predecessor is reached; a terminal
+/// position's status; else
 /// the better of the stored code and the bound of the followed successors,
 /// each resolved the same way (they lie in partitions solved before `p`, so
 /// the recursion ends).
@@ -152,7 +181,11 @@ pub(crate) fn resolve<G: Game>(
         kind: tb.kind(),
     };
     let stored = tb.code(p, r)?;
-    if stored == 0 {
+    if game.derives_reach(p) {
+        if !reached_by_predecessors(game, pos, |q, s| tb.code(q, s))? {
+            return Ok(0);
+        }
+    } else if stored == 0 {
         return Ok(0);
     }
     if let Some(c) = codes.terminal(game.status(pos)) {

@@ -32,7 +32,7 @@ mod cache;
 mod engine;
 
 pub use bench::{bench, render_bench_text, BenchOptions, BenchRow};
-pub use engine::{bound, Codes};
+pub use engine::{bound, reached_by_predecessors, Codes};
 
 use crate::format::{
     count, read_manifest, FormatError, Manifest, Stored, TableFile, ValueEncoding,
@@ -334,7 +334,8 @@ impl Tablebase {
         }
         // An engine file may store anything at an illegal index: the game
         // says which indices those are (after the rank is checked in range).
-        let code = if self.code(p, r)? != 0 && game.unrank(p, r).is_none() {
+        let stored = self.code(p, r)?;
+        let code = if (stored != 0 || game.derives_reach(p)) && game.unrank(p, r).is_none() {
             0
         } else {
             engine::resolve(self, game, pos, p, r)?
@@ -446,7 +447,15 @@ struct Analysis<G: Game> {
     moves: Vec<(G::Move, Stored)>,
 }
 
-fn analyse<G: Game>(tb: &Tablebase, game: &G, pos: &G::Position) -> crate::Result<Analysis<G>> {
+/// The value of `pos` alone, without its moves (the cheap probe an engine's
+/// search makes): the stored or resolved value, checked against the
+/// position's status. An error for an illegal or unreached position.
+/// `game` must be `tb`'s game ([`Tablebase::check_game`]).
+pub fn probe_value_only<G: Game>(
+    tb: &Tablebase,
+    game: &G,
+    pos: &G::Position,
+) -> crate::Result<Stored> {
     let (p, r) = game.rank(pos);
     let here = tb.probe_position(game, pos)?;
     let Some(outcome) = here.outcome else {
@@ -465,7 +474,6 @@ fn analyse<G: Game>(tb: &Tablebase, game: &G, pos: &G::Position) -> crate::Resul
         }
         .into());
     };
-    let kind = tb.kind();
     let status = game.status(pos);
     let terminal_ok = match status {
         Status::Ongoing => true,
@@ -483,6 +491,16 @@ fn analyse<G: Game>(tb: &Tablebase, game: &G, pos: &G::Position) -> crate::Resul
         }
         .into());
     }
+    Ok(here)
+}
+
+fn analyse<G: Game>(tb: &Tablebase, game: &G, pos: &G::Position) -> crate::Result<Analysis<G>> {
+    let here = probe_value_only(tb, game, pos)?;
+    let outcome = here
+        .outcome
+        .expect("probe_value_only rejects illegal positions");
+    let kind = tb.kind();
+    let status = game.status(pos);
     let mut moves = Vec::new();
     if status == Status::Ongoing {
         let mut succ = Vec::new();

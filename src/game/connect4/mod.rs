@@ -44,6 +44,9 @@ use crate::value::{PartitionId, Rank};
 use crate::{Error, Result};
 use std::collections::{BTreeMap, HashSet};
 
+/// Engine files follow every move from plies of this parity.
+const FOLLOWED_PLIES: u32 = 1;
+
 /// What `tbforge games` shows.
 pub const DESCRIPTOR: GameDescriptor = GameDescriptor {
     name: "connect4",
@@ -479,6 +482,46 @@ impl Game for Connect4 {
                 out.push((c, self.play(pos, c)));
             }
         }
+    }
+
+    /// Every move from a position with an odd number of pieces: such a
+    /// position's value is then its moves' best (every move leaves for the
+    /// next ply), so engine files store none of those plies' values (nor,
+    /// with [`Game::derives_reach`], which of their positions are reached),
+    /// while the even plies they read follow only moves that end the game,
+    /// so a probe reads at most one ply on. Odd rather than even plies: the
+    /// smaller files on 5x4 and 5x5 (`scripts/bench_engine_files.sh`).
+    fn resolves(&self, pos: &Connect4Position, _mv: &u32, _succ: &Connect4Position) -> bool {
+        pos.pieces() % 2 == FOLLOWED_PLIES
+    }
+
+    /// The last mover's piece taken off the top of any column.
+    fn predecessors(&self, pos: &Connect4Position, out: &mut Vec<Connect4Position>) -> bool {
+        let last_mover_first = !pos.first_to_move();
+        for c in 0..self.width {
+            let h = self.column_height(pos, c);
+            if h == 0 {
+                continue;
+            }
+            let bit = 1u64 << (c * self.stride() + h - 1);
+            let mut before = *pos;
+            let board = if last_mover_first {
+                &mut before.first
+            } else {
+                &mut before.second
+            };
+            if *board & bit != 0 {
+                *board &= !bit;
+                out.push(before);
+            }
+        }
+        true
+    }
+
+    /// The plies whose positions [`Game::resolves`] follows whole: their
+    /// predecessors lie in the even plies, which keep their reached marks.
+    fn derives_reach(&self, p: PartitionId) -> bool {
+        p.0 % 2 == FOLLOWED_PLIES
     }
 
     /// Every move adds a piece: ply `n` is first reached at depth `n`, and only
