@@ -161,6 +161,18 @@ enum Command {
         /// Threads (default: all cores): the root's moves are shared out.
         #[arg(long)]
         threads: Option<usize>,
+        /// Full-width frontier search instead of alpha-beta, on this device:
+        /// the tree expanded breadth-first to --depth (default 8) on the
+        /// device, every leaf evaluated in one pass, negamax backed up
+        /// (exact minimax values; `cpu` runs the kernels' CPU twin). With
+        /// --time, depths 1, 2, ... while they fit in it. Games with a
+        /// frontier search: see `tbforge games`' kernels (checkers). Leaves
+        /// are evaluated, not probed: no --tb.
+        #[arg(long, value_enum, value_name = "DEVICE", conflicts_with_all = ["perft", "tb"])]
+        frontier: Option<CheckDevice>,
+        /// Same as --frontier cuda: the frontier search on GPU 0.
+        #[arg(long, conflicts_with_all = ["frontier", "perft", "tb"])]
+        gpu: bool,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -501,6 +513,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             tb,
             perft,
             threads,
+            frontier,
+            gpu,
             json,
         } => analyse::analyse(analyse::AnalyseArgs {
             game,
@@ -511,6 +525,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             tb,
             perft,
             threads,
+            frontier: if gpu {
+                Some(CheckDevice::Cuda)
+            } else {
+                frontier
+            },
             json,
         }),
         Command::Play {

@@ -82,6 +82,10 @@
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod eval;
+#[cfg(feature = "build")]
+pub mod frontier;
+#[cfg(feature = "cuda")]
+pub mod frontier_cuda;
 pub mod index;
 #[cfg(feature = "build")]
 pub mod kernels;
@@ -494,6 +498,20 @@ impl Game for Checkers {
         Ok(Some(std::sync::Arc::new(kernels::CheckersKernels::new(
             self, device,
         )?)))
+    }
+
+    #[cfg(feature = "build")]
+    fn frontier(
+        &self,
+        device: &super::Device,
+    ) -> Result<Option<Box<dyn super::FrontierSearch<Position>>>> {
+        Ok(Some(match device {
+            super::Device::Cpu => Box::new(frontier::FrontierTwin),
+            #[cfg(feature = "cuda")]
+            super::Device::Cuda(gpu) => Box::new(frontier_cuda::FrontierCuda::new(
+                std::sync::Arc::clone(gpu),
+            )?),
+        }))
     }
 }
 
