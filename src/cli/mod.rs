@@ -165,9 +165,9 @@ enum Command {
         /// the tree expanded breadth-first to --depth (default 8) on the
         /// device, every leaf evaluated in one pass, negamax backed up
         /// (exact minimax values; `cpu` runs the kernels' CPU twin). With
-        /// --time, depths 1, 2, ... while they fit in it. Games with a
-        /// frontier search: see `tbforge games`' kernels (checkers). Leaves
-        /// are evaluated, not probed: no --tb.
+        /// --time, depths 1, 2, ... while they fit in it. For the games
+        /// whose kernels have one. Leaves are evaluated with the game's
+        /// evaluation, never probed in a tablebase: no --tb.
         #[arg(long, value_enum, value_name = "DEVICE", conflicts_with_all = ["perft", "tb"])]
         frontier: Option<CheckDevice>,
         /// Same as --frontier cuda: the frontier search on GPU 0.
