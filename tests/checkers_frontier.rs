@@ -140,3 +140,36 @@ fn analyse_frontier_on_the_cpu_prints_the_searchs_value() {
     assert_eq!(v["score"]["eval"], score, "{v}");
     assert_eq!(v["leaves"], 7361, "{v}");
 }
+
+#[test]
+fn bench_search_dry_run_agrees_everywhere() {
+    let o = tbforge(&[
+        "bench",
+        "search",
+        "checkers",
+        "--device",
+        "cpu",
+        "--min-depth",
+        "1",
+        "--max-depth",
+        "5",
+        "--time",
+        "0.5",
+        "--samples",
+        "300",
+        "--check-depth",
+        "3",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["all_agree"], true, "{v}");
+    assert_eq!(v["random"]["value_mismatches"], 0, "{v}");
+    let depths = v["depths"].as_array().unwrap();
+    assert_eq!(depths.len(), 5, "{v}");
+    assert_eq!(depths[4]["leaves"], 7361, "{v}");
+    assert!(
+        v["in_time"]["frontier"]["depth"].as_u64().unwrap() >= 1,
+        "{v}"
+    );
+}
