@@ -11,13 +11,20 @@ mod common;
 
 use common::{stderr, tbforge};
 use std::collections::BTreeMap;
-use tbforge::game::checkers::frontier::FrontierTwin;
 use tbforge::game::checkers::Checkers;
-use tbforge::game::{FrontierSearch, Game};
+use tbforge::game::{Device, FrontierSearch, Game};
 use tbforge::search::{perft, Limits, Search, WIN};
 
 fn game() -> Checkers {
     Checkers::from_params(&BTreeMap::new()).unwrap()
+}
+
+/// The frontier search on the CPU: the kernels' twin.
+fn twin() -> Box<dyn FrontierSearch<<Checkers as Game>::Position>> {
+    game()
+        .frontier(&Device::Cpu)
+        .unwrap()
+        .expect("checkers has a frontier search")
 }
 
 /// The alpha-beta search's score and best move at `depth` (one thread,
@@ -50,7 +57,7 @@ fn check(g: &Checkers, fen: Option<&str>, depths: std::ops::RangeInclusive<u32>)
     let mut moves = Vec::new();
     g.successors(&pos, &mut moves);
     for depth in depths {
-        let f = FrontierTwin
+        let f = twin()
             .search(std::slice::from_ref(&pos), depth, WIN)
             .unwrap();
         let (score, best) = alpha_beta(g, &pos, depth);
@@ -94,7 +101,7 @@ fn leaves_are_perft_counts_from_the_opening() {
     let g = game();
     let start = g.initial().unwrap();
     for depth in 1..=8u32 {
-        let f = FrontierTwin
+        let f = twin()
             .search(std::slice::from_ref(&start), depth, WIN)
             .unwrap();
         // No line from the opening repeats a position this early (no kings),
@@ -102,9 +109,7 @@ fn leaves_are_perft_counts_from_the_opening() {
         let levels: Vec<u64> = (0..=depth).map(|d| perft(&g, &start, d)).collect();
         assert_eq!(f.levels, levels, "depth {depth}");
     }
-    let f = FrontierTwin
-        .search(std::slice::from_ref(&start), 8, WIN)
-        .unwrap();
+    let f = twin().search(std::slice::from_ref(&start), 8, WIN).unwrap();
     assert_eq!(f.leaves(), 845_931);
 }
 
@@ -113,11 +118,9 @@ fn many_roots_are_searched_as_each_alone() {
     let g = game();
     let fens = ["W:WK18,K25,22:B1,2,K12,14", "B:W9,10,18,19,26,27:B1,5,6,15"];
     let roots: Vec<_> = fens.iter().map(|f| g.parse_position(f).unwrap()).collect();
-    let together = FrontierTwin.search(&roots, 4, WIN).unwrap();
+    let together = twin().search(&roots, 4, WIN).unwrap();
     for (i, r) in roots.iter().enumerate() {
-        let alone = FrontierTwin
-            .search(std::slice::from_ref(r), 4, WIN)
-            .unwrap();
+        let alone = twin().search(std::slice::from_ref(r), 4, WIN).unwrap();
         assert_eq!(together.values[i], alone.values[0], "{}", fens[i]);
     }
 }

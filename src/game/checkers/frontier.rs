@@ -36,6 +36,7 @@ pub const REPEAT: u32 = 0x8000_0000;
 /// `info`: plies since the last man move or capture.
 pub const REV_MASK: u32 = 0xffff;
 /// Values per tile of the scan kernel (its threads times items each).
+#[cfg(feature = "cuda")]
 pub const SCAN_TILE: usize = 256 * 8;
 
 /// A node of the tree: the kernels' `CkNode`.
@@ -60,6 +61,7 @@ impl Node {
     }
 
     /// The kernels' six words: men, kings, parent, info.
+    #[cfg(feature = "cuda")]
     pub fn words(&self) -> [u32; 6] {
         let b = &self.board;
         [
@@ -73,6 +75,7 @@ impl Node {
     }
 
     /// A node from the kernels' six words.
+    #[cfg(feature = "cuda")]
     pub fn from_words(w: &[u32]) -> Node {
         Node {
             board: Board {

@@ -4,11 +4,12 @@
 //!
 //! Every stored level stays on the device for the whole search (the
 //! repetition check walks up the parents, and the backup reads each level
-//! once more); the last level is scored without being stored. A level
-//! costs 40 bytes a node (the node, its first child, its count and value),
-//! so the memory bounds the depth: from the opening, depth 13 stores
-//! 0.5 G nodes (20 GB) and evaluates 1.77 G leaves; depth 14 would store
-//! 2.3 G. A search that does not fit says so before it allocates.
+//! once more); the last level is scored without being stored. A stored
+//! node costs 40 bytes (the node, its count, first child and value), 28 on
+//! the last stored level, so the memory bounds the depth: from the
+//! opening, depth 13 stores 0.49 G nodes (about 13 GB) and evaluates
+//! 1.77 G leaves; depth 14 stores 2.26 G nodes (about 69 GB) and evaluates
+//! 8 G. A search that does not fit says so before it allocates.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -21,8 +22,12 @@ use crate::backend::cuda::{cuda_err, CudaDevice, BLOCK};
 use crate::game::{FrontierReport, FrontierSearch};
 use crate::{Error, Result};
 
-/// Bytes of device memory a stored node takes, all its buffers together.
-const NODE_BYTES: u64 = 24 + 8 + 4 + 4;
+/// Bytes of device memory a stored node takes, all its buffers together:
+/// the node, its value, and, below the last stored level, its count (until
+/// scanned) and first child.
+const NODE_BYTES: u64 = 24 + 4 + 4 + 8;
+/// The same on the last stored level: the node and its value.
+const LAST_NODE_BYTES: u64 = 24 + 4;
 /// Device memory left free beside the search's buffers, for the driver.
 const MARGIN: u64 = 256 << 20;
 /// Threads of a scan block (`CK_SCAN_THREADS`).
@@ -62,7 +67,12 @@ impl FrontierCuda {
     /// Errors unless `nodes` more stored nodes fit in the device's free memory.
     fn fits(&self, level: usize, nodes: u64, depth: u32) -> Result<()> {
         let free = self.gpu.free_memory()?;
-        let need = nodes.saturating_mul(NODE_BYTES).saturating_add(MARGIN);
+        let per = if level + 1 == depth as usize {
+            LAST_NODE_BYTES
+        } else {
+            NODE_BYTES
+        };
+        let need = nodes.saturating_mul(per).saturating_add(MARGIN);
         if need > free {
             return Err(Error::Cuda(format!(
                 "depth {depth}: level {level} of the frontier holds {nodes} nodes, {:.1} GB of \

@@ -83,9 +83,9 @@
 pub mod cuda;
 mod eval;
 #[cfg(feature = "build")]
-pub mod frontier;
+mod frontier;
 #[cfg(feature = "cuda")]
-pub mod frontier_cuda;
+mod frontier_cuda;
 pub mod index;
 #[cfg(feature = "build")]
 pub mod kernels;
