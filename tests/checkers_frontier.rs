@@ -176,3 +176,18 @@ fn bench_search_dry_run_agrees_everywhere() {
         "{v}"
     );
 }
+
+#[test]
+fn analyse_gpu_without_a_gpu_says_what_to_do() {
+    let o = tbforge(&["analyse", "checkers", "--gpu", "--depth", "4", "--json"]);
+    if o.status.success() {
+        // A machine with a GPU: the search ran.
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["leaves"], 1469, "{v}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--frontier cpu"), "{err}");
+}

@@ -118,7 +118,11 @@ pub fn analyse(args: AnalyseArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             if let Some(device) = args.frontier {
-                let device = frontier_device(device)?;
+                let device = frontier_device(
+                    device,
+                    "run without --gpu (the alpha-beta search on the CPU), or with --frontier \
+                     cpu (the same frontier search on the CPU)",
+                )?;
                 let Some(fs) = game.frontier(&device)? else {
                     bail!(
                         "{} has no frontier search; run without --gpu/--frontier (alpha-beta)",
@@ -163,8 +167,9 @@ pub fn analyse(args: AnalyseArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The device of `--frontier` / `--gpu`.
-pub(crate) fn frontier_device(device: super::CheckDevice) -> anyhow::Result<Device> {
+/// The device of `--frontier` / `--gpu`; `fix` says what to do without a
+/// GPU (the command's own flags).
+pub(crate) fn frontier_device(device: super::CheckDevice, fix: &str) -> anyhow::Result<Device> {
     match device {
         super::CheckDevice::Cpu => Ok(Device::Cpu),
         #[cfg(feature = "cuda")]
@@ -173,17 +178,13 @@ pub(crate) fn frontier_device(device: super::CheckDevice) -> anyhow::Result<Devi
                 // The backend's own hint names the build's flag, not this one.
                 let e = e.to_string();
                 let e = e.split("; use --backend").next().unwrap_or_default();
-                anyhow::anyhow!(
-                    "--gpu needs a CUDA GPU: {e}; run without --gpu (the alpha-beta search on \
-                     the CPU), or with --frontier cpu (the same frontier search on the CPU)"
-                )
+                anyhow::anyhow!("the frontier search needs a CUDA GPU: {e}; {fix}")
             })?;
             Ok(Device::Cuda(std::sync::Arc::new(d)))
         }
         #[cfg(not(feature = "cuda"))]
         super::CheckDevice::Cuda => bail!(
-            "--gpu: this tbforge was built without the `cuda` feature; run without --gpu, or \
-             with --frontier cpu"
+            "the frontier search on a GPU needs a tbforge built with the `cuda` feature; {fix}"
         ),
     }
 }

@@ -97,7 +97,10 @@ fn alpha_beta<G: Game>(
 }
 
 fn run<G: Game>(game: &G, args: &SearchBenchArgs) -> anyhow::Result<ExitCode> {
-    let device = frontier_device(args.device)?;
+    let device = frontier_device(
+        args.device,
+        "--device cpu runs the CPU twin in its place (a dry run)",
+    )?;
     let Some(dev) = game.frontier(&device)? else {
         bail!("{} has no frontier search", game.info().id);
     };
