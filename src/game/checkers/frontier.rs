@@ -257,7 +257,7 @@ pub fn backup(
 /// line whose nodes are `path` (the root first), the moves being its last
 /// ply: what [`leaves`] takes the best of. For the line's last move, which
 /// no level stores.
-pub fn last_moves(path: &[Node], win: i32) -> Vec<i32> {
+fn last_moves(path: &[Node], win: i32) -> Vec<i32> {
     // The line as levels of one node each, parents at index 0.
     let levels: Vec<Vec<Node>> = path
         .iter()
@@ -272,8 +272,48 @@ pub fn last_moves(path: &[Node], win: i32) -> Vec<i32> {
     out
 }
 
+/// The first root's best line (the first best child at each stored level,
+/// then the last ply's moves scored again) and how many of its moves reach
+/// its value, `last` being the last stored level; `children(l, i)` gives
+/// the index of node `i` of level `l`'s first child and the children's
+/// values, `node(l, i)` the node (the device's twin and host read them
+/// each their own way).
+pub fn best_line(
+    last: usize,
+    win: i32,
+    mut children: impl FnMut(usize, usize) -> Result<(usize, Vec<i32>)>,
+    mut node: impl FnMut(usize, usize) -> Result<Node>,
+) -> Result<(Vec<u32>, u32)> {
+    let mut line = Vec::new();
+    let mut path = vec![node(0, 0)?];
+    let mut i = 0usize;
+    let mut best_moves = 0;
+    for l in 0..last {
+        let (lo, values) = children(l, i)?;
+        let scores: Vec<i32> = values.iter().map(|&v| -v).collect();
+        let Some((k, many)) = best_of(&scores) else {
+            break;
+        };
+        if l == 0 {
+            best_moves = many;
+        }
+        line.push(k);
+        i = lo + k as usize;
+        path.push(node(l + 1, i)?);
+    }
+    if line.len() == last && path.last().is_some_and(|n| n.info & REPEAT == 0) {
+        if let Some((k, many)) = best_of(&last_moves(&path, win)) {
+            if last == 0 {
+                best_moves = many;
+            }
+            line.push(k);
+        }
+    }
+    Ok((line, best_moves))
+}
+
 /// The first best index of `scores` and how many reach the best.
-pub fn best_of(scores: &[i32]) -> Option<(u32, u32)> {
+fn best_of(scores: &[i32]) -> Option<(u32, u32)> {
     let best = *scores.iter().max()?;
     let first = scores.iter().position(|&s| s == best)? as u32;
     let many = scores.iter().filter(|&&s| s == best).count() as u32;
@@ -336,33 +376,15 @@ impl FrontierSearch<Position> for FrontierTwin {
             let v = backup(&levels, l, &offsets[l], &values, win);
             level_values[l + 1] = std::mem::replace(&mut values, v);
         }
-        // The first root's line: the first best child at each stored level,
-        // then the last ply's moves scored again.
-        let mut line = Vec::new();
-        let mut path = vec![levels[0][0]];
-        let mut i = 0usize;
-        let mut best_moves = 0;
-        for l in 0..last {
-            let (lo, hi) = (offsets[l][i] as usize, offsets[l][i + 1] as usize);
-            let scores: Vec<i32> = level_values[l + 1][lo..hi].iter().map(|&v| -v).collect();
-            let Some((k, many)) = best_of(&scores) else {
-                break;
-            };
-            if l == 0 {
-                best_moves = many;
-            }
-            line.push(k);
-            i = lo + k as usize;
-            path.push(levels[l + 1][i]);
-        }
-        if line.len() == last && path.last().is_some_and(|n| n.info & REPEAT == 0) {
-            if let Some((k, many)) = best_of(&last_moves(&path, win)) {
-                if last == 0 {
-                    best_moves = many;
-                }
-                line.push(k);
-            }
-        }
+        let (line, best_moves) = best_line(
+            last,
+            win,
+            |l, i| {
+                let (lo, hi) = (offsets[l][i] as usize, offsets[l][i + 1] as usize);
+                Ok((lo, level_values[l + 1][lo..hi].to_vec()))
+            },
+            |l, i| Ok(levels[l][i]),
+        )?;
         let mut sizes: Vec<u64> = levels.iter().map(|l| l.len() as u64).collect();
         sizes.push(n_leaves);
         Ok(FrontierReport {

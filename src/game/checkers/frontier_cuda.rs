@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
-use super::frontier::{best_of, check_args, last_moves, Node, SCAN_TILE};
+use super::frontier::{best_line, check_args, Node, SCAN_TILE};
 use super::rules::Position;
 use crate::backend::cuda::{cuda_err, CudaDevice, BLOCK};
 use crate::game::{FrontierReport, FrontierSearch};
@@ -273,55 +273,29 @@ impl FrontierSearch<Position> for FrontierCuda {
             .clone_dtoh(&values.slice(..roots.len()))
             .map_err(e("copying back"))?;
         // The first root's line, as the twin finds it, a few values at a time.
-        let node_at = |l: usize, i: usize| -> Result<Node> {
-            let w = s
-                .clone_dtoh(&levels[l].slice(6 * i..6 * i + 6))
-                .map_err(e("copying back"))?;
-            Ok(Node::from_words(&w))
-        };
-        let mut line = Vec::new();
-        let mut path = vec![node_at(0, 0)?];
-        let mut i = 0usize;
-        let mut best_moves = 0;
-        for l in 0..last {
-            let range = s
-                .clone_dtoh(&offsets[l].slice(i..i + 2))
-                .map_err(e("copying back"))?;
-            let (lo, hi) = (range[0] as usize, range[1] as usize);
-            let Some(vals) = &level_values[l + 1] else {
-                break;
-            };
-            let scores: Vec<i32> = if lo < hi {
-                s.clone_dtoh(&vals.slice(lo..hi))
-                    .map_err(e("copying back"))?
-                    .into_iter()
-                    .map(|v| -v)
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let Some((k, many)) = best_of(&scores) else {
-                break;
-            };
-            if l == 0 {
-                best_moves = many;
-            }
-            line.push(k);
-            i = lo + k as usize;
-            path.push(node_at(l + 1, i)?);
-        }
-        if line.len() == last
-            && path
-                .last()
-                .is_some_and(|n| n.info & super::frontier::REPEAT == 0)
-        {
-            if let Some((k, many)) = best_of(&last_moves(&path, win)) {
-                if last == 0 {
-                    best_moves = many;
-                }
-                line.push(k);
-            }
-        }
+        let (line, best_moves) = best_line(
+            last,
+            win,
+            |l, i| {
+                let range = s
+                    .clone_dtoh(&offsets[l].slice(i..i + 2))
+                    .map_err(e("copying back"))?;
+                let (lo, hi) = (range[0] as usize, range[1] as usize);
+                let values = match &level_values[l + 1] {
+                    Some(v) if lo < hi => {
+                        s.clone_dtoh(&v.slice(lo..hi)).map_err(e("copying back"))?
+                    }
+                    _ => Vec::new(),
+                };
+                Ok((lo, values))
+            },
+            |l, i| {
+                let w = s
+                    .clone_dtoh(&levels[l].slice(6 * i..6 * i + 6))
+                    .map_err(e("copying back"))?;
+                Ok(Node::from_words(&w))
+            },
+        )?;
         sizes.push(n_leaves);
         Ok(FrontierReport {
             values: root_values,
