@@ -694,3 +694,275 @@ extern "C" __global__ void checkers_successors(CK_TABLE_ARGS, const u64* ranks, 
         atomicAdd(total, many);
     }
 }
+
+// ---- Frontier search (`tbforge analyse checkers --gpu`) ----
+// The game tree of a few roots expanded breadth-first to a fixed depth, one
+// level per buffer, then negamax backed up level by level. The CPU twin of
+// every kernel here is in src/game/checkers/frontier.rs (same names without
+// the checkers_frontier_ prefix); it documents the scores, which are those
+// of the CPU search (src/search), bit for bit.
+
+// A node: its board from the side to move, its parent's index in the level
+// above, and `info`: plies since the last man move or capture (below
+// CK_REV_LIMIT; only so far back can an ancestor be the same position),
+// with CK_REPEAT set where the node repeats a position of its line.
+struct CkNode {
+    u32 men0, men1, kings0, kings1;
+    u32 parent, info;
+};
+#define CK_REPEAT 0x80000000u
+#define CK_REV_MASK 0xffffu
+
+__device__ __forceinline__ CkBoard ck_node_board(const CkNode& n) {
+    CkBoard b;
+    b.men0 = n.men0;
+    b.men1 = n.men1;
+    b.kings0 = n.kings0;
+    b.kings1 = n.kings1;
+    return b;
+}
+
+__device__ __forceinline__ const CkNode* ck_level(const u64* levels, u32 l) {
+    return (const CkNode*)levels[l];
+}
+
+// Whether the side to move has a move (rules::Position::has_move).
+__device__ __forceinline__ bool ck_has_move(const CkBoard& b) {
+    u32 empty = ~(b.men0 | b.men1 | b.kings0 | b.kings1);
+    u32 opp = b.men1 | b.kings1;
+    for (int king = 0; king < 2; king++) {
+        u32 dirs = king ? 4 : 2;
+        u32 rest = king ? b.kings0 : b.men0;
+        while (rest) {
+            u32 s = __ffs(rest) - 1;
+            rest &= rest - 1;
+            for (u32 d = 0; d < dirs; d++) {
+                u32 t = ck_neighbour(s, d, 1);
+                if (t >= 32) continue;
+                if (empty & (1u << t)) return true;
+                u32 land = ck_neighbour(s, d, 2);
+                if (land < 32 && (opp & (1u << t)) && (empty & (1u << land))) return true;
+            }
+        }
+    }
+    return false;
+}
+
+// Rows advanced by a set of men, summed (row = square / 4): bit k of the row
+// number is set on the squares of these masks.
+__device__ __forceinline__ int ck_rows(u32 men) {
+    return 4 * __popc(men & 0xffff0000u) + 2 * __popc(men & 0xff00ff00u) +
+           __popc(men & 0xf0f0f0f0u);
+}
+
+// The search's evaluation (checkers::eval::evaluate): 100 a man, 130 a
+// king, 3 a row a man has advanced, the mover's minus the opponent's.
+__device__ __forceinline__ int ck_evaluate(const CkBoard& b) {
+    int m0 = __popc(b.men0), m1 = __popc(b.men1);
+    int mine = 100 * m0 + 130 * __popc(b.kings0) + 3 * ck_rows(b.men0);
+    int theirs = 100 * m1 + 130 * __popc(b.kings1) + 3 * (7 * m1 - ck_rows(b.men1));
+    return mine - theirs;
+}
+
+// The child's plies since a man move or capture, from its parent's `rev`:
+// 0 where the move was one (the men sets or the number of kings changed).
+__device__ __forceinline__ u32 ck_child_rev(const CkBoard& p, const CkBoard& c, u32 rev) {
+    bool same = c.men0 == __brev(p.men1) && __brev(c.men1) == p.men0 &&
+                __popc(c.kings0 | c.kings1) == __popc(p.kings0 | p.kings1);
+    return same ? min(rev + 1, CK_REV_MASK) : 0u;
+}
+
+// Whether board c, whose parent is node `idx` of level `level`, equals one
+// of its last `rev` ancestors (a position of its line: the search scores it
+// a draw). Only those can: a man move or a capture is never undone.
+__device__ __forceinline__ bool ck_repeats(const u64* levels, u32 level, u32 idx, const CkBoard& c,
+                                           u32 rev) {
+    for (u32 k = 0; k < rev; k++) {
+        const CkNode& a = ck_level(levels, level - k)[idx];
+        if (a.men0 == c.men0 && a.men1 == c.men1 && a.kings0 == c.kings0 && a.kings1 == c.kings1)
+            return true;
+        if (k == level) break;
+        idx = a.parent;
+    }
+    return false;
+}
+
+struct CkCountAll {
+    __device__ bool operator()(const CkBoard&) { return false; }
+};
+
+// Children of every node of level `level` (twin: frontier::count): 0 for a
+// repetition, which the search does not expand.
+extern "C" __global__ void checkers_frontier_count(const u64* levels, u32 level, u64 n,
+                                                   u32* counts) {
+    const CkNode* nodes = ck_level(levels, level);
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x) {
+        CkNode nd = nodes[i];
+        CkCountAll f;
+        counts[i] = (nd.info & CK_REPEAT) ? 0u : ck_for_each_successor(ck_node_board(nd), f);
+    }
+}
+
+// Exclusive prefix sums of tiles of CK_SCAN_TILE values (twin:
+// frontier::scan): `in32` (or `in64` where `in32` is null) to `out`, and
+// each tile's total to tile_sums. One block of CK_SCAN_THREADS per tile.
+#define CK_SCAN_THREADS 256
+#define CK_SCAN_ITEMS 8
+#define CK_SCAN_TILE (CK_SCAN_THREADS * CK_SCAN_ITEMS)
+extern "C" __global__ void checkers_frontier_scan_tiles(const u32* in32, const u64* in64, u64 n,
+                                                        u64* out, u64* tile_sums) {
+    __shared__ u64 warp_sums[CK_SCAN_THREADS / 32];
+    u64 base = blockIdx.x * (u64)CK_SCAN_TILE + threadIdx.x * (u64)CK_SCAN_ITEMS;
+    u64 v[CK_SCAN_ITEMS];
+    u64 sum = 0;
+    for (int k = 0; k < CK_SCAN_ITEMS; k++) {
+        u64 i = base + k;
+        v[k] = i < n ? (in32 ? (u64)in32[i] : in64[i]) : 0ull;
+        sum += v[k];
+    }
+    u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    u64 incl = sum;
+    for (int d = 1; d < 32; d <<= 1) {
+        u64 o = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += o;
+    }
+    if (lane == 31) warp_sums[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+        u64 w = lane < CK_SCAN_THREADS / 32 ? warp_sums[lane] : 0ull;
+        for (int d = 1; d < 32; d <<= 1) {
+            u64 o = __shfl_up_sync(0xffffffffu, w, d);
+            if (lane >= d) w += o;
+        }
+        if (lane < CK_SCAN_THREADS / 32) warp_sums[lane] = w;
+    }
+    __syncthreads();
+    u64 run = incl - sum + (warp ? warp_sums[warp - 1] : 0ull);
+    for (int k = 0; k < CK_SCAN_ITEMS; k++) {
+        u64 i = base + k;
+        if (i < n) out[i] = run;
+        run += v[k];
+    }
+    if (threadIdx.x == CK_SCAN_THREADS - 1) tile_sums[blockIdx.x] = run;
+}
+
+// Adds each tile's offset (the scanned tile sums) to its values.
+extern "C" __global__ void checkers_frontier_scan_add(u64* out, u64 n, const u64* tile_offsets) {
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x)
+        out[i] += tile_offsets[i / CK_SCAN_TILE];
+}
+
+struct CkWrite {
+    const u64* levels;
+    u32 level, parent, rev;
+    CkBoard from;
+    CkNode* out;
+    u64 at;
+    __device__ bool operator()(const CkBoard& c) {
+        u32 r = ck_child_rev(from, c, rev);
+        bool rep = r && ck_repeats(levels, level, parent, c, r);
+        CkNode nd;
+        nd.men0 = c.men0;
+        nd.men1 = c.men1;
+        nd.kings0 = c.kings0;
+        nd.kings1 = c.kings1;
+        nd.parent = parent;
+        nd.info = r | (rep ? CK_REPEAT : 0u);
+        out[at++] = nd;
+        return false;
+    }
+};
+
+// The next level (twin: frontier::expand): node i's children, in the order
+// of the rules, at out[offsets[i] ..].
+extern "C" __global__ void checkers_frontier_expand(const u64* levels, u32 level, u64 n,
+                                                    const u64* offsets, CkNode* out) {
+    const CkNode* nodes = ck_level(levels, level);
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x) {
+        CkNode nd = nodes[i];
+        if (nd.info & CK_REPEAT) continue;
+        CkWrite f;
+        f.levels = levels;
+        f.level = level;
+        f.parent = (u32)i;
+        f.rev = nd.info & CK_REV_MASK;
+        f.from = ck_node_board(nd);
+        f.out = out;
+        f.at = offsets[i];
+        ck_for_each_successor(f.from, f);
+    }
+}
+
+struct CkLeaf {
+    const u64* levels;
+    u32 level, parent, rev;
+    CkBoard from;
+    int win, best;
+    __device__ bool operator()(const CkBoard& c) {
+        int s;
+        if (!ck_has_move(c)) {
+            s = -(win - (int)(level + 1));
+        } else {
+            u32 r = ck_child_rev(from, c, rev);
+            s = (r && ck_repeats(levels, level, parent, c, r)) ? 0 : ck_evaluate(c);
+        }
+        best = max(best, -s);
+        return false;
+    }
+};
+
+// The last level's values (twin: frontier::leaves): the children of the
+// stored level `level` scored where they stand (a loss without a move, a
+// draw on a repetition, else the evaluation), never stored, and each node
+// the best of them for its side; *leaves counts the children.
+extern "C" __global__ void checkers_frontier_leaves(const u64* levels, u32 level, u64 n, int win,
+                                                    int* values, u64* leaves) {
+    const CkNode* nodes = ck_level(levels, level);
+    u64 many = 0;
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x) {
+        CkNode nd = nodes[i];
+        if (nd.info & CK_REPEAT) {
+            values[i] = 0;
+            continue;
+        }
+        CkLeaf f;
+        f.levels = levels;
+        f.level = level;
+        f.parent = (u32)i;
+        f.rev = nd.info & CK_REV_MASK;
+        f.from = ck_node_board(nd);
+        f.win = win;
+        f.best = -2147483647 - 1;
+        u32 k = ck_for_each_successor(f.from, f);
+        values[i] = k ? f.best : -(win - (int)level);
+        many += k;
+    }
+    many = tb_warp_sum(many);
+    if ((threadIdx.x & 31) == 0) atomicAdd(leaves, many);
+}
+
+// A stored level's values from its children's (twin: frontier::backup):
+// negamax, a repetition a draw, a node without children a loss.
+extern "C" __global__ void checkers_frontier_backup(const u64* levels, u32 level, u64 n,
+                                                    const u64* offsets, const int* child_values,
+                                                    int win, int* values) {
+    const CkNode* nodes = ck_level(levels, level);
+    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x) {
+        u64 lo = offsets[i], hi = offsets[i + 1];
+        int v;
+        if (nodes[i].info & CK_REPEAT) {
+            v = 0;
+        } else if (lo == hi) {
+            v = -(win - (int)level);
+        } else {
+            v = -2147483647 - 1;
+            for (u64 j = lo; j < hi; j++) v = max(v, -child_values[j]);
+        }
+        values[i] = v;
+    }
+}

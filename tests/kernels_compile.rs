@@ -50,6 +50,12 @@ fn entries(file: &str) -> &'static [&'static str] {
             "checkers_fill_targets",
             "checkers_pass_listed",
             "checkers_successors",
+            "checkers_frontier_count",
+            "checkers_frontier_scan_tiles",
+            "checkers_frontier_scan_add",
+            "checkers_frontier_expand",
+            "checkers_frontier_leaves",
+            "checkers_frontier_backup",
         ],
         other => panic!("kernel file {other} has no entry list in this test: add one"),
     }

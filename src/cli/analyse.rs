@@ -5,8 +5,9 @@ use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use tbforge::game::{Device, FrontierReport, FrontierSearch};
 use tbforge::registry::{AnyGame, GameVisitor};
-use tbforge::search::{perft, Limits, Search, SearchReport};
+use tbforge::search::{perft, Limits, ScoreReport, Search, SearchReport, WIN};
 use tbforge::{Game, Outcome, Status, Tablebase};
 
 /// Table entries of a search, shared by its threads: 2^24 of 16 bytes,
@@ -23,6 +24,7 @@ pub struct AnalyseArgs {
     pub tb: Option<PathBuf>,
     pub perft: Option<u32>,
     pub threads: Option<usize>,
+    pub frontier: Option<super::CheckDevice>,
     pub json: bool,
 }
 
@@ -115,6 +117,26 @@ pub fn analyse(args: AnalyseArgs) -> anyhow::Result<ExitCode> {
                 }
                 return Ok(ExitCode::SUCCESS);
             }
+            if let Some(device) = args.frontier {
+                let device = frontier_device(
+                    device,
+                    "run without --gpu (the alpha-beta search on the CPU), or with --frontier \
+                     cpu (the same frontier search on the CPU)",
+                )?;
+                let Some(fs) = game.frontier(&device)? else {
+                    bail!(
+                        "{} has no frontier search; run without --gpu/--frontier (alpha-beta)",
+                        game.info().id
+                    );
+                };
+                let run = frontier_run(game, fs.as_ref(), &pos, args.depth, args.time)?;
+                if args.json {
+                    println!("{}", serde_json::to_string(&run)?);
+                } else {
+                    print!("{}", run.to_text());
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let mut search = Search::new(game, self.tb, TABLE_LOG2)?
                 .with_threads(rayon::current_num_threads())?;
             let limits = Limits {
@@ -142,6 +164,193 @@ pub fn analyse(args: AnalyseArgs) -> anyhow::Result<ExitCode> {
     game.visit(Visit {
         args: &args,
         tb: tb.as_ref(),
+    })
+}
+
+/// The device of `--frontier` / `--gpu`; `fix` says what to do without a
+/// GPU (the command's own flags).
+pub(crate) fn frontier_device(device: super::CheckDevice, fix: &str) -> anyhow::Result<Device> {
+    match device {
+        super::CheckDevice::Cpu => Ok(Device::Cpu),
+        #[cfg(feature = "cuda")]
+        super::CheckDevice::Cuda => {
+            let d = tbforge::backend::cuda::CudaDevice::open(0).map_err(|e| {
+                // The backend's own hint names the build's flag, not this one.
+                let e = e.to_string();
+                let e = e.split("; use --backend").next().unwrap_or_default();
+                anyhow::anyhow!("the frontier search needs a CUDA GPU: {e}; {fix}")
+            })?;
+            Ok(Device::Cuda(std::sync::Arc::new(d)))
+        }
+        #[cfg(not(feature = "cuda"))]
+        super::CheckDevice::Cuda => bail!(
+            "the frontier search on a GPU needs a tbforge built with the `cuda` feature; {fix}"
+        ),
+    }
+}
+
+/// A frontier search from one position, as `analyse --gpu` reports it.
+#[derive(serde::Serialize)]
+pub(crate) struct FrontierRun {
+    /// The root in the game's notation.
+    pub position: String,
+    /// What ran it.
+    pub device: String,
+    /// The depth searched (the deepest that fitted the time, with --time).
+    pub depth: u32,
+    /// The root's exact minimax value at that depth.
+    pub value: i32,
+    /// The value, read as the alpha-beta search reports its scores.
+    pub score: ScoreReport,
+    /// The first best move.
+    pub best_move: Option<String>,
+    /// How many moves reach the value (1: the best move is unique).
+    pub best_moves: u32,
+    /// The best line.
+    pub pv: Vec<String>,
+    /// Nodes per level, the root's first, the leaves' last.
+    pub levels: Vec<u64>,
+    /// Leaves evaluated.
+    pub leaves: u64,
+    /// All nodes, root and leaves included.
+    pub nodes: u64,
+    /// Seconds of that depth's search.
+    pub seconds: f64,
+    /// Seconds of its leaf evaluation pass.
+    pub leaf_seconds: f64,
+    /// Leaves / leaf_seconds.
+    pub leaves_per_second: f64,
+    /// Nodes / seconds.
+    pub nodes_per_second: f64,
+    /// (depth, seconds) of every search run, with --time.
+    pub iterations: Vec<(u32, f64)>,
+    /// Why deeper searches stopped, with --time.
+    pub stopped: Option<String>,
+    /// Seconds in all.
+    pub total_seconds: f64,
+}
+
+impl FrontierRun {
+    fn to_text(&self) -> String {
+        let mut out = format!("position  {}\n", self.position);
+        out += &format!(
+            "frontier  {} plies full width on {}: {} leaves, {} nodes in {:.3} s\n",
+            self.depth, self.device, self.leaves, self.nodes, self.seconds
+        );
+        out += &format!(
+            "speed     {:.3} G leaves/s (the evaluation pass, {:.3} s), {:.3} G nodes/s overall\n",
+            self.leaves_per_second / 1e9,
+            self.leaf_seconds,
+            self.nodes_per_second / 1e9
+        );
+        out += &format!("score     {}\n", self.score.to_text());
+        out += &format!(
+            "best      {}{}\n",
+            self.best_move
+                .as_deref()
+                .unwrap_or("(none: the game is over)"),
+            if self.best_moves > 1 {
+                format!(" (one of {} moves with that value)", self.best_moves)
+            } else {
+                String::new()
+            }
+        );
+        if !self.pv.is_empty() {
+            out += &format!("line      {}\n", self.pv.join(" "));
+        }
+        if let Some(why) = &self.stopped {
+            out += &format!("stopped   {why}\n");
+        }
+        out
+    }
+}
+
+/// The game's notation of a frontier search's line from `pos`.
+fn line_text<G: Game>(game: &G, pos: &G::Position, line: &[u32]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut pos = pos.clone();
+    let mut moves = Vec::new();
+    for &k in line {
+        if game.status(&pos) != Status::Ongoing {
+            break;
+        }
+        moves.clear();
+        game.successors(&pos, &mut moves);
+        let Some((mv, next)) = moves.get(k as usize) else {
+            break;
+        };
+        out.push(game.format_move(&pos, mv));
+        pos = next.clone();
+    }
+    out
+}
+
+/// A frontier search of `pos` to `depth` (default 8), or with `time`, at
+/// depths 1, 2, ... up to `depth` while the next one is expected to end
+/// within it (each level grows by its predecessor's ratio).
+pub(crate) fn frontier_run<G: Game>(
+    game: &G,
+    fs: &dyn FrontierSearch<G::Position>,
+    pos: &G::Position,
+    depth: Option<u32>,
+    time: Option<f64>,
+) -> anyhow::Result<FrontierRun> {
+    let started = Instant::now();
+    let max_depth = depth.unwrap_or(if time.is_some() { 64 } else { 8 });
+    let mut best: Option<(u32, FrontierReport)> = None;
+    let mut iterations = Vec::new();
+    let mut stopped = None;
+    let first = if time.is_some() { 1 } else { max_depth };
+    for d in first..=max_depth {
+        if let (Some(t), Some((_, last))) = (time, &best) {
+            let grow = match last.levels.as_slice() {
+                [.., a, b] if *a > 0 => *b as f64 / *a as f64,
+                _ => 8.0,
+            };
+            if started.elapsed().as_secs_f64() + last.seconds * grow.max(1.0) > t {
+                stopped = Some(format!(
+                    "depth {d} would take about {:.1} s more, past --time {t}",
+                    last.seconds * grow
+                ));
+                break;
+            }
+        }
+        match fs.search(std::slice::from_ref(pos), d, WIN) {
+            Ok(r) => {
+                iterations.push((d, r.seconds));
+                best = Some((d, r));
+            }
+            Err(e) if best.is_some() => {
+                stopped = Some(format!("depth {d}: {e}"));
+                break;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let Some((depth, r)) = best else {
+        bail!("no frontier search ran: give a depth of at least 1");
+    };
+    let pv = line_text(game, pos, &r.line);
+    let value = r.values[0];
+    Ok(FrontierRun {
+        position: game.format_position(pos),
+        device: fs.name(),
+        depth,
+        value,
+        score: ScoreReport::of(value),
+        best_move: pv.first().cloned(),
+        best_moves: r.best_moves,
+        pv,
+        leaves: r.leaves(),
+        nodes: r.nodes(),
+        seconds: r.seconds,
+        leaf_seconds: r.leaf_seconds,
+        leaves_per_second: r.leaves() as f64 / r.leaf_seconds.max(1e-9),
+        nodes_per_second: r.nodes() as f64 / r.seconds.max(1e-9),
+        levels: r.levels,
+        iterations,
+        stopped,
+        total_seconds: started.elapsed().as_secs_f64(),
     })
 }
 

@@ -70,6 +70,44 @@ pub fn bench(what: BenchWhat) -> anyhow::Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
+        BenchWhat::Search {
+            game,
+            position,
+            params,
+            min_depth,
+            max_depth,
+            cpu_max_depth,
+            time,
+            samples,
+            check_depth,
+            seed,
+            device,
+            threads,
+            json,
+        } => {
+            let g = open(&game, &params)?;
+            set_threads(threads)?;
+            if min_depth == 0 || check_depth == 0 || min_depth > max_depth {
+                bail!("give depths of at least 1, --min-depth <= --max-depth");
+            }
+            if !(time > 0.0 && time.is_finite()) {
+                bail!("--time {time}: give a positive number of seconds");
+            }
+            g.visit(super::bench_search::SearchBench(
+                super::bench_search::SearchBenchArgs {
+                    position,
+                    min_depth,
+                    max_depth,
+                    cpu_max_depth,
+                    time,
+                    samples,
+                    check_depth,
+                    seed: seed.unwrap_or_else(clock_seed),
+                    device,
+                    json,
+                },
+            ))
+        }
         BenchWhat::Pcie { size_mb, json } => pcie(size_mb, json),
         BenchWhat::Probe { dir, json } => {
             let row = tbforge::probe::bench(&dir, &Default::default())?;

@@ -12,6 +12,7 @@ use tbforge::registry::{open_game, AnyGame};
 
 mod analyse;
 mod bench;
+mod bench_search;
 mod build;
 mod compare;
 mod export;
@@ -165,6 +166,18 @@ enum Command {
         /// Threads (default: all cores): the root's moves are shared out.
         #[arg(long)]
         threads: Option<usize>,
+        /// Full-width frontier search instead of alpha-beta, on this device:
+        /// the tree expanded breadth-first to --depth (default 8) on the
+        /// device, every leaf evaluated in one pass, negamax backed up
+        /// (exact minimax values; `cpu` runs the kernels' CPU twin). With
+        /// --time, depths 1, 2, ... while they fit in it. For the games
+        /// whose kernels have one. Leaves are evaluated with the game's
+        /// evaluation, never probed in a tablebase: no --tb.
+        #[arg(long, value_enum, value_name = "DEVICE", conflicts_with_all = ["perft", "tb"])]
+        frontier: Option<CheckDevice>,
+        /// Same as --frontier cuda: the frontier search on GPU 0.
+        #[arg(long, conflicts_with_all = ["frontier", "perft", "tb"])]
+        gpu: bool,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -286,6 +299,57 @@ pub(crate) enum BenchWhat {
         #[arg(long, value_name = "MIB", default_value_t = 256)]
         size_mb: usize,
         /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A game's frontier search (`analyse --gpu`) against its CPU twin and
+    /// the alpha-beta search: values, best moves, leaves/s, nodes/s.
+    ///
+    /// Random roots (by random play from the opening; --seed replays them)
+    /// searched by the device and the twin must agree root by root and
+    /// level by level; from the position (default: the opening), each depth
+    /// of --min-depth..=--max-depth gives the device's value, best move and
+    /// speeds, the twin's time (up to --cpu-max-depth) and the alpha-beta
+    /// search's value and best move on one thread, which must agree (the
+    /// best move where the frontier's is unique); last, the depth each
+    /// reaches in --time seconds. Prints a table; exits 1 on any
+    /// disagreement, 2 without the device.
+    Search {
+        /// The game (one whose kernels have a frontier search).
+        game: String,
+        /// The position, in the game's notation (default: the opening).
+        position: Option<String>,
+        /// Game parameters, `KEY=VALUE`.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+        /// First depth compared.
+        #[arg(long, default_value_t = 6)]
+        min_depth: u32,
+        /// Last depth compared (a depth that does not fit the device ends the table).
+        #[arg(long, default_value_t = 12)]
+        max_depth: u32,
+        /// Deepest depth the CPU twin also searches (its time grows sevenfold a ply).
+        #[arg(long, default_value_t = 10)]
+        cpu_max_depth: u32,
+        /// Seconds for the depth-reached comparison.
+        #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+        time: f64,
+        /// Random roots searched by both the device and the twin.
+        #[arg(long, default_value_t = 4096)]
+        samples: usize,
+        /// Depth of the random roots' searches.
+        #[arg(long, default_value_t = 4)]
+        check_depth: u32,
+        /// Seed of the random roots (default: from the clock).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// `cpu` runs the CPU twin in the device's place (a dry run without a GPU).
+        #[arg(long, value_enum, default_value_t = CheckDevice::Cuda)]
+        device: CheckDevice,
+        /// Worker threads of the twin and the alpha-beta search (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Print one JSON object instead of the table.
         #[arg(long)]
         json: bool,
     },
@@ -506,6 +570,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             tb,
             perft,
             threads,
+            frontier,
+            gpu,
             json,
         } => analyse::analyse(analyse::AnalyseArgs {
             game,
@@ -516,6 +582,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             tb,
             perft,
             threads,
+            frontier: if gpu {
+                Some(CheckDevice::Cuda)
+            } else {
+                frontier
+            },
             json,
         }),
         Command::Play {

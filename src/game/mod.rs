@@ -17,6 +17,8 @@ mod compositions;
 pub mod connect4;
 pub mod foreandaft;
 #[cfg(feature = "build")]
+mod frontier;
+#[cfg(feature = "build")]
 mod kernels;
 mod layout;
 pub mod morris;
@@ -33,6 +35,8 @@ pub mod tictactoe;
 pub mod topspin;
 
 pub use crate::value::GameKind;
+#[cfg(feature = "build")]
+pub use frontier::{FrontierReport, FrontierSearch};
 #[cfg(feature = "build")]
 pub use kernels::{
     ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Device, DeviceCheckOptions, DeviceCheckReport,
@@ -294,6 +298,15 @@ pub trait Game: Send + Sync + 'static {
     /// device could not take the kernels (compilation, loading).
     #[cfg(feature = "build")]
     fn kernels(&self, device: &Device) -> Result<Option<std::sync::Arc<dyn PartitionKernels>>> {
+        let _ = device;
+        Ok(None)
+    }
+
+    /// This game's full-width frontier search on `device` ([`FrontierSearch`]:
+    /// `tbforge analyse --gpu`), if it has one there. None by default.
+    #[cfg(feature = "build")]
+    #[allow(clippy::type_complexity)]
+    fn frontier(&self, device: &Device) -> Result<Option<Box<dyn FrontierSearch<Self::Position>>>> {
         let _ = device;
         Ok(None)
     }

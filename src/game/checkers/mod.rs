@@ -74,6 +74,13 @@
 //! and `tbforge bench gpu checkers` compares the GPU with the twin (the
 //! successor lists of random positions, and whole partitions).
 //!
+//! # Search: the frontier search on the GPU
+//! `tbforge analyse checkers --gpu` searches full width to a fixed depth
+//! with the `checkers_frontier_*` kernels of the same file (module
+//! `frontier_cuda`; the twin, and the scores it shares with the alpha-beta
+//! search bit for bit, in `frontier`): the tree breadth-first a level at a
+//! time, the last level scored without being stored, negamax backed up.
+//!
 //! # Notation
 //! PDN FEN: `W:W18,K25:B1,2,K12` (side to move, then each side's squares, `K`
 //! before a king; ranges `1-12` are read too). Moves: `11-15`, captures with
@@ -82,6 +89,10 @@
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod eval;
+#[cfg(feature = "build")]
+mod frontier;
+#[cfg(feature = "cuda")]
+mod frontier_cuda;
 pub mod index;
 #[cfg(feature = "build")]
 pub mod kernels;
@@ -494,6 +505,20 @@ impl Game for Checkers {
         Ok(Some(std::sync::Arc::new(kernels::CheckersKernels::new(
             self, device,
         )?)))
+    }
+
+    #[cfg(feature = "build")]
+    fn frontier(
+        &self,
+        device: &super::Device,
+    ) -> Result<Option<Box<dyn super::FrontierSearch<Position>>>> {
+        Ok(Some(match device {
+            super::Device::Cpu => Box::new(frontier::FrontierTwin),
+            #[cfg(feature = "cuda")]
+            super::Device::Cuda(gpu) => Box::new(frontier_cuda::FrontierCuda::new(
+                std::sync::Arc::clone(gpu),
+            )?),
+        }))
     }
 }
 
