@@ -71,6 +71,26 @@ pub fn bench(what: BenchWhat) -> anyhow::Result<ExitCode> {
             })
         }
         BenchWhat::Pcie { size_mb, json } => pcie(size_mb, json),
+        #[cfg(feature = "serve")]
+        BenchWhat::Serve {
+            dirs,
+            connections,
+            requests,
+            positions,
+            seconds,
+            server_threads,
+            client_threads,
+            json,
+        } => super::serve::bench(super::serve::BenchArgs {
+            dirs,
+            connections,
+            requests,
+            positions,
+            seconds,
+            server_threads,
+            client_threads,
+            json,
+        }),
         BenchWhat::Probe { dir, json } => {
             let row = tbforge::probe::bench(&dir, &Default::default())?;
             if json {
