@@ -80,6 +80,7 @@ pub fn bench(what: BenchWhat) -> anyhow::Result<ExitCode> {
             seconds,
             server_threads,
             client_threads,
+            answers,
             json,
         } => super::serve::bench(super::serve::BenchArgs {
             dirs,
@@ -89,6 +90,7 @@ pub fn bench(what: BenchWhat) -> anyhow::Result<ExitCode> {
             seconds,
             server_threads,
             client_threads,
+            answers,
             json,
         }),
         BenchWhat::Probe { dir, json } => {

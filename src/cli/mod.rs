@@ -275,6 +275,10 @@ pub(crate) enum BenchWhat {
         /// The load generator's threads.
         #[arg(long, default_value_t = 1)]
         client_threads: usize,
+        /// Probe answers the server keeps per tablebase (0: every request
+        /// probes the tablebase; the block cache stays on).
+        #[arg(long, value_name = "N", default_value_t = 4096)]
+        answers: usize,
         /// Print one JSON array (a row per tablebase) instead of the table.
         #[arg(long)]
         json: bool,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-use tbforge::serve::{load_blocking, Explorer, LoadOptions, LoadReport};
+use tbforge::serve::{load_blocking, Explorer, ExplorerOptions, LoadOptions, LoadReport};
 
 pub fn serve(dirs: &[PathBuf], bind: &str, threads: Option<usize>) -> anyhow::Result<ExitCode> {
     if threads == Some(0) {
@@ -35,6 +35,7 @@ struct Row {
     connections: usize,
     server_threads: usize,
     client_threads: usize,
+    answers_kept: usize,
     #[serde(flatten)]
     report: LoadReport,
 }
@@ -47,6 +48,7 @@ pub struct BenchArgs {
     pub seconds: u64,
     pub server_threads: Option<usize>,
     pub client_threads: usize,
+    pub answers: usize,
     pub json: bool,
 }
 
@@ -57,7 +59,12 @@ pub fn bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
     if a.server_threads == Some(0) {
         bail!("--server-threads 0: give at least 1 thread");
     }
-    let explorer = Arc::new(Explorer::open(&a.dirs)?);
+    let explorer = Arc::new(Explorer::open_with(
+        &a.dirs,
+        ExplorerOptions {
+            answers_kept: a.answers,
+        },
+    )?);
     let running = Arc::clone(&explorer).spawn("127.0.0.1:0", a.server_threads)?;
     let server_threads = a
         .server_threads
@@ -98,6 +105,7 @@ pub fn bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
             connections: a.connections,
             server_threads,
             client_threads: a.client_threads,
+            answers_kept: a.answers,
             report,
         });
     }
@@ -133,8 +141,14 @@ pub fn bench(a: BenchArgs) -> anyhow::Result<ExitCode> {
             );
         }
         println!(
-            "server: {server_threads} worker threads; load: {} client threads, {} keep-alive connections, on loopback (both on this machine's cores)",
-            a.client_threads, a.connections
+            "server: {server_threads} worker threads, {}; load: {} client threads, {} keep-alive connections, on loopback (both on this machine's cores)",
+            if a.answers == 0 {
+                "no answer cache (every request probes)".to_string()
+            } else {
+                format!("answer cache of {} per tablebase", a.answers)
+            },
+            a.client_threads,
+            a.connections
         );
     }
     let errors: usize = rows.iter().map(|r| r.report.errors).sum();

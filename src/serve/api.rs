@@ -4,6 +4,7 @@ use super::{assets, stats, Entry, Explorer};
 use crate::format::FormatError;
 use crate::probe::{probe_text_with, MoveValue, ProbeReport};
 use crate::{GameKind, Outcome};
+use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
@@ -196,18 +197,40 @@ async fn probe(
             ),
         ));
     };
-    let report = guarded("probing", || {
+    if let Some(answer) = e.answers.get(text) {
+        return Ok(json_bytes(StatusCode::OK, answer));
+    }
+    let mut report = guarded("probing", || {
         probe_text_with(&e.tb, &e.game, text).map_err(|err| probe_error(e, err))
     })?;
-    let mut report = report;
     sort_best_first(e.tb.kind(), &mut report.result.moves);
-    Ok(json(
-        StatusCode::OK,
-        &ProbeReply {
-            name: &e.name,
-            report,
-        },
-    ))
+    let answer = serde_json::to_vec(&ProbeReply {
+        name: &e.name,
+        report,
+    })
+    .map_err(|err| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot write the answer as JSON: {err}"),
+        )
+    })?;
+    let answer = Bytes::from(answer);
+    // Errors are not kept: they are cheap, and an unbounded stream of
+    // distinct bad texts must not push good answers out.
+    e.answers.insert(text, answer.clone());
+    Ok(json_bytes(StatusCode::OK, answer))
+}
+
+fn json_bytes(status: StatusCode, body: Bytes) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
 }
 
 fn probe_error(e: &Entry, err: crate::Error) -> ApiError {

@@ -24,6 +24,7 @@
 
 mod api;
 mod assets;
+mod cache;
 mod load;
 mod stats;
 
@@ -80,6 +81,20 @@ pub enum ServeError {
     },
 }
 
+/// How [`Explorer::open_with`] sets the explorer up.
+#[derive(Clone, Copy, Debug)]
+pub struct ExplorerOptions {
+    /// Probe answers kept per tablebase (0: every request probes), about
+    /// 2 KiB each.
+    pub answers_kept: usize,
+}
+
+impl Default for ExplorerOptions {
+    fn default() -> Self {
+        ExplorerOptions { answers_kept: 4096 }
+    }
+}
+
 /// One served tablebase.
 struct Entry {
     name: String,
@@ -93,6 +108,7 @@ struct Entry {
     /// The build log's run and partitions, if the directory has one.
     timeline: Option<serde_json::Value>,
     stats: OnceLock<Arc<stats::Histograms>>,
+    answers: cache::AnswerCache,
 }
 
 /// The tablebases `tbforge serve` serves, opened once and shared.
@@ -112,6 +128,11 @@ impl std::fmt::Debug for Explorer {
 impl Explorer {
     /// Opens each directory's tablebase and its game.
     pub fn open(dirs: &[PathBuf]) -> Result<Explorer, ServeError> {
+        Explorer::open_with(dirs, ExplorerOptions::default())
+    }
+
+    /// [`Explorer::open`] with explicit options.
+    pub fn open_with(dirs: &[PathBuf], options: ExplorerOptions) -> Result<Explorer, ServeError> {
         if dirs.is_empty() {
             return Err(ServeError::Nothing);
         }
@@ -174,6 +195,7 @@ impl Explorer {
                 info,
                 timeline,
                 stats: OnceLock::new(),
+                answers: cache::AnswerCache::new(options.answers_kept),
             });
         }
         Ok(Explorer { entries, by_name })
