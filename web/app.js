@@ -43,7 +43,8 @@ function outcomeText(outcome, distance, kind) {
     return "Unsolvable";
   }
   const word = { win: "Win", draw: "Draw", loss: "Loss" }[outcome] || outcome;
-  return distance === null || distance === undefined || outcome === "draw" ? word : `${word} in ${distance}`;
+  if (distance === null || distance === undefined || outcome === "draw") return word;
+  return distance === 0 ? `${word} in 0 (the game is over)` : `${word} in ${distance}`;
 }
 
 function renderNav(active, view) {
@@ -75,8 +76,18 @@ function navigate(url, replace) {
   route();
 }
 
+// body's data-state: "loading" while the API is asked, then "ready" (with
+// data-position, the position drawn) or "error": what scripts driving the
+// page (scripts/browser_test.py) wait for.
+function setState(state, position) {
+  document.body.dataset.state = state;
+  if (position === undefined) delete document.body.dataset.position;
+  else document.body.dataset.position = position;
+}
+
 async function route() {
   showError("");
+  setState("loading");
   try {
     if (!games.length) games = await api("/api/games");
     if (!games.length) throw new Error("this server serves no tablebase");
@@ -87,6 +98,7 @@ async function route() {
       $("explore").hidden = true;
       $("stats").hidden = false;
       await renderStats();
+      setState("ready");
     } else {
       $("stats").hidden = true;
       $("explore").hidden = false;
@@ -98,6 +110,7 @@ async function route() {
     }
   } catch (e) {
     showError(e.message);
+    setState("error");
   }
 }
 
@@ -147,7 +160,9 @@ async function renderPosition(position) {
   }
   $("moves").hidden = r.moves.length === 0;
   $("no-moves").hidden = r.moves.length !== 0;
+  $("no-moves").textContent = current.kind === "puzzle" ? "No move: this is the goal." : "No legal move: the game is over here.";
   document.title = `${current.name} ${r.position} — tbforge explorer`;
+  setState("ready", r.position);
 }
 
 function table(headers, rows) {

@@ -179,7 +179,7 @@ const Boards = (() => {
       [...row].forEach((ch, k) => {
         const cx = (offsets[r] + k) * c + c / 2, cy = r * c + c / 2;
         el("circle", { cx, cy, r: c / 2 - 4, fill: "#e9e4d8", stroke: "#bbb", class: "cell" }, s);
-        if (colors[ch]) el("circle", { cx, cy, r: c / 2 - 9, fill: colors[ch], class: "piece" }, s);
+        if (colors[ch]) el("circle", { cx, cy, r: c / 2 - 9, fill: colors[ch], stroke: "#444", "stroke-width": 2, class: "piece" }, s);
       });
     });
     return s;
