@@ -452,6 +452,37 @@ fn two_tablebases_of_one_game_are_named_by_directory() {
 }
 
 #[test]
+fn engine_files_answer_as_the_full_tablebase_and_say_why_no_histogram() {
+    let f = fixture();
+    let t = tempfile::tempdir().unwrap();
+    let engine = t.path().join("engine");
+    let o = common::tbforge(&[
+        "export",
+        f.dirs[3].to_str().unwrap(),
+        "--engine",
+        engine.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let ex = Arc::new(Explorer::open(std::slice::from_ref(&engine)).unwrap());
+    let server = Arc::clone(&ex).spawn("127.0.0.1:0", Some(1)).unwrap();
+    let full = Tablebase::open(&f.dirs[3]).unwrap();
+    for text in f.explorer.sample_positions("checkers", 40) {
+        let (status, v) = get(server.addr(), &probe_path("checkers", &text));
+        assert_eq!(status, 200, "{text}: {v}");
+        check_answer("checkers", &full, &text, &v);
+    }
+    let (status, stats) = get(server.addr(), "/api/checkers/stats");
+    assert_eq!(status, 200);
+    assert!(
+        stats["note"].as_str().unwrap().contains("engine files"),
+        "{}",
+        stats["note"]
+    );
+    assert!(stats["partitions"][0]["win_distances"].is_null());
+    server.stop().unwrap();
+}
+
+#[test]
 fn parallel_load_on_loopback_has_no_error() {
     let f = fixture();
     let mut paths = Vec::new();

@@ -345,3 +345,47 @@ async fn wrong_method(method: Method, uri: Uri) -> ApiError {
         format!("{method} {} is not served: use GET", uri.path()),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_is_a_500_answer() {
+        let r: Result<(), ApiError> = guarded("testing", || panic!("a bug"));
+        let e = r.err().expect("the panic is caught");
+        assert_eq!(e.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(e.message.contains("while testing"), "{}", e.message);
+        let ok = guarded("testing", || Ok(7));
+        assert_eq!(ok.ok(), Some(7));
+    }
+
+    #[test]
+    fn best_first() {
+        let m = |mv: &str, outcome, distance| MoveValue {
+            mv: mv.into(),
+            position: String::new(),
+            outcome,
+            distance,
+        };
+        let mut moves = vec![
+            m("l3", Outcome::Loss, Some(3)),
+            m("d", Outcome::Draw, None),
+            m("w5", Outcome::Win, Some(5)),
+            m("l9", Outcome::Loss, Some(9)),
+            m("w1", Outcome::Win, Some(1)),
+        ];
+        sort_best_first(GameKind::TwoPlayer, &mut moves);
+        let order: Vec<&str> = moves.iter().map(|m| m.mv.as_str()).collect();
+        assert_eq!(order, ["w1", "w5", "d", "l9", "l3"]);
+        // Puzzles: toward the goal, closest first, then the dead ends.
+        let mut moves = vec![
+            m("x", Outcome::Draw, None),
+            m("g4", Outcome::Win, Some(4)),
+            m("g2", Outcome::Win, Some(2)),
+        ];
+        sort_best_first(GameKind::Puzzle, &mut moves);
+        let order: Vec<&str> = moves.iter().map(|m| m.mv.as_str()).collect();
+        assert_eq!(order, ["g2", "g4", "x"]);
+    }
+}
