@@ -353,7 +353,7 @@ mod tests {
     #[test]
     fn a_panic_is_a_500_answer() {
         let r: Result<(), ApiError> = guarded("testing", || panic!("a bug"));
-        let e = r.err().expect("the panic is caught");
+        let e = r.expect_err("the panic is caught");
         assert_eq!(e.status, StatusCode::INTERNAL_SERVER_ERROR);
         assert!(e.message.contains("while testing"), "{}", e.message);
         let ok = guarded("testing", || Ok(7));
