@@ -32,8 +32,8 @@ pub use load::{load, load_blocking, LoadOptions, LoadReport};
 
 use crate::format::{self, InfoReport};
 use crate::game::GameDescriptor;
-use crate::registry::{catalog, open_game, AnyGame, GameVisitor};
-use crate::{Forward, Game, GameKind, Tablebase};
+use crate::registry::{annotate_info, catalog, open_game, AnyGame, GameVisitor};
+use crate::{Game, GameKind, Tablebase};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -153,7 +153,7 @@ impl Explorer {
             }
             game.visit(Check(&tb)).map_err(|e| fail(e.into()))?;
             let mut info = format::info(dir).map_err(|e| fail(e.into()))?;
-            annotate(&game, &mut info);
+            annotate_info(&mut info);
             opened.push((dir.clone(), tb, game, info));
         }
         // A game's id names its route unless another tablebase has the same game.
@@ -331,26 +331,6 @@ fn dir_name(dir: &Path) -> String {
     full.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// The tables by depth and by group that `tbforge info` adds to the
-/// manifest's summary, where the game has them.
-fn annotate(game: &AnyGame, info: &mut InfoReport) {
-    struct Annotate<'a>(&'a mut InfoReport);
-    impl GameVisitor for Annotate<'_> {
-        type Output = ();
-        fn visit<G: Game>(self, game: &G) {
-            let layer_of = |p| match game.forward(p) {
-                Forward::Layer(d) => Some(d),
-                _ => None,
-            };
-            if game.partitions().into_iter().any(|p| layer_of(p).is_some()) {
-                self.0.set_depths(layer_of);
-            }
-            self.0.set_groups(|p| game.partition_group(p));
-        }
-    }
-    game.visit(Annotate(info));
 }
 
 /// Up to `count` positions of `tb` that probe without error, with their
