@@ -497,7 +497,10 @@ fn parallel_load_on_loopback_has_no_error() {
         max_time: Duration::from_secs(120),
     };
     let r = load_blocking(f.server.addr(), paths, options, 1).unwrap();
-    println!(
+    // Straight to the process's stderr, past the test harness's capture:
+    // the figures belong in every run's log.
+    let _ = writeln!(
+        std::io::stderr(),
         "load: {} requests over {} connections, {} errors, {:.0} req/s, p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
         r.requests, options.connections, r.errors, r.requests_per_second, r.p50_ms, r.p99_ms, r.max_ms
     );
