@@ -296,7 +296,11 @@ async fn stats(State(ex): Shared, Path(name): Path<String>) -> Result<Response, 
             let ex2 = Arc::clone(&ex);
             let name2 = name.clone();
             let scanned = tokio::task::spawn_blocking(move || {
-                let e = ex2.entry(&name2).expect("looked up above");
+                let e = lookup(&ex2, &name2)?;
+                let _one_scan = e.scanning.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(h) = e.stats.get() {
+                    return Ok(Arc::clone(h));
+                }
                 guarded("scanning the files for the statistics", || {
                     stats::histograms(&e.tb, &e.game).map_err(|err| {
                         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())

@@ -108,6 +108,9 @@ struct Entry {
     /// The build log's run and partitions, if the directory has one.
     timeline: Option<serde_json::Value>,
     stats: OnceLock<Arc<stats::Histograms>>,
+    /// Held while the histograms are scanned, so that requests arriving
+    /// meanwhile wait for that scan instead of starting their own.
+    scanning: std::sync::Mutex<()>,
     answers: cache::AnswerCache,
 }
 
@@ -195,6 +198,7 @@ impl Explorer {
                 info,
                 timeline,
                 stats: OnceLock::new(),
+                scanning: std::sync::Mutex::new(()),
                 answers: cache::AnswerCache::new(options.answers_kept),
             });
         }
