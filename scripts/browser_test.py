@@ -280,11 +280,26 @@ def main():
                     if target is None:
                         break  # the game is over (or the goal reached) here
                     move, position = target
-                    browser.click("#moves tbody .move-button")
+                    moved = ("new URLSearchParams(location.search).get('position') === "
+                             f"{json.dumps(position)}")
+                    # On the board where the move's points are drawn there
+                    # (clicked one by one until the page takes the move), else
+                    # in the list of moves.
+                    points = [p for p in move.replace("x", "-").split("-")]
+                    on_board = all(browser.eval(f"document.querySelector('#board [data-point=\"{p}\"]') !== null")
+                                   for p in points)
+                    if on_board:
+                        for p in points:
+                            browser.click(f'#board [data-point="{p}"]')
+                            time.sleep(0.05)
+                            if browser.eval(moved):
+                                break
+                    else:
+                        browser.click("#moves tbody .move-button")
                     browser.wait_for(drawn(position) + " && document.querySelector('#position').value === "
-                                     f"{json.dumps(position)} && new URLSearchParams(location.search).get('position')"
-                                     f" === {json.dumps(position)}", f"{name}: the position after clicking {move}")
-                    line.append(move)
+                                     f"{json.dumps(position)} && {moved}",
+                                     f"{name}: the position after clicking {move} on the {'board' if on_board else 'list'}")
+                    line.append(f"{move} ({'board' if on_board else 'list'})")
                 check(len(line) > 0 or browser.eval("document.querySelector('#no-moves').hidden === false"),
                       f"{name}: clicked the line {' '.join(line) or '(no move: terminal start)'}")
                 position = browser.eval("document.querySelector('#position').value")

@@ -8,6 +8,48 @@ const $ = (id) => document.getElementById(id);
 let games = [];
 let current = null; // the /api/games row shown
 let history_ = []; // positions visited since the last typed one, for Back
+let shownMoves = []; // the moves of the position drawn, as the API lists them
+let picked = []; // board points clicked toward a move
+
+// The moves whose points (the move's text split at '-' and 'x') begin with
+// the points clicked: the page knows notation, never rules.
+function movesFrom(points) {
+  return shownMoves.filter((m) => {
+    const parts = m.move.split(/[-x]/);
+    return points.every((p, i) => parts[i] === p);
+  });
+}
+
+function markPicked() {
+  for (const e of document.querySelectorAll("#board [data-point]")) {
+    e.classList.toggle("picked", picked.includes(e.dataset.point));
+  }
+}
+
+function follow(m) {
+  history_.push(document.body.dataset.position ?? $("position").value);
+  navigate(link(current.name, { position: m.position }));
+}
+
+function boardClick(ev) {
+  const target = ev.target.closest ? ev.target.closest("[data-point]") : null;
+  if (!target) return;
+  picked.push(target.dataset.point);
+  let found = movesFrom(picked);
+  if (!found.length) {
+    // A fresh start from this point.
+    picked = [target.dataset.point];
+    found = movesFrom(picked);
+    if (!found.length) picked = [];
+  }
+  const exact = found.filter((m) => m.move.split(/[-x]/).length === picked.length);
+  if (found.length === 1 || (exact.length === 1 && found.length === exact.length)) {
+    picked = [];
+    follow(found[0]);
+    return;
+  }
+  markPicked();
+}
 
 function showError(message) {
   const e = $("error");
@@ -133,6 +175,8 @@ async function renderPosition(position) {
   v.dataset.outcome = r.outcome;
   $("partition").textContent = `partition ${r.partition_name}, rank ${r.rank}`;
   $("permalink").href = link(current.name, { position: r.position });
+  shownMoves = r.moves;
+  picked = [];
   const body = $("moves").querySelector("tbody");
   body.replaceChildren();
   const best = new Set(r.best_moves);
@@ -152,10 +196,7 @@ async function renderPosition(position) {
     const td3 = document.createElement("td");
     td3.textContent = m.distance === null ? "" : String(m.distance);
     tr.append(td1, td2, td3);
-    tr.addEventListener("click", () => {
-      history_.push(r.position);
-      navigate(link(current.name, { position: m.position }));
-    });
+    tr.addEventListener("click", () => follow(m));
     body.append(tr);
   }
   $("moves").hidden = r.moves.length === 0;
@@ -289,5 +330,6 @@ for (const id of ["view-explore", "view-stats"]) {
     navigate($(id).href);
   });
 }
+$("board").addEventListener("click", boardClick);
 window.addEventListener("popstate", route);
 route();

@@ -6,6 +6,10 @@
 // Every drawer returns an <svg class="board"> whose squares or points carry
 // class "cell" and whose pieces carry class "piece", or null when the text
 // does not read as a position of that game (the page then shows the text).
+// Where moves are written as board points joined by '-' or 'x' (`b2`,
+// `a1-a4xg7`, `15x24`), each point's element carries data-point with the
+// point's name, so that the page can play a move by clicks on the board
+// (it matches the clicked points against the moves the server lists).
 "use strict";
 
 const Boards = (() => {
@@ -37,7 +41,9 @@ const Boards = (() => {
     const c = 80, s = svg(3 * c, 3 * c, "tic-tac-toe board");
     for (let i = 0; i < 9; i++) {
       const x = (i % 3) * c, y = Math.floor(i / 3) * c;
-      el("rect", { x: x + 2, y: y + 2, width: c - 4, height: c - 4, fill: "#f3f1ea", class: "cell" }, s);
+      // Columns a-c from the left, rows 1-3 from the top.
+      const point = "abc"[i % 3] + (1 + Math.floor(i / 3));
+      el("rect", { x: x + 2, y: y + 2, width: c - 4, height: c - 4, fill: "#f3f1ea", class: "cell", "data-point": point }, s);
       const m = pos[i].toLowerCase();
       if (m === "x") {
         const g = el("g", { class: "piece", stroke: "#1f4e9c", "stroke-width": 8, "stroke-linecap": "round" }, s);
@@ -68,7 +74,7 @@ const Boards = (() => {
     for (let col = 0; col < w; col++) {
       for (let row = 0; row < h; row++) {
         const cx = col * c + c / 2, cy = (h - 1 - row) * c + c / 2;
-        el("circle", { cx, cy, r: c / 2 - 6, fill: "#fff", class: "cell" }, s);
+        el("circle", { cx, cy, r: c / 2 - 6, fill: "#fff", class: "cell", "data-point": String(col + 1) }, s);
         const who = grid[col][row];
         if (who !== undefined) {
           el("circle", { cx, cy, r: c / 2 - 6, fill: who === 0 ? "#d93b30" : "#f2c314", class: "piece" }, s);
@@ -99,6 +105,7 @@ const Boards = (() => {
     for (const p of MORRIS_POINTS) {
       const [cx, cy] = at(p);
       el("circle", { cx, cy, r: 6, fill: "#6b4f2a", class: "cell" }, s);
+      el("circle", { cx, cy, r: 20, fill: "transparent", class: "hit", "data-point": p }, s);
     }
     for (const [pts, fill] of [[white, "#f5f5f0"], [black, "#222"]]) {
       for (const p of pts) {
@@ -124,8 +131,10 @@ const Boards = (() => {
     for (let r = 0; r < 8; r++) {
       for (let col = 0; col < 8; col++) {
         const dark = (r + col) % 2 === 1;
-        el("rect", { x: col * c, y: r * c, width: c, height: c, fill: dark ? "#8b5a2b" : "#f0d9b5",
-          class: dark ? "cell" : "light" }, s);
+        const attrs = { x: col * c, y: r * c, width: c, height: c, fill: dark ? "#8b5a2b" : "#f0d9b5",
+          class: dark ? "cell" : "light" };
+        if (dark) attrs["data-point"] = String(r * 4 + Math.floor(col / 2) + 1);
+        el("rect", attrs, s);
       }
     }
     const at = (n) => {
@@ -172,13 +181,15 @@ const Boards = (() => {
   }
 
   // Holes in rows, for the puzzles written as rows separated by '/':
-  // `offsets[r]` is the column of row r's first hole.
+  // `offsets[r]` is the column of row r's first hole; points are named by
+  // column letter (a from the left) and row number (1 at the top).
   function holes(rows, offsets, width, colors, label) {
     const c = 46, s = svg(width * c, rows.length * c, label);
     rows.forEach((row, r) => {
       [...row].forEach((ch, k) => {
         const cx = (offsets[r] + k) * c + c / 2, cy = r * c + c / 2;
-        el("circle", { cx, cy, r: c / 2 - 4, fill: "#e9e4d8", stroke: "#bbb", class: "cell" }, s);
+        const point = "abcdefg"[offsets[r] + k] + (r + 1);
+        el("circle", { cx, cy, r: c / 2 - 4, fill: "#e9e4d8", stroke: "#bbb", class: "cell", "data-point": point }, s);
         if (colors[ch]) el("circle", { cx, cy, r: c / 2 - 9, fill: colors[ch], stroke: "#444", "stroke-width": 2, class: "piece" }, s);
       });
     });
