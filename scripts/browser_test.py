@@ -349,6 +349,10 @@ def main():
                 bars = browser.eval("document.querySelectorAll('#stats-body svg.histogram rect.bar').length")
                 wdl = browser.eval("document.querySelectorAll('#stats-body svg.wdl rect').length")
                 check(bars > 0 and wdl > 0, f"{name}: statistics with {bars} histogram bars and {wdl} W/D/L segments")
+                browser.click("#histogram-log")
+                log_bars = browser.eval("document.querySelector('#histogram-log').checked && "
+                                        "document.querySelectorAll('#stats-body svg.histogram rect.bar').length")
+                check(log_bars == bars, f"{name}: the log-scale histogram has the same {log_bars} bars")
                 browser.screenshot(os.path.join(args.out, f"{name}-stats.png"))
             except Exception as e:  # one game's failure is reported, the others still run
                 check(False, f"{name}: {e}")

@@ -271,17 +271,23 @@ async function renderStats() {
     o.textContent = text;
     select.append(o);
   }
+  const logLabel = document.createElement("label");
+  const logBox = document.createElement("input");
+  logBox.type = "checkbox";
+  logBox.id = "histogram-log";
+  logLabel.append(" ", logBox, " log scale");
   const plot = document.createElement("div");
   const draw = () => {
     const chosen = choices.find((c) => c[0] === select.value)[2];
     const have = chosen.filter((p) => p.win_distances);
     plot.replaceChildren(have.length
-      ? Plots.histogram(sum(have.map((p) => p.win_distances)), sum(have.map((p) => p.loss_distances)), s.kind)
+      ? Plots.histogram(sum(have.map((p) => p.win_distances)), sum(have.map((p) => p.loss_distances)), s.kind, logBox.checked)
       : document.createTextNode("no histogram for this choice (see the note above)"));
   };
   select.addEventListener("change", draw);
+  logBox.addEventListener("change", draw);
   draw();
-  out.append(section("Distance histogram", select, plot));
+  out.append(section("Distance histogram", select, logLabel, plot));
 
   if (s.depths) {
     out.append(section("By depth (plies from the start)", table(["depth", "partitions", "reached", "positions", "W/D/L", words[0], words[1], words[2]],

@@ -37,14 +37,16 @@ const Plots = (() => {
   }
 
   // Positions by distance: wins above the axis, losses below (puzzles:
-  // distances to the goal above).
-  function histogram(win, loss, kind) {
+  // distances to the goal above); `log`: bar heights on a log scale, so
+  // that the long tail of rare distances shows.
+  function histogram(win, loss, kind, log) {
     win = win || []; loss = loss || [];
     const n = Math.max(win.length, loss.length, 1), W = 760, H = 260, L = 60, B = 30, T = 10;
-    const top = Math.max(1, ...win), bottom = Math.max(0, ...loss), span = top + bottom;
+    const f = log ? (v) => Math.log10(1 + v) : (v) => v;
+    const top = Math.max(1, ...win), bottom = Math.max(0, ...loss), span = f(top) + f(bottom);
     const s = el("svg", { viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: "histogram" });
-    const plotH = H - T - B, y0 = T + (plotH * top) / span, bw = (W - L - 10) / n;
-    const y = (v) => (plotH * v) / span;
+    const plotH = H - T - B, y0 = T + (plotH * f(top)) / span, bw = (W - L - 10) / n;
+    const y = (v) => (plotH * f(v)) / span;
     for (let d = 0; d < n; d++) {
       const x = L + d * bw;
       if (win[d]) title(el("rect", { x, y: y0 - y(win[d]), width: Math.max(1, bw - 1), height: y(win[d]), fill: COLORS.win, class: "bar" }, s),
