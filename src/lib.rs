@@ -13,7 +13,8 @@
 //! - [`probe`]: what engines link to read values back;
 //! - `compare` (feature `build`): two tablebases of one game, position by position;
 //! - `search` (feature `build`): perft, and alpha-beta search that probes tablebases;
-//! - `zstd_bench` (feature `build`): one partition as a single zstd stream against its file.
+//! - `zstd_bench` (feature `build`): one partition as a single zstd stream against its file;
+//! - `serve` (feature `serve`): the HTTP API and web explorer of `tbforge serve`.
 #![warn(missing_docs)]
 
 mod error;
@@ -39,6 +40,8 @@ pub mod pipeline;
 mod progress;
 #[cfg(feature = "build")]
 pub mod search;
+#[cfg(feature = "serve")]
+pub mod serve;
 #[cfg(feature = "build")]
 pub mod solve;
 #[cfg(feature = "build")]

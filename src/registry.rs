@@ -3,7 +3,8 @@
 //! (each game knows nothing of it); adding a game adds one line to each list
 //! here.
 
-use crate::game::{self, Game, GameDescriptor};
+use crate::format::InfoReport;
+use crate::game::{self, Forward, Game, GameDescriptor};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 
@@ -127,6 +128,33 @@ pub fn open_game(name: &str, params: &BTreeMap<String, String>) -> Result<AnyGam
         )?)),
         _ => Err(Error::UnknownGame(name.to_string())),
     }
+}
+
+/// Adds to a manifest's summary what only its game knows: the table by
+/// depth, where the game has layered partitions, and the table by the
+/// game's groups of partitions, where it has them (`tbforge info`, the
+/// explorer's statistics). A game this tbforge cannot open is left without
+/// them: the summary reads the manifest alone, and `verify` is what says
+/// what is wrong.
+pub fn annotate_info(report: &mut InfoReport) {
+    let Ok(game) = open_game(&report.game, &report.params) else {
+        return;
+    };
+    struct Annotate<'a>(&'a mut InfoReport);
+    impl GameVisitor for Annotate<'_> {
+        type Output = ();
+        fn visit<G: Game>(self, game: &G) {
+            let layer_of = |p| match game.forward(p) {
+                Forward::Layer(d) => Some(d),
+                _ => None,
+            };
+            if game.partitions().into_iter().any(|p| layer_of(p).is_some()) {
+                self.0.set_depths(layer_of);
+            }
+            self.0.set_groups(|p| game.partition_group(p));
+        }
+    }
+    game.visit(Annotate(report));
 }
 
 /// Every game's CUDA kernel files, as (file name, source): what CI compiles

@@ -109,6 +109,28 @@ pub fn bench(what: BenchWhat) -> anyhow::Result<ExitCode> {
             ))
         }
         BenchWhat::Pcie { size_mb, json } => pcie(size_mb, json),
+        #[cfg(feature = "serve")]
+        BenchWhat::Serve {
+            dirs,
+            connections,
+            requests,
+            positions,
+            seconds,
+            server_threads,
+            client_threads,
+            answers,
+            json,
+        } => super::serve::bench(super::serve::BenchArgs {
+            dirs,
+            connections,
+            requests,
+            positions,
+            seconds,
+            server_threads,
+            client_threads,
+            answers,
+            json,
+        }),
         BenchWhat::Probe { dir, json } => {
             let row = tbforge::probe::bench(&dir, &Default::default())?;
             if json {

@@ -19,6 +19,8 @@ mod export;
 mod games;
 mod info;
 mod probe;
+#[cfg(feature = "serve")]
+mod serve;
 mod verify;
 
 /// Build, verify and probe endgame databases (tablebases) of board games and puzzles.
@@ -210,6 +212,26 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve tablebases over HTTP: a JSON API and a web explorer.
+    ///
+    /// The API: GET /api/games (what is served), /api/NAME?position=TEXT
+    /// (value, distance, and every move with its resulting position and
+    /// value, best first), /api/NAME/info (the manifest summarised),
+    /// /api/NAME/stats (counts, distance histograms, the build's timeline).
+    /// NAME is the game's id, or the directory's name where two tablebases
+    /// of one game are served. Open http://ADDR/ for the explorer.
+    #[cfg(feature = "serve")]
+    Serve {
+        /// Tablebase directories (each holding manifest.json).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Address to listen on (port 0: any free port, printed at start).
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+        bind: String,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
     /// Throughput figures: hashing, solving, probing (positions/s).
     Bench {
         #[command(subcommand)]
@@ -236,6 +258,45 @@ pub(crate) enum BenchWhat {
         #[arg(long)]
         threads: Option<usize>,
         /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Requests per second and latency of `tbforge serve` on loopback.
+    ///
+    /// Serves the directories on 127.0.0.1 in this process, samples
+    /// positions of each tablebase, requests each once (so that their
+    /// blocks are cached), then sends --requests probes over --connections
+    /// keep-alive connections and prints req/s and latency percentiles.
+    /// Server and load share this machine's cores. Exits 1 if any request
+    /// failed.
+    #[cfg(feature = "serve")]
+    Serve {
+        /// Tablebase directories (each holding manifest.json).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Keep-alive connections, each with one request in flight.
+        #[arg(long, default_value_t = 32)]
+        connections: usize,
+        /// Requests per tablebase.
+        #[arg(long, default_value_t = 20_000)]
+        requests: usize,
+        /// Distinct positions requested per tablebase.
+        #[arg(long, default_value_t = 256)]
+        positions: usize,
+        /// Stop each tablebase's load after this many seconds.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// The server's worker threads (default: one per core).
+        #[arg(long)]
+        server_threads: Option<usize>,
+        /// The load generator's threads.
+        #[arg(long, default_value_t = 1)]
+        client_threads: usize,
+        /// Probe answers the server keeps per tablebase (0: every request
+        /// probes the tablebase; the block cache stays on).
+        #[arg(long, value_name = "N", default_value_t = 4096)]
+        answers: usize,
+        /// Print one JSON array (a row per tablebase) instead of the table.
         #[arg(long)]
         json: bool,
     },
@@ -610,6 +671,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             threads,
             json,
         }),
+        #[cfg(feature = "serve")]
+        Command::Serve {
+            dirs,
+            bind,
+            threads,
+        } => serve::serve(&dirs, &bind, threads),
         Command::Bench { what } => bench::bench(what),
     }
 }

@@ -38,7 +38,7 @@ use crate::format::{
     count, read_manifest, FormatError, Manifest, Stored, TableFile, ValueEncoding,
 };
 use crate::game::{Forward, Game, GameKind, Status};
-use crate::registry::{open_game, GameVisitor};
+use crate::registry::{open_game, AnyGame, GameVisitor};
 use crate::value::{Outcome, PartitionId, Rank, Value};
 use cache::BlockCache;
 use std::collections::HashMap;
@@ -290,6 +290,17 @@ impl Tablebase {
         Ok(file.code_in(&raw, offset))
     }
 
+    /// Every stored code of `partition` in rank order (one byte per index,
+    /// whatever the encoding), read past the block cache. In an engine
+    /// directory these are the stored codes, don't-cares included.
+    pub fn partition_codes(&self, partition: PartitionId) -> Result<Vec<u8>, FormatError> {
+        let slot = *self
+            .by_partition
+            .get(&partition)
+            .ok_or(FormatError::NotInTablebase { partition })?;
+        self.file(slot)?.read_all_codes()
+    }
+
     /// The stored code at (`partition`, `rank`): the value byte, or the
     /// two-bit WDL code (in an engine directory possibly don't-care).
     pub fn probe_code(&self, partition: PartitionId, rank: Rank) -> Result<u8, FormatError> {
@@ -435,6 +446,9 @@ pub struct MoveValue {
     /// The move in the game's notation.
     #[serde(rename = "move")]
     pub mv: String,
+    /// The position it leads to, in the game's notation (what a client
+    /// sends back to follow the move).
+    pub position: String,
     /// The outcome for the mover after this move.
     pub outcome: Outcome,
     /// Plies (puzzles: moves) to the end counting this move, where known.
@@ -444,7 +458,7 @@ pub struct MoveValue {
 struct Analysis<G: Game> {
     here: Stored,
     best: Vec<(G::Move, usize)>,
-    moves: Vec<(G::Move, Stored)>,
+    moves: Vec<(G::Move, G::Position, Stored)>,
 }
 
 /// The value of `pos` alone, without its moves (the cheap probe an engine's
@@ -518,7 +532,7 @@ fn analyse<G: Game>(tb: &Tablebase, game: &G, pos: &G::Position) -> crate::Resul
                 }
                 .into());
             }
-            moves.push((mv, v));
+            moves.push((mv, s, v));
         }
     }
     // The optimal successors: the outcome to move to, and which distance is
@@ -531,9 +545,9 @@ fn analyse<G: Game>(tb: &Tablebase, game: &G, pos: &G::Position) -> crate::Resul
         (GameKind::Puzzle, _) => (None, false),
     };
     let candidates: Vec<usize> = (0..moves.len())
-        .filter(|&i| want.is_some() && moves[i].1.outcome == want)
+        .filter(|&i| want.is_some() && moves[i].2.outcome == want)
         .collect();
-    let distances = candidates.iter().map(|&i| moves[i].1.distance);
+    let distances = candidates.iter().map(|&i| moves[i].2.distance);
     let pick = if slowest {
         distances.max().flatten()
     } else {
@@ -541,7 +555,7 @@ fn analyse<G: Game>(tb: &Tablebase, game: &G, pos: &G::Position) -> crate::Resul
     };
     let best: Vec<usize> = candidates
         .into_iter()
-        .filter(|&i| pick.is_none() || moves[i].1.distance == pick)
+        .filter(|&i| pick.is_none() || moves[i].2.distance == pick)
         .collect();
     let best = best.into_iter().map(|i| (moves[i].0.clone(), i)).collect();
     Ok(Analysis { here, best, moves })
@@ -570,10 +584,11 @@ fn probe_unchecked<G: Game>(
     let moves = a
         .moves
         .iter()
-        .map(|(mv, v)| {
+        .map(|(mv, succ, v)| {
             let o = v.outcome.expect("analyse rejects illegal successors");
             MoveValue {
                 mv: game.format_move(pos, mv),
+                position: game.format_position(succ),
                 outcome: match (kind, o) {
                     (GameKind::TwoPlayer, Outcome::Win) => Outcome::Loss,
                     (GameKind::TwoPlayer, Outcome::Loss) => Outcome::Win,
@@ -648,6 +663,17 @@ pub fn probe_text(dir: &Path, position: &str) -> crate::Result<ProbeReport> {
 /// [`probe_text`] on an open tablebase.
 pub fn probe_text_in(tb: &Tablebase, position: &str) -> crate::Result<ProbeReport> {
     let game = open_game(&tb.manifest.game, &tb.manifest.params)?;
+    probe_text_with(tb, &game, position)
+}
+
+/// [`probe_text_in`] with the game already opened (opening one may build
+/// tables: a server opens it once, not per probe). `game` must be the
+/// tablebase's game; the probe checks it.
+pub fn probe_text_with(
+    tb: &Tablebase,
+    game: &AnyGame,
+    position: &str,
+) -> crate::Result<ProbeReport> {
     struct Visit<'a> {
         tb: &'a Tablebase,
         text: &'a str,
