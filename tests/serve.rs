@@ -461,6 +461,8 @@ fn engine_files_answer_as_the_full_tablebase_and_say_why_no_histogram() {
         f.dirs[3].to_str().unwrap(),
         "--engine",
         engine.to_str().unwrap(),
+        // Distances too, so that every answer is the full tablebase's.
+        "--distance",
     ]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let ex = Arc::new(Explorer::open(std::slice::from_ref(&engine)).unwrap());
