@@ -20,7 +20,7 @@ use crate::format::{
 };
 use crate::game::{Game, GameKind};
 use crate::registry::{open_game, AnyGame, GameVisitor};
-use crate::value::{Outcome, PartitionId, Rank, Value};
+use crate::value::{PartitionId, Rank, Value};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -505,14 +505,7 @@ fn key_table(kind: GameKind, stored: ValueEncoding, compared: ValueEncoding) -> 
 /// How a stored code reads, for messages.
 fn describe(kind: GameKind, encoding: ValueEncoding, code: u8) -> String {
     let s: Stored = encoding.decode(kind, code);
-    match (kind, s.outcome, s.distance) {
-        (_, None, _) => "illegal".into(),
-        (GameKind::Puzzle, Some(Outcome::Win), Some(d)) => format!("goal in {d}"),
-        (GameKind::Puzzle, Some(Outcome::Win), None) => "goal reachable".into(),
-        (GameKind::Puzzle, _, _) => "goal unreachable".into(),
-        (_, Some(o), Some(d)) => format!("{o} in {d}"),
-        (_, Some(o), None) => o.to_string(),
-    }
+    Stored::describe(kind, s.outcome, s.distance)
 }
 
 /// Every stored code of `file`'s blocks `blocks`, one byte per position,

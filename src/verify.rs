@@ -746,13 +746,7 @@ fn outcome_of(kind: GameKind, v: Value) -> Outcome {
 }
 
 fn describe(kind: GameKind, o: Option<Outcome>, d: Option<u32>) -> String {
-    match (kind, o, d) {
-        (_, None, _) => "illegal".into(),
-        (GameKind::Puzzle, Some(Outcome::Win), Some(d)) => format!("goal in {d}"),
-        (GameKind::Puzzle, Some(Outcome::Draw), _) => "goal unreachable".into(),
-        (_, Some(o), Some(d)) => format!("{o} in {d}"),
-        (_, Some(o), None) => o.to_string(),
-    }
+    Stored::describe(kind, o, d)
 }
 
 /// The value of `pos` from its successors' stored values, by the solver's rules,

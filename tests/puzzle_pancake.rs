@@ -105,3 +105,29 @@ fn goal_distances_equal_bfs_layers_and_probe_walks_home() {
         assert!(d0 > 0);
     }
 }
+
+/// Puzzles read as moves to the goal, never as a game won.
+#[test]
+fn probe_text_says_moves_to_the_goal() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = common::tbforge(&[
+        "build",
+        "pancake",
+        "--param",
+        "n=5",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let r = tbforge::probe::probe_text(dir.path(), "3 1 2 5 4").unwrap();
+    let d = r.result.distance.unwrap();
+    assert!(d > 1);
+    let text = r.to_text();
+    assert!(
+        text.contains(&format!("\n{d} moves to the goal\n")),
+        "{text}"
+    );
+    assert!(!text.contains("win"), "{text}");
+    let r = tbforge::probe::probe_text(dir.path(), "1 2 3 4 5").unwrap();
+    assert!(r.to_text().contains("\nat the goal\n"), "{}", r.to_text());
+}

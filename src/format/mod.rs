@@ -130,6 +130,23 @@ pub struct Stored {
 }
 
 impl Stored {
+    /// How a value reads to people: "win in 7", "draw", "loss in 4" (plies)
+    /// in two-player games; "7 moves to the goal", "at the goal", "goal
+    /// unreachable" in puzzles; "illegal" for none.
+    pub fn describe(kind: GameKind, outcome: Option<Outcome>, distance: Option<u32>) -> String {
+        match (kind, outcome, distance) {
+            (_, None, _) => "illegal".into(),
+            (GameKind::Puzzle, Some(Outcome::Win), Some(0)) => "at the goal".into(),
+            (GameKind::Puzzle, Some(Outcome::Win), Some(d)) => {
+                format!("{} to the goal", count(u64::from(d), "move", "moves"))
+            }
+            (GameKind::Puzzle, Some(Outcome::Win), None) => "goal reachable".into(),
+            (GameKind::Puzzle, Some(_), _) => "goal unreachable".into(),
+            (_, Some(o), Some(d)) => format!("{o} in {d}"),
+            (_, Some(o), None) => o.to_string(),
+        }
+    }
+
     /// How `value` reads in a game of `kind`.
     pub fn from_value(kind: GameKind, value: Value) -> Stored {
         let outcome = match kind {

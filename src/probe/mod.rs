@@ -623,6 +623,9 @@ pub struct ProbeReport {
     /// The probe's findings.
     #[serde(flatten)]
     pub result: ProbeResult,
+    /// Two-player or puzzle: how the values read.
+    #[serde(skip)]
+    pub kind: GameKind,
 }
 
 impl ProbeReport {
@@ -634,20 +637,16 @@ impl ProbeReport {
             "partition {} ({}), rank {}\n",
             self.partition_name, self.partition, self.rank
         );
-        match r.distance {
-            Some(d) => s += &format!("{} in {d}\n", r.outcome),
-            None => s += &format!("{}\n", r.outcome),
-        }
+        s += &Stored::describe(self.kind, Some(r.outcome), r.distance);
+        s.push('\n');
         if r.best_moves.is_empty() {
             s += "best moves: none\n";
         } else {
             s += &format!("best moves: {}\n", r.best_moves.join(" "));
         }
         for m in &r.moves {
-            match m.distance {
-                Some(d) => s += &format!("  {:<8} {} in {d}\n", m.mv, m.outcome),
-                None => s += &format!("  {:<8} {}\n", m.mv, m.outcome),
-            }
+            let value = Stored::describe(self.kind, Some(m.outcome), m.distance);
+            s += &format!("  {:<8} {value}\n", m.mv);
         }
         s
     }
@@ -691,6 +690,7 @@ pub fn probe_text_with(
                 partition_name: game.partition_name(p),
                 rank: r,
                 result,
+                kind: game.info().kind,
             })
         }
     }
