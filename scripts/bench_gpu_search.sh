@@ -71,6 +71,8 @@ for path in sys.argv[1:]:
           f"{r['value_mismatches']} value mismatches, levels {'equal' if r['levels_match'] else 'DIFFER'}; "
           f"alpha-beta on {r['alpha_beta_roots']}: {r['alpha_beta_value_mismatches']} value mismatches, "
           f"{r['alpha_beta_best_move_mismatches']} of {r['unique_best_moves']} unique best moves differ")
+    if r.get("first_difference"):
+        print(r["first_difference"])
     print(f"{'depth':>5} {'leaves':>15} {'GPU s':>8} {'G leaves/s':>10} {'G nodes/s':>9} "
           f"{'twin M n/s':>10} {'GPU/twin':>8} {'a-b 1t s':>8} {'value':>7} {'agree':>5} {'best':>8}")
     for d in v["depths"]:
@@ -84,6 +86,8 @@ for path in sys.argv[1:]:
         print(f"{d['depth']:>5} {d['leaves']:>15,} {d['seconds']:>8.3f} {rate(d['leaves_per_second'], 1e9, '10.3f')} "
               f"{rate(d['nodes_per_second'], 1e9, '9.3f')} {rate(twin, 1e6, '10.1f')} {ratio} "
               f"{d['alpha_beta_seconds']:>8.3f} {d['value']:>7} {agree:>5} {best:>8}")
+        if d.get("first_difference"):
+            print(d["first_difference"])
     t = v["in_time"]
     ab, fr = t["alpha_beta"], t["frontier"]
     print(f"in {t['seconds']} s: alpha-beta (every core) depth {ab['depth']} at "

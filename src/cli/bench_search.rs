@@ -17,7 +17,7 @@ use super::CheckDevice;
 use anyhow::{bail, Context};
 use serde_json::json;
 use std::process::ExitCode;
-use tbforge::game::Device;
+use tbforge::game::{Device, FrontierSearch};
 use tbforge::hash::SplitMix64;
 use tbforge::registry::GameVisitor;
 use tbforge::search::{Limits, Search, WIN};
@@ -96,6 +96,57 @@ fn alpha_beta<G: Game>(
     Ok((score, r.best_move, r.nodes, r.seconds))
 }
 
+/// Where the device and the twin part on one root searched `depth` plies:
+/// the first stored level, from the leaves up, whose values differ, and
+/// its first differing node (both values and its position), as one line.
+/// The leaves are scored inside the last stored level's values, so a
+/// difference there points at the leaf pass, one higher up at the backup.
+fn first_difference<G: Game>(
+    game: &G,
+    dev: &dyn FrontierSearch<G::Position>,
+    twin: &dyn FrontierSearch<G::Position>,
+    root: &G::Position,
+    depth: u32,
+) -> anyhow::Result<String> {
+    let (_, a) = dev.search_levels(root, depth, WIN)?;
+    let (_, b) = twin.search_levels(root, depth, WIN)?;
+    let from = game.format_position(root);
+    let last = depth - 1;
+    for l in (0..a.len().max(b.len())).rev() {
+        let (x, y) = (
+            a.get(l).map_or(&[][..], Vec::as_slice),
+            b.get(l).map_or(&[][..], Vec::as_slice),
+        );
+        if x.len() != y.len() {
+            return Ok(format!(
+                "first difference from {from}, depth {depth}: level {l} of 0..={last} holds {} \
+                 nodes on the device, {} on the twin",
+                x.len(),
+                y.len()
+            ));
+        }
+        if let Some(i) = (0..x.len()).find(|&i| x[i] != y[i]) {
+            let ((p, v), (q, w)) = (&x[i], &y[i]);
+            let at = if p == q {
+                format!("position {}", game.format_position(p))
+            } else {
+                format!(
+                    "positions differ: device {}, twin {}",
+                    game.format_position(p),
+                    game.format_position(q)
+                )
+            };
+            return Ok(format!(
+                "first difference from {from}, depth {depth}: level {l} of 0..={last}, node {i}: \
+                 device {v}, twin {w}, {at}"
+            ));
+        }
+    }
+    Ok(format!(
+        "from {from}, depth {depth}: searched alone, the device and the twin agree at every level"
+    ))
+}
+
 fn run<G: Game>(game: &G, args: &SearchBenchArgs) -> anyhow::Result<ExitCode> {
     let device = frontier_device(
         args.device,
@@ -140,6 +191,16 @@ fn run<G: Game>(game: &G, args: &SearchBenchArgs) -> anyhow::Result<ExitCode> {
         .filter(|(x, y)| x != y)
         .count();
     let levels_match = a.levels == b.levels;
+    let random_difference = match a.values.iter().zip(&b.values).position(|(x, y)| x != y) {
+        Some(i) => Some(first_difference(
+            game,
+            dev.as_ref(),
+            twin.as_ref(),
+            &roots[i],
+            args.check_depth,
+        )?),
+        None => None,
+    };
     // The alpha-beta search on some of them, one by one, with the twin's
     // best move of each.
     let mut ab_checked = 0;
@@ -184,6 +245,7 @@ fn run<G: Game>(game: &G, args: &SearchBenchArgs) -> anyhow::Result<ExitCode> {
         "alpha_beta_best_move_mismatches": ab_move_mismatches,
         "device_leaves_per_second": a.leaves() as f64 / a.leaf_seconds.max(1e-9),
         "twin_leaves_per_second": b.leaves() as f64 / b.leaf_seconds.max(1e-9),
+        "first_difference": random_difference,
     });
     if text {
         println!(
@@ -194,6 +256,9 @@ fn run<G: Game>(game: &G, args: &SearchBenchArgs) -> anyhow::Result<ExitCode> {
             value_mismatches,
             if levels_match { "equal" } else { "DIFFER" }
         );
+        if let Some(line) = &random_difference {
+            println!("{line}");
+        }
         println!(
             "alpha-beta on {ab_checked} of them: {ab_value_mismatches} value mismatches; \
              {unique} unique best moves, {ab_move_mismatches} of them differ"
@@ -245,6 +310,17 @@ fn run<G: Game>(game: &G, args: &SearchBenchArgs) -> anyhow::Result<ExitCode> {
             .and_then(|&k| moves.get(k as usize))
             .map(|(m, _)| game.format_move(&root, m));
         let twin_agrees = cpu.as_ref().is_none_or(|c| c.values == r.values);
+        let difference = if twin_agrees {
+            None
+        } else {
+            Some(first_difference(
+                game,
+                dev.as_ref(),
+                twin.as_ref(),
+                &root,
+                d,
+            )?)
+        };
         let agree = value == ab && twin_agrees;
         let best_agree = r.best_moves != 1 || best == ab_best;
         failed |= !agree || !best_agree;
@@ -276,12 +352,16 @@ fn run<G: Game>(game: &G, args: &SearchBenchArgs) -> anyhow::Result<ExitCode> {
                 ),
                 ab_best.as_deref().unwrap_or("-")
             );
+            if let Some(line) = &difference {
+                println!("{line}");
+            }
         }
         rows.push(json!({
             "depth": d,
             "value": value,
             "alpha_beta_value": ab,
             "twin_value": cpu.as_ref().map(|c| c.values[0]),
+            "first_difference": difference,
             "agree": agree,
             "best_move": best,
             "best_moves": r.best_moves,

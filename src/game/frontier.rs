@@ -25,7 +25,24 @@ pub trait FrontierSearch<P>: Send + Sync {
     /// full width, `win` being the score of a win at the root (the search's
     /// [`WIN`](crate::search::WIN)), with the first root's best line.
     fn search(&self, roots: &[P], depth: u32, win: i32) -> Result<FrontierReport>;
+
+    /// [`search`](Self::search) of one root, keeping every stored level's
+    /// positions and values: where two devices disagree, comparing them
+    /// level by level from the leaves up finds the first step that parted
+    /// (`tbforge bench search` does). The whole stored tree comes back to
+    /// the host, so this is for small depths.
+    fn search_levels(
+        &self,
+        root: &P,
+        depth: u32,
+        win: i32,
+    ) -> Result<(FrontierReport, FrontierLevels<P>)>;
 }
+
+/// Every stored level of one root's search ([`FrontierSearch::search_levels`]):
+/// `levels[l][i]` is node `i` of level `l` (the root's level first, the last
+/// stored level, `depth - 1`, last), its position and its value.
+pub type FrontierLevels<P> = Vec<Vec<(P, i32)>>;
 
 /// What [`FrontierSearch::search`] found.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]

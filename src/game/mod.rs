@@ -36,7 +36,7 @@ pub mod topspin;
 
 pub use crate::value::GameKind;
 #[cfg(feature = "build")]
-pub use frontier::{FrontierReport, FrontierSearch};
+pub use frontier::{FrontierLevels, FrontierReport, FrontierSearch};
 #[cfg(feature = "build")]
 pub use kernels::{
     ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Device, DeviceCheckOptions, DeviceCheckReport,

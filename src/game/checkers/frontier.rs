@@ -26,7 +26,7 @@
 
 use super::rules::Position;
 use super::twin::{for_each_successor, Board};
-use crate::game::{FrontierReport, FrontierSearch};
+use crate::game::{FrontierLevels, FrontierReport, FrontierSearch};
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -341,12 +341,41 @@ pub fn check_args(roots: usize, depth: u32, win: i32) -> Result<()> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FrontierTwin;
 
-impl FrontierSearch<Position> for FrontierTwin {
-    fn name(&self) -> String {
-        format!("cpu twin, {} threads", rayon::current_num_threads())
-    }
+/// Every stored level's nodes and values, level 0 (the roots) first.
+pub type Stored = (Vec<Vec<Node>>, Vec<Vec<i32>>);
 
-    fn search(&self, roots: &[Position], depth: u32, win: i32) -> Result<FrontierReport> {
+/// The stored levels of one root's search as positions and values
+/// ([`FrontierSearch::search_levels`]): a node of level `l` has the root's
+/// mover to move on even levels, the other colour on odd ones.
+pub fn levels_of(
+    root: &Position,
+    nodes: &[Vec<Node>],
+    values: &[Vec<i32>],
+) -> FrontierLevels<Position> {
+    nodes
+        .iter()
+        .zip(values)
+        .enumerate()
+        .map(|(l, (level, vals))| {
+            level
+                .iter()
+                .zip(vals)
+                .map(|(nd, &v)| {
+                    let pos = Position {
+                        white_to_move: root.white_to_move != (l % 2 == 1),
+                        ..nd.board.position()
+                    };
+                    (pos, v)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+impl FrontierTwin {
+    /// The search, with every stored level's nodes and values (level 0,
+    /// the roots, first).
+    fn run(&self, roots: &[Position], depth: u32, win: i32) -> Result<(FrontierReport, Stored)> {
         check_args(roots.len(), depth, win)?;
         let t0 = Instant::now();
         let last = depth as usize - 1;
@@ -387,14 +416,36 @@ impl FrontierSearch<Position> for FrontierTwin {
         )?;
         let mut sizes: Vec<u64> = levels.iter().map(|l| l.len() as u64).collect();
         sizes.push(n_leaves);
-        Ok(FrontierReport {
+        level_values[0] = values.clone();
+        let report = FrontierReport {
             values,
             line,
             best_moves,
             levels: sizes,
             seconds: t0.elapsed().as_secs_f64(),
             leaf_seconds,
-        })
+        };
+        Ok((report, (levels, level_values)))
+    }
+}
+
+impl FrontierSearch<Position> for FrontierTwin {
+    fn name(&self) -> String {
+        format!("cpu twin, {} threads", rayon::current_num_threads())
+    }
+
+    fn search(&self, roots: &[Position], depth: u32, win: i32) -> Result<FrontierReport> {
+        Ok(self.run(roots, depth, win)?.0)
+    }
+
+    fn search_levels(
+        &self,
+        root: &Position,
+        depth: u32,
+        win: i32,
+    ) -> Result<(FrontierReport, FrontierLevels<Position>)> {
+        let (report, (nodes, values)) = self.run(std::slice::from_ref(root), depth, win)?;
+        Ok((report, levels_of(root, &nodes, &values)))
     }
 }
 

@@ -16,10 +16,10 @@ use std::time::Instant;
 
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
-use super::frontier::{best_line, check_args, Node, SCAN_TILE};
+use super::frontier::{best_line, check_args, levels_of, Node, Stored, SCAN_TILE};
 use super::rules::Position;
 use crate::backend::cuda::{cuda_err, CudaDevice, BLOCK};
-use crate::game::{FrontierReport, FrontierSearch};
+use crate::game::{FrontierLevels, FrontierReport, FrontierSearch};
 use crate::{Error, Result};
 
 /// Bytes of device memory a stored node takes, all its buffers together:
@@ -150,12 +150,16 @@ impl FrontierCuda {
     }
 }
 
-impl FrontierSearch<Position> for FrontierCuda {
-    fn name(&self) -> String {
-        format!("cuda: {}", self.gpu.name())
-    }
-
-    fn search(&self, roots: &[Position], depth: u32, win: i32) -> Result<FrontierReport> {
+impl FrontierCuda {
+    /// The search; with `keep`, every stored level's nodes and values
+    /// copied back too.
+    fn run(
+        &self,
+        roots: &[Position],
+        depth: u32,
+        win: i32,
+        keep: bool,
+    ) -> Result<(FrontierReport, Option<Stored>)> {
         check_args(roots.len(), depth, win)?;
         let t0 = Instant::now();
         let s = self.gpu.stream();
@@ -296,14 +300,57 @@ impl FrontierSearch<Position> for FrontierCuda {
                 Ok(Node::from_words(&w))
             },
         )?;
+        let stored = if keep {
+            let mut nodes = Vec::with_capacity(levels.len());
+            let mut vals = Vec::with_capacity(levels.len());
+            for (l, level) in levels.iter().enumerate() {
+                let n = sizes[l] as usize;
+                let words = s.clone_dtoh(level).map_err(e("copying back"))?;
+                nodes.push(words[..6 * n].chunks(6).map(Node::from_words).collect());
+                let v = if l == 0 {
+                    Some(&values)
+                } else {
+                    level_values[l].as_ref()
+                };
+                vals.push(match v {
+                    Some(v) if n > 0 => s.clone_dtoh(&v.slice(..n)).map_err(e("copying back"))?,
+                    _ => Vec::new(),
+                });
+            }
+            Some((nodes, vals))
+        } else {
+            None
+        };
         sizes.push(n_leaves);
-        Ok(FrontierReport {
+        let report = FrontierReport {
             values: root_values,
             line,
             best_moves,
             levels: sizes,
             seconds: t0.elapsed().as_secs_f64(),
             leaf_seconds,
-        })
+        };
+        Ok((report, stored))
+    }
+}
+
+impl FrontierSearch<Position> for FrontierCuda {
+    fn name(&self) -> String {
+        format!("cuda: {}", self.gpu.name())
+    }
+
+    fn search(&self, roots: &[Position], depth: u32, win: i32) -> Result<FrontierReport> {
+        Ok(self.run(roots, depth, win, false)?.0)
+    }
+
+    fn search_levels(
+        &self,
+        root: &Position,
+        depth: u32,
+        win: i32,
+    ) -> Result<(FrontierReport, FrontierLevels<Position>)> {
+        let (report, stored) = self.run(std::slice::from_ref(root), depth, win, true)?;
+        let (nodes, values) = stored.unwrap_or_default();
+        Ok((report, levels_of(root, &nodes, &values)))
     }
 }
