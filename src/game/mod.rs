@@ -16,6 +16,8 @@ pub mod checkers;
 mod compositions;
 pub mod connect4;
 pub mod foreandaft;
+pub mod foxandgeese;
+pub mod frogsandtoads;
 #[cfg(feature = "build")]
 mod kernels;
 mod layout;
