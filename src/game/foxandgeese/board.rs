@@ -44,6 +44,9 @@ impl Diagonals {
     }
 }
 
+/// A symmetry of the grid, on (row, column).
+type Symmetry = fn(i32, i32) -> (i32, i32);
+
 /// Whether grid point (`r`, `c`) is on the cross.
 fn on_board(r: i32, c: i32) -> bool {
     (0..SIDE).contains(&r)
@@ -99,7 +102,7 @@ impl Geometry {
             }
         }
         // The dihedral group of the square about the centre (3, 3).
-        let maps: [fn(i32, i32) -> (i32, i32); 8] = [
+        let maps: [Symmetry; 8] = [
             |r, c| (r, c),
             |r, c| (c, 6 - r),
             |r, c| (6 - r, 6 - c),
@@ -117,17 +120,15 @@ impl Geometry {
             }
         }
         let mut bytes = vec![[[0u64; 256]; 5]; 8];
-        for g in 0..8 {
-            for i in 0..5 {
-                for b in 0..256usize {
-                    let mut out = 0u64;
+        for (table, perm) in bytes.iter_mut().zip(&perm) {
+            for (i, row) in table.iter_mut().enumerate() {
+                for (b, image) in row.iter_mut().enumerate() {
                     for bit in 0..8 {
                         let p = i * 8 + bit;
                         if b >> bit & 1 == 1 && p < CELLS {
-                            out |= 1 << perm[g][p];
+                            *image |= 1 << perm[p];
                         }
                     }
-                    bytes[g][i][b] = out;
                 }
             }
         }
