@@ -225,6 +225,19 @@ fn four_geese_trap_the_fox_at_an_arm_end() {
         .map(|r| r["positions"].as_u64().unwrap())
         .collect();
     assert_eq!(states, [66, 2_112, 32_736, 327_360, 2_373_360]);
+    // `info --players`: the table's Won column, read from the files.
+    let o = tbforge(&["info", dir_s, "--json", "--players"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        info["players"]["names"],
+        serde_json::json!(["fox", "geese"])
+    );
+    let rows = info["players"]["rows"].as_array().unwrap();
+    let won: Vec<u64> = rows.iter().map(|r| r["won"][1].as_u64().unwrap()).collect();
+    assert_eq!(won, [0, 0, 0, 0, 40]);
+    let text = String::from_utf8_lossy(&tbforge(&["info", dir_s, "--players"]).stdout).into_owned();
+    assert!(text.contains("won for geese"), "{text}");
     // A bad position is one clear line and exit 2.
     let o = tbforge(&["probe", dir_s, "GFG/.G./..G..../......./......./.../..."]);
     assert_eq!(o.status.code(), Some(2));

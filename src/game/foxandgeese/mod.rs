@@ -379,6 +379,15 @@ impl Game for FoxAndGeese {
         )
     }
 
+    fn players(&self) -> Option<[&'static str; 2]> {
+        Some(["fox", "geese"])
+    }
+
+    fn player_to_move(&self, p: PartitionId, r: Rank) -> usize {
+        // The index puts the fox's moves first, then the geese's.
+        usize::from(r.0 >= self.partition_size(p) / 2)
+    }
+
     fn resolves(&self, _pos: &Position, mv: &Move, _succ: &Position) -> bool {
         mv.capture
     }
