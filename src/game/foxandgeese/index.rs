@@ -138,6 +138,16 @@ impl Index {
         })
     }
 
+    /// How many of the 8 symmetries leave the position of a legal index in
+    /// place: its class has 8 / that many positions.
+    #[inline]
+    pub fn fixing(&self, pos: Placed) -> u32 {
+        self.to_rep[pos.fox]
+            .iter()
+            .filter(|&&h| self.geo.map(h as usize, pos.geese) == pos.geese)
+            .count() as u32
+    }
+
     /// Positions per index of level `k`: 8, but for the classes whose geese
     /// some symmetry fixing the fox leaves in place (found by building the
     /// sets such a symmetry fixes, cycle by cycle, not by scanning the level).

@@ -27,6 +27,8 @@
 
 mod board;
 mod index;
+#[cfg(feature = "build")]
+mod twin;
 
 use super::board::{bad_position, info_from};
 use super::params::{params, GameDescriptor, ParamDoc, ParamReader};
@@ -386,6 +388,19 @@ impl Game for FoxAndGeese {
     fn player_to_move(&self, p: PartitionId, r: Rank) -> usize {
         // The index puts the fox's moves first, then the geese's.
         usize::from(r.0 >= self.partition_size(p) / 2)
+    }
+
+    #[cfg(feature = "build")]
+    fn kernels(
+        &self,
+        device: &super::Device,
+    ) -> Result<Option<std::sync::Arc<dyn super::PartitionKernels>>> {
+        // A CPU solver: offered only where the build runs on the CPU.
+        Ok(match device {
+            super::Device::Cpu => Some(std::sync::Arc::new(twin::LevelSolver::new(self.clone()))),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        })
     }
 
     fn resolves(&self, _pos: &Position, mv: &Move, _succ: &Position) -> bool {
