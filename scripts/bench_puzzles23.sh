@@ -7,7 +7,10 @@
 #    positions, about 12 GB of memory): `tbforge build`, then `info --json`'s layers against
 #    Table 0.6 (Table 0.5 for FT_SIDE=3), with Depth 3 corrected (17 -> 16, 13 -> 12; Table 0.5's
 #    Depth 28 12,848 -> 12,849: tests/frogsandtoads.rs and tests/puzzle_foreandaft.rs say why),
-#    the longest distance (117 / 47) and `probe` of the start (115 / 46 moves).
+#    the longest distance (117 / 47) and `probe` of the start (115 / 46 moves). Measured on the
+#    2-core development machine: the goal search of side=4 alone took 591 s (8.1 M positions/s)
+#    and gave every row but Depth 3; the build adds the forward search from the start (the
+#    layers `info` prints), about as long again.
 # 2. Fox-and-Geese, FG_GEESE (default 31: every level), built with `--resume` in runs of at most
 #    FG_RUN_SECONDS (default 580: the GPU machine's 10-minute commands; a build keeps every
 #    finished level), then `info --players --json` against Table 0.7: States (three misprinted

@@ -16,7 +16,7 @@
 //! "won for the geese" is every position the geese win, whoever moves.
 //!
 //! Hash: one partition per number of geese, solved upwards (a capture goes
-//! one level down), each indexed by [`index::Index`]: side to move x fox
+//! one level down), each indexed (index.rs) by side to move x fox
 //! class x binomial rank of the geese, one legal index per class of
 //! positions under the board's 8 symmetries.
 //!

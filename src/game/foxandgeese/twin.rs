@@ -193,7 +193,9 @@ impl LevelSolver {
             }
             d += 1;
         }
-        let values = values.into_par_iter().map(AtomicU8::into_inner).collect();
+        // In place (same layout): a second array of this size may not fit.
+        drop(counters);
+        let values = values.into_iter().map(AtomicU8::into_inner).collect();
         Ok((values, d))
     }
 

@@ -80,8 +80,9 @@ impl GoalSearch {
             d += 1;
         }
         let draw = Value::DRAW.to_byte();
+        // In place (same layout): a second array of this size may not fit.
         let out = values
-            .into_par_iter()
+            .into_iter()
             .map(|v| match v.into_inner() {
                 0 => draw,
                 b => b,
