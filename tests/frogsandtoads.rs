@@ -19,8 +19,8 @@
 //! Mismatch, with evidence: Table 0.6's Depth 3 says 17; we find 16. The published rows add up
 //! to 4,808,643,121, one more than the 31 x C(30, 15) = 4,808,643,120 positions the board has
 //! (so some row counts a position too many: each position lies in one layer), and Depth 3 is
-//! the only row where we differ (all 118 computed once, above), by that one, as Table 0.5's Depth 3 (13
-//! printed, 12 counted by hand) does. A move generator written separately in this file, on
+//! the only row where we differ (all 118 computed once, above), by that one, as Table 0.5's
+//! Depth 3 (13 printed, 12 counted by hand) does. A move generator written separately in this file, on
 //! (row, column) pairs instead of the game's tables, finds the same 16
 //! (`depth_two_by_a_separate_move_generator`). Every other row checked agrees.
 mod common;
