@@ -23,6 +23,10 @@ pub enum AnyGame {
     PegSolitaire(game::pegsolitaire::PegSolitaire),
     /// Fore and Aft.
     ForeAndAft(game::foreandaft::ForeAndAft),
+    /// Frogs-and-Toads: two overlapping squares of any side.
+    FrogsAndToads(game::frogsandtoads::FrogsAndToads),
+    /// Fox-and-Geese on the cross.
+    FoxAndGeese(game::foxandgeese::FoxAndGeese),
     /// Pancake problem (plain or burnt).
     Pancake(game::pancake::Pancake),
     /// (n, k) Top-Spin.
@@ -51,6 +55,8 @@ impl AnyGame {
             AnyGame::Morris(g) => visitor.visit(g),
             AnyGame::PegSolitaire(g) => visitor.visit(g),
             AnyGame::ForeAndAft(g) => visitor.visit(g),
+            AnyGame::FrogsAndToads(g) => visitor.visit(g),
+            AnyGame::FoxAndGeese(g) => visitor.visit(g),
             AnyGame::Pancake(g) => visitor.visit(g),
             AnyGame::TopSpin(g) => visitor.visit(g),
             AnyGame::SlidingTile(g) => visitor.visit(g),
@@ -90,6 +96,8 @@ pub fn catalog() -> Vec<GameDescriptor> {
         game::morris::DESCRIPTOR,
         game::pegsolitaire::DESCRIPTOR,
         game::foreandaft::DESCRIPTOR,
+        game::frogsandtoads::DESCRIPTOR,
+        game::foxandgeese::DESCRIPTOR,
         game::pancake::DESCRIPTOR,
         game::topspin::DESCRIPTOR,
         game::slidingtile::DESCRIPTOR,
@@ -113,6 +121,12 @@ pub fn open_game(name: &str, params: &BTreeMap<String, String>) -> Result<AnyGam
         )),
         "foreandaft" => Ok(AnyGame::ForeAndAft(
             game::foreandaft::ForeAndAft::from_params(params)?,
+        )),
+        "frogsandtoads" => Ok(AnyGame::FrogsAndToads(
+            game::frogsandtoads::FrogsAndToads::from_params(params)?,
+        )),
+        "foxandgeese" => Ok(AnyGame::FoxAndGeese(
+            game::foxandgeese::FoxAndGeese::from_params(params)?,
         )),
         "pancake" => Ok(AnyGame::Pancake(game::pancake::Pancake::from_params(
             params,

@@ -100,6 +100,10 @@ enum Command {
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
+        /// Also count the positions each player wins, whoever moves, by
+        /// reading every value (games that name their two players).
+        #[arg(long)]
+        players: bool,
     },
     /// Look up one position: its outcome, distance and best moves.
     ///
@@ -584,7 +588,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Games { json } => games::games(json),
         Command::Build(args) => build::build(args),
         Command::Verify { dir, deep, json } => verify::verify(&dir, deep, json),
-        Command::Info { dir, json } => info::info(&dir, json),
+        Command::Info { dir, json, players } => info::info(&dir, json, players),
         Command::Export {
             dir,
             engine,

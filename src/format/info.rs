@@ -48,6 +48,36 @@ pub struct InfoReport {
     /// (see [`InfoReport::set_groups`]), in order of first appearance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<GroupRow>>,
+    /// Positions won by each player, whoever moves, by group (`tbforge
+    /// info --players`, for a game that names its players).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub players: Option<PlayerTable>,
+}
+
+/// The positions each of a game's two players wins, whoever moves, read
+/// from the files' values (the manifest counts outcomes for the side to move).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PlayerTable {
+    /// The players, as the game names them.
+    pub names: [String; 2],
+    /// By group of partitions (as in [`InfoReport::groups`]; by partition
+    /// where the game has no groups), in order of first appearance.
+    pub rows: Vec<PlayerRow>,
+}
+
+/// One group's positions by the player who wins them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PlayerRow {
+    /// The group.
+    pub group: String,
+    /// Legal positions (each index weighted by the positions it stands for).
+    pub positions: u64,
+    /// Of those, won by the first and by the second player.
+    pub won: [u64; 2],
+    /// Drawn (neither side can force a win).
+    pub draws: u64,
+    /// The longest distance of any decided position, in plies.
+    pub longest: Option<u32>,
 }
 
 /// One group of partitions (a game's own grouping, such as pieces on the
@@ -204,6 +234,7 @@ pub fn info(dir: &Path) -> Result<InfoReport, FormatError> {
         files: m.files,
         depths: None,
         groups: None,
+        players: None,
     })
 }
 
@@ -215,6 +246,38 @@ pub fn render_info_text(r: &InfoReport) -> String {
     }
     if let Some(groups) = &r.groups {
         s += &render_groups_text(r.kind, groups);
+    }
+    if let Some(players) = &r.players {
+        s += &render_players_text(players);
+    }
+    s
+}
+
+/// The table of positions won by each player.
+fn render_players_text(t: &PlayerTable) -> String {
+    let width = t
+        .rows
+        .iter()
+        .map(|g| g.group.len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let won = |i: usize| format!("won for {}", t.names[i]);
+    let mut s = format!(
+        "\n{:<width$} {:>16} {:>20} {:>20} {:>16} {:>8}\n",
+        "group",
+        "positions",
+        won(0),
+        won(1),
+        "draws",
+        "longest"
+    );
+    for r in &t.rows {
+        let longest = r.longest.map_or("-".to_string(), |d| d.to_string());
+        s += &format!(
+            "{:<width$} {:>16} {:>20} {:>20} {:>16} {:>8}\n",
+            r.group, r.positions, r.won[0], r.won[1], r.draws, longest
+        );
     }
     s
 }

@@ -17,7 +17,7 @@ pub use file::{
     ENGINE_FORMAT_VERSION, ENGINE_ZSTD_LEVEL, FORMAT_VERSION, HEADER_LEN, INDEX_ENTRY_LEN, MAGIC,
     TRAILER_LEN, TRAILER_MAGIC, ZSTD_LEVEL,
 };
-pub use info::{info, render_info_text, DepthRow, GroupRow, InfoReport};
+pub use info::{info, render_info_text, DepthRow, GroupRow, InfoReport, PlayerRow, PlayerTable};
 pub use manifest::{
     file_name, read_manifest, write_manifest, Counts, EngineInfo, FileEntry, Manifest, Tally,
     Totals, MANIFEST_NAME,

@@ -16,6 +16,8 @@ pub mod checkers;
 mod compositions;
 pub mod connect4;
 pub mod foreandaft;
+pub mod foxandgeese;
+pub mod frogsandtoads;
 #[cfg(feature = "build")]
 mod frontier;
 #[cfg(feature = "build")]
@@ -209,6 +211,22 @@ pub trait Game: Send + Sync + 'static {
     fn partition_group(&self, p: PartitionId) -> Option<String> {
         let _ = p;
         None
+    }
+
+    /// The two players' names (`["fox", "geese"]`) where the game can say
+    /// which of them moves at each index ([`Game::player_to_move`]):
+    /// `tbforge info --players` then counts the positions each player wins,
+    /// whoever moves, as the literature counts an asymmetric game's results.
+    /// `None` (the default): the game does not say.
+    fn players(&self) -> Option<[&'static str; 2]> {
+        None
+    }
+
+    /// Which of [`Game::players`] (0 or 1) moves at index `r` of partition
+    /// `p`; asked only where `players` names them.
+    fn player_to_move(&self, p: PartitionId, r: Rank) -> usize {
+        let _ = (p, r);
+        0
     }
 
     /// Where a game played from scratch begins, for search and perft
