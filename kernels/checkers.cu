@@ -900,7 +900,7 @@ struct CkLeaf {
     const u64* levels;
     u32 level, parent, rev;
     CkBoard from;
-    int win, best;
+    int win, least;
     __device__ bool operator()(const CkBoard& c) {
         int s;
         if (!ck_has_move(c)) {
@@ -909,7 +909,8 @@ struct CkLeaf {
             u32 r = ck_child_rev(from, c, rev);
             s = (r && ck_repeats(levels, level, parent, c, r)) ? 0 : ck_evaluate(c);
         }
-        best = max(best, -s);
+        // The least score, negated by the caller: see checkers_frontier_backup.
+        least = min(least, s);
         return false;
     }
 };
@@ -936,9 +937,9 @@ extern "C" __global__ void checkers_frontier_leaves(const u64* levels, u32 level
         f.rev = nd.info & CK_REV_MASK;
         f.from = ck_node_board(nd);
         f.win = win;
-        f.best = -2147483647 - 1;
+        f.least = 2147483647;
         u32 k = ck_for_each_successor(f.from, f);
-        values[i] = k ? f.best : -(win - (int)level);
+        values[i] = k ? -f.least : -(win - (int)level);
         many += k;
     }
     many = tb_warp_sum(many);
@@ -960,8 +961,14 @@ extern "C" __global__ void checkers_frontier_backup(const u64* levels, u32 level
         } else if (lo == hi) {
             v = -(win - (int)level);
         } else {
-            v = -2147483647 - 1;
-            for (u64 j = lo; j < hi; j++) v = max(v, -child_values[j]);
+            // The best for the mover is the least of the children's values,
+            // negated. Not max(v, -child): ptxas for sm_90 (CUDA 13.0, driver
+            // 580) turned that loop into the maximum of the children's
+            // absolute values (seen on an H100: children 94 94 97 97 97 97
+            // gave 97, not -94).
+            int least = 2147483647;
+            for (u64 j = lo; j < hi; j++) least = min(least, child_values[j]);
+            v = -least;
         }
         values[i] = v;
     }
