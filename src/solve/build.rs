@@ -1265,9 +1265,10 @@ fn in_memory_bytes(layout: &Layout, encoding: ValueEncoding) -> u64 {
 /// runs) reach 9.0 MB with the release binary and 10.3 MB with the debug one
 /// once the pipeline's code (zstd among it) has run, and the heap beyond
 /// the planned buffers (the allocator's slack, small tables, stacks) adds
-/// about 1.5 MB; the binary grows with the games, so this is the measured
-/// figure with a margin.
-const BASELINE_BYTES: u64 = 12 << 20;
+/// about 1.5 MB; the binary grows with the games (and the explorer's server
+/// code: with them a 16-thread build under a 20 MB limit peaked at 21.3 MB
+/// against the former 12 MiB), so this is the measured figure with a margin.
+const BASELINE_BYTES: u64 = 14 << 20;
 
 /// The process before any data, with its worker threads: each adds its stack
 /// and small per-thread state (measured: with the run decoders pooled, not
