@@ -20,7 +20,6 @@ typedef unsigned char u8;
 #define CK_FAIL_ILLEGAL 3ull
 #define CK_FAIL_OVERFLOW 4ull
 #define CK_MAX_SUCC 64
-#define CK_MAX_DISTANCE 253u
 
 // C(n, k) for n, k <= 32, filled by each block in shared memory (the
 // binary searches of unrank index it by data: divergent constant-memory
@@ -301,25 +300,85 @@ __device__ __forceinline__ CkBoard ck_unrank(const CkTables& t, u64 r) {
     return out;
 }
 
-// A successor's value byte, or 0 and *code set where it may not be read.
-// *internal tells whether it lies in this partition.
-__device__ __forceinline__ u32 ck_value(const CkTables& t, const CkBoard& s, const u8* own,
-                                        const u8* deps, const u64* dep_base, bool* internal,
-                                        u64* code) {
+// Distances beyond a value byte (twin: twin::LongView): bytes hold
+// distances up to `ceiling`; beyond it a position holds the saturated byte
+// of its outcome and its distance in `own` (two bytes per index, null until
+// the host allocates it: `has_own`). A dependency's long distances are
+// `keys` (its index in `deps`, ascending) and `dist`, `n` of them.
+struct CkLong {
+    const u64* keys;
+    const u32* dist;
+    u64 n;
+    unsigned short* own;
+    u32 ceiling;
+};
+
+#define CK_LONG_ARGS                                                                           \
+    const u64 *long_keys, const u32 *long_dist, u64 long_n, unsigned short *own_long,          \
+        u32 has_own, u32 ceiling
+#define CK_LONG_INIT                                                                           \
+    CkLong lg;                                                                                 \
+    lg.keys = long_keys;                                                                       \
+    lg.dist = long_dist;                                                                       \
+    lg.n = long_n;                                                                             \
+    lg.own = has_own ? own_long : 0;                                                           \
+    lg.ceiling = ceiling;
+
+// A dependency's value at `at` in `deps` whose byte is v, as distance + 2.
+__device__ __forceinline__ u32 ck_dep_value(const CkLong& lg, u64 at, u32 v) {
+    if (v <= lg.ceiling || lg.n == 0) return v;
+    u64 lo = 0, hi = lg.n;
+    while (lo < hi) {
+        u64 mid = (lo + hi) >> 1;
+        if (lg.keys[mid] < at) lo = mid + 1;
+        else hi = mid;
+    }
+    return (lo < lg.n && lg.keys[lo] == at) ? lg.dist[lo] + 2 : v;
+}
+
+// This partition's value at `at` whose byte (read once) is v, as distance + 2.
+__device__ __forceinline__ u32 ck_own_value(const CkLong& lg, u64 at, u32 v) {
+    if (v <= lg.ceiling || lg.own == 0) return v;
+    u32 e = *(volatile const unsigned short*)(lg.own + at);
+    return e ? e + 2 : v;
+}
+
+// Stores distance e at index r; false where it needs `own` and there is none.
+__device__ __forceinline__ bool ck_store(const CkLong& lg, u8* values, u64 r, u32 e) {
+    if (e <= lg.ceiling) {
+        values[r] = (u8)(e + 2);
+        return true;
+    }
+    if (lg.own == 0 || e > 0xffffu) return false;
+    lg.own[r] = (unsigned short)e;
+    u32 even = lg.ceiling - (lg.ceiling & 1);
+    u32 odd = (lg.ceiling & 1) ? lg.ceiling : lg.ceiling - 1;
+    values[r] = (u8)(((e & 1) ? odd : even) + 2);
+    return true;
+}
+
+// A successor's value (distance + 2, through the long distances; 1 pending
+// or drawn), or 0 and *code set where it may not be read. *internal tells
+// whether it lies in this partition.
+__device__ __forceinline__ u32 ck_value(const CkTables& t, const CkLong& lg, const CkBoard& s,
+                                        const u8* own, const u8* deps, const u64* dep_base,
+                                        bool* internal, u64* code) {
     u64 rank = 0;
     u32 di = ck_locate(t, s, &rank);
     u64 kind = ck_kind(t, di);
     *internal = false;
     if (kind == CK_INTERNAL) {
         *internal = true;
+        u64 at = t.desc[(u64)di * CK_DESC] + rank;
         // Another thread may be writing it in this pass: read it once.
-        return *(volatile const u8*)(own + t.desc[(u64)di * CK_DESC] + rank);
+        return ck_own_value(lg, at, *(volatile const u8*)(own + at));
     }
     if (kind == CK_EXTERNAL) {
         const u64* w = t.desc + (u64)di * CK_DESC;
-        u32 v = deps[dep_base[w[5]] + w[0] + rank];
+        u64 at = dep_base[w[5]] + w[0] + rank;
+        u32 v = deps[at];
         if (v == 0) *code = CK_FAIL_ILLEGAL;
-        return v;
+        return ck_dep_value(lg, at, v);
     }
     *code = kind == CK_MISSING ? CK_FAIL_MISSING : CK_FAIL_ABSENT;
     return 0;
@@ -327,6 +386,7 @@ __device__ __forceinline__ u32 ck_value(const CkTables& t, const CkBoard& s, con
 
 struct CkFirstScan {
     CkTables t;
+    CkLong lg;
     const u8* own;
     const u8* deps;
     const u64* dep_base;
@@ -335,7 +395,7 @@ struct CkFirstScan {
     u64 code;
     __device__ bool operator()(const CkBoard& s) {
         bool inside;
-        u32 v = ck_value(t, s, own, deps, dep_base, &inside, &code);
+        u32 v = ck_value(t, lg, s, own, deps, dep_base, &inside, &code);
         if (code) return true;
         if (inside) {
             internal = true;
@@ -353,6 +413,7 @@ struct CkFirstScan {
 
 struct CkPass {
     CkTables t;
+    CkLong lg;
     const u8* own;
     const u8* deps;
     const u64* dep_base;
@@ -362,7 +423,7 @@ struct CkPass {
     u64 code;
     __device__ bool operator()(const CkBoard& s) {
         bool inside;
-        u32 v = ck_value(t, s, own, deps, dep_base, &inside, &code);
+        u32 v = ck_value(t, lg, s, own, deps, dep_base, &inside, &code);
         if (code) return true;
         // Distances d and beyond may be this pass's own writes: unknown.
         u32 e = v - 2;
@@ -395,10 +456,11 @@ struct CkPass {
 // positions with a successor in this partition stay pending (1) with their
 // bit set in `internal`; *count counts those, *max_seen takes the longest
 // distance read from earlier partitions.
-extern "C" __global__ void checkers_first_scan(CK_TABLE_ARGS, const u8* deps, const u64* dep_base,
-                                               u8* values, u32* internal, u64* count,
-                                               u32* max_seen, u64* fail) {
+extern "C" __global__ void checkers_first_scan(CK_TABLE_ARGS, CK_LONG_ARGS, const u8* deps,
+                                               const u64* dep_base, u8* values, u32* internal,
+                                               u64* count, u32* max_seen, u64* fail) {
     CK_TABLES_INIT
+    CK_LONG_INIT
     u32 seen_here = 0;
     u64 inside_here = 0;
     for (u64 r = blockIdx.x * (u64)blockDim.x + threadIdx.x; r < size;
@@ -406,6 +468,7 @@ extern "C" __global__ void checkers_first_scan(CK_TABLE_ARGS, const u8* deps, co
         CkBoard b = ck_unrank(t, r);
         CkFirstScan f;
         f.t = t;
+        f.lg = lg;
         f.own = values;
         f.deps = deps;
         f.dep_base = dep_base;
@@ -416,14 +479,13 @@ extern "C" __global__ void checkers_first_scan(CK_TABLE_ARGS, const u8* deps, co
         f.internal = false;
         f.code = 0;
         u32 n = ck_for_each_successor(b, f);
-        u8 v;
         if (f.code) {
             tb_fail(fail, f.code, r);
-            v = 0;
+            values[r] = 0;
         } else if (n == 0) {
-            v = 2;
+            values[r] = 2;
         } else if (f.internal) {
-            v = 1;
+            values[r] = 1;
             atomicOr(&internal[r >> 5], 1u << (r & 31));
             inside_here++;
             seen_here = max(seen_here, f.seen);
@@ -434,17 +496,17 @@ extern "C" __global__ void checkers_first_scan(CK_TABLE_ARGS, const u8* deps, co
             else if (f.all_lost) e = f.longest + 1;
             else decided = false;
             if (!decided) {
-                v = 1;
+                values[r] = 1;
                 seen_here = max(seen_here, f.seen);
-            } else if (e > CK_MAX_DISTANCE) {
+            } else if (!ck_store(lg, values, r, e)) {
+                // Beyond the ceiling with no room for long distances yet:
+                // the host allocates it and scans again.
                 tb_fail(fail, CK_FAIL_OVERFLOW, r);
-                v = 0;
+                values[r] = 0;
             } else {
-                v = (u8)(e + 2);
                 seen_here = max(seen_here, max(f.seen, e));
             }
         }
-        values[r] = v;
     }
     inside_here = tb_warp_sum(inside_here);
     for (int o = 16; o > 0; o >>= 1) seen_here = max(seen_here, __shfl_down_sync(0xffffffffu, seen_here, o));
@@ -456,10 +518,11 @@ extern "C" __global__ void checkers_first_scan(CK_TABLE_ARGS, const u8* deps, co
 
 // Pass d over every pending index with its bit set (twin: twin::pass):
 // decides it where its successors' values below d say so; *decided counts.
-extern "C" __global__ void checkers_pass(CK_TABLE_ARGS, const u8* deps, const u64* dep_base,
-                                         u8* values, const u32* internal, u32 d, u64* decided,
-                                         u64* fail) {
+extern "C" __global__ void checkers_pass(CK_TABLE_ARGS, CK_LONG_ARGS, const u8* deps,
+                                         const u64* dep_base, u8* values, const u32* internal,
+                                         u32 d, u64* decided, u64* fail) {
     CK_TABLES_INIT
+    CK_LONG_INIT
     u64 mine = 0;
     // A thread per index, not per word of bits: a word's pending positions
     // walked by one thread left most of the device idle (a 276,080-index
@@ -472,6 +535,7 @@ extern "C" __global__ void checkers_pass(CK_TABLE_ARGS, const u8* deps, const u6
             CkBoard b = ck_unrank(t, r);
             CkPass f;
             f.t = t;
+            f.lg = lg;
             f.own = values;
             f.deps = deps;
             f.dep_base = dep_base;
@@ -485,15 +549,16 @@ extern "C" __global__ void checkers_pass(CK_TABLE_ARGS, const u8* deps, const u6
                 tb_fail(fail, f.code, r);
                 continue;
             }
-            int v = -1;
+            u32 e = 0;
+            bool decided_here = false;
             if (d & 1) {
-                if (f.hit) v = (int)d + 2;
+                if (f.hit) e = d, decided_here = true;
             } else if (!f.blocked) {
-                v = (int)f.longest + 3;
+                e = f.longest + 1, decided_here = true;
             }
-            if (v >= 0) {
-                values[r] = (u8)v;
-                mine++;
+            if (decided_here) {
+                if (ck_store(lg, values, r, e)) mine++;
+                else tb_fail(fail, CK_FAIL_OVERFLOW, r);
             }
         }
     }
@@ -577,9 +642,11 @@ extern "C" __global__ void checkers_fill_targets(CK_TABLE_ARGS, const u64* dep_b
 
 // Pass d as checkers_pass, over the pending positions' successor lists
 // (twin: twin::pass): the same reads, the same decisions.
-extern "C" __global__ void checkers_pass_listed(const u8* deps, u8* values, const u64* pending,
-                                                const u64* offsets, const u64* targets, u64 n,
-                                                u32 d, u64* decided, u64* fail) {
+extern "C" __global__ void checkers_pass_listed(CK_LONG_ARGS, const u8* deps, u8* values,
+                                                const u64* pending, const u64* offsets,
+                                                const u64* targets, u64 n, u32 d, u64* decided,
+                                                u64* fail) {
+    CK_LONG_INIT
     u64 mine = 0;
     for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
          i += (u64)gridDim.x * blockDim.x) {
@@ -591,14 +658,16 @@ extern "C" __global__ void checkers_pass_listed(const u8* deps, u8* values, cons
             u64 x = targets[k];
             u32 v;
             if (x & CK_DEP_BIT) {
-                v = deps[x & ~CK_DEP_BIT];
+                u64 at = x & ~CK_DEP_BIT;
+                v = deps[at];
                 if (v == 0) {
                     bad = true;
                     break;
                 }
+                v = ck_dep_value(lg, at, v);
             } else {
                 // Another thread may be writing it in this pass: read it once.
-                v = *(volatile const u8*)(values + x);
+                v = ck_own_value(lg, x, *(volatile const u8*)(values + x));
             }
             // Distances d and beyond may be this pass's own writes: unknown.
             u32 e = v - 2;
@@ -615,15 +684,16 @@ extern "C" __global__ void checkers_pass_listed(const u8* deps, u8* values, cons
             tb_fail(fail, CK_FAIL_ILLEGAL, r);
             continue;
         }
-        int v = -1;
+        u32 e = 0;
+        bool decided_here = false;
         if (d & 1) {
-            if (hit) v = (int)d + 2;
+            if (hit) e = d, decided_here = true;
         } else if (!blocked) {
-            v = (int)longest + 3;
+            e = longest + 1, decided_here = true;
         }
-        if (v >= 0) {
-            values[r] = (u8)v;
-            mine++;
+        if (decided_here) {
+            if (ck_store(lg, values, r, e)) mine++;
+            else tb_fail(fail, CK_FAIL_OVERFLOW, r);
         }
     }
     mine = tb_warp_sum(mine);

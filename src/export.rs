@@ -184,6 +184,14 @@ impl GameVisitor for Export<'_> {
         let mut files = Vec::with_capacity(m.files.len());
         let mut rows = Vec::with_capacity(m.files.len());
         for entry in &m.files {
+            if encoding == ValueEncoding::Byte
+                && !self.tb.long_distances(entry.partition)?.is_empty()
+            {
+                return Err(crate::Error::NotAvailable(format!(
+                    "{}: distances beyond 253 plies do not fit an engine file yet; export without --distance (win/draw/loss)",
+                    entry.name
+                )));
+            }
             let dont_care = AtomicU64::new(0);
             let path = self.out.join(&entry.name);
             let summary = write_engine_file(

@@ -50,4 +50,4 @@ pub mod zstd_bench;
 pub use error::{Error, Result};
 pub use game::{Forward, Game, GameInfo, GameKind, Status};
 pub use probe::Tablebase;
-pub use value::{Outcome, PartitionId, Rank, Value, Weights};
+pub use value::{LongDistances, Outcome, PartitionId, Rank, Value, Weights};

@@ -586,6 +586,14 @@ fn check_file(dir: &Path, m: &Manifest, entry: &FileEntry, weights: Option<&Weig
     // An engine file's stored values are partly don't-care (FORMAT.md,
     // "Engine files"): its counts are the full tablebase's, which only the
     // prober's resolution (`--deep`) reaches.
+    if let Err(message) = file.long().check(h.index_size, |r| {
+        let bp = u64::from(h.block_positions);
+        file.read_block(r / bp)
+            .map_or(0, |raw| file.code_in(&raw, r % bp))
+    }) {
+        c.fail(None, format!("long distances: {message}"));
+    }
+    counts.add_long(file.long());
     if complete && m.engine.is_none() {
         let (got, want) = (counts.class_counts(), entry.class_counts());
         if got != want {
@@ -703,9 +711,11 @@ impl GameVisitor for Deep<'_> {
                 check.sampled += 1;
                 total += 1;
                 match derive(self.tb, game, kind, &pos, &mut succ) {
-                    Ok(expected) => {
+                    Ok((expected, distance)) => {
                         let same = match encoding {
-                            ValueEncoding::Byte => stored.value == Some(expected),
+                            ValueEncoding::Byte => {
+                                stored.value == Some(expected) && stored.distance == distance
+                            }
                             ValueEncoding::Wdl2 => {
                                 stored.outcome
                                     == encoding
@@ -720,11 +730,7 @@ impl GameVisitor for Deep<'_> {
                                     "rank {rank} ({}) stores {}, its successors give {}",
                                     game.format_position(&pos),
                                     describe(kind, stored.outcome, stored.distance),
-                                    describe(
-                                        kind,
-                                        Some(outcome_of(kind, expected)),
-                                        expected.distance()
-                                    ),
+                                    describe(kind, Some(outcome_of(kind, expected)), distance),
                                 ),
                             );
                         }
@@ -750,7 +756,8 @@ fn describe(kind: GameKind, o: Option<Outcome>, d: Option<u32>) -> String {
 }
 
 /// The value of `pos` from its successors' stored values, by the solver's rules,
-/// written independently of it. In WDL-only tablebases the successors'
+/// written independently of it: the value byte (saturated beyond a byte's
+/// distances) and the exact distance. In WDL-only tablebases the successors'
 /// distances are unknown; the outcome is still exact (distance 0 or 1 stands in).
 fn derive<G: Game>(
     tb: &Tablebase,
@@ -758,13 +765,11 @@ fn derive<G: Game>(
     kind: GameKind,
     pos: &G::Position,
     succ: &mut Vec<(G::Move, G::Position)>,
-) -> Result<Value, String> {
-    let at = |d: u32| {
-        Value::at_distance(d).ok_or_else(|| format!("distance {d} is beyond one value byte"))
-    };
+) -> Result<(Value, Option<u32>), String> {
+    let at = |d: u32| Ok((Value::saturated(d), Some(d)));
     match (kind, game.status(pos)) {
         (GameKind::TwoPlayer, Status::Lost) | (GameKind::Puzzle, Status::Goal) => return at(0),
-        (GameKind::TwoPlayer, Status::Drawn) => return Ok(Value::DRAW),
+        (GameKind::TwoPlayer, Status::Drawn) => return Ok((Value::DRAW, None)),
         (_, Status::Ongoing) => {}
         (k, s) => return Err(format!("status {s:?} in a {k:?} game")),
     }
@@ -808,9 +813,9 @@ fn derive<G: Game>(
         GameKind::TwoPlayer => match quickest_win {
             Some(d) => at(d + 1),
             None if all_opponent_wins => at(slowest_loss + 1),
-            None => Ok(Value::DRAW),
+            None => Ok((Value::DRAW, None)),
         },
-        GameKind::Puzzle => nearest_goal.map_or(Ok(Value::DRAW), |d| at(d + 1)),
+        GameKind::Puzzle => nearest_goal.map_or(Ok((Value::DRAW, None)), |d| at(d + 1)),
     }
 }
 

@@ -165,3 +165,52 @@ fn device_check_dry_run_matches() {
     // Lists, checksum, and one solve row per piece count.
     assert_eq!(report.compared(), 2 + 3, "{table}");
 }
+
+/// Distances beyond a value byte: every partition of a four-piece material
+/// solved by the twin with bytes holding distances up to 9 plies only
+/// (saturated bytes beyond, exact distances in the long lists, dependencies'
+/// lists read through), and with full bytes: after widening, the same
+/// values at every index. The build's ceiling is 253 plies, which only
+/// seven pieces pass; a low one puts small databases on the same path.
+#[test]
+fn long_distances_beyond_a_low_ceiling_are_exact() {
+    use std::collections::HashMap;
+    use tbforge::game::checkers::twin::{self, widen};
+    let game = material("MvKKK");
+    let layout = Layout::new(&game).unwrap();
+    type Solved = (Vec<u8>, Vec<(u64, u32)>);
+    let mut full: HashMap<tbforge::PartitionId, Solved> = HashMap::new();
+    let mut low: HashMap<tbforge::PartitionId, Solved> = HashMap::new();
+    let mut long_total = 0;
+    for &p in layout.order() {
+        let mut t = CheckersTables::new(&game, p).unwrap();
+        for j in 0..t.deps.len() {
+            if !full.contains_key(&t.deps[j]) {
+                t.mark_missing(j);
+            }
+        }
+        let solve = |done: &HashMap<_, Solved>, ceiling| {
+            let empty = (Vec::new(), Vec::new());
+            let at = |d| done.get(d).unwrap_or(&empty);
+            let deps: Vec<&[u8]> = t.deps.iter().map(|d| at(d).0.as_slice()).collect();
+            let long: Vec<&[(u64, u32)]> = t.deps.iter().map(|d| at(d).1.as_slice()).collect();
+            let s = twin::solve(&game, &t, &deps, &long, ceiling).unwrap();
+            (s.values, s.long)
+        };
+        let a = solve(&full, tbforge::Value::MAX_DISTANCE);
+        let b = solve(&low, 9);
+        assert!(a.1.is_empty(), "{}", game.partition_name(p));
+        assert!(b.1.iter().all(|&(r, d)| d > 9 && b.0[r as usize] >= 10));
+        assert_eq!(
+            widen(&a.0, &a.1),
+            widen(&b.0, &b.1),
+            "{}",
+            game.partition_name(p)
+        );
+        long_total += b.1.len();
+        full.insert(p, a);
+        low.insert(p, b);
+    }
+    // The path ran: many positions are deeper than 9 plies.
+    assert!(long_total > 1000, "{long_total} long distances");
+}

@@ -72,7 +72,10 @@ fn fixture(encoding: ValueEncoding, block_positions: Option<u32>) -> Fixture {
     if block_positions.is_some() {
         // Rewrite the file with small blocks and update its manifest entry.
         let g = TicTacToe::from_params(&BTreeMap::new()).unwrap();
-        let opts = WriteOptions { block_positions };
+        let opts = WriteOptions {
+            block_positions,
+            ..WriteOptions::default()
+        };
         let sum = write_partition_file_with(&path, &g.info(), partition, encoding, &values, &opts)
             .unwrap();
         let mut m = tbforge::format::read_manifest(dir.path()).unwrap();
@@ -259,6 +262,7 @@ fn write_small_file() -> Vec<u8> {
     let values: Vec<u8> = (0..300u32).map(|i| (i % 5) as u8).collect();
     let opts = WriteOptions {
         block_positions: Some(32),
+        ..WriteOptions::default()
     };
     write_partition_file_with(
         path,

@@ -216,6 +216,7 @@ fn fixture(
             let values = values_of_codes(info.kind, encoding, &codes);
             let opts = WriteOptions {
                 block_positions: Some(bp),
+                ..WriteOptions::default()
             };
             let sum =
                 write_partition_file_with(&path, &info, e.partition, encoding, &values, &opts)

@@ -122,6 +122,7 @@ fn bytes_are_deterministic_across_runs_and_thread_counts() {
     let info = g.info();
     let opts = WriteOptions {
         block_positions: Some(64),
+        ..WriteOptions::default()
     };
     let pa = a.path().join("x.tbf");
     let pb = b.path().join("x.tbf");
@@ -156,6 +157,7 @@ fn multi_block_files_read_back_in_both_encodings() {
             let path = dir.path().join(format!("{n}-{enc}.tbf"));
             let opts = WriteOptions {
                 block_positions: Some(bp),
+                ..WriteOptions::default()
             };
             write_partition_file_with(&path, &info, PartitionId(1), enc, &values, &opts).unwrap();
             let f = TableFile::open_read(&path).unwrap();
@@ -469,4 +471,114 @@ fn info_summarises_the_manifest() {
     assert_eq!(json["ok"], false);
     assert_eq!(json["files"][4]["name"], "marks5.tbf");
     assert_eq!(json["files"][4]["failures"][1]["block"], 0);
+}
+
+/// A partition with distances beyond a byte: saturated bytes in the blocks,
+/// the exact distances in the long-distance table (format version 6), read
+/// back exactly; without a table the same writer still writes version 3;
+/// a damaged table is refused; a table where it cannot be is not written.
+#[test]
+fn long_distances_round_trip_in_version_6() {
+    use tbforge::format::LONG_FORMAT_VERSION;
+    use tbforge::LongDistances;
+    let info = game().info();
+    let dir = tempfile::tempdir().unwrap();
+    let mut values: Vec<u8> = (0..1000).map(|i| (i % 7) as u8 + 1).collect();
+    let long = LongDistances::from_entries(vec![(5, 300), (17, 401), (990, 254)]).unwrap();
+    for &(r, d) in long.entries() {
+        values[r as usize] = Value::saturated(d).to_byte();
+    }
+    // Saturated but not listed: the byte's own distance (253).
+    values[18] = 255;
+    let path = dir.path().join("long.tbf");
+    let opts = WriteOptions {
+        block_positions: Some(64),
+        long: Some(&long),
+    };
+    let written = write_partition_file_with(
+        &path,
+        &info,
+        PartitionId(1),
+        ValueEncoding::Byte,
+        &values,
+        &opts,
+    )
+    .unwrap();
+    let bytes = fs::read(&path).unwrap();
+    assert_eq!(written.crc32, crc32fast::hash(&bytes));
+    let f = TableFile::open_read(&path).unwrap();
+    assert_eq!(f.header().format_version, LONG_FORMAT_VERSION);
+    assert_eq!(f.header().long_count, 3);
+    assert_eq!(f.long(), &long);
+    assert_eq!(f.whole_file_crc32(), written.crc32);
+    assert_eq!(f.read_all_codes().unwrap(), values);
+    for (rank, distance, outcome) in [
+        (5, 300, Outcome::Loss),
+        (17, 401, Outcome::Win),
+        (990, 254, Outcome::Loss),
+        (18, 253, Outcome::Win),
+    ] {
+        let got = f.read(Rank(rank)).unwrap();
+        assert_eq!(
+            (got.outcome, got.distance),
+            (Some(outcome), Some(distance)),
+            "rank {rank}"
+        );
+    }
+
+    // No table: version 3, as before.
+    let plain = dir.path().join("plain.tbf");
+    let no_long = WriteOptions {
+        block_positions: Some(64),
+        ..WriteOptions::default()
+    };
+    write_partition_file_with(
+        &plain,
+        &info,
+        PartitionId(1),
+        ValueEncoding::Byte,
+        &values,
+        &no_long,
+    )
+    .unwrap();
+    let f = TableFile::open_read(&plain).unwrap();
+    assert_eq!(f.header().format_version, 3);
+    assert_eq!(f.read(Rank(5)).unwrap().distance, Some(252));
+
+    // A damaged entry of the table (just past the 16-block index): refused.
+    let table_at = 128 + 16 * 16;
+    for offset in [table_at, table_at + 8, table_at + 35] {
+        let mut bad = bytes.clone();
+        bad[offset] ^= 0x40;
+        let err = TableFile::from_bytes("bad.tbf", bad)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("damaged"), "{err}");
+    }
+
+    // Where a table cannot be: two-bit values, or a rank past the partition.
+    let wdl = dir.path().join("wdl.tbf");
+    let err = write_partition_file_with(
+        &wdl,
+        &info,
+        PartitionId(1),
+        ValueEncoding::Wdl2,
+        &values,
+        &opts,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("one-byte"), "{err}");
+    let err = write_partition_file_with(
+        &wdl,
+        &info,
+        PartitionId(1),
+        ValueEncoding::Byte,
+        &values[..900],
+        &opts,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("rank 990"), "{err}");
+    assert!(!wdl.exists());
 }

@@ -4,7 +4,7 @@
 use super::atomic::write_atomic_with;
 use super::{count, FormatError, Stored, ValueEncoding};
 use crate::game::{GameInfo, GameKind};
-use crate::value::{PartitionId, Rank, Value};
+use crate::value::{LongDistances, PartitionId, Rank, Value};
 use std::borrow::Cow;
 use std::fs::File;
 use std::path::Path;
@@ -23,6 +23,11 @@ pub const FORMAT_VERSION: u32 = 3;
 /// and their readers are unchanged; a version-3 reader refuses an engine
 /// file as newer instead of misreading its don't-care values as values.
 pub const ENGINE_FORMAT_VERSION: u32 = 5;
+/// The format version of a full file with a long-distance table (FORMAT.md,
+/// "Long distances"): version 3 plus the table. A file without one is still
+/// written as version 3, byte for byte; a version-3 reader refuses a file
+/// with one as newer instead of reading its saturated bytes as distances.
+pub const LONG_FORMAT_VERSION: u32 = 6;
 /// The zstd level of engine files: written once and shipped, so their size
 /// matters more than the seconds an export takes.
 pub const ENGINE_ZSTD_LEVEL: i32 = 19;
@@ -93,6 +98,9 @@ pub struct Header {
     pub data_offset: u64,
     /// The whole file's length in bytes.
     pub file_len: u64,
+    /// Entries of the long-distance table (FORMAT.md, "Long distances"):
+    /// 0 in a version-3 file, at least 1 in a version-6 one.
+    pub long_count: u64,
 }
 
 impl Header {
@@ -109,10 +117,13 @@ impl Header {
         block_positions: u32,
         data_offset: u64,
         file_len: u64,
+        long_count: u64,
     ) -> Header {
         Header {
             format_version: if engine {
                 ENGINE_FORMAT_VERSION
+            } else if long_count > 0 {
+                LONG_FORMAT_VERSION
             } else {
                 FORMAT_VERSION
             },
@@ -127,11 +138,13 @@ impl Header {
             block_count: index_size.div_ceil(u64::from(block_positions)),
             data_offset,
             file_len,
+            long_count,
         }
     }
 
     /// The encoded header and the trailer's checksum: crc32 over the header
-    /// and the block index `index` that follows it.
+    /// and what follows it up to the first block (`index`: the block index,
+    /// then the long-distance table).
     fn sealed(&self, index: &[u8]) -> ([u8; HEADER_LEN], u32) {
         let header = self.encode();
         let mut seal = crc32fast::Hasher::new();
@@ -181,6 +194,7 @@ impl Header {
         h[88..96].copy_from_slice(&(HEADER_LEN as u64).to_le_bytes());
         h[96..104].copy_from_slice(&self.data_offset.to_le_bytes());
         h[104..112].copy_from_slice(&self.file_len.to_le_bytes());
+        h[112..120].copy_from_slice(&self.long_count.to_le_bytes());
         h
     }
 }
@@ -216,12 +230,15 @@ pub struct FileSummary {
 /// for tests (multi-block files from small partitions) and are recorded in the
 /// header, so readers follow whatever a file says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct WriteOptions {
+pub struct WriteOptions<'a> {
     /// Positions per block: a multiple of 4 in 4..=2^24.
     pub block_positions: Option<u32>,
+    /// The partition's long distances, stored beside its saturated value
+    /// bytes (one-byte files only; none: a version-3 file).
+    pub long: Option<&'a LongDistances>,
 }
 
-impl WriteOptions {
+impl WriteOptions<'_> {
     fn block_positions(&self, encoding: ValueEncoding) -> u32 {
         self.block_positions
             .unwrap_or(BLOCK_BYTES * encoding.positions_per_byte() as u32)
@@ -276,6 +293,7 @@ pub fn write_partition_file_with(
         values.len() as u64,
         bp,
         false,
+        options.long,
         || Ok::<_, FormatError>(blocks.take()),
     )
 }
@@ -341,6 +359,7 @@ pub fn write_partition_file_from<E: From<FormatError>>(
         positions,
         bp,
         false,
+        options.long,
         || {
             if done >= positions {
                 return Ok(None);
@@ -409,6 +428,7 @@ pub fn write_engine_file<E: From<FormatError> + Send>(
     let kind = game.kind;
     let options = WriteOptions {
         block_positions: Some(ENGINE_BLOCK_POSITIONS * encoding.positions_per_byte() as u32),
+        long: None,
     };
     write_blocks_par(
         path,
@@ -503,6 +523,7 @@ fn write_blocks_par<E: From<FormatError> + Send>(
         positions,
         bp,
         engine,
+        options.long,
         || {
             if next_block >= block_count {
                 return Ok(None);
@@ -547,21 +568,40 @@ fn write_blocks<E: From<FormatError>>(
     positions: u64,
     bp: u32,
     engine: bool,
+    long: Option<&LongDistances>,
     mut next: impl FnMut() -> Result<Option<Vec<Vec<u8>>>, E>,
 ) -> Result<FileSummary, E> {
     use std::io::{Seek, SeekFrom, Write};
+    let bad = |message: String| FormatError::BadInput {
+        file: path.display().to_string(),
+        message,
+    };
     let block_count = positions.div_ceil(u64::from(bp));
     let index_len = usize::try_from(block_count)
         .ok()
         .and_then(|n| n.checked_mul(INDEX_ENTRY_LEN))
-        .ok_or_else(|| FormatError::BadInput {
-            file: path.display().to_string(),
-            message: format!(
+        .ok_or_else(|| {
+            bad(format!(
                 "{} need too many blocks",
                 count(positions, "position", "positions")
-            ),
+            ))
         })?;
-    let data_offset = (HEADER_LEN + index_len) as u64;
+    let long = long.filter(|l| !l.is_empty());
+    if let Some(l) = long {
+        if engine || encoding != ValueEncoding::Byte {
+            return Err(E::from(bad(
+                "long distances are stored only in one-byte tablebase files, not in engine or two-bit files"
+                    .into(),
+            )));
+        }
+        if let Some(&(rank, _)) = l.entries().last().filter(|e| e.0 >= positions) {
+            return Err(E::from(bad(format!(
+                "a long distance is listed at rank {rank}, past the partition's {positions} indices"
+            ))));
+        }
+    }
+    let long_bytes = encode_long(long);
+    let data_offset = (HEADER_LEN + index_len + long_bytes.len()) as u64;
 
     write_atomic_with(path, |f, tmp| {
         let write_err = |e| FormatError::io("writing", tmp, e);
@@ -592,8 +632,9 @@ fn write_blocks<E: From<FormatError>>(
             bp,
             data_offset,
             file_len,
+            long.map_or(0, |l| l.len() as u64),
         )
-        .sealed(&index);
+        .sealed(&[&index[..], &long_bytes].concat());
         let mut trailer = [0u8; TRAILER_LEN];
         trailer[0..4].copy_from_slice(&seal.to_le_bytes());
         trailer[8..16].copy_from_slice(&TRAILER_MAGIC);
@@ -601,10 +642,12 @@ fn write_blocks<E: From<FormatError>>(
         f.seek(SeekFrom::Start(0)).map_err(write_err)?;
         f.write_all(&header).map_err(write_err)?;
         f.write_all(&index).map_err(write_err)?;
+        f.write_all(&long_bytes).map_err(write_err)?;
 
         let mut whole = crc32fast::Hasher::new();
         whole.update(&header);
         whole.update(&index);
+        whole.update(&long_bytes);
         whole.combine(&blocks_crc);
         whole.update(&trailer);
         Ok(FileSummary {
@@ -613,6 +656,21 @@ fn write_blocks<E: From<FormatError>>(
         })
     })
 }
+
+/// The long-distance table as stored (FORMAT.md, "Long distances"): per
+/// entry the rank (8 bytes) and the distance (4), in rank order.
+fn encode_long(long: Option<&LongDistances>) -> Vec<u8> {
+    let entries = long.map_or(&[][..], |l| l.entries());
+    let mut out = Vec::with_capacity(entries.len() * LONG_ENTRY_LEN);
+    for &(rank, d) in entries {
+        out.extend_from_slice(&rank.to_le_bytes());
+        out.extend_from_slice(&d.to_le_bytes());
+    }
+    out
+}
+
+/// Bytes of one long-distance table entry.
+const LONG_ENTRY_LEN: usize = 12;
 
 /// About how much memory [`write_partition_file_from`] holds while it writes
 /// a file of `encoding` with the default block size (index not counted: 16
@@ -801,8 +859,10 @@ pub struct TableFile {
     source: Source,
     header: Header,
     index: Vec<BlockRef>,
-    /// The trailer's crc32 of the header and the index.
+    /// The trailer's crc32 of the header, the index and the long-distance table.
     sealed_crc32: u32,
+    /// The long-distance table (empty but in version-6 files).
+    long: LongDistances,
 }
 
 impl std::fmt::Debug for TableFile {
@@ -865,6 +925,25 @@ impl TableFile {
     /// The checked block index.
     pub fn index(&self) -> &[BlockRef] {
         &self.index
+    }
+
+    /// The partition's long distances (FORMAT.md, "Long distances"): empty
+    /// in nearly every file.
+    pub fn long(&self) -> &LongDistances {
+        &self.long
+    }
+
+    /// The stored position at `rank` whose code is `code`, its distance
+    /// exact where the code is saturated and the rank listed among the long
+    /// distances.
+    pub fn decode_at(&self, rank: Rank, code: u8) -> Stored {
+        let mut stored = self.header.encoding.decode(self.header.kind, code);
+        if code >= crate::value::SATURATED_LOSS && self.header.encoding == ValueEncoding::Byte {
+            if let Some(d) = self.long.get(rank) {
+                stored.distance = Some(d);
+            }
+        }
+        stored
     }
 
     fn len(&self) -> Result<u64, FormatError> {
@@ -944,21 +1023,24 @@ impl TableFile {
                 block_count: 0,
                 data_offset: 0,
                 file_len: 0,
+                long_count: 0,
             },
             index: Vec::new(),
             sealed_crc32: 0,
+            long: LongDistances::new(),
         };
-        let (header, index, sealed_crc32) = tf.check_structure()?;
+        let (header, index, sealed_crc32, long) = tf.check_structure()?;
         tf.header = header;
         tf.index = index;
         tf.sealed_crc32 = sealed_crc32;
+        tf.long = long;
         Ok(tf)
     }
 
     /// Checks everything but the blocks' contents, in an order that gives the
     /// most telling message first (not a tablebase, wrong version, truncated,
     /// damaged header or index).
-    fn check_structure(&self) -> Result<(Header, Vec<BlockRef>, u32), FormatError> {
+    fn check_structure(&self) -> Result<(Header, Vec<BlockRef>, u32, LongDistances), FormatError> {
         let bad = |m: String| self.corrupt(None, m);
         let actual_len = self.len()?;
         if actual_len < 8 {
@@ -980,12 +1062,15 @@ impl TableFile {
         let u32_at = |o: usize| u32::from_le_bytes(h[o..o + 4].try_into().expect("4 bytes"));
         let u64_at = |o: usize| u64::from_le_bytes(h[o..o + 8].try_into().expect("8 bytes"));
         let version = u32_at(8);
-        if version != FORMAT_VERSION && version != ENGINE_FORMAT_VERSION {
+        if version != FORMAT_VERSION
+            && version != ENGINE_FORMAT_VERSION
+            && version != LONG_FORMAT_VERSION
+        {
             return Err(FormatError::Version {
                 file: self.name.clone(),
                 found: version,
                 supported: if version > FORMAT_VERSION {
-                    ENGINE_FORMAT_VERSION
+                    LONG_FORMAT_VERSION
                 } else {
                     FORMAT_VERSION
                 },
@@ -999,6 +1084,7 @@ impl TableFile {
             )));
         }
         let block_count = u64_at(80);
+        let long_count = u64_at(112);
         let index_len = block_count
             .checked_mul(INDEX_ENTRY_LEN as u64)
             .filter(|&n| n <= file_len - (HEADER_LEN + TRAILER_LEN) as u64)
@@ -1007,7 +1093,16 @@ impl TableFile {
                     "the header's block count {block_count} needs an index larger than the file (damaged header)"
                 ))
             })?;
+        let long_len = long_count
+            .checked_mul(LONG_ENTRY_LEN as u64)
+            .filter(|&n| n <= file_len - (HEADER_LEN + TRAILER_LEN) as u64 - index_len)
+            .ok_or_else(|| {
+                bad(format!(
+                    "the header's long-distance count {long_count} needs a table larger than the file (damaged header)"
+                ))
+            })?;
         let index_bytes = self.read_at(HEADER_LEN as u64, index_len as usize)?;
+        let long_bytes = self.read_at(HEADER_LEN as u64 + index_len, long_len as usize)?;
         let trailer = self.read_at(file_len - TRAILER_LEN as u64, TRAILER_LEN)?;
         if trailer[8..16] != TRAILER_MAGIC || trailer[4..8] != [0; 4] {
             return Err(bad("the trailer is damaged or missing (truncated?)".into()));
@@ -1016,6 +1111,7 @@ impl TableFile {
         let mut crc = crc32fast::Hasher::new();
         crc.update(&h);
         crc.update(&index_bytes);
+        crc.update(&long_bytes);
         let computed = crc.finalize();
         if stored != computed {
             return Err(bad(format!(
@@ -1058,7 +1154,30 @@ impl TableFile {
                 h[62]
             )));
         }
-        let reserved_zero = h[63..64].iter().chain(&h[76..80]).chain(&h[112..128]);
+        if (version == LONG_FORMAT_VERSION) != (long_count > 0) {
+            return Err(bad(format!(
+                "{long_count} long distances in a version-{version} file (only version-{LONG_FORMAT_VERSION} files have them, at least one)"
+            )));
+        }
+        if long_count > 0 && encoding != ValueEncoding::Byte {
+            return Err(bad(format!(
+                "long distances in a {encoding} file (only one-byte files have them)"
+            )));
+        }
+        let mut long = Vec::with_capacity(long_count as usize);
+        for e in long_bytes.chunks_exact(LONG_ENTRY_LEN) {
+            long.push((
+                u64::from_le_bytes(e[0..8].try_into().expect("8 bytes")),
+                u32::from_le_bytes(e[8..12].try_into().expect("4 bytes")),
+            ));
+        }
+        let in_order = long.windows(2).all(|w| w[0].0 < w[1].0);
+        let long = LongDistances::from_entries(long)
+            .filter(|_| in_order)
+            .ok_or_else(|| {
+                bad("the long-distance table is not in rank order or lists a distance that fits a byte".into())
+            })?;
+        let reserved_zero = h[63..64].iter().chain(&h[76..80]).chain(&h[120..128]);
         if reserved_zero.into_iter().any(|&b| b != 0) {
             return Err(bad("reserved header bytes are not zero".into()));
         }
@@ -1082,10 +1201,17 @@ impl TableFile {
         }
         let index_offset = u64_at(88);
         let data_offset = u64_at(96);
-        if index_offset != HEADER_LEN as u64 || data_offset != HEADER_LEN as u64 + index_len {
+        if index_offset != HEADER_LEN as u64
+            || data_offset != HEADER_LEN as u64 + index_len + long_len
+        {
             return Err(bad(format!(
                 "index at {index_offset} and data at {data_offset}, expected {HEADER_LEN} and {}",
-                HEADER_LEN as u64 + index_len
+                HEADER_LEN as u64 + index_len + long_len
+            )));
+        }
+        if let Some(&(rank, _)) = long.entries().last().filter(|e| e.0 >= positions) {
+            return Err(bad(format!(
+                "a long distance is listed at rank {rank}, past the file's {positions} indices"
             )));
         }
         let header = Header {
@@ -1101,6 +1227,7 @@ impl TableFile {
             block_count,
             data_offset,
             file_len,
+            long_count,
         };
 
         let mut index = Vec::with_capacity(block_count as usize);
@@ -1130,7 +1257,7 @@ impl TableFile {
                 file_len - TRAILER_LEN as u64
             )));
         }
-        Ok((header, index, stored))
+        Ok((header, index, stored, long))
     }
 
     /// The crc32 of the whole file as it must be if every block matches its
@@ -1231,7 +1358,7 @@ impl TableFile {
         let (block, offset) = self.locate(rank)?;
         let raw = self.read_block(block)?;
         let code = self.code_in(&raw, offset);
-        Ok(self.header.encoding.decode(self.header.kind, code))
+        Ok(self.decode_at(rank, code))
     }
 
     /// Every stored code in rank order (one byte per position, whatever the encoding).
@@ -1344,6 +1471,7 @@ mod tests {
             bp,
             data_offset,
             offset + TRAILER_LEN as u64,
+            0,
         )
         .sealed(&index);
         let mut out = header.to_vec();
@@ -1406,7 +1534,10 @@ mod tests {
             for encoding in [ValueEncoding::Byte, ValueEncoding::Wdl2] {
                 for &(block_positions, n) in &cases {
                     let v = values(n, n as u64 + 7);
-                    let opts = WriteOptions { block_positions };
+                    let opts = WriteOptions {
+                        block_positions,
+                        ..WriteOptions::default()
+                    };
                     let bp = opts.block_positions(encoding);
                     let expected = whole_in_memory(&info(kind), PartitionId(3), encoding, &v, bp);
                     let mut calls = 0;

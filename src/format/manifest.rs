@@ -284,6 +284,13 @@ impl Counts {
         })
     }
 
+    /// Raises the longest distances to the partition's long distances (the
+    /// positions whose saturated bytes were counted at the byte's distance).
+    pub fn add_long(&mut self, long: &crate::value::LongDistances) {
+        self.longest_win = max_opt(self.longest_win, long.longest_win());
+        self.max_distance = max_opt(self.max_distance, long.max_distance());
+    }
+
     /// Adds the counts of another piece of the same partition.
     pub fn absorb(&mut self, c: &Counts) {
         self.tally

@@ -14,8 +14,8 @@ pub use file::{write_engine_file, write_partition_file_par, write_partition_file
 pub use file::{
     write_memory_bytes, write_partition_file, write_partition_file_from, write_partition_file_with,
     BlockRef, FileSummary, Header, TableFile, WriteOptions, BLOCK_BYTES, ENGINE_BLOCK_POSITIONS,
-    ENGINE_FORMAT_VERSION, ENGINE_ZSTD_LEVEL, FORMAT_VERSION, HEADER_LEN, INDEX_ENTRY_LEN, MAGIC,
-    TRAILER_LEN, TRAILER_MAGIC, ZSTD_LEVEL,
+    ENGINE_FORMAT_VERSION, ENGINE_ZSTD_LEVEL, FORMAT_VERSION, HEADER_LEN, INDEX_ENTRY_LEN,
+    LONG_FORMAT_VERSION, MAGIC, TRAILER_LEN, TRAILER_MAGIC, ZSTD_LEVEL,
 };
 pub use info::{info, render_info_text, DepthRow, GroupRow, InfoReport, PlayerRow, PlayerTable};
 pub use manifest::{
@@ -262,7 +262,7 @@ pub enum FormatError {
 /// What to do about a file of format `found` where this tbforge reads
 /// `supported`: an older one is rebuilt, a newer one needs a newer tbforge.
 fn version_message(found: u32, supported: u32) -> String {
-    if supported == ENGINE_FORMAT_VERSION && (FORMAT_VERSION + 1..supported).contains(&found) {
+    if (FORMAT_VERSION + 1..ENGINE_FORMAT_VERSION).contains(&found) && found < supported {
         format!("engine files of an older tbforge (format {found}); export them again with this one (`tbforge export DIR --engine OUT`, format {supported})")
     } else if (1..supported).contains(&found) {
         format!("written by an older tbforge (format {found}); rebuild the directory with this one (format {supported})")

@@ -9,7 +9,7 @@
 
 use super::reached::ReachedView;
 use crate::dist::Team;
-use crate::value::PartitionId;
+use crate::value::{LongDistances, PartitionId};
 use crate::Result;
 use std::sync::atomic::AtomicU64;
 
@@ -42,6 +42,7 @@ pub struct SolvedPartitions<'a> {
     parts: Vec<(PartitionId, &'a [u8])>,
     compact: Vec<(PartitionId, ReachedView<'a>)>,
     reached: Option<&'a [u64]>,
+    long: Vec<(PartitionId, &'a LongDistances)>,
 }
 
 impl<'a> SolvedPartitions<'a> {
@@ -51,7 +52,27 @@ impl<'a> SolvedPartitions<'a> {
             parts: parts.into_iter().collect(),
             compact: Vec::new(),
             reached: None,
+            long: Vec::new(),
         }
+    }
+
+    /// Adds the long distances of partitions that have some (whose value
+    /// bytes are saturated there: [`LongDistances`]).
+    pub fn with_long(
+        mut self,
+        parts: impl IntoIterator<Item = (PartitionId, &'a LongDistances)>,
+    ) -> Self {
+        self.long
+            .extend(parts.into_iter().filter(|(_, l)| !l.is_empty()));
+        self
+    }
+
+    /// Partition `p`'s long distances (empty for nearly every partition).
+    pub fn long(&self, p: PartitionId) -> &'a [(u64, u32)] {
+        self.long
+            .iter()
+            .find(|(q, _)| *q == p)
+            .map_or(&[][..], |(_, l)| l.entries())
     }
 
     /// Adds partitions held compact, only where reached
@@ -216,6 +237,10 @@ pub struct KernelSolve {
     /// The partition's values, the generic solver's bytes: one per index,
     /// or, where `compact`, one per reached index in index order.
     pub values: Vec<u8>,
+    /// The exact distances of the positions whose byte is saturated
+    /// because their distance is beyond a byte (where the kernels can go
+    /// there; the generic solver stops with an error instead).
+    pub long: LongDistances,
     /// Whether `values` holds only the reached indices' values (kernels may
     /// answer so when the partition is solved only where reached,
     /// [`SolvedPartitions::with_reached`]).
@@ -232,6 +257,7 @@ impl KernelSolve {
     pub fn on_cpu(values: Vec<u8>, passes: Option<u32>) -> Self {
         KernelSolve {
             values,
+            long: LongDistances::new(),
             compact: false,
             passes,
             device_seconds: None,

@@ -301,6 +301,19 @@ impl Tablebase {
         self.file(slot)?.read_all_codes()
     }
 
+    /// The long distances of `partition`'s file (FORMAT.md, "Long
+    /// distances"): empty for nearly every partition.
+    pub fn long_distances(
+        &self,
+        partition: PartitionId,
+    ) -> Result<crate::value::LongDistances, FormatError> {
+        let slot = *self
+            .by_partition
+            .get(&partition)
+            .ok_or(FormatError::NotInTablebase { partition })?;
+        Ok(self.file(slot)?.long().clone())
+    }
+
     /// The stored code at (`partition`, `rank`): the value byte, or the
     /// two-bit WDL code (in an engine directory possibly don't-care).
     pub fn probe_code(&self, partition: PartitionId, rank: Rank) -> Result<u8, FormatError> {
@@ -313,7 +326,15 @@ impl Tablebase {
     /// [`Tablebase::probe_position`] for the position's value.
     pub fn probe_stored(&self, partition: PartitionId, rank: Rank) -> Result<Stored, FormatError> {
         let code = self.code(partition, rank)?;
-        Ok(self.manifest.encoding.decode(self.manifest.kind, code))
+        if code < crate::value::SATURATED_LOSS || self.manifest.encoding != ValueEncoding::Byte {
+            return Ok(self.manifest.encoding.decode(self.manifest.kind, code));
+        }
+        // A saturated byte: the exact distance may be in the file's long table.
+        let slot = *self
+            .by_partition
+            .get(&partition)
+            .ok_or(FormatError::NotInTablebase { partition })?;
+        Ok(self.file(slot)?.decode_at(rank, code))
     }
 
     /// The [`Value`] byte at (`partition`, `rank`) (illegal indices give

@@ -94,6 +94,7 @@ pub(super) fn histograms(tb: &Tablebase, game: &AnyGame) -> Result<Histograms, F
                     } else {
                         scanned += f.index_size;
                         let codes = self.tb.partition_codes(p)?;
+                        let long = self.tb.long_distances(p)?;
                         let weights = game.weights(p);
                         let (mut win, mut loss) = (Vec::new(), Vec::new());
                         for (r, &code) in codes.iter().enumerate() {
@@ -103,7 +104,7 @@ pub(super) fn histograms(tb: &Tablebase, game: &AnyGame) -> Result<Histograms, F
                                 Some(Outcome::Loss) => &mut loss,
                                 _ => continue,
                             };
-                            let d = s.distance.unwrap_or(0) as usize;
+                            let d = long.get(Rank(r as u64)).or(s.distance).unwrap_or(0) as usize;
                             if bins.len() <= d {
                                 bins.resize(d + 1, 0);
                             }

@@ -29,7 +29,7 @@ use crate::pipeline::{
     peak_rss, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks, StorageIo,
     StreamDevice,
 };
-use crate::value::{PartitionId, Weights};
+use crate::value::{LongDistances, PartitionId, Weights};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -575,6 +575,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     };
 
     let mut in_memory: Vec<Option<Arc<Held>>> = vec![None; layout.len()];
+    // Each partition's long distances (tiny: kept for the whole build).
+    let mut long_of: Vec<Arc<LongDistances>> = vec![Arc::default(); layout.len()];
     let mut accelerated_partitions = 0usize;
     let mut stages = Vec::new();
     // In memory, partition n's file is counted, compressed and written on a
@@ -608,7 +610,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             // Finished before an interruption: its values come back from scratch
             // (external) or from its tablebase file (in memory), if still read.
             if disks.is_none() && last_reader[slot] >= resumed {
-                let values = read_values(&path, layout.size(slot))?;
+                let (values, long) = read_values(&path, layout.size(slot))?;
+                long_of[slot] = Arc::new(long);
                 in_memory[slot] = Some(Arc::new(match reached[slot].take() {
                     Some(bits) => Held::Compact(ReachedValues::from_full(bits, &values)),
                     None => Held::Full(values),
@@ -634,6 +637,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     PartitionValues::Compact(c) => Some((order[s], c)),
                     PartitionValues::Full(_) => None,
                 }));
+                solved = solved.with_long((0..slot).map(|s| (order[s], &*long_of[s])));
                 if let Some(bits) = &mask {
                     solved = solved.with_reached(bits);
                 }
@@ -645,9 +649,12 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     None => None,
                 };
                 let accelerated = match copied {
-                    Some(values) => {
+                    Some((values, long)) => {
                         stage.solver = Solver::Copied;
-                        Some(Ok(KernelSolve::on_cpu(values, None)))
+                        Some(Ok(KernelSolve {
+                            long,
+                            ..KernelSolve::on_cpu(values, None)
+                        }))
                     }
                     None => match &opts.kernels {
                         Some(k) if team.size() > 1 => {
@@ -658,6 +665,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     },
                 };
                 let mut compact = false;
+                let mut long = LongDistances::new();
                 let values = match accelerated {
                     Some(solve) => {
                         let solve = solve?;
@@ -668,6 +676,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                         }
                         stage.work.passes = solve.passes.map(u64::from);
                         stage.work.device_seconds = solve.device_seconds;
+                        long = solve.long;
                         solve.values
                     }
                     None => solve_partition_team(
@@ -684,6 +693,21 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     stage.work.communication = Some(team.stats().read().since(&comm_before));
                 }
                 drop(solved);
+                if let Some(m) = &mask {
+                    // Only reached indices are kept (below): so are only
+                    // their long distances.
+                    let kept: Vec<(u64, u32)> = long
+                        .entries()
+                        .iter()
+                        .copied()
+                        .filter(|&(r, _)| {
+                            m.get((r / 64) as usize)
+                                .is_some_and(|w| w >> (r % 64) & 1 == 1)
+                        })
+                        .collect();
+                    long = LongDistances::from_entries(kept).unwrap_or_default();
+                }
+                long_of[slot] = Arc::new(long);
                 // Layered partitions are kept compact whoever solved them:
                 // only reached indices are taken from a full answer, so the
                 // bytes never depend on the solver.
@@ -737,6 +761,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     path,
                     size: layout.size(slot),
                     values,
+                    long: long_of[slot].clone(),
                     weights: game.weights(p),
                     reachable,
                     stage,
@@ -948,6 +973,11 @@ fn team_kernel_solve(
                 message.push(u8::from(solve.compact));
                 message.extend(solve.passes.unwrap_or(u32::MAX).to_le_bytes());
                 message.extend(solve.device_seconds.unwrap_or(-1.0).to_le_bytes());
+                message.extend((solve.long.len() as u64).to_le_bytes());
+                for &(r, d) in solve.long.entries() {
+                    message.extend(r.to_le_bytes());
+                    message.extend(d.to_le_bytes());
+                }
                 message.extend_from_slice(&solve.values);
             }
         }
@@ -962,14 +992,30 @@ fn team_kernel_solve(
     };
     match message.first() {
         Some(0) => Ok(None),
-        Some(1) if message.len() >= 14 => {
+        Some(1) if message.len() >= 22 => {
             let passes = u32::from_le_bytes(message[2..6].try_into().expect("4 bytes"));
             let seconds = f64::from_le_bytes(message[6..14].try_into().expect("8 bytes"));
+            let n_long = u64::from_le_bytes(message[14..22].try_into().expect("8 bytes"));
+            let values_at = usize::try_from(n_long)
+                .ok()
+                .and_then(|n| n.checked_mul(12)?.checked_add(22))
+                .filter(|&end| end <= message.len())
+                .ok_or_else(broken)?;
+            let long = message[22..values_at]
+                .chunks_exact(12)
+                .map(|e| {
+                    (
+                        u64::from_le_bytes(e[0..8].try_into().expect("8 bytes")),
+                        u32::from_le_bytes(e[8..12].try_into().expect("4 bytes")),
+                    )
+                })
+                .collect();
             Ok(Some(Ok(KernelSolve {
                 compact: message[1] == 1,
                 passes: (passes != u32::MAX).then_some(passes),
                 device_seconds: (seconds >= 0.0).then_some(seconds),
-                values: message[14..].to_vec(),
+                long: LongDistances::from_entries(long).ok_or_else(broken)?,
+                values: message[values_at..].to_vec(),
             })))
         }
         _ => Err(broken()),
@@ -1103,6 +1149,8 @@ struct WriteJob {
     /// Indices in the partition.
     size: u64,
     values: Arc<Held>,
+    /// The partition's long distances (saturated bytes' exact distances).
+    long: Arc<LongDistances>,
     weights: Weights,
     reachable: Option<u64>,
     stage: PartitionStage,
@@ -1115,21 +1163,25 @@ impl WriteJob {
         let entry = match &*self.values {
             Held::Full(values) => {
                 let t = Instant::now();
-                let summary = format::write_partition_file(
+                let summary = format::write_partition_file_with(
                     &self.path,
                     info,
                     self.partition,
                     encoding,
                     values,
+                    &WriteOptions {
+                        long: Some(&self.long),
+                        ..WriteOptions::default()
+                    },
                 )?;
                 self.stage.work.write_seconds = t.elapsed().as_secs_f64();
                 let t = Instant::now();
-                let entry = FileEntry::new(
-                    info.kind,
+                let mut counts = format::Counts::of_values(info.kind, &self.weights, values);
+                counts.add_long(&self.long);
+                let entry = FileEntry::from_counts(
                     self.partition,
                     &self.name,
-                    values,
-                    &self.weights,
+                    &counts,
                     self.reachable,
                     summary,
                 );
@@ -1165,7 +1217,10 @@ impl WriteJob {
                             info,
                             self.partition,
                             self.size,
-                            &WriteOptions::default(),
+                            &WriteOptions {
+                                long: Some(&self.long),
+                                ..WriteOptions::default()
+                            },
                             |offset, n, out: &mut Vec<u8>| {
                                 let nonzero = view.sparse_into(offset, n, out);
                                 count(offset, n, Some(nonzero), &[]);
@@ -1179,7 +1234,10 @@ impl WriteJob {
                             self.partition,
                             encoding,
                             self.size,
-                            &WriteOptions::default(),
+                            &WriteOptions {
+                                long: Some(&self.long),
+                                ..WriteOptions::default()
+                            },
                             |offset, buf: &mut [u8]| {
                                 view.expand_into(offset, buf);
                                 count(offset, buf.len(), None, buf);
@@ -1193,13 +1251,9 @@ impl WriteJob {
                 let wall = t.elapsed().as_secs_f64();
                 self.stage.work.count_seconds = count_seconds;
                 self.stage.work.write_seconds = (wall - count_seconds).max(0.0);
-                FileEntry::from_counts(
-                    self.partition,
-                    &self.name,
-                    &counts.into_inner().expect("counting never panics"),
-                    self.reachable,
-                    summary,
-                )
+                let mut counts = counts.into_inner().expect("counting never panics");
+                counts.add_long(&self.long);
+                FileEntry::from_counts(self.partition, &self.name, &counts, self.reachable, summary)
             }
         };
         self.stage.fill_from(&entry);
@@ -1315,7 +1369,7 @@ impl Source {
         p: PartitionId,
         name: &str,
         size: u64,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Option<(Vec<u8>, LongDistances)>> {
         if self.manifest.game != game.info().id
             || self.manifest.encoding != ValueEncoding::Byte
             || !game.shares_partition_with(
@@ -1348,11 +1402,11 @@ impl Source {
                 self.dir.display()
             )));
         }
-        Ok(Some(file.read_all_codes()?))
+        Ok(Some((file.read_all_codes()?, file.long().clone())))
     }
 }
 
-fn read_values(path: &Path, size: u64) -> Result<Vec<u8>> {
+fn read_values(path: &Path, size: u64) -> Result<(Vec<u8>, LongDistances)> {
     let file = TableFile::open_read(path)?;
     let values = file.read_all_codes()?;
     if values.len() as u64 != size || file.header().encoding != ValueEncoding::Byte {
@@ -1361,5 +1415,5 @@ fn read_values(path: &Path, size: u64) -> Result<Vec<u8>> {
             path.display()
         )));
     }
-    Ok(values)
+    Ok((values, file.long().clone()))
 }

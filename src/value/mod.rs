@@ -1,8 +1,11 @@
 //! The domain types every part of tbforge speaks: where a position lives
 //! ([`PartitionId`], [`Rank`]) and what it is worth ([`Value`], [`Outcome`]).
 
+mod long;
 #[cfg(feature = "build")]
 pub(crate) mod rules;
+
+pub use long::{LongDistances, SATURATED_LOSS};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -112,8 +115,10 @@ impl fmt::Display for Outcome {
 /// distances are losses (0 = already lost), odd distances are wins. A game whose
 /// rules end with the side to move having won models that as the previous move
 /// having lost, which keeps this parity exact. The longest distance a byte holds
-/// is [`Value::MAX_DISTANCE`]; a solver that needs more reports an error rather
-/// than wrapping.
+/// is [`Value::MAX_DISTANCE`]. A solver that needs more either stores the
+/// saturated byte of the outcome ([`Value::saturated`]: 254 a loss at 252 or
+/// more, 255 a win at 253 or more) and lists the exact distance in the
+/// partition's [`LongDistances`], or reports an error rather than wrapping.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Value(u8);
 

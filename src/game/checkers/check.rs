@@ -31,7 +31,7 @@ use crate::game::{
     DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, Game, Layout, PartitionKernels,
 };
 use crate::hash::SplitMix64;
-use crate::value::{PartitionId, Rank};
+use crate::value::{PartitionId, Rank, Value};
 use crate::Result;
 
 /// Partitions the successor lists are drawn from.
@@ -210,8 +210,17 @@ struct Group {
     cpu_s: f64,
     gpu_s: f64,
     skipped: u64,
+    /// Long distances found with bytes up to [`LOW_CEILING`].
+    long: u64,
     difference: Option<String>,
 }
+
+/// A partition solved with bytes up to [`LOW_CEILING`]: values and long distances.
+type LowSolve = (Vec<u8>, Vec<(u64, u32)>);
+
+/// The byte ceiling of the check's second solve: low enough that four
+/// pieces have distances beyond it.
+const LOW_CEILING: u32 = 9;
 
 fn first_difference(want: &[u8], got: &[u8]) -> Option<String> {
     if want.len() != got.len() {
@@ -225,6 +234,7 @@ fn solve_rows(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<Vec<Devi
     let game = k.game();
     let layout = Layout::new(game)?;
     let mut done: HashMap<PartitionId, Vec<u8>> = HashMap::new();
+    let mut done_low: HashMap<PartitionId, LowSolve> = HashMap::new();
     let mut groups: std::collections::BTreeMap<u32, Group> = Default::default();
     for (slot, &p) in layout.order().iter().enumerate() {
         let size = layout.size(slot);
@@ -243,11 +253,11 @@ fn solve_rows(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<Vec<Devi
             }
         }
         let deps: Vec<&[u8]> = t.deps.iter().map(|d| done[d].as_slice()).collect();
-        let (dev, gs) = timed(|| k.solve_tables(&t, &deps))?;
+        let (dev, gs) = timed(|| k.solve_tables(&t, &deps, &[]))?;
         g.positions += size;
         g.gpu_s += dev.device_seconds.unwrap_or(gs);
         if size <= opts.cpu_max_size {
-            let (mine, cs) = timed(|| twin::solve(game, &t, &deps))?;
+            let (mine, cs) = timed(|| twin::solve(game, &t, &deps, &[], Value::MAX_DISTANCE))?;
             g.cpu_s += cs;
             g.cpu_positions += size;
             g.compared += 1;
@@ -259,7 +269,7 @@ fn solve_rows(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<Vec<Devi
             // lists would not fit, against the same twin.
             #[cfg(feature = "cuda")]
             if let Solver::Cuda(gpu) = &k.solver {
-                let (again, _) = gpu.solve(game, &t, &deps, false)?;
+                let (again, _) = gpu.solve(game, &t, &deps, &[], false, Value::MAX_DISTANCE)?;
                 if g.difference.is_none() {
                     g.difference = first_difference(&mine.values, &again.values).map(|d| {
                         format!(
@@ -269,6 +279,42 @@ fn solve_rows(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<Vec<Devi
                     });
                 }
             }
+        }
+        // Again with bytes holding distances up to LOW_CEILING only, so that
+        // small databases take the long-distance path (dependencies' long
+        // distances included): the device against the twin, and both
+        // against the full-byte solve once widened.
+        let low_ready = t.deps.iter().all(|d| done_low.contains_key(d));
+        if size <= opts.cpu_max_size && low_ready {
+            let deps: Vec<&[u8]> = t.deps.iter().map(|d| done_low[d].0.as_slice()).collect();
+            let deps_long: Vec<&[(u64, u32)]> =
+                t.deps.iter().map(|d| done_low[d].1.as_slice()).collect();
+            let mine = twin::solve(game, &t, &deps, &deps_long, LOW_CEILING)?;
+            let theirs = match &k.solver {
+                #[cfg(feature = "cuda")]
+                Solver::Cuda(gpu) => gpu.solve(game, &t, &deps, &deps_long, true, LOW_CEILING)?.0,
+                _ => mine.clone(),
+            };
+            g.long += mine.long.len() as u64;
+            if g.difference.is_none() {
+                let name = game.partition_name(p);
+                g.difference = if (&mine.values, &mine.long) != (&theirs.values, &theirs.long) {
+                    Some(format!(
+                        "{name}: device against twin with bytes up to {LOW_CEILING} plies: {}",
+                        first_difference(&mine.values, &theirs.values)
+                            .unwrap_or_else(|| "the long distances differ".into())
+                    ))
+                } else if twin::widen(&mine.values, &mine.long)
+                    != twin::widen(&dev.values, dev.long.entries())
+                {
+                    Some(format!(
+                        "{name}: the solve with bytes up to {LOW_CEILING} plies, widened, is not the full-byte solve"
+                    ))
+                } else {
+                    None
+                };
+            }
+            done_low.insert(p, (mine.values, mine.long));
         }
         done.insert(p, dev.values);
     }
@@ -293,10 +339,11 @@ fn solve_rows(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<Vec<Devi
                 Some(d) => d.clone(),
                 None => format!(
                     "{} partitions byte for byte against the twin, {} on the device only, {} not \
-                     solved",
+                     solved; {} long distances with bytes up to {LOW_CEILING} plies, the same",
                     g.compared,
                     g.partitions - g.compared - g.skipped,
-                    g.skipped
+                    g.skipped,
+                    g.long
                 ),
             };
             if g.compared > 0 {

@@ -62,6 +62,31 @@ impl DeviceTables {
     }
 }
 
+/// `CK_LONG_ARGS` on the device: the dependencies' long distances (keys
+/// into the concatenated dependency values, ascending), this partition's
+/// two bytes per index once allocated, and the ceiling.
+struct DeviceLong {
+    keys: CudaSlice<u64>,
+    dist: CudaSlice<u32>,
+    n: u64,
+    own: CudaSlice<u16>,
+    has_own: u32,
+    ceiling: u32,
+}
+
+impl DeviceLong {
+    /// Pushes `CK_LONG_ARGS`.
+    fn push<'a>(&'a self, launch: &mut cudarc::driver::LaunchArgs<'a>) {
+        launch
+            .arg(&self.keys)
+            .arg(&self.dist)
+            .arg(&self.n)
+            .arg(&self.own)
+            .arg(&self.has_own)
+            .arg(&self.ceiling);
+    }
+}
+
 /// The checkers kernels loaded on a [`CudaDevice`].
 pub struct CheckersCuda {
     gpu: Arc<CudaDevice>,
@@ -153,15 +178,25 @@ impl CheckersCuda {
     }
 
     /// Solves the partition of `t` from its dependencies' values (`t` with
-    /// the unsolved ones marked missing, their slices empty): the twin's
-    /// bytes, and the seconds the device took.
+    /// the unsolved ones marked missing, their slices empty) and long
+    /// distances (`deps_long`, as [`twin::solve`] takes them), bytes holding
+    /// distances up to `ceiling`: the twin's bytes and long distances, and
+    /// the seconds the device took.
     pub fn solve(
         &self,
         game: &Checkers,
         t: &CheckersTables,
         deps: &[&[u8]],
+        deps_long: &[&[(u64, u32)]],
         lists: bool,
+        ceiling: u32,
     ) -> Result<(TwinSolved, f64)> {
+        if !(2..=Value::MAX_DISTANCE).contains(&ceiling) {
+            return Err(Error::NotAvailable(format!(
+                "checkers: a value byte ceiling of {ceiling} is outside 2..={}",
+                Value::MAX_DISTANCE
+            )));
+        }
         let t0 = Instant::now();
         let size = t.size;
         let words = size.div_ceil(32);
@@ -187,6 +222,39 @@ impl CheckersCuda {
             s.memcpy_htod(*d, &mut dev_deps.slice_mut(range))
                 .map_err(e("copying the dependencies' values to the device"))?;
         }
+        let mut keys = Vec::new();
+        let mut dist = Vec::new();
+        for (long, &base) in deps_long.iter().zip(&dep_base) {
+            for &(r, d) in long.iter() {
+                keys.push(base + r);
+                dist.push(d);
+            }
+        }
+        let n_long = keys.len() as u64;
+        keys.push(0);
+        dist.push(0);
+        let mut long = DeviceLong {
+            keys: s
+                .clone_htod(&keys)
+                .map_err(e("copying the dependencies' long distances"))?,
+            dist: s
+                .clone_htod(&dist)
+                .map_err(e("copying the dependencies' long distances"))?,
+            n: n_long,
+            own: s.alloc_zeros::<u16>(1).map_err(e("allocating"))?,
+            has_own: 0,
+            ceiling,
+        };
+        // Two bytes per index, once a distance beyond the ceiling needs them.
+        let own_long = |long: &mut DeviceLong| -> Result<()> {
+            if long.has_own == 0 {
+                long.own = s
+                    .alloc_zeros::<u16>(size.max(1) as usize)
+                    .map_err(e("allocating the long distances"))?;
+                long.has_own = 1;
+            }
+            Ok(())
+        };
         dep_base.push(0);
         let dev_base = s
             .clone_htod(&dep_base)
@@ -201,32 +269,51 @@ impl CheckersCuda {
         let mut max_seen = s.alloc_zeros::<u32>(1).map_err(e("allocating"))?;
         let mut fail = s.clone_htod(&[NO_FAIL]).map_err(e("allocating"))?;
         let cfg = self.gpu.grid(&self.first_scan, BLOCK, size, 0)?;
-        let mut launch = s.launch_builder(&self.first_scan);
-        dt.push(&mut launch);
-        launch
-            .arg(&dev_deps)
-            .arg(&dev_base)
-            .arg(&mut values)
-            .arg(&mut internal)
-            .arg(&mut count)
-            .arg(&mut max_seen)
-            .arg(&mut fail);
-        // SAFETY: the arguments match checkers_first_scan in checkers.cu.
-        // The tables are CheckersTables::new's: every descriptor index the
-        // kernel forms (own0/own1, a material's base plus rm * 7 + ro < 49)
-        // lies in `desc`, every prefix offset plus an iM of its slice in
-        // `prefix`, and `mat` has MAT_LEN entries for the counts 0..=8 the
-        // kernel checks before indexing. Ranks run below `size`, the
-        // values' length, and `internal` holds a bit for each. An external
-        // descriptor names dependency j < deps.len(), whose values start
-        // at dep_base[j] in `dev_deps` and hold its whole partition
-        // (check_deps verified their lengths), so every read lies inside;
-        // missing dependencies are marked so and never read. count,
-        // max_seen and fail hold one element each.
-        unsafe { launch.launch(cfg) }.map_err(e("launching checkers_first_scan"))?;
         let read64 = |x: &CudaSlice<u64>, what: &str| -> Result<u64> {
             Ok(s.clone_dtoh(x).map_err(cuda_err(what))?[0])
         };
+        loop {
+            let mut launch = s.launch_builder(&self.first_scan);
+            dt.push(&mut launch);
+            long.push(&mut launch);
+            launch
+                .arg(&dev_deps)
+                .arg(&dev_base)
+                .arg(&mut values)
+                .arg(&mut internal)
+                .arg(&mut count)
+                .arg(&mut max_seen)
+                .arg(&mut fail);
+            // SAFETY: the arguments match checkers_first_scan in checkers.cu.
+            // The tables are CheckersTables::new's: every descriptor index the
+            // kernel forms (own0/own1, a material's base plus rm * 7 + ro < 49)
+            // lies in `desc`, every prefix offset plus an iM of its slice in
+            // `prefix`, and `mat` has MAT_LEN entries for the counts 0..=8 the
+            // kernel checks before indexing. Ranks run below `size`, the
+            // values' length, and `internal` holds a bit for each. An external
+            // descriptor names dependency j < deps.len(), whose values start
+            // at dep_base[j] in `dev_deps` and hold its whole partition
+            // (check_deps verified their lengths), so every read lies inside;
+            // missing dependencies are marked so and never read. count,
+            // max_seen and fail hold one element each.
+            // The long arguments: `keys` and `dist` hold `n` entries (plus one
+            // unread), `own` an element per rank below `size` where has_own is
+            // set (one, never read, where it is not).
+            unsafe { launch.launch(cfg) }.map_err(e("launching checkers_first_scan"))?;
+            let word = read64(&fail, "copying back")?;
+            if word >> 56 == twin::FAIL_OVERFLOW && long.has_own == 0 {
+                // A distance beyond the ceiling: scan again with room for it
+                // (the scan rewrites every value; its bits and counts restart).
+                own_long(&mut long)?;
+                s.memset_zeros(&mut internal).map_err(e("clearing"))?;
+                s.memset_zeros(&mut count).map_err(e("clearing"))?;
+                s.memset_zeros(&mut max_seen).map_err(e("clearing"))?;
+                s.memcpy_htod(&[NO_FAIL], &mut fail)
+                    .map_err(e("clearing"))?;
+                continue;
+            }
+            break;
+        }
         let inside = read64(&count, "copying the first scan's counts back")?;
         let seen = s
             .clone_dtoh(&max_seen)
@@ -264,14 +351,18 @@ impl CheckersCuda {
                 .min(PASS_BATCH_MAX);
                 s.memset_zeros(&mut decided)
                     .map_err(e("clearing the pass counts"))?;
+                if next + batch as u32 > ceiling {
+                    own_long(&mut long)?;
+                }
                 for i in 0..batch {
                     let pass_d = next + i as u32;
-                    if pass_d > Value::MAX_DISTANCE {
+                    if pass_d > u32::from(u16::MAX) {
                         break;
                     }
                     let mut slot = decided.slice_mut(i..i + 1);
                     if let Some(l) = &lists {
                         let mut launch = s.launch_builder(&self.pass_listed);
+                        long.push(&mut launch);
                         launch
                             .arg(&dev_deps)
                             .arg(&mut values)
@@ -289,13 +380,18 @@ impl CheckersCuda {
                         // length) or CK_DEP_BIT with an index inside
                         // `dev_deps` (checkers_fill_targets formed them as
                         // ck_value reads, and checked each list's length);
-                        // the count slot and fail hold one element each.
+                        // the count slot and fail hold one element each;
+                        // the long arguments as for the first scan (a dep
+                        // key is such an index into `dev_deps`; `own` holds
+                        // an element per rank once a pass may pass the
+                        // ceiling).
                         unsafe { launch.launch(cfg) }
                             .map_err(e("launching checkers_pass_listed"))?;
                         continue;
                     }
                     let mut launch = s.launch_builder(&self.pass);
                     dt.push(&mut launch);
+                    long.push(&mut launch);
                     launch
                         .arg(&dev_deps)
                         .arg(&dev_base)
@@ -309,7 +405,8 @@ impl CheckersCuda {
                     // the first scan above. The kernel reads the `internal`
                     // word of each rank below `size` (ceil(size / 32) words,
                     // its length) and only ranks whose bit the first scan set;
-                    // the count slot and fail hold one element each.
+                    // the count slot and fail hold one element each; the
+                    // long arguments as for checkers_pass_listed.
                     unsafe { launch.launch(cfg) }.map_err(e("launching checkers_pass"))?;
                 }
                 let counts = s
@@ -320,11 +417,11 @@ impl CheckersCuda {
                 }
                 for (i, &n) in counts[..batch].iter().enumerate() {
                     let pass_d = next + i as u32;
-                    if pass_d > Value::MAX_DISTANCE {
+                    if pass_d > u32::from(u16::MAX) {
                         return Err(Error::DistanceOverflow {
                             game: "checkers".into(),
                             partition: game.partition_name(t.partition),
-                            max: Value::MAX_DISTANCE,
+                            max: u32::from(u16::MAX),
                         });
                     }
                     if n == 0 && pass_d > seen {
@@ -345,10 +442,24 @@ impl CheckersCuda {
         }
         let mut out = self.gpu.download(&values)?;
         out.truncate(size as usize);
+        let mut long_out = Vec::new();
+        if long.has_own == 1 {
+            let own = s
+                .clone_dtoh(&long.own)
+                .map_err(e("copying the long distances back"))?;
+            long_out.extend(
+                own.iter()
+                    .take(size as usize)
+                    .enumerate()
+                    .filter(|(_, &x)| x != 0)
+                    .map(|(r, &x)| (r as u64, u32::from(x))),
+            );
+        }
         Ok((
             TwinSolved {
                 values: out,
                 passes: d,
+                long: long_out,
             },
             t0.elapsed().as_secs_f64(),
         ))

@@ -15,8 +15,8 @@ use super::Checkers;
 use crate::game::{
     Device, DeviceCheckOptions, DeviceCheckReport, KernelSolve, PartitionKernels, SolvedPartitions,
 };
-use crate::value::PartitionId;
-use crate::Result;
+use crate::value::{LongDistances, PartitionId};
+use crate::{Error, Result};
 
 // `tbforge bench gpu checkers`. A child of this module (it reads the
 // solver), in the game's folder beside this file.
@@ -90,30 +90,47 @@ impl CheckersKernels {
         }))
     }
 
-    /// Solves the partition of `t` from `deps` on this solver's device.
-    pub fn solve_tables(&self, t: &CheckersTables, deps: &[&[u8]]) -> Result<KernelSolve> {
+    /// Solves the partition of `t` from `deps` and their long distances
+    /// (`deps_long[j]`, in rank order) on this solver's device.
+    pub fn solve_tables(
+        &self,
+        t: &CheckersTables,
+        deps: &[&[u8]],
+        deps_long: &[&[(u64, u32)]],
+    ) -> Result<KernelSolve> {
         let given: Vec<Option<&[u8]>> = deps
             .iter()
             .enumerate()
             .map(|(j, d)| (!t.missing[j]).then_some(*d))
             .collect();
         twin::check_deps(t, &given)?;
-        match &self.solver {
-            Solver::Twin => {
-                let TwinSolved { values, passes } = twin::solve(&self.game, t, deps)?;
-                Ok(KernelSolve::on_cpu(values, Some(passes)))
-            }
+        let ceiling = crate::Value::MAX_DISTANCE;
+        let (solved, device_seconds) = match &self.solver {
+            Solver::Twin => (twin::solve(&self.game, t, deps, deps_long, ceiling)?, None),
             #[cfg(feature = "cuda")]
             Solver::Cuda(gpu) => {
-                let (s, seconds) = gpu.solve(&self.game, t, deps, true)?;
-                Ok(KernelSolve {
-                    values: s.values,
-                    compact: false,
-                    passes: Some(s.passes),
-                    device_seconds: Some(seconds),
-                })
+                let (s, seconds) = gpu.solve(&self.game, t, deps, deps_long, true, ceiling)?;
+                (s, Some(seconds))
             }
-        }
+        };
+        let TwinSolved {
+            values,
+            passes,
+            long,
+        } = solved;
+        let long = LongDistances::from_entries(long).ok_or_else(|| {
+            Error::NotAvailable(format!(
+                "checkers partition {}: the solver listed a long distance twice or one that fits a byte; report this as a bug",
+                t.partition
+            ))
+        })?;
+        Ok(KernelSolve {
+            values,
+            long,
+            compact: false,
+            passes: Some(passes),
+            device_seconds,
+        })
     }
 
     /// Device bytes a solve of partition `p` takes at its peak on a GPU
@@ -134,7 +151,8 @@ impl PartitionKernels for CheckersKernels {
             Err(e) => return Some(Err(e)),
         };
         let deps: Vec<&[u8]> = deps.iter().map(|d| &**d).collect();
-        Some(self.solve_tables(&t, &deps))
+        let deps_long: Vec<&[(u64, u32)]> = t.deps.iter().map(|&d| solved.long(d)).collect();
+        Some(self.solve_tables(&t, &deps, &deps_long))
     }
 
     fn working_set(&self, p: PartitionId, _size: u64) -> Option<u64> {

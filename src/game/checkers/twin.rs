@@ -66,7 +66,7 @@ use crate::game::Game;
 use crate::value::{PartitionId, Value};
 use crate::{Error, Result};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// Words per slice descriptor.
 pub const DESC: usize = 8;
@@ -706,28 +706,33 @@ impl CheckersTables {
         }
     }
 
-    /// The value byte of a successor at `t`, reading this partition's
-    /// `own` values and the dependencies' `deps`; `Err(failure code)` where
-    /// the successor may not be read.
+    /// The value of a successor at `t` as a byte would hold it were bytes
+    /// wide enough (`distance + 2`; 1 pending or drawn), reading this
+    /// partition's `own` values and the dependencies' `deps`, saturated bytes
+    /// through `long`; `Err(failure code)` where the successor may not be
+    /// read. Also whether it lies in this partition.
     #[inline]
     fn value_at(
         &self,
         t: Target,
         own: &[AtomicU8],
         deps: &[&[u8]],
-    ) -> std::result::Result<(u8, bool), u64> {
+        long: &LongView<'_>,
+    ) -> std::result::Result<(u32, bool), u64> {
         match self.kind(t.desc) {
             KIND_INTERNAL => {
                 let i = self.word(t.desc, 0) + t.rank;
-                Ok((own[i as usize].load(Ordering::Relaxed), true))
+                let v = u32::from(own[i as usize].load(Ordering::Relaxed));
+                Ok((long.own_value(i, v), true))
             }
             KIND_EXTERNAL => {
                 let j = self.word(t.desc, 5) as usize;
-                let v = deps[j][(self.word(t.desc, 0) + t.rank) as usize];
+                let i = self.word(t.desc, 0) + t.rank;
+                let v = u32::from(deps[j][i as usize]);
                 if v == 0 {
                     Err(FAIL_ILLEGAL)
                 } else {
-                    Ok((v, false))
+                    Ok((long.dep_value(j, i, v), false))
                 }
             }
             KIND_MISSING => Err(FAIL_MISSING),
@@ -813,22 +818,130 @@ fn fail(word: &AtomicU64, code: u64, r: u64) {
 /// A partition solved by the twin.
 #[derive(Clone, Debug)]
 pub struct TwinSolved {
-    /// One byte per index: the generic solver's.
+    /// One byte per index: the generic solver's where every distance fits
+    /// the ceiling, saturated bytes beyond it.
     pub values: Vec<u8>,
     /// The last pass run (0: none).
     pub passes: u32,
+    /// (rank, distance) of every position whose distance is beyond the
+    /// ceiling, in rank order.
+    pub long: Vec<(u64, u32)>,
 }
 
-/// The first scan of rank `r` (kernel `checkers_first_scan`): (value byte,
-/// has an internal successor, longest external distance seen).
+/// Distances beyond what a value byte holds, while a partition is solved
+/// (the kernels' `CkLong`): bytes hold distances up to `ceiling`
+/// ([`Value::MAX_DISTANCE`] in a build; lower in tests, so that small
+/// databases exercise the path), beyond it a position holds the saturated
+/// byte of its outcome ([`saturated_bytes`]) and its distance in `own`, two
+/// bytes per index, allocated once a distance needs it. A dependency's
+/// long distances are its [`LongDistances`](crate::LongDistances) entries.
+///
+/// A pass reads a saturated byte of this pass's own writing as the byte's
+/// own distance or as its exact one, depending on timing: either way it is
+/// not below `d` and of the parity the pass does not look for (pass `d`
+/// writes wins at odd `d`, losses at even `d`; the byte's own distance is
+/// the largest of that parity within the ceiling, which the pass treats as
+/// it treats `d`), so the decision is the same.
+#[derive(Clone, Copy, Debug)]
+pub struct LongView<'a> {
+    /// The longest distance a byte holds.
+    pub ceiling: u32,
+    /// Each dependency's long distances (rank, distance), in rank order.
+    pub deps: &'a [&'a [(u64, u32)]],
+    /// This partition's long distances by index (0: none), once allocated.
+    pub own: Option<&'a [AtomicU16]>,
+}
+
+/// The saturated (loss, win) bytes under `ceiling`: the bytes of the
+/// longest even and odd distances a byte holds (254 and 255 under
+/// [`Value::MAX_DISTANCE`]).
+pub fn saturated_bytes(ceiling: u32) -> (u8, u8) {
+    let even = ceiling - ceiling % 2;
+    let odd = if ceiling % 2 == 1 {
+        ceiling
+    } else {
+        ceiling - 1
+    };
+    ((even + 2) as u8, (odd + 2) as u8)
+}
+
+impl LongView<'_> {
+    /// Bytes at or above this may stand for a long distance.
+    #[inline]
+    fn saturated_from(&self) -> u32 {
+        self.ceiling + 1
+    }
+
+    #[inline]
+    fn own_value(&self, i: u64, v: u32) -> u32 {
+        match self.own {
+            Some(own) if v >= self.saturated_from() => {
+                match own[i as usize].load(Ordering::Relaxed) {
+                    0 => v,
+                    d => u32::from(d) + 2,
+                }
+            }
+            _ => v,
+        }
+    }
+
+    #[inline]
+    fn dep_value(&self, j: usize, i: u64, v: u32) -> u32 {
+        if v < self.saturated_from() {
+            return v;
+        }
+        let long = self.deps.get(j).copied().unwrap_or_default();
+        match long.binary_search_by_key(&i, |&(r, _)| r) {
+            Ok(k) => long[k].1 + 2,
+            Err(_) => v,
+        }
+    }
+
+    /// Stores distance `e` at index `r`: its byte, and beyond the ceiling
+    /// its exact distance; `false` where that needs `own` and it is not
+    /// allocated (or `e` is beyond two bytes).
+    #[inline]
+    fn store(&self, values: &[AtomicU8], r: u64, e: u32) -> bool {
+        if e <= self.ceiling {
+            values[r as usize].store((e + 2) as u8, Ordering::Relaxed);
+            return true;
+        }
+        let Some(own) = self.own.filter(|_| e <= u32::from(u16::MAX)) else {
+            return false;
+        };
+        own[r as usize].store(e as u16, Ordering::Relaxed);
+        let (loss, win) = saturated_bytes(self.ceiling);
+        values[r as usize].store(if e % 2 == 0 { loss } else { win }, Ordering::Relaxed);
+        true
+    }
+}
+
+/// Every index's value as a byte would hold it were bytes wide enough
+/// (`distance + 2`; 0 illegal, 1 drawn): `values` with the saturated bytes
+/// of the positions `long` lists (rank order) replaced by their distances.
+/// Two solves under different ceilings give the same widened values.
+pub fn widen(values: &[u8], long: &[(u64, u32)]) -> Vec<u32> {
+    let mut wide: Vec<u32> = values.iter().map(|&b| u32::from(b)).collect();
+    for &(r, d) in long {
+        if let Some(v) = wide.get_mut(r as usize) {
+            *v = d + 2;
+        }
+    }
+    wide
+}
+
+/// The first scan of rank `r` (kernel `checkers_first_scan`): stores its
+/// value; returns whether it has an internal successor and the longest
+/// external distance seen.
 #[inline]
 fn first_scan(
     t: &CheckersTables,
     r: u64,
     own: &[AtomicU8],
     deps: &[&[u8]],
+    long: &LongView<'_>,
     failed: &AtomicU64,
-) -> (u8, bool, u32) {
+) -> (bool, u32) {
     let b = t.unrank(r);
     let mut best_win = u32::MAX;
     let mut longest = 0u32;
@@ -838,11 +951,11 @@ fn first_scan(
     let mut broken = false;
     let n = for_each_successor(&b, |s| {
         let at = t.locate(&s);
-        match t.value_at(at, own, deps) {
+        match t.value_at(at, own, deps, long) {
             Ok((_, true)) => internal = true,
             Ok((v, false)) => {
                 if v >= 2 {
-                    let e = u32::from(v) - 2;
+                    let e = v - 2;
                     seen = seen.max(e);
                     if e % 2 == 0 {
                         best_win = best_win.min(e);
@@ -861,30 +974,37 @@ fn first_scan(
         }
         false
     });
+    let put = |v: u8| own[r as usize].store(v, Ordering::Relaxed);
     if broken {
-        return (0, false, 0);
+        put(0);
+        return (false, 0);
     }
     if n == 0 {
-        return (2, false, 0);
+        put(2);
+        return (false, 0);
     }
     if internal {
-        return (1, true, seen);
+        put(1);
+        return (true, seen);
     }
     let e = if best_win != u32::MAX {
         best_win + 1
     } else if all_lost {
         longest + 1
     } else {
-        return (1, false, seen);
+        put(1);
+        return (false, seen);
     };
-    if e > Value::MAX_DISTANCE {
+    if !long.store(own, r, e) {
         fail(failed, FAIL_OVERFLOW, r);
-        return (0, false, 0);
+        put(0);
+        return (false, 0);
     }
-    (e as u8 + 2, false, seen.max(e))
+    (false, seen.max(e))
 }
 
-/// Pass `d` of pending rank `r` (kernel `checkers_pass`): its byte if decided.
+/// Pass `d` of pending rank `r` (kernel `checkers_pass`): its distance if
+/// decided.
 #[inline]
 fn pass(
     t: &CheckersTables,
@@ -892,13 +1012,14 @@ fn pass(
     d: u32,
     own: &[AtomicU8],
     deps: &[&[u8]],
+    long: &LongView<'_>,
     failed: &AtomicU64,
-) -> Option<u8> {
+) -> Option<u32> {
     let b = t.unrank(r);
     let (mut hit, mut blocked, mut longest) = (false, false, 0u32);
     let mut broken = false;
     for_each_successor(&b, |s| {
-        let v = match t.value_at(t.locate(&s), own, deps) {
+        let v = match t.value_at(t.locate(&s), own, deps, long) {
             Ok((v, _)) => v,
             Err(code) => {
                 fail(failed, code, r);
@@ -907,7 +1028,7 @@ fn pass(
             }
         };
         // Distances d and beyond may be this pass's own writes: unknown.
-        let e = u32::from(v).wrapping_sub(2);
+        let e = v.wrapping_sub(2);
         if v >= 2 && e < d {
             if e == d - 1 && d % 2 == 1 {
                 hit = true;
@@ -930,9 +1051,9 @@ fn pass(
         return None;
     }
     if d % 2 == 1 {
-        hit.then_some(d as u8 + 2)
+        hit.then_some(d)
     } else {
-        (!blocked).then_some(longest as u8 + 3)
+        (!blocked).then_some(longest + 1)
     }
 }
 
@@ -954,8 +1075,8 @@ pub fn failure(game: &Checkers, t: &CheckersTables, word: u64) -> Option<Error> 
         FAIL_MISSING => "a move leads to a partition that is not solved before it".to_string(),
         FAIL_ILLEGAL => "a move reaches an index the game calls illegal".to_string(),
         FAIL_OVERFLOW => format!(
-            "the value is beyond the longest distance a value byte holds ({})",
-            Value::MAX_DISTANCE
+            "the value is beyond the longest distance the solver holds ({})",
+            u16::MAX
         ),
         _ => format!("failure code {code}"),
     };
@@ -992,47 +1113,92 @@ pub fn check_deps(t: &CheckersTables, deps: &[Option<&[u8]>]) -> Result<()> {
 }
 
 /// Solves the partition of `t` (the twin of the first-scan and pass kernels)
-/// from its dependencies' values (`t` with the unsolved ones marked missing).
-pub fn solve(game: &Checkers, t: &CheckersTables, deps: &[&[u8]]) -> Result<TwinSolved> {
+/// from its dependencies' values (`t` with the unsolved ones marked missing)
+/// and their long distances (`deps_long[j]`: dependency j's entries, in rank
+/// order; may be shorter than `deps` where the rest have none), bytes holding
+/// distances up to `ceiling` ([`Value::MAX_DISTANCE`] in a build).
+pub fn solve(
+    game: &Checkers,
+    t: &CheckersTables,
+    deps: &[&[u8]],
+    deps_long: &[&[(u64, u32)]],
+    ceiling: u32,
+) -> Result<TwinSolved> {
+    if !(2..=Value::MAX_DISTANCE).contains(&ceiling) {
+        return Err(Error::NotAvailable(format!(
+            "checkers: a value byte ceiling of {ceiling} is outside 2..={}",
+            Value::MAX_DISTANCE
+        )));
+    }
     let size = t.size;
     let values: Vec<AtomicU8> = (0..size).map(|_| AtomicU8::new(0)).collect();
     let internal: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
     let failed = AtomicU64::new(NO_FAIL);
     let max_seen = AtomicU32::new(0);
-    let any_internal = (0..size.div_ceil(CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(size));
-            let mut seen_here = 0u32;
-            let mut any = false;
-            for r in lo..hi {
-                let (v, inside, seen) = first_scan(t, r, &values, deps, &failed);
-                values[r as usize].store(v, Ordering::Relaxed);
-                if inside {
-                    internal[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
-                    any = true;
+    // Two bytes per index for distances beyond the ceiling, allocated (as
+    // the device does) once a first scan or a pass needs them.
+    let mut own_long: Option<Vec<AtomicU16>> = None;
+    let allocate = || (0..size).map(|_| AtomicU16::new(0)).collect::<Vec<_>>();
+    let mut any_internal;
+    loop {
+        let long = LongView {
+            ceiling,
+            deps: deps_long,
+            own: own_long.as_deref(),
+        };
+        any_internal = (0..size.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| {
+                let (lo, hi) = (c * CHUNK, ((c + 1) * CHUNK).min(size));
+                let mut seen_here = 0u32;
+                let mut any = false;
+                for r in lo..hi {
+                    let (inside, seen) = first_scan(t, r, &values, deps, &long, &failed);
+                    if inside {
+                        internal[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
+                        any = true;
+                    }
+                    seen_here = seen_here.max(seen);
                 }
-                seen_here = seen_here.max(seen);
-            }
-            max_seen.fetch_max(seen_here, Ordering::Relaxed);
-            any
-        })
-        .reduce(|| false, |x, y| x || y);
-    if let Some(e) = failure(game, t, failed.load(Ordering::Relaxed)) {
-        return Err(e);
+                max_seen.fetch_max(seen_here, Ordering::Relaxed);
+                any
+            })
+            .reduce(|| false, |x, y| x || y);
+        let word = failed.load(Ordering::Relaxed);
+        if word >> 56 == FAIL_OVERFLOW && own_long.is_none() {
+            // A distance beyond the ceiling: scan again with room for it
+            // (the scan rewrites every value; its bits and counts restart).
+            own_long = Some(allocate());
+            failed.store(NO_FAIL, Ordering::Relaxed);
+            max_seen.store(0, Ordering::Relaxed);
+            internal.iter().for_each(|w| w.store(0, Ordering::Relaxed));
+            continue;
+        }
+        if let Some(e) = failure(game, t, word) {
+            return Err(e);
+        }
+        break;
     }
     let max_seen = max_seen.load(Ordering::Relaxed);
     let mut d = 0u32;
     if any_internal {
         d = 1;
         loop {
-            if d > Value::MAX_DISTANCE {
+            if d > u32::from(u16::MAX) {
                 return Err(Error::DistanceOverflow {
                     game: "checkers".into(),
                     partition: game.partition_name(t.partition),
-                    max: Value::MAX_DISTANCE,
+                    max: u32::from(u16::MAX),
                 });
             }
+            if d > ceiling && own_long.is_none() {
+                own_long = Some(allocate());
+            }
+            let long = LongView {
+                ceiling,
+                deps: deps_long,
+                own: own_long.as_deref(),
+            };
             let decided: u64 = internal
                 .par_iter()
                 .enumerate()
@@ -1046,9 +1212,12 @@ pub fn solve(game: &Checkers, t: &CheckersTables, deps: &[&[u8]]) -> Result<Twin
                         if values[r as usize].load(Ordering::Relaxed) != 1 {
                             continue;
                         }
-                        if let Some(v) = pass(t, r, d, &values, deps, &failed) {
-                            values[r as usize].store(v, Ordering::Relaxed);
-                            n += 1;
+                        if let Some(e) = pass(t, r, d, &values, deps, &long, &failed) {
+                            if long.store(&values, r, e) {
+                                n += 1;
+                            } else {
+                                fail(&failed, FAIL_OVERFLOW, r);
+                            }
                         }
                     }
                     n
@@ -1063,9 +1232,21 @@ pub fn solve(game: &Checkers, t: &CheckersTables, deps: &[&[u8]]) -> Result<Twin
             d += 1;
         }
     }
+    let long = match own_long {
+        Some(own) => own
+            .into_iter()
+            .enumerate()
+            .filter_map(|(r, x)| match x.into_inner() {
+                0 => None,
+                e => Some((r as u64, u32::from(e))),
+            })
+            .collect(),
+        None => Vec::new(),
+    };
     Ok(TwinSolved {
         values: values.into_iter().map(AtomicU8::into_inner).collect(),
         passes: d,
+        long,
     })
 }
 

@@ -114,6 +114,7 @@ impl Connect4Kernels {
                 let dir = crate::game::reached::block_ranks(reached);
                 let (piece, failed) = twin.solve_words_dir(reached, &dir, words)?;
                 Ok(KernelSolve {
+                    long: Default::default(),
                     values: twin::gather_slices(spec, reached, &dir, team, failed, &piece)?,
                     compact: true,
                     passes: None,
@@ -124,6 +125,7 @@ impl Connect4Kernels {
             Solver::Cuda(gpu) => {
                 let s = gpu.solve_team(spec, reached, next, team)?;
                 Ok(KernelSolve {
+                    long: Default::default(),
                     values: s.values,
                     compact: true,
                     passes: None,
@@ -179,6 +181,7 @@ impl PartitionKernels for Connect4Kernels {
         let next = next_compact(&spec, solved)?;
         Some(next.and_then(|next| match &self.solver {
             Solver::Twin => Ok(KernelSolve {
+                long: Default::default(),
                 values: Connect4Twin::new(spec, next)?.solve(reached)?,
                 compact: true,
                 passes: None,
@@ -188,6 +191,7 @@ impl PartitionKernels for Connect4Kernels {
             Solver::Cuda(gpu) => {
                 let s = gpu.solve(spec, reached, next)?;
                 Ok(KernelSolve {
+                    long: Default::default(),
                     values: s.values,
                     compact: true,
                     passes: None,

@@ -228,6 +228,7 @@ impl MorrisKernels {
                 let t0 = std::time::Instant::now();
                 let s = gpu.morris_solve(spec, &deps)?;
                 Ok(KernelSolve {
+                    long: Default::default(),
                     compact: false,
                     values: s.value,
                     passes: Some(s.passes),
@@ -255,6 +256,7 @@ impl MorrisKernels {
                 let t0 = std::time::Instant::now();
                 let s = gpu.morris_solve_team(spec, &deps, team, TEAM_ALIGN)?;
                 Ok(KernelSolve {
+                    long: Default::default(),
                     compact: false,
                     values: s.value,
                     passes: Some(s.passes),
@@ -349,6 +351,7 @@ impl MorrisKernels {
                 let t0 = std::time::Instant::now();
                 let values = gpu.place_solve(spec, reached, deps)?.value;
                 Ok(KernelSolve {
+                    long: Default::default(),
                     compact: false,
                     values,
                     passes: None,
