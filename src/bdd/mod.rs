@@ -12,20 +12,20 @@
 //!   values fit a byte array as long as the layer itself (the chapter's
 //!   hybrid of symbolic search and bitvectors).
 //!
-//! Games provide their encodings (e.g. `game::connect4::symbolic`); this
-//! module knows none of them.
+//! Games provide their encodings (a `symbolic` module in the game's folder);
+//! this module knows none of them.
 //!
 //! # The BDD library
 //! Built on oxidd (0.10, complement-edge BDDs with the index-based manager).
-//! Measured against biodivine-lib-bdd 0.5 on this job, the layered count of
-//! Connect Four 5x5 with the same encoding, moves and union order on a
-//! 2-core machine shared with other work: see README.md's "Symbolic search"
+//! Measured against biodivine-lib-bdd 0.5 on this job (the same layered
+//! count of a 5x5 board with the same encoding, moves and union order, on a
+//! 2-core machine shared with other work): see README.md's "Symbolic search"
 //! section for the figures. The two compute the same layers, and take about
 //! the same time on one thread; oxidd was chosen because
 //! - its apply runs on several threads (biodivine-lib-bdd's is
 //!   single-threaded), which a 16-core count of 7x6 needs;
 //! - it has complement edges like CUDD, so its node counts are those of the
-//!   published tables (85 nodes for the 7x6 start, 163 after one move);
+//!   published tables (the chapter used CUDD);
 //! - its satisfying-assignment count is exact in any integer type (u128 here).
 //!
 //! biodivine-lib-bdd's advantages, recorded for a later choice: each BDD is

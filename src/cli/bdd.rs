@@ -10,7 +10,8 @@ use tbforge::registry::open_symbolic;
 
 #[derive(Args, Debug)]
 pub(crate) struct BddCountArgs {
-    /// The game (see `tbforge games`; games with a BDD encoding: connect4).
+    /// The game (see `tbforge games`); a game without a BDD encoding is
+    /// refused with the list of those that have one.
     game: String,
     /// A game parameter, `KEY=VALUE` (repeatable), e.g. `--param width=5`.
     #[arg(long = "param", value_name = "KEY=VALUE")]
