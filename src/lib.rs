@@ -6,6 +6,7 @@
 //! The library's parts, by concept:
 //! - [`hash`]: perfect hash functions (rank/unrank) of boards and permutations;
 //! - [`game`]: the [`Game`] trait and the built-in games;
+//! - `bdd` (feature `bdd`): symbolic search with BDDs, and BDD perfect hashing;
 //! - `solve` (feature `build`): forward search and retrograde analysis;
 //! - `dist` (feature `build`): one build by several members (MPI ranks with
 //!   feature `mpi`, or one thread per GPU);
@@ -28,6 +29,8 @@ pub mod verify;
 
 #[cfg(feature = "build")]
 pub mod backend;
+#[cfg(feature = "bdd")]
+pub mod bdd;
 #[cfg(feature = "build")]
 pub mod compare;
 #[cfg(feature = "build")]

@@ -182,3 +182,25 @@ pub fn kernel_sources() -> Vec<(&'static str, &'static str)> {
     ]
     .concat()
 }
+
+/// The BDD encoding of the game called `name` (for `tbforge bdd-count`),
+/// for the games that have one.
+#[cfg(feature = "bdd")]
+pub fn open_symbolic(
+    name: &str,
+    params: &BTreeMap<String, String>,
+) -> Result<Box<dyn crate::bdd::SymbolicSearch>> {
+    let known = symbolic_games().join(", ");
+    match open_game(name, params)? {
+        AnyGame::Connect4(g) => Ok(Box::new(g.symbolic())),
+        _ => Err(Error::NotAvailable(format!(
+            "{name} has no BDD encoding yet; symbolic search knows: {known}"
+        ))),
+    }
+}
+
+/// The games [`open_symbolic`] opens.
+#[cfg(feature = "bdd")]
+pub fn symbolic_games() -> Vec<&'static str> {
+    vec![game::connect4::DESCRIPTOR.name]
+}

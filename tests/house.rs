@@ -141,6 +141,13 @@ fn only_the_designed_arrows() {
             ],
         ),
         ("solve", &["registry", "probe", "verify"]),
+        // Symbolic search knows BDDs and its own traits: no game, solver or file.
+        (
+            "bdd",
+            &[
+                "game", "registry", "solve", "pipeline", "backend", "format", "probe", "verify",
+            ],
+        ),
         (
             "format",
             &[
@@ -213,7 +220,9 @@ fn generic_layers_name_no_game() {
         .collect();
     assert!(names.len() >= 9, "{names:?}");
     let mut files = Vec::new();
-    for dir in ["solve", "pipeline", "backend", "dist", "cli", "serve"] {
+    for dir in [
+        "solve", "pipeline", "backend", "dist", "cli", "serve", "bdd",
+    ] {
         rust_files(&root.join(dir), &mut files);
     }
     // Generic tools over any registry game, each a single file.

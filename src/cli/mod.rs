@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use tbforge::registry::{open_game, AnyGame};
 
 mod analyse;
+mod bdd;
 mod bench;
 mod bench_search;
 mod build;
@@ -236,6 +237,8 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
     },
+    /// Symbolic BFS with BDDs: per layer the BDD's nodes and the number of states.
+    BddCount(bdd::BddCountArgs),
     /// Throughput figures: hashing, solving, probing (positions/s).
     Bench {
         #[command(subcommand)]
@@ -682,11 +685,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             threads,
         } => serve::serve(&dirs, &bind, threads),
         Command::Bench { what } => bench::bench(what),
+        Command::BddCount(args) => bdd::bdd_count(args),
     }
 }
 
 /// `KEY=VALUE` strings to a map; a key given twice is an error.
-fn parse_params(raw: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+pub(crate) fn parse_params(raw: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
     let mut map = BTreeMap::new();
     for p in raw {
         let Some((k, v)) = p.split_once('=') else {

@@ -1,6 +1,8 @@
 //! Solvers: forward search (reachability and layers) and retrograde analysis,
 //! partition by partition in the game's dependency order.
 
+#[cfg(feature = "bdd")]
+mod bdd_layers;
 mod bfs;
 mod bitset;
 mod build;
@@ -14,6 +16,8 @@ mod stages;
 
 pub use crate::game::Layout;
 pub use crate::progress::Progress;
+#[cfg(feature = "bdd")]
+pub use bdd_layers::solve_bdd_layers;
 pub use bfs::{frontier_bfs, one_bit_reachability, two_bit_bfs, Reachable, TwoBitResult};
 pub use bitset::AtomicBitSet;
 pub use build::{build_game, BuildOptions, BuildReport, BUILD_LOG};

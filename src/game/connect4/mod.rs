@@ -34,6 +34,8 @@ pub mod cuda;
 #[cfg(feature = "build")]
 pub mod kernels;
 mod stream;
+#[cfg(feature = "bdd")]
+pub mod symbolic;
 #[cfg(feature = "build")]
 pub mod twin;
 
