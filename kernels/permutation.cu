@@ -1,8 +1,8 @@
 // The permutation puzzles (sliding tiles, Top-Spin, pancakes): Myrvold–Ruskey
 // rank and unrank with the parity counted on the fly (seed 002, Algorithm 1,
 // Theorems 3 and 4), each puzzle's moves in registers, and two BFS steps over
-// the puzzle's index: the two-bit BFS (seed 001/002: 2 bits per index, depth
-// mod 3) and the byte BFS from the goal that gives every index its distance.
+// the puzzle's index: the two-bit BFS (seeds 001/002, Korf 2008: 2 bits per
+// index) and the byte BFS from the goal that gives every index its distance.
 // CPU twins: src/game/permpuzzle/twin.rs (same arithmetic, step for step).
 //
 // A permutation of up to 16 items lives in one u64 of 4-bit fields, item i in
@@ -181,9 +181,12 @@ __device__ __forceinline__ bool pz_claim(u64* words, u64 s, u64 code) {
     return false;
 }
 
-// One layer of the two-bit BFS: every index whose code is `current` (depth
-// mod 3 + 1) sets its unseen successors to `next`; *found counts them.
-// One thread per word of 32 entries.
+// One layer of the two-bit BFS, with Korf's codes (0 unseen, 3 expanded, and
+// the frontier and the next layer as 1 and 2, their roles swapped each layer):
+// every index whose code is `current` is marked expanded and sets its unseen
+// successors to `next`; *found counts them. Each index is expanded once (the
+// depth-mod-3 codes of the generic src/solve/bfs.rs expand an index again
+// every third layer). One thread per word of 32 entries.
 extern "C" __global__ void perm_two_bit_step(u32 kind, u32 n, u32 a, u32 b, u64 half, u64* words,
                                              u64 nwords, u32 current, u32 next, u64* found) {
     u64 mine = 0;
@@ -192,6 +195,7 @@ extern "C" __global__ void perm_two_bit_step(u32 kind, u32 n, u32 a, u32 b, u64 
          w += (u64)gridDim.x * blockDim.x) {
         u64 y = words[w] ^ pattern;
         u64 match = ~(y | (y >> 1)) & 0x5555555555555555ull;
+        if (match) atomicOr(&words[w], match * 3);
         while (match) {
             u32 bit = __ffsll((long long)match) - 1;
             match &= match - 1;

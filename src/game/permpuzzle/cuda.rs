@@ -138,8 +138,8 @@ impl PermCuda {
         let mut layers = vec![1u64];
         loop {
             let depth = layers.len() as u64 - 1;
-            let current = (depth % 3 + 1) as u32;
-            let next = ((depth + 1) % 3 + 1) as u32;
+            let current = (depth % 2 + 1) as u32;
+            let next = ((depth + 1) % 2 + 1) as u32;
             s.memset_zeros(&mut found)
                 .map_err(e("clearing a counter"))?;
             let mut launch = s.launch_builder(&self.two_bit_fn);
@@ -156,8 +156,8 @@ impl PermCuda {
                 .arg(&mut found);
             // SAFETY: the arguments match perm_two_bit_step; `words` holds
             // `nwords` words, 32 two-bit entries each, which cover spec.size
-            // indices; entries past spec.size are 0 (never `current`, 1..=3),
-            // so only indices of the puzzle are expanded, and every successor
+            // indices; entries past spec.size stay 0, so only indices of the
+            // puzzle are expanded, and every successor
             // index of one is below spec.size (the twin tests hold expand to
             // the puzzle's own rank); `found` holds one u64.
             unsafe { launch.launch(cfg) }.map_err(e("launching perm_two_bit_step"))?;

@@ -5,9 +5,11 @@
 //!
 //! Two whole-puzzle searches, on a CUDA GPU ([`cuda`]) or by their CPU twins
 //! on all cores ([`twin`]):
-//! - the build's forward search: the two-bit BFS (seeds 001 and 002: depth
-//!   mod 3 in 2 bits per index) from the start, giving the layers and the
-//!   reachable count ([`PartitionKernels::search`]);
+//! - the build's forward search: the two-bit BFS (seeds 001 and 002, 2 bits
+//!   per index; Korf's codes, unseen / frontier / next / expanded, so that
+//!   each index is expanded once, where the generic search's depth-mod-3 codes
+//!   expand it again every third layer) from the start, giving the layers and
+//!   the reachable count ([`PartitionKernels::search`]);
 //! - the values: a BFS from the goal with one byte per index (the value
 //!   byte itself: distance `d` where first reached, draw where never), which
 //!   is the generic solver's answer because every move of these puzzles is

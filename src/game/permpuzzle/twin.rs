@@ -294,7 +294,9 @@ fn claim(words: &[AtomicU64], s: u64, code: u64) -> bool {
 const WORDS_PER_ITEM: usize = 1 << 10;
 
 /// The two-bit BFS of `perm_two_bit_step` from index `start`: positions
-/// first reached at each depth (depth 0: the start).
+/// first reached at each depth (depth 0: the start). Korf's codes: 0 unseen,
+/// 3 expanded, the frontier and the next layer 1 and 2 by turns, so that
+/// every index is expanded once.
 pub fn two_bit_bfs(spec: &PermSpec, start: u64) -> Vec<u64> {
     let words: Vec<AtomicU64> = (0..spec.size.div_ceil(32))
         .into_par_iter()
@@ -304,8 +306,8 @@ pub fn two_bit_bfs(spec: &PermSpec, start: u64) -> Vec<u64> {
     let mut layers = vec![1u64];
     loop {
         let depth = layers.len() as u64 - 1;
-        let current = depth % 3 + 1;
-        let next = (depth + 1) % 3 + 1;
+        let current = depth % 2 + 1;
+        let next = (depth + 1) % 2 + 1;
         let pattern = 0x5555_5555_5555_5555u64 * current;
         let found: u64 = (0..words.len().div_ceil(WORDS_PER_ITEM))
             .into_par_iter()
@@ -315,6 +317,9 @@ pub fn two_bit_bfs(spec: &PermSpec, start: u64) -> Vec<u64> {
                 for w in c * WORDS_PER_ITEM..hi {
                     let y = words[w].load(Ordering::Relaxed) ^ pattern;
                     let mut m = !(y | (y >> 1)) & 0x5555_5555_5555_5555;
+                    if m != 0 {
+                        words[w].fetch_or(m * 3, Ordering::Relaxed);
+                    }
                     while m != 0 {
                         let bit = u64::from(m.trailing_zeros());
                         m &= m - 1;
