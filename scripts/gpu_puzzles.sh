@@ -14,6 +14,10 @@
 # GPU time over one CPU core: Table 1 sliding tiles 2x6 176/70 = 2.5x, 3x4 142/55 = 2.6x;
 # Table 3 Top-Spin n=12 920/27 = 34x; Table 4 pancakes n=11 641/21 = 31x, n=12 9187/290 = 32x.
 # Ours are against the CPU twin on all cores (16 on the GPU machine), not one.
+# Not yet run on a GPU. The twins on one core of the 2-core development machine (bench gpu
+# --device cpu --threads 1): two-bit BFS 8.3 M positions/s on 2x5 tiles, 3.1 M/s on 10 pancakes,
+# 2.5 M/s on Top-Spin n=10 (k=4); from those, the default list takes about 3-4 minutes of CPU
+# time on 16 cores (pancake n=12, 479 M positions, the longest: four twin searches).
 #
 # Build elsewhere (no Rust on the GPU machine):
 #   cargo build --release
