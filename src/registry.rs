@@ -179,6 +179,7 @@ pub fn kernel_sources() -> Vec<(&'static str, &'static str)> {
         game::morris::cuda::KERNEL_SOURCES,
         game::connect4::cuda::KERNEL_SOURCES,
         game::checkers::cuda::KERNEL_SOURCES,
+        game::permpuzzle::cuda::KERNEL_SOURCES,
     ]
     .concat()
 }

@@ -144,3 +144,28 @@ fn a_game_without_kernels_or_without_a_gpu_is_a_usage_error() {
         assert!(err.contains("tbforge: error:"), "{err}");
     }
 }
+
+#[test]
+fn permutation_puzzles_dry_run_compares_every_kernel() {
+    for (game, params) in [
+        ("slidingtile", &["rows=2", "cols=3"][..]),
+        ("topspin", &["n=7", "k=4"][..]),
+        ("pancake", &["n=4", "burnt=1"][..]),
+    ] {
+        let o = dry_run(game, params, &[]);
+        let out = text(&o);
+        assert!(o.status.success(), "{out}");
+        for kernel in [
+            "perm_expand",
+            "perm_two_bit_step (BFS)",
+            "perm_byte_step (solve)",
+        ] {
+            assert!(
+                out.contains(&format!("| {kernel} |")),
+                "no {kernel} row:\n{out}"
+            );
+        }
+        assert!(out.contains(", 0 mismatched"), "{out}");
+        assert!(!out.contains("| NO |"), "{out}");
+    }
+}

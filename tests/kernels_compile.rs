@@ -57,6 +57,12 @@ fn entries(file: &str) -> &'static [&'static str] {
             "checkers_frontier_leaves",
             "checkers_frontier_backup",
         ],
+        "permutation.cu" => &[
+            "perm_expand",
+            "perm_two_bit_step",
+            "perm_byte_step",
+            "perm_byte_finish",
+        ],
         other => panic!("kernel file {other} has no entry list in this test: add one"),
     }
 }
@@ -135,7 +141,11 @@ fn every_kernel_compiles_for_sm_90() {
 #[test]
 fn one_kernel_file_per_game() {
     let files: Vec<&str> = kernel_sources().iter().map(|(f, _)| *f).collect();
-    assert_eq!(files, ["morris.cu", "connect4.cu", "checkers.cu"]);
+    // permutation.cu: the permutation puzzles' one shared kernel family.
+    assert_eq!(
+        files,
+        ["morris.cu", "connect4.cu", "checkers.cu", "permutation.cu"]
+    );
 }
 
 #[test]

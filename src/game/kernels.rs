@@ -195,6 +195,20 @@ pub trait PartitionKernels: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// The whole forward search on this device, where the kernels cover the
+    /// game: the two-bit BFS (seeds 001 and 002) from the start at
+    /// `start` over `partitions` (each with its size, in the build's order).
+    /// `None`: not covered (the generic search runs). The layers and
+    /// counts must be exactly the generic search's.
+    fn search(
+        &self,
+        start: (PartitionId, crate::value::Rank),
+        partitions: &[(PartitionId, u64)],
+    ) -> Option<Result<DeviceSearch>> {
+        let _ = (start, partitions);
+        None
+    }
+
     /// Bytes of device memory [`PartitionKernels::solve`] of partition `p`
     /// needs at its peak (its values, what it reads of earlier partitions,
     /// its work arrays), where the kernels know: a build whose partitions
@@ -228,6 +242,17 @@ pub trait PartitionKernels: Send + Sync + std::fmt::Debug {
     fn device_check(&self, opts: &DeviceCheckOptions) -> Result<DeviceCheckReport> {
         Ok(DeviceCheckReport::new(self.name(), opts))
     }
+}
+
+/// What a device's forward search found ([`PartitionKernels::search`]).
+#[derive(Clone, Debug, Default)]
+pub struct DeviceSearch {
+    /// Positions first reached at each depth (depth 0: the start).
+    pub layers: Vec<u64>,
+    /// Reachable positions of each partition, in the order asked.
+    pub reachable: Vec<u64>,
+    /// Seconds the device was busy, where it was a device and not a CPU twin.
+    pub device_seconds: Option<f64>,
 }
 
 /// One partition solved by a game's kernels: its values and what the solve

@@ -29,6 +29,8 @@ pub mod pancake;
 mod params;
 pub mod pegsolitaire;
 #[cfg(feature = "build")]
+pub mod permpuzzle;
+#[cfg(feature = "build")]
 mod reached;
 pub mod slidingtile;
 #[cfg(feature = "build")]
@@ -42,8 +44,9 @@ pub use frontier::{FrontierLevels, FrontierReport, FrontierSearch};
 #[cfg(feature = "build")]
 pub use kernels::{
     ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Device, DeviceCheckOptions, DeviceCheckReport,
-    DeviceCheckRow, ForwardTargets, KernelSolve, PartitionKernels, SolvedPartitions, StreamTargets,
-    STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
+    DeviceCheckRow, DeviceSearch, ForwardTargets, KernelSolve, PartitionKernels, SolvedPartitions,
+    StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING,
+    STREAM_PENDING,
 };
 pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};

@@ -507,7 +507,26 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             }
         }
     } else if state.layers.is_none() && game.start().is_some() {
-        if opts.mem_limit.is_some() {
+        let parts: Vec<(PartitionId, u64)> = (0..layout.len())
+            .map(|s| (layout.order()[s], layout.size(s)))
+            .collect();
+        let on_device = match (&opts.kernels, game.start()) {
+            (Some(k), Some(start)) => k.search(game.rank(&start), &parts),
+            _ => None,
+        };
+        if let Some(found) = on_device {
+            let found = found?;
+            if found.reachable.len() != layout.len() {
+                return Err(Error::NotAvailable(format!(
+                    "{}: the device search counted {} partitions, not {}; report this as a bug",
+                    opts.kernels.as_ref().map_or_else(String::new, |k| k.name()),
+                    found.reachable.len(),
+                    layout.len()
+                )));
+            }
+            state.reachable_per_slot = Some(found.reachable);
+            state.layers = Some(found.layers);
+        } else if opts.mem_limit.is_some() {
             // Fixed memory (2 bits per index) rather than frontier lists of unknown size.
             let reach = two_bit_bfs(game, &layout, &progress)?.expect("start checked");
             state.reachable_per_slot = Some(reach.per_slot);

@@ -304,6 +304,23 @@ impl Game for Pancake {
     fn format_move(&self, _s: &Stack, k: &u8) -> String {
         format!("flip {k}")
     }
+
+    #[cfg(feature = "build")]
+    fn kernels(
+        &self,
+        device: &super::Device,
+    ) -> Result<Option<std::sync::Arc<dyn super::PartitionKernels>>> {
+        // The start is the goal: the index it ranks to is where both searches begin.
+        let goal = self.rank(&self.start().expect("the goal")).1 .0;
+        Ok(Some(std::sync::Arc::new(
+            super::permpuzzle::PermKernels::new(
+                self.info().canonical(),
+                super::permpuzzle::PermSpec::pancake(self.n, self.burnt),
+                goal,
+                device,
+            )?,
+        )))
+    }
 }
 
 #[cfg(test)]

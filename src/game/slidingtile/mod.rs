@@ -281,6 +281,23 @@ impl Game for SlidingTile {
     fn format_move(&self, _board: &Board, m: &char) -> String {
         m.to_string()
     }
+
+    #[cfg(feature = "build")]
+    fn kernels(
+        &self,
+        device: &super::Device,
+    ) -> Result<Option<std::sync::Arc<dyn super::PartitionKernels>>> {
+        // The start is the goal: the index it ranks to is where both searches begin.
+        let goal = self.rank(&self.start().expect("the goal")).1 .0;
+        Ok(Some(std::sync::Arc::new(
+            super::permpuzzle::PermKernels::new(
+                self.info().canonical(),
+                super::permpuzzle::PermSpec::sliding(self.rows, self.cols),
+                goal,
+                device,
+            )?,
+        )))
+    }
 }
 
 #[cfg(test)]

@@ -231,6 +231,23 @@ impl Game for TopSpin {
     fn format_move(&self, _ring: &Ring, i: &u8) -> String {
         format!("twist {i}")
     }
+
+    #[cfg(feature = "build")]
+    fn kernels(
+        &self,
+        device: &super::Device,
+    ) -> Result<Option<std::sync::Arc<dyn super::PartitionKernels>>> {
+        // The start is the goal: the index it ranks to is where both searches begin.
+        let goal = self.rank(&self.start().expect("the goal")).1 .0;
+        Ok(Some(std::sync::Arc::new(
+            super::permpuzzle::PermKernels::new(
+                self.info().canonical(),
+                super::permpuzzle::PermSpec::topspin(self.n, self.k, self.halved),
+                goal,
+                device,
+            )?,
+        )))
+    }
 }
 
 #[cfg(test)]
