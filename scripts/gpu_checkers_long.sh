@@ -57,6 +57,18 @@ for i, r in enumerate(json.load(open(sys.argv[1]))["groups"]):
 sys.exit(1 if bad else 0)
 PY
 status=$?
+python3 - "$dir" <<'PY'
+import json, os, struct, sys
+d = sys.argv[1]
+m = json.load(open(os.path.join(d, "manifest.json")))
+deep = sorted((f for f in m["files"] if (f.get("max_distance") or 0) > 253),
+              key=lambda f: -f["max_distance"])
+v6 = sum(1 for f in m["files"]
+         if struct.unpack("<I", open(os.path.join(d, f["name"]), "rb").read(12)[8:12])[0] == 6)
+print("   partitions with distances beyond 253 plies: %d (format-6 files: %d)" % (len(deep), v6))
+for f in deep[:5]:
+    print("     %-28s longest %d plies (win %s)" % (f["partition_name"], f["max_distance"], f["longest_win"]))
+PY
 timeout 300 "$BIN" verify "$dir" | tail -1
 du -sb "$dir" | awk '{printf "   files: %.2f GB\n", $1/1e9}'
 "$BIN" bench stages "$dir" > "$OUT/stages.txt" 2>&1 && tail -3 "$OUT/stages.txt"

@@ -136,6 +136,7 @@ impl PartitionKernels for PermKernels {
             self.goal_values()
                 .map(|(values, steps, seconds)| KernelSolve {
                     values,
+                    long: Default::default(),
                     compact: false,
                     passes: Some(steps),
                     device_seconds: seconds,
