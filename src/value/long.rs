@@ -49,7 +49,8 @@ impl LongDistances {
         if more.is_empty() {
             return true;
         }
-        let mut all = std::mem::take(&mut self.entries);
+        // Cloned, not taken: a refused extension leaves the table as it was.
+        let mut all = self.entries.clone();
         all.extend(more);
         match LongDistances::from_entries(all) {
             Some(merged) => {
