@@ -164,11 +164,12 @@ impl PartitionKernels for PermKernels {
 
     fn working_set(&self, p: PartitionId, size: u64) -> Option<u64> {
         // The solve's byte per index (the two-bit array is freed before).
-        match &self.solver {
-            Solver::Twin => None,
+        let on_device = match &self.solver {
+            Solver::Twin => false,
             #[cfg(feature = "cuda")]
-            Solver::Cuda(_) => (p == PartitionId(0)).then_some(size),
-        }
+            Solver::Cuda(_) => true,
+        };
+        (on_device && p == PartitionId(0)).then_some(size)
     }
 
     fn name(&self) -> String {
