@@ -10,7 +10,8 @@ mod common;
 use common::raw_params as raw;
 use std::time::Instant;
 use tbforge::bdd::{
-    layered_bfs, Assignment, BddOptions, BddRank, Bdds, SymbolicEncoding, SymbolicSearch,
+    image, layered_bfs, Assignment, BddOptions, BddRank, Bdds, Stacks, SymbolicEncoding,
+    SymbolicSearch,
 };
 use tbforge::game::connect4::symbolic::Connect4Symbolic;
 use tbforge::game::connect4::Connect4;
@@ -51,6 +52,62 @@ fn symbolic_layers_here(sym: &Connect4Symbolic, layers: Option<u32>) -> Vec<(u64
         t.elapsed().as_secs_f64()
     );
     report.layers.iter().map(|l| (l.nodes, l.states)).collect()
+}
+
+/// Connect Four's one-walk image (columns as stacks) gives, on every layer of small boards,
+/// the very sets of the generic image through one action per cell: all successors and those at
+/// which play goes on. Each layer goes on from the generic image's sets, so a wrong set cannot
+/// hide behind a right count.
+#[test]
+fn column_drops_equal_the_image_through_actions() {
+    for (w, h) in [(4, 4), (5, 4), (3, 5), (2, 3)] {
+        let sym = c4(w, h).symbolic();
+        own_thread(move || {
+            let b = bdds(&sym);
+            let mut drops = sym.layer_image(&b).unwrap();
+            let mut live = sym.initial(&b).unwrap();
+            for d in 0.. {
+                let (all, going) = image(&b, &live, &sym.actions(&b, d).unwrap()).unwrap();
+                let (all_drops, going_drops) = drops.successors(&live, d).unwrap();
+                assert!(
+                    all == all_drops,
+                    "{w}x{h} layer {}: successors differ",
+                    d + 1
+                );
+                assert!(
+                    going == going_drops,
+                    "{w}x{h} layer {}: play goes on",
+                    d + 1
+                );
+                if all.is_empty() {
+                    assert_eq!(d, w * h, "{w}x{h}: the full board is the last layer");
+                    break;
+                }
+                live = going;
+            }
+        });
+    }
+    // A token of either colour pushed onto 2 stacks of 2 cells from the empty state: one state
+    // per stack, the token at its bottom.
+    own_thread(|| {
+        let b = Bdds::new(8, BddOptions::for_memory(64 << 20, 1)).unwrap();
+        let empty = b
+            .cube(&(0..8).map(|v| (v, false)).collect::<Vec<_>>())
+            .unwrap();
+        let stacks = Stacks {
+            stacks: 2,
+            height: 2,
+        };
+        for first in [true, false] {
+            let one = stacks.push_image(&empty, first).unwrap();
+            assert_eq!(b.count(&one), 2);
+            let two = stacks.push_image(&one, first).unwrap();
+            // On top of the first token, or at the bottom of the other stack.
+            assert_eq!(b.count(&two), 3);
+            let full = (0..4).try_fold(empty.clone(), |s, _| stacks.push_image(&s, first));
+            assert_eq!(b.count(&full.unwrap()), 1);
+        }
+    });
 }
 
 /// Table 0.8, column 6x6 (width 6, height 6), layers 0-10.

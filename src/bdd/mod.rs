@@ -35,12 +35,15 @@
 mod rank;
 mod search;
 mod set;
+mod stacks;
 
 pub use rank::{Assignment, BddRank};
 pub use search::{
-    image, layered_bfs, Action, LayerReport, SearchReport, SymbolicEncoding, SymbolicSearch,
+    image, layered_bfs, Action, LayerImage, LayerReport, SearchReport, SymbolicEncoding,
+    SymbolicSearch,
 };
 pub use set::{BddOptions, Bdds, StateSet, BYTES_PER_NODE};
+pub use stacks::Stacks;
 
 /// Most variables a [`Bdds`] manager and an [`Assignment`] hold.
 pub const MAX_VARIABLES: u32 = 128;

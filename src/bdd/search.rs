@@ -35,6 +35,33 @@ pub trait SymbolicSearch: Send + Sync {
     fn initial(&self, bdds: &Bdds) -> Result<StateSet>;
     /// The moves from the states of layer `layer`.
     fn actions(&self, bdds: &Bdds, layer: u32) -> Result<Vec<Action>>;
+    /// The successors of each layer on `bdds`, as the layered search asks
+    /// for them. By default the [`image`] through [`actions`](Self::actions);
+    /// a game whose moves have an image of their own in one pass (such as
+    /// [`Stacks`](super::Stacks)) gives its own, holding what it builds once
+    /// per manager.
+    fn layer_image<'a>(&'a self, bdds: &'a Bdds) -> Result<Box<dyn LayerImage + 'a>> {
+        Ok(Box::new(ByActions { game: self, bdds }))
+    }
+}
+
+/// A game's moves on one manager.
+pub trait LayerImage {
+    /// The successors of `live`, the non-terminal states of layer `layer`:
+    /// (all of them, those at which play goes on).
+    fn successors(&mut self, live: &StateSet, layer: u32) -> Result<(StateSet, StateSet)>;
+}
+
+/// The default [`LayerImage`]: the [`image`] through the game's actions.
+struct ByActions<'a, G: ?Sized> {
+    game: &'a G,
+    bdds: &'a Bdds,
+}
+
+impl<G: SymbolicSearch + ?Sized> LayerImage for ByActions<'_, G> {
+    fn successors(&mut self, live: &StateSet, layer: u32) -> Result<(StateSet, StateSet)> {
+        image(self.bdds, live, &self.game.actions(self.bdds, layer)?)
+    }
 }
 
 /// A [`SymbolicSearch`] whose states are also explicit positions: the
@@ -118,6 +145,7 @@ pub fn layered_bfs(
     mut on_layer: impl FnMut(&LayerReport, &StateSet) -> Result<()>,
 ) -> Result<SearchReport> {
     let start = Instant::now();
+    let mut moves = game.layer_image(bdds)?;
     let mut layer = game.initial(bdds)?;
     let mut live = layer.clone();
     let mut report = SearchReport {
@@ -145,9 +173,7 @@ pub fn layered_bfs(
         if max_layers.is_some_and(|m| d + 1 >= m) {
             break;
         }
-        let actions = game.actions(bdds, d)?;
-        let (next, next_live) = image(bdds, &live, &actions)?;
-        drop(actions);
+        let (next, next_live) = moves.successors(&live, d)?;
         if next.is_empty() {
             break;
         }

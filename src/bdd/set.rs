@@ -129,7 +129,7 @@ impl Bdds {
 
     /// The number of assignments in `set`, over all variables.
     pub fn count(&self, set: &StateSet) -> u128 {
-        set.0.sat_count::<u128, std::hash::RandomState>(
+        set.0.sat_count::<u128, rustc_hash::FxBuildHasher>(
             self.variables(),
             &mut SatCountCache::default(),
         )

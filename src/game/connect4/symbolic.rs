@@ -9,14 +9,20 @@
 //! order and complement edges, the empty 7x6 board is a BDD of 85 nodes and
 //! layer 1 one of 163, as in the chapter's Table 0.9.
 //!
-//! A move is one action per cell: it needs the cell empty and the one below
-//! occupied, and writes the mover's piece. A position where the player who
-//! just moved has four in a row is counted but not expanded; such a four
-//! always runs through the piece just played, so each action's `continues`
-//! set only looks at the lines through its cell.
+//! The columns are [`Stacks`]: a layer's successors come from one walk of
+//! its BDD. A position where the player who just moved has four in a row is
+//! counted but not expanded: the successors go on where the mover has no
+//! four anywhere (before the move there was none, since play went on).
+//!
+//! The same moves as one action per cell (the cell empty, the one below
+//! occupied, the mover's piece written; a four through the cell ends play)
+//! are [`SymbolicSearch::actions`], the generic image's input; tests compare
+//! both on every layer.
 
 use super::{Connect4, Connect4Position};
-use crate::bdd::{Action, Assignment, Bdds, StateSet, SymbolicEncoding, SymbolicSearch};
+use crate::bdd::{
+    Action, Assignment, Bdds, LayerImage, Stacks, StateSet, SymbolicEncoding, SymbolicSearch,
+};
 use crate::Result;
 
 /// Connect Four's BDD encoding for one board size.
@@ -60,6 +66,19 @@ impl Connect4Symbolic {
             }
         }
         out
+    }
+
+    /// The states where `first` (or the second player) has no four in a row.
+    fn no_four(&self, bdds: &Bdds, first: bool) -> Result<StateSet> {
+        let mut fours = bdds.none();
+        for line in self.lines() {
+            let pieces: Vec<(u32, bool)> = line
+                .iter()
+                .flat_map(|&(c, r)| self.piece(c, r, first))
+                .collect();
+            fours = fours.or(&bdds.cube(&pieces)?)?;
+        }
+        fours.not()
     }
 
     /// The literals of `first`'s (or the second player's) piece on a cell.
@@ -112,6 +131,35 @@ impl SymbolicSearch for Connect4Symbolic {
             }
         }
         Ok(out)
+    }
+
+    fn layer_image<'a>(&'a self, bdds: &'a Bdds) -> Result<Box<dyn LayerImage + 'a>> {
+        Ok(Box::new(ColumnDrops {
+            columns: Stacks {
+                stacks: self.width,
+                height: self.height,
+            },
+            no_four: [self.no_four(bdds, true)?, self.no_four(bdds, false)?],
+        }))
+    }
+}
+
+/// A layer's successors: every drop into a column, in one walk of the
+/// layer's BDD, and play goes on where the mover has no four. Building the
+/// no-four sets takes about as long as a mid-game layer's image, so they are
+/// built once.
+struct ColumnDrops {
+    columns: Stacks,
+    /// Indexed by `!first`: the first player's set, then the second's.
+    no_four: [StateSet; 2],
+}
+
+impl LayerImage for ColumnDrops {
+    fn successors(&mut self, live: &StateSet, layer: u32) -> Result<(StateSet, StateSet)> {
+        let first = layer % 2 == 0;
+        let all = self.columns.push_image(live, first)?;
+        let going = all.and(&self.no_four[usize::from(!first)])?;
+        Ok((all, going))
     }
 }
 
