@@ -178,10 +178,10 @@ fn table_0_8_first_layers() {
 
 /// Table 0.9's first layers. States agree everywhere; BDD nodes agree exactly on layers 0-6 (the
 /// same variable order and complement edges as the chapter's CUDD), and from layer 7, the first
-/// with won positions, the published count is one node more on every layer measured here
-/// (7-15; later layers: `scripts/bdd_count.sh 7x6`): a difference in what was counted (our
-/// guess: one more node or constant from the first layer with won positions on), not in the
-/// set, whose states agree.
+/// with won positions, the published count is one node more on every layer measured (7-15 here,
+/// 7-24 by `tbforge bdd-count` on the H100 machine's CPU, README): a difference in what was
+/// counted (our guess: one more node or constant from the first layer with won positions on),
+/// not in the set, whose states agree.
 #[test]
 fn table_0_9_first_layers_7x6() {
     let layers = symbolic_layers(&c4(7, 6), Some(TABLE_0_9.len() as u32));

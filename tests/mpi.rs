@@ -75,24 +75,33 @@ fn mpirun_with_1_2_and_3_ranks_writes_the_bytes_of_one_process() {
     }
 }
 
+/// A `--mem-limit` build through the external-memory pipeline by 2 ranks: each partition solved
+/// by one rank through its own scratch, the values sent to the other; the plain build's bytes.
 #[test]
-fn under_mpi_the_external_pipeline_says_it_is_not_built_for_several_ranks() {
+fn under_mpi_the_external_pipeline_writes_the_bytes_of_one_process() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("ext");
-    let o = mpirun(
-        2,
-        &["connect4", "--param", "width=5", "--param", "height=4"],
-        &out,
-        &["--mem-limit", "10M"],
-    )
-    .output()
-    .unwrap();
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("external-memory pipeline"),
-        "{}",
-        stderr(&o)
+    let game = ["connect4", "--param", "width=5", "--param", "height=4"];
+    let plain = dir.path().join("plain");
+    ok(
+        build_cmd(&game, &plain, &[]).output().unwrap(),
+        "plain build",
     );
+    let out = dir.path().join("ext");
+    ok(
+        mpirun(2, &game, &out, &["--mem-limit", "10M"])
+            .output()
+            .unwrap(),
+        "mpirun --mem-limit build",
+    );
+    assert_same(
+        &contents(&out),
+        &contents(&plain),
+        "mpirun -np 2 --mem-limit",
+    );
+    let log: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("build-log.json")).unwrap()).unwrap();
+    assert_eq!(log["mode"], "external");
+    assert_eq!(log["ranks"], 2);
 }
 
 /// The ranks mpirun started for a build into `out` (its children running tbforge).

@@ -6,11 +6,12 @@
 
 mod common;
 
-use common::{assert_same, contents, open};
+use common::{assert_same, contents, open, Files};
 use std::path::Path;
 use std::sync::Arc;
 use tbforge::dist::{Team, ThreadTeam};
 use tbforge::game::Device;
+use tbforge::pipeline::ExternalPlan;
 use tbforge::registry::{AnyGame, GameVisitor};
 use tbforge::solve::{build_game, BuildOptions, BuildReport};
 use tbforge::Game;
@@ -58,6 +59,12 @@ fn solo_build(g: &AnyGame, out: &Path) {
     g.visit(WithKernels(BuildOptions::new(out))).unwrap();
 }
 
+/// The files of `g` built into `out` by one process.
+fn solo_contents(g: &AnyGame, out: &Path) -> Files {
+    solo_build(g, out);
+    contents(out)
+}
+
 #[test]
 fn any_number_of_members_writes_the_bytes_of_one_process() {
     let dir = tempfile::tempdir().unwrap();
@@ -71,9 +78,7 @@ fn any_number_of_members_writes_the_bytes_of_one_process() {
         ("nim", &[("heaps", "3,4,5")][..]),
     ] {
         let g = open(name, params);
-        let solo = dir.path().join(format!("{name}-solo"));
-        solo_build(&g, &solo);
-        let expected = contents(&solo);
+        let expected = solo_contents(&g, &dir.path().join(format!("{name}-solo")));
         for members in [2, 3] {
             let out = dir.path().join(format!("{name}-{members}"));
             let reports: Vec<_> = team_build(&g, &out, members, |_, _| {})
@@ -137,6 +142,73 @@ fn a_failing_member_stops_the_others_and_the_build_resumes_with_another_count() 
         &contents(&out),
         &expected,
         "resumed by 3 members after 2 stopped",
+    );
+}
+
+/// The external-memory pipeline on a team: each partition solved whole by one member through its
+/// own scratch (under `--disk DIR/rankN`), its values sent to the others. Same bytes as one
+/// process in memory, with 2 and 3 members, a failure stops everyone, and a resume with another
+/// number of members (whose new member has no scratch) finishes with the same bytes.
+#[test]
+fn external_builds_by_a_team_write_the_bytes_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = |_: usize, o: &mut BuildOptions| {
+        o.external_plan = Some(ExternalPlan {
+            chunk: 4096,
+            lookup_chunk: 3 * 4096,
+            run_capacity: 1024,
+            // The members keep no checkpoints within a partition anyway.
+            checkpoint_every: std::time::Duration::from_secs(3600),
+        });
+    };
+    for (name, params) in [
+        ("connect4", &[("width", "4"), ("height", "4")][..]),
+        ("morris", &[("max", "3")][..]),
+    ] {
+        let g = open(name, params);
+        let expected = solo_contents(&g, &dir.path().join(format!("{name}-solo")));
+        for members in [2, 3] {
+            let out = dir.path().join(format!("{name}-ext-{members}"));
+            let disk = dir.path().join(format!("{name}-disk-{members}"));
+            let reports: Vec<_> = team_build(&g, &out, members, |rank, o| {
+                tiny(rank, o);
+                o.disks = vec![disk.clone()];
+            })
+            .into_iter()
+            .map(|r| r.unwrap())
+            .collect();
+            assert_same(
+                &contents(&out),
+                &expected,
+                &format!("{name} external by {members} members"),
+            );
+            assert!(reports.iter().all(|r| r.mode == "external"));
+            assert!(reports[1].communication.bytes_received > 0);
+            // Each member's scratch is gone, its directory too.
+            assert_eq!(std::fs::read_dir(&disk).unwrap().count(), 0, "{name}");
+        }
+    }
+
+    // A directory in the way of ply 9's file stops 2 members; 3 resume.
+    let g = open("connect4", &[("width", "4"), ("height", "4")]);
+    let expected = contents(&dir.path().join("connect4-solo"));
+    let out = dir.path().join("ext-resumed");
+    std::fs::create_dir_all(out.join("ply09.tbf")).unwrap();
+    let results = team_build(&g, &out, 2, tiny);
+    assert!(results.iter().all(|r| r.is_err()), "{results:?}");
+    std::fs::remove_dir(out.join("ply09.tbf")).unwrap();
+    let resumed: Vec<_> = team_build(&g, &out, 3, |rank, o| {
+        tiny(rank, o);
+        o.resume = true;
+    })
+    .into_iter()
+    .map(|r| r.unwrap())
+    .collect();
+    assert!(resumed[0].resumed_partitions > 0, "nothing was kept");
+    assert_same(
+        &contents(&out),
+        &expected,
+        "external, resumed by 3 members after 2 stopped",
     );
 }
 

@@ -350,14 +350,6 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         Some(dir) => Some(Source::open(dir)?),
         None => None,
     };
-    if external && team.size() > 1 {
-        return Err(Error::NotAvailable(format!(
-            "a build by {} {} members through the external-memory pipeline (--mem-limit below what the build needs in memory, {} bytes) is not built yet: raise --mem-limit, or build with one process",
-            team.size(),
-            team.kind(),
-            in_memory_bytes(&layout, opts.encoding)
-        )));
-    }
     let state_path = out.join(STATE_FILE);
     let fresh_state = || State {
         format_version: FORMAT_VERSION,
@@ -436,6 +428,15 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             vec![out.clone()]
         } else {
             opts.disks.clone()
+        };
+        // Members of a team may share a host and its disks: each keeps its
+        // scratch (and its lock) in a directory of its own.
+        let dirs: Vec<PathBuf> = if team.size() > 1 {
+            dirs.iter()
+                .map(|d| d.join(format!("rank{}", team.rank())))
+                .collect()
+        } else {
+            dirs
         };
         for dir in &dirs {
             std::fs::create_dir_all(dir)
@@ -804,7 +805,16 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     .filter(|_| scratch_intact(disks, &layout, slot));
                 for earlier in 0..slot {
                     let values = disks.values_path(earlier);
-                    if !values.is_file() {
+                    let size = layout.size(earlier);
+                    if std::fs::metadata(&values).is_ok_and(|m| m.len() == size) {
+                        continue;
+                    }
+                    // A member that did not take part before (a resume with
+                    // more members) has no scratch yet: the finished file
+                    // holds the same bytes.
+                    let name = game.partition_name(layout.order()[earlier]);
+                    let file = out.join(file_name(&name));
+                    if team.size() == 1 || !file.is_file() {
                         return Err(Error::NotAvailable(format!(
                             "cannot continue: {} (the values of a finished partition) is missing; \
                              delete {} and the scratch directories, then build again",
@@ -812,6 +822,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                             out.display()
                         )));
                     }
+                    restore_values(&file, &values, size)?;
                 }
                 let external = ExternalSolver {
                     game,
@@ -826,11 +837,31 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     }),
                 };
                 let mask = reached[slot].take();
-                external.solve(slot, mask.as_deref(), resume, &mut |c| {
-                    state.current = Some((slot, c));
-                    save_state(leader, out, &state)
-                })?;
+                let comm_before = team.stats().read();
+                if team.size() == 1 {
+                    external.solve(slot, mask.as_deref(), resume, &mut |c| {
+                        state.current = Some((slot, c));
+                        save_state(leader, out, &state)
+                    })?;
+                } else {
+                    // On a team, member `slot % size` solves the partition
+                    // whole through the pipeline and sends its values to the
+                    // others' scratch, where later partitions read them. Its
+                    // passes keep no checkpoint (the leader keeps the state):
+                    // an interrupted partition is solved again.
+                    let owner = slot % team.size();
+                    if team.rank() == owner {
+                        external.solve(slot, mask.as_deref(), None, &mut |_| Ok(()))?;
+                    }
+                    share_values(team, owner, &disks.values_path(slot), layout.size(slot))?;
+                    if !team.writes(slot) {
+                        continue;
+                    }
+                }
                 let mut stage = PartitionStage::new(p, &name, Solver::External);
+                if team.size() > 1 {
+                    stage.work.communication = Some(team.stats().read().since(&comm_before));
+                }
                 stage.work.pipeline_passes = stats.take_passes();
                 stage.work.passes = Some(stage.work.pipeline_passes.len() as u64);
                 stage.work.forward_seconds = forward_slot_seconds.get(slot).copied();
@@ -876,7 +907,11 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         };
         stage.fill_from(&entry);
         told.mine.push((slot, entry, stage));
-        told.share(team, &mut state, &mut stages, leader, out)?;
+        // A team shares at the top of the next slot, where every member
+        // comes (the other members skipped this far): once a slot for all.
+        if team.size() == 1 {
+            told.share(team, &mut state, &mut stages, leader, out)?;
+        }
     }
     writer.close();
     for done in done_rx.iter().take(writing) {
@@ -908,11 +943,19 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         state.finished.clone(),
         state.layers.clone(),
     );
+    if let Some(d) = &disks {
+        d.remove_all()?;
+        if team.size() > 1 {
+            // The member's own directory under each disk, empty by now.
+            for dir in d.dirs() {
+                if let Some(own) = dir.parent() {
+                    let _ = std::fs::remove_dir(own);
+                }
+            }
+        }
+    }
     if leader {
         write_manifest(out, &manifest)?;
-        if let Some(d) = &disks {
-            d.remove_all()?;
-        }
         std::fs::remove_file(&state_path)
             .map_err(|e| Error::io("removing build state", &state_path, e))?;
     }
@@ -967,6 +1010,69 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
 }
 
 type WriteResult = Result<(usize, FileEntry, PartitionStage)>;
+
+/// Bytes of a partition's values sent in one collective: the pieces pass
+/// through memory, whatever --mem-limit allows for the pipeline.
+const SHARE_PIECE: u64 = 4 << 20;
+
+/// The values at `path` (`len` bytes) on member `owner`, copied to `path`
+/// on every other member, a piece at a time.
+fn share_values(team: &dyn Team, owner: usize, path: &Path, len: u64) -> Result<()> {
+    let file = if team.rank() == owner {
+        ByteFile::open_existing(path, len)?
+    } else {
+        ByteFile::create_or_open(path, len)?
+    };
+    let mut piece = Vec::new();
+    let mut offset = 0;
+    while offset < len {
+        let n = SHARE_PIECE.min(len - offset);
+        if team.rank() == owner {
+            piece.resize(n as usize, 0);
+            file.read_at(offset, &mut piece)?;
+        }
+        let got = team.broadcast(owner, &piece)?;
+        if team.rank() != owner {
+            if got.len() as u64 != n {
+                return Err(Error::Team {
+                    rank: team.rank(),
+                    size: team.size(),
+                    message: format!(
+                        "rank {owner} sent {} bytes of {} at offset {offset}, not {n}; report this as a bug",
+                        got.len(),
+                        path.display()
+                    ),
+                });
+            }
+            file.write_at(offset, &got)?;
+        }
+        offset += n;
+    }
+    file.sync()
+}
+
+/// A finished partition's values, read back from its tablebase `file` into
+/// the scratch value file `values` (`len` bytes), a block at a time.
+fn restore_values(file: &Path, values: &Path, len: u64) -> Result<()> {
+    let table = TableFile::open_read(file)?;
+    let header = table.header();
+    if header.index_size != len || header.encoding != ValueEncoding::Byte {
+        return Err(Error::NotAvailable(format!(
+            "cannot resume: {} does not hold this partition's one-byte values; delete the output directory and build again",
+            file.display()
+        )));
+    }
+    let out = ByteFile::create_or_open(values, len)?;
+    let mut offset = 0;
+    for block in 0..header.block_count {
+        let raw = table.read_block(block)?;
+        let n = header.positions_in(block);
+        let codes: Vec<u8> = (0..n).map(|i| table.code_in(&raw, i)).collect();
+        out.write_at(offset, &codes)?;
+        offset += n;
+    }
+    out.sync()
+}
 
 /// Partition `slot` solved by the team with the game's kernels: split over
 /// the members where the kernels can ([`PartitionKernels::solve_team`]),
