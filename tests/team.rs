@@ -210,6 +210,23 @@ fn external_builds_by_a_team_write_the_bytes_of_one_process() {
         &expected,
         "external, resumed by 3 members after 2 stopped",
     );
+
+    // Stopped again by 3 members, resumed by one process (whose scratch is not the members').
+    let out = dir.path().join("ext-solo-resumed");
+    std::fs::create_dir_all(out.join("ply09.tbf")).unwrap();
+    let results = team_build(&g, &out, 3, tiny);
+    assert!(results.iter().all(|r| r.is_err()), "{results:?}");
+    std::fs::remove_dir(out.join("ply09.tbf")).unwrap();
+    let mut opts = BuildOptions::new(&out);
+    tiny(0, &mut opts);
+    opts.resume = true;
+    let report = g.visit(WithKernels(opts)).unwrap();
+    assert!(report.resumed_partitions > 0, "nothing was kept");
+    assert_same(
+        &contents(&out),
+        &expected,
+        "external, resumed by one process after 3 stopped",
+    );
 }
 
 #[test]

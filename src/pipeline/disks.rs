@@ -102,7 +102,7 @@ impl ScratchDisks {
     pub fn open(disks: &[PathBuf], build_tag: &str) -> Result<ScratchDisks> {
         let mut dirs = Vec::new();
         for d in disks {
-            let dir = d.join(format!(".tbforge-scratch-{build_tag}"));
+            let dir = d.join(Self::dir_name(build_tag));
             fs::create_dir_all(&dir)
                 .map_err(|e| Error::io("creating scratch directory", &dir, e))?;
             // Fail now, with the directory's name, rather than mid-build.
@@ -138,6 +138,11 @@ impl ScratchDisks {
         }
         disks.trash.delete_later(leftovers);
         Ok(disks)
+    }
+
+    /// The name of the build's directory under each disk.
+    pub fn dir_name(build_tag: &str) -> String {
+        format!(".tbforge-scratch-{build_tag}")
     }
 
     /// The directories, one per disk.

@@ -810,11 +810,12 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                         continue;
                     }
                     // A member that did not take part before (a resume with
-                    // more members) has no scratch yet: the finished file
-                    // holds the same bytes.
+                    // another number of members: scratch lies under each
+                    // member's own directory) has none yet: the finished
+                    // file holds the same bytes.
                     let name = game.partition_name(layout.order()[earlier]);
                     let file = out.join(file_name(&name));
-                    if team.size() == 1 || !file.is_file() {
+                    if !file.is_file() {
                         return Err(Error::NotAvailable(format!(
                             "cannot continue: {} (the values of a finished partition) is missing; \
                              delete {} and the scratch directories, then build again",
@@ -1006,7 +1007,40 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     // Nobody returns before the manifest stands: a script that waits for
     // any member may read the tablebase at once.
     team.barrier()?;
+    if leader && disks.is_some() {
+        // Scratch that members of an interrupted run left on this host's
+        // disks (a resume by other members never reads it again).
+        let bases = if opts.disks.is_empty() {
+            std::slice::from_ref(out)
+        } else {
+            &opts.disks[..]
+        };
+        remove_member_scratch(bases, &param_hash);
+    }
     Ok(report)
+}
+
+/// Removes every member's scratch of the build tagged `build_tag` under
+/// `bases` (`BASE/rankN/.tbforge-scratch-TAG`), and the member directories
+/// left empty. Best effort: what cannot be removed stays.
+fn remove_member_scratch(bases: &[PathBuf], build_tag: &str) {
+    for base in bases {
+        let Ok(entries) = std::fs::read_dir(base) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let is_member = name
+                .strip_prefix("rank")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            if is_member && entry.path().is_dir() {
+                let scratch = entry.path().join(ScratchDisks::dir_name(build_tag));
+                let _ = std::fs::remove_dir_all(scratch);
+                let _ = std::fs::remove_dir(entry.path());
+            }
+        }
+    }
 }
 
 type WriteResult = Result<(usize, FileEntry, PartitionStage)>;
