@@ -14,8 +14,9 @@
 //! or stays empty (the token goes higher up or onto a later stack). The
 //! results are memoised per (node, cell, lower neighbour occupied); where the
 //! two choices land on the same branch of the cell's variables, one union of
-//! two sub-functions joins them. On Connect Four 5x5 (one thread) this took
-//! the layered count from 46.4 to 11.9 CPU-seconds (README, "Symbolic search").
+//! two sub-functions joins them. On a 5x5 board of five stacks (one thread)
+//! this took a layered count from 46.4 to 11.9 CPU-seconds (README,
+//! "Symbolic search").
 
 use super::set::StateSet;
 use crate::{Error, Result};
