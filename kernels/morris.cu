@@ -10,8 +10,8 @@
 //   morris_summary3b_lb    expansion summary of a rank range (throughput)
 //   class_rank_check       class unrank, a symmetry, rank again (the class
 //                          index's twin check)
-//   retro_first_scan, retro_candidates, retro_compact, retro_pass_candidates
-//                          the candidate-driven partition solve
+//   retro_first_scan, retro_candidates, retro_compact, retro_merge_marks,
+//   retro_pass_candidates  the candidate-driven partition solve
 //   place_solve, place_expand
 //                          phase I: a placement layer's values and forward
 //                          search where its reached bits are set
@@ -1360,6 +1360,27 @@ extern "C" __global__ void retro_compact(u32* marks, u64 w_lo, u64 w_hi, u64* li
         at = __shfl_sync(0xffffffffu, at, 31) + (incl - n);
         for (; w; w &= w - 1, ++at)
             if (at < cap) list[at] = i * 32 + (__ffs(w) - 1);
+    }
+}
+
+// A team member's marks in this member's slice, theirs[0..w_hi - w_lo] (the
+// other's bitmap words w_lo..w_hi, copied from its GPU), joined into marks
+// where the position is still pending here: the other's copy of this slice
+// may lag a pass behind (retro_candidates). The peer-copy twin of claiming
+// received ranks as capture events. CPU twin: retro::merge_marks.
+extern "C" __global__ void retro_merge_marks(const unsigned char* values, u32* marks, const u32* theirs, u64 w_lo,
+                                             u64 w_hi) {
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < w_hi - w_lo; i += stride) {
+        u32 t = theirs[i];
+        if (!t) continue;
+        u64 w = w_lo + i;
+        u32 keep = 0;
+        for (u32 b = t; b; b &= b - 1) {
+            u32 bit = __ffs(b) - 1;
+            if (values[w * 32 + bit] == 1) keep |= 1u << bit;
+        }
+        if (keep) marks[w] |= keep;
     }
 }
 

@@ -4,7 +4,8 @@
 # 1. Morris max=SAME_MAX (default 6) and Connect Four 6x5: one GPU, `--gpus
 #    all` (one thread per GPU) and `mpirun -np GPUS` (one rank per GPU):
 #    byte-identical, with their times.
-# 2. Morris max=BIG (default 8): one GPU against `--gpus all`, in the same run:
+# 2. Morris max=BIG (default 8; a list, e.g. "8 9", runs each): one GPU
+#    against `--gpus all`, in the same run:
 #    per partition the solve time on each, the split's communication (seconds
 #    and bytes in the team's collectives, the waiting for the slowest member
 #    included), passes; totals and the speed-up of the solves and of the build.
@@ -18,7 +19,7 @@
 # The binary is built elsewhere with MPI (no Rust on the GPU machine):
 #   cargo build --release --features mpi
 #   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh .device/
-# Where the machine has no Open MPI, put Debian's packages (openmpi-bin,
+# Where the machine has no Open MPI (or another MPI), put Debian's packages (openmpi-bin,
 # libopenmpi3 and their libraries; `apt-get download`) in OMPI_DEBS (default
 # .device/ompi): they are unpacked under WORK and used from there
 # (OPAL_PREFIX); the binary needs libmpi even when run without mpirun.
@@ -27,7 +28,8 @@
 # whatever is started from here inherits it).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 MPIRUN=mpirun
-if ! command -v mpirun >/dev/null; then
+# Another MPI's mpirun (the machine's own) cannot start Open MPI ranks.
+if ! mpirun --version 2>/dev/null | grep -q "Open MPI"; then
   debs=${OMPI_DEBS:-.device/ompi}
   prefix="$WORK/ompi"
   rm -rf "$prefix"; mkdir -p "$prefix"
@@ -88,18 +90,18 @@ for spec in "morris --param max=${SAME_MAX:-6}" "connect4 --param width=6 --para
 done
 }
 
-big=${BIG:-8}
+for big in ${BIG:-8}; do
 if [ "$big" != none ] && [ "$GPUS" -lt 2 ]; then
   echo "== Morris max=$big on several GPUs: skipped, this machine has $GPUS"
 elif [ "$big" != none ]; then
-  run one "$WORK/big-one" morris --param max="$big"
-  run all "$WORK/big-all" morris --param max="$big"
+  run one "$WORK/big$big-one" morris --param max="$big"
+  run all "$WORK/big$big-all" morris --param max="$big"
   # The logs come back with the run (docs/SCALING.md's model needs every partition's).
-  [ -n "${OUT:-}" ] && cp "$WORK/big-one/build-log.json" "$OUT/big-one-build-log.json" \
-    && cp "$WORK/big-all/build-log.json" "$OUT/big-all-build-log.json"
+  [ -n "${OUT:-}" ] && cp "$WORK/big$big-one/build-log.json" "$OUT/big$big-one-build-log.json" \
+    && cp "$WORK/big$big-all/build-log.json" "$OUT/big$big-all-build-log.json"
   echo
-  echo "== Morris max=$big: 1 GPU $(cat "$WORK/big-one.time") s, --gpus all $(cat "$WORK/big-all.time") s (process wall), bytes $(same "$WORK/big-one" "$WORK/big-all")"
-  python3 - "$WORK/big-one/build-log.json" "$WORK/big-all/build-log.json" <<'PY'
+  echo "== Morris max=$big: 1 GPU $(cat "$WORK/big$big-one.time") s, --gpus all $(cat "$WORK/big$big-all.time") s (process wall), bytes $(same "$WORK/big$big-one" "$WORK/big$big-all")"
+  python3 - "$WORK/big$big-one/build-log.json" "$WORK/big$big-all/build-log.json" <<'PY'
 import json, sys
 one, two = (json.load(open(p)) for p in sys.argv[1:3])
 a = {p["name"]: p for p in one["partitions"]}
@@ -134,6 +136,9 @@ print(f"model (docs/SCALING.md, L {L*1e3:.1f} ms, W {W/1e9:.0f} GB/s): 2 GPUs pr
       f"(solves {S:.2f} s halved, communication {comm:.2f} s), measured {two['seconds']:.2f} s, error {err:+.0%}")
 PY
 fi
+# The disk is small: a pair goes once its table is printed.
+rm -rf "$WORK/big$big-one" "$WORK/big$big-all"
+done
 
 cpu=${CPU_MAX:-6}
 if [ "$cpu" != none ]; then

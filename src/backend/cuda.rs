@@ -346,6 +346,154 @@ impl CudaDevice {
     }
 }
 
+/// A device buffer as another member of a team of threads sees it (its
+/// context, device and address under unified addressing): what members of
+/// one process exchange so that each can copy from the others' devices
+/// directly ([`CudaDevice::copy_from_peer`]) rather than through host
+/// memory. Meaningless in another process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerBuffer {
+    context: u64,
+    device: i32,
+    address: u64,
+    bytes: u64,
+}
+
+impl PeerBuffer {
+    /// Bytes of [`Self::to_bytes`].
+    pub const ENCODED: usize = 28;
+
+    /// `slice`, allocated on `device`.
+    pub fn of<T>(device: &CudaDevice, slice: &CudaSlice<T>) -> PeerBuffer {
+        let stream = slice.stream();
+        let (address, _sync) = cudarc::driver::DevicePtr::device_ptr(slice, stream);
+        PeerBuffer {
+            context: device.ctx.cu_ctx() as usize as u64,
+            device: device.ctx.cu_device(),
+            address,
+            bytes: (slice.len() * std::mem::size_of::<T>()) as u64,
+        }
+    }
+
+    /// Its bytes, to be sent to the other members.
+    pub fn to_bytes(&self) -> [u8; Self::ENCODED] {
+        let mut out = [0u8; Self::ENCODED];
+        out[0..8].copy_from_slice(&self.context.to_le_bytes());
+        out[8..12].copy_from_slice(&self.device.to_le_bytes());
+        out[12..20].copy_from_slice(&self.address.to_le_bytes());
+        out[20..28].copy_from_slice(&self.bytes.to_le_bytes());
+        out
+    }
+
+    /// The buffer `bytes` describe (`None` unless they are [`Self::ENCODED`] long).
+    pub fn from_bytes(bytes: &[u8]) -> Option<PeerBuffer> {
+        let b: &[u8; Self::ENCODED] = bytes.try_into().ok()?;
+        Some(PeerBuffer {
+            context: u64::from_le_bytes(b[0..8].try_into().ok()?),
+            device: i32::from_le_bytes(b[8..12].try_into().ok()?),
+            address: u64::from_le_bytes(b[12..20].try_into().ok()?),
+            bytes: u64::from_le_bytes(b[20..28].try_into().ok()?),
+        })
+    }
+
+    /// Its length in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl CudaDevice {
+    /// Lets kernels and copies of this device's context reach `peer`'s
+    /// device memory directly (NVLink or PCIe) where the hardware allows it.
+    /// Where it does not, or on the same context, nothing changes: peer
+    /// copies then go through host memory inside the driver.
+    pub fn enable_peer_access(&self, peer: &PeerBuffer) -> Result<()> {
+        let own = self.ctx.cu_ctx();
+        if own as usize as u64 == peer.context {
+            return Ok(());
+        }
+        self.ctx
+            .bind_to_thread()
+            .map_err(cuda_err("binding the context"))?;
+        let mut can = 0;
+        // SAFETY: FFI into the driver with a valid out-pointer and two
+        // device ordinals of this process's driver.
+        unsafe {
+            cudarc::driver::sys::cuDeviceCanAccessPeer(&mut can, self.ctx.cu_device(), peer.device)
+        }
+        .result()
+        .map_err(cuda_err("asking whether two GPUs reach each other"))?;
+        if can == 0 {
+            return Ok(());
+        }
+        // SAFETY: `peer.context` is a live context of this process (a team
+        // member's, which keeps its device open for the whole build); this
+        // context is bound to the thread.
+        let r = unsafe {
+            cudarc::driver::sys::cuCtxEnablePeerAccess(
+                peer.context as usize as cudarc::driver::sys::CUcontext,
+                0,
+            )
+        };
+        match r {
+            cudarc::driver::sys::CUresult::CUDA_SUCCESS
+            | cudarc::driver::sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
+            other => Err(cuda_err("enabling peer access between GPUs")(DriverError(
+                other,
+            ))),
+        }
+    }
+
+    /// Queues on `stream` (of this device) a copy of `count` elements from
+    /// `src` (starting at element `src_at`) into `dst` (starting at element
+    /// `dst_at`).
+    ///
+    /// # Safety
+    /// `src` must describe a live buffer of this process holding at least
+    /// `src_at + count` elements of `T`, that no one writes or frees until
+    /// `stream` has passed this copy (the caller synchronises `stream`
+    /// before telling the buffer's owner it may go on).
+    pub unsafe fn copy_from_peer<T>(
+        &self,
+        stream: &Arc<CudaStream>,
+        dst: &mut CudaSlice<T>,
+        dst_at: usize,
+        src: &PeerBuffer,
+        src_at: usize,
+        count: usize,
+    ) -> Result<()> {
+        let unit = std::mem::size_of::<T>();
+        if count == 0 {
+            return Ok(());
+        }
+        if dst_at + count > dst.len() || ((src_at + count) * unit) as u64 > src.bytes {
+            return Err(Error::Cuda(format!(
+                "a peer copy of {count} elements out of bounds (into {dst_at} of {}, from {src_at} of {} bytes); report this as a bug",
+                dst.len(),
+                src.bytes
+            )));
+        }
+        self.ctx
+            .bind_to_thread()
+            .map_err(cuda_err("binding the context"))?;
+        let (dst_ptr, _sync) = cudarc::driver::DevicePtrMut::device_ptr_mut(dst, stream);
+        // SAFETY: both ranges are in bounds (checked above); `src` stays
+        // live and unwritten until the stream passes the copy (the caller's
+        // contract), and `dst` is this device's, borrowed mutably.
+        unsafe {
+            cudarc::driver::result::memcpy_peer_async(
+                self.ctx.cu_ctx(),
+                dst_ptr + (dst_at * unit) as u64,
+                src.context as usize as cudarc::driver::sys::CUcontext,
+                src.address + (src_at * unit) as u64,
+                count * unit,
+                stream.cu_stream(),
+            )
+        }
+        .map_err(cuda_err("copying from another GPU"))
+    }
+}
+
 fn fill_u32(
     module: &Arc<CudaModule>,
     stream: &Arc<CudaStream>,

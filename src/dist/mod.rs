@@ -53,6 +53,14 @@ pub trait Team: Send + Sync + std::fmt::Debug {
     /// "mpi", "gpu threads": for logs.
     fn kind(&self) -> &'static str;
 
+    /// Whether the members are threads of one process, so that an address
+    /// of one member's (a device buffer, under unified addressing) is valid
+    /// in every other's: members may then copy from each other's GPUs
+    /// directly, with collectives only to agree on when.
+    fn shares_memory(&self) -> bool {
+        false
+    }
+
     /// Every member's `mine`, in rank order (this member's own included).
     fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         self.all_to_all(vec![mine.to_vec(); self.size()])

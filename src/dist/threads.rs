@@ -13,6 +13,8 @@ pub struct ThreadTeam {
     rank: usize,
     shared: Arc<Shared>,
     stats: CommStats,
+    /// False for a team that stands in for separate processes.
+    shares_memory: bool,
 }
 
 #[derive(Debug)]
@@ -37,6 +39,16 @@ struct Round {
 impl ThreadTeam {
     /// The `size` members of a new team, in rank order: hand one to each thread.
     pub fn new(size: usize) -> Vec<ThreadTeam> {
+        Self::members(size, true)
+    }
+
+    /// A team whose members exchange only through collectives, as separate
+    /// processes (MPI ranks) must: checks that path without MPI.
+    pub fn apart(size: usize) -> Vec<ThreadTeam> {
+        Self::members(size, false)
+    }
+
+    fn members(size: usize, shares_memory: bool) -> Vec<ThreadTeam> {
         let size = size.max(1);
         let shared = Arc::new(Shared {
             size,
@@ -51,6 +63,7 @@ impl ThreadTeam {
                 rank,
                 shared: shared.clone(),
                 stats: CommStats::default(),
+                shares_memory,
             })
             .collect()
     }
@@ -147,6 +160,18 @@ impl Team for ThreadTeam {
 
     fn kind(&self) -> &'static str {
         "threads"
+    }
+
+    fn shares_memory(&self) -> bool {
+        self.shares_memory
+    }
+
+    /// One rendezvous (the default, an empty all-gather, takes two).
+    fn barrier(&self) -> Result<()> {
+        let started = Instant::now();
+        drop(self.rendezvous(self.lock())?);
+        self.stats.record(started, 0, 0);
+        Ok(())
     }
 }
 

@@ -20,7 +20,7 @@ use super::kernels::{
 };
 use super::place::{self, PlaceSpec};
 use super::rank24;
-use super::retro::{CpuTwin, MorrisSolveSpec, SolveStats};
+use super::retro::{self, CpuTwin, MorrisSolveSpec, SolveStats};
 use super::twin::{self as cpu, RankCheck};
 use super::{Morris, Part};
 use crate::dist::{Team, ThreadTeam};
@@ -212,6 +212,20 @@ impl Solver {
         };
         let call = t.elapsed().as_secs_f64();
         Ok((call, kernel.unwrap_or(call)))
+    }
+
+    fn merge_marks(
+        &self,
+        values: &[u8],
+        marks: &[u32],
+        theirs: &[u32],
+        w_lo: usize,
+    ) -> Result<Vec<u32>> {
+        match self {
+            Solver::Twin => twin_merge(values, marks, theirs, w_lo),
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(g) => g.merge_marks_check(values, marks, theirs, w_lo),
+        }
     }
 
     fn solve(&self, spec: MorrisSolveSpec, deps: &[&[u8]]) -> Result<SolveStats<Vec<u8>>> {
@@ -428,11 +442,63 @@ pub fn device_check(
         );
     }
 
+    merge_row(side, opts, &mut seed, &mut report)?;
     place_rows(side, opts, &mut seed, &mut report)?;
     place_chain_rows(side, opts, &mut seed, &mut report)?;
     solve_rows(kernels, side, opts, &mut report)?;
     stream_rows(kernels, opts, &mut seed, &mut report)?;
     Ok(report)
+}
+
+/// `retro_merge_marks` (a team's peer copies) against its twin: random
+/// values (about half pending), random own marks and random marks from
+/// another member over a slice that starts inside the bitmap.
+fn merge_row(
+    side: &Solver,
+    opts: &DeviceCheckOptions,
+    seed: &mut u64,
+    report: &mut DeviceCheckReport,
+) -> Result<()> {
+    *seed = seed.wrapping_add(1);
+    let s = mix64(*seed);
+    let words = opts.samples.clamp(64, 1 << 22);
+    let values: Vec<u8> = (0..words as u64 * 32)
+        .map(|r| {
+            if mix64(s ^ r) % 2 == 0 {
+                retro::PENDING
+            } else {
+                3
+            }
+        })
+        .collect();
+    let marks: Vec<u32> = (0..words as u64)
+        .map(|w| (mix64(s ^ 0x6d61726b ^ mix64(w)) & mix64(s ^ w)) as u32)
+        .collect();
+    let w_lo = words / 3;
+    let theirs: Vec<u32> = (0..(words - w_lo) as u64)
+        .map(|w| mix64(s ^ 0x7468656972 ^ mix64(w)) as u32)
+        .collect();
+    let (want, cs) = timed(|| twin_merge(&values, &marks, &theirs, w_lo))?;
+    let (got, gs) = timed(|| side.merge_marks(&values, &marks, &theirs, w_lo))?;
+    let diff = first_difference(&want, &got);
+    report.rows.push(
+        DeviceCheckRow::new("retro_merge_marks", "random words", words as u64 * 32)
+            .cpu(words as u64 * 32, cs)
+            .gpu(words as u64 * 32, gs)
+            .matched(
+                diff.is_none(),
+                diff.unwrap_or_else(|| {
+                    format!("{} words joined from another member's marks", words - w_lo)
+                }),
+            ),
+    );
+    Ok(())
+}
+
+fn twin_merge(values: &[u8], marks: &[u32], theirs: &[u32], w_lo: usize) -> Result<Vec<u32>> {
+    let mut out = marks.to_vec();
+    retro::merge_marks(values, &mut out, theirs, w_lo);
+    Ok(out)
 }
 
 /// Random reached bits over `spec`'s partition, about one index in `one_in`
@@ -835,13 +901,12 @@ fn solve_rows(
     if let Some((slot, spec, twin, alone)) = largest {
         let deps: Vec<Option<&[u8]>> = solved.iter().map(|v| v.as_deref()).collect();
         let before = SolvedPartitions::from_slots(&order[..slot], &deps);
-        report.rows.push(team_row(
-            side,
-            spec,
-            &dependencies(&spec, &before)?,
-            &twin,
-            alone,
-        )?);
+        let deps = dependencies(&spec, &before)?;
+        for peer in [true, false] {
+            report
+                .rows
+                .push(team_row(side, spec, &deps, &twin, alone, peer)?);
+        }
     }
     if placing > 0 {
         report.rows.push(
@@ -863,19 +928,24 @@ fn solve_rows(
 }
 
 /// Partition `spec` solved by a team of two (`solve_team`: two members on
-/// the one device here, each with its own kernels, exchanging through host
-/// memory as two GPUs would) against the twin's bytes `twin`; `alone` is the
-/// device's seconds for the whole partition. On one device the members
-/// share it, so the time checks the exchange's cost, not the speed-up of
-/// two GPUs.
+/// the one device here, each with its own kernels, exchanging as two GPUs
+/// would: peer copies where `peer`, else through host memory as MPI ranks)
+/// against the twin's bytes `twin`; `alone` is the device's seconds for the
+/// whole partition. On one device the members share it, so the time checks
+/// the exchange's cost, not the speed-up of two GPUs.
 fn team_row(
     side: &Solver,
     spec: MorrisSolveSpec,
     deps: &[&[u8]],
     twin: &[u8],
     alone: f64,
+    peer: bool,
 ) -> Result<DeviceCheckRow> {
-    let team = ThreadTeam::new(2);
+    let team = if peer {
+        ThreadTeam::new(2)
+    } else {
+        ThreadTeam::apart(2)
+    };
     #[cfg(feature = "cuda")]
     let second = match side {
         Solver::Cuda(g) => Some(super::cuda::MorrisCuda::new(g.device().clone())?),
@@ -914,23 +984,29 @@ fn team_row(
     }
     let moved = team[0].stats().read();
     let size = spec.size();
-    Ok(
-        DeviceCheckRow::new("retro solve, team of 2", spec.name(), size)
-            .gpu(size, together)
-            .matched(
-                diff.is_none(),
-                diff.unwrap_or_else(|| {
-                    format!(
-                        "both members' bytes identical to the twin's; 1 member {alone:.3} s, \
+    Ok(DeviceCheckRow::new(
+        if peer {
+            "retro solve, team of 2, peer copies"
+        } else {
+            "retro solve, team of 2, through host"
+        },
+        spec.name(),
+        size,
+    )
+    .gpu(size, together)
+    .matched(
+        diff.is_none(),
+        diff.unwrap_or_else(|| {
+            format!(
+                "both members' bytes identical to the twin's; 1 member {alone:.3} s, \
                          2 members on one device {together:.3} s ({:.2}x); member 0 sent {} \
                          bytes in {} collectives",
-                        alone / together.max(1e-9),
-                        moved.bytes_sent,
-                        moved.calls
-                    )
-                }),
-            ),
-    )
+                alone / together.max(1e-9),
+                moved.bytes_sent,
+                moved.calls
+            )
+        }),
+    ))
 }
 
 /// A partition where the side to move has two pieces: each legal index is a

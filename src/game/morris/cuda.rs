@@ -30,7 +30,7 @@ use super::place::{self, PlaceSpec};
 use super::rank24;
 use super::retro::{self, word_range, CpuTwin, MorrisSolveSpec, SolveStats};
 use super::twin::{self as cpu, RankCheck};
-use crate::backend::cuda::{cuda_err, CudaDevice, Timed, BLOCK};
+use crate::backend::cuda::{cuda_err, CudaDevice, PeerBuffer, Timed, BLOCK};
 use crate::dist::{decode_u64s, encode_u64s, slice_of, Solo, Team};
 use crate::{Error, Rank, Result};
 
@@ -181,6 +181,7 @@ pub struct MorrisCuda {
     retro_first: CudaFunction,
     retro_candidates: CudaFunction,
     retro_compact: CudaFunction,
+    retro_merge: CudaFunction,
     retro_pass: CudaFunction,
     class_check: CudaFunction,
     place_solve: CudaFunction,
@@ -227,6 +228,7 @@ impl MorrisCuda {
             retro_first: device.function(&module, "retro_first_scan")?,
             retro_candidates: device.function(&module, "retro_candidates")?,
             retro_compact: device.function(&module, "retro_compact")?,
+            retro_merge: device.function(&module, "retro_merge_marks")?,
             retro_pass: device.function(&module, "retro_pass_candidates")?,
             class_check: device.function(&module, "class_rank_check")?,
             place_solve: device.function(&module, "place_solve")?,
@@ -657,6 +659,11 @@ impl MorrisCuda {
         let t0 = std::time::Instant::now();
         let size = spec.size();
         let split = team.size() > 1;
+        // Members in one process copy from each other's GPUs directly
+        // (module documentation of super::kernels); otherwise through
+        // collectives.
+        let peer = split && team.shares_memory();
+        let others: Vec<usize> = (0..team.size()).filter(|&j| j != team.rank()).collect();
         let slices: Vec<Range<u64>> = (0..team.size())
             .map(|j| slice_of(size, align, j, team.size()))
             .collect();
@@ -744,6 +751,35 @@ impl MorrisCuda {
             max_seen = team.all_max(u64::from(max_seen))? as u32;
             pendings = decode_u64s(&team.all_gather(&local_pending.to_le_bytes())?.concat())?;
             first_pending = pendings.iter().sum();
+        }
+        if peer {
+            // Every member's first scan is finished (each read its counts
+            // back before the collectives above): take the others' slices.
+            let t = Instant::now();
+            let of = self.gather_peers(team, &[PeerBuffer::of(&self.device, &values)], &spec)?;
+            let mut moved = 0u64;
+            for &j in &others {
+                let r = &slices[j];
+                // SAFETY: member j's values hold the whole partition and stay
+                // unwritten until every member passes the barrier below,
+                // after this stream is synchronised.
+                unsafe {
+                    self.device.copy_from_peer(
+                        s,
+                        &mut values,
+                        r.start as usize,
+                        &of[j][0],
+                        r.start as usize,
+                        (r.end - r.start) as usize,
+                    )?
+                };
+                moved += r.end - r.start;
+            }
+            s.synchronize()
+                .map_err(e("copying the other slices' values"))?;
+            team.barrier()?;
+            team.stats().record(t, 0, moved);
+        } else if split {
             let mine = if lo < hi {
                 s.clone_dtoh(&values.slice(lo as usize..hi as usize))
                     .map_err(e("copying the slice's values back"))?
@@ -754,7 +790,6 @@ impl MorrisCuda {
             // the last other member instead of being copied for each one
             // (with two members, no copy at all: the exchange of `size`
             // bytes is the team's one large cost).
-            let others: Vec<usize> = (0..team.size()).filter(|&j| j != team.rank()).collect();
             let mut parts = vec![Vec::new(); team.size()];
             if let Some((&last, rest)) = others.split_last() {
                 for &j in rest {
@@ -813,6 +848,28 @@ impl MorrisCuda {
             .map_err(e("allocating the candidate bitmap"))?;
         let own_words = word_range(&own, 32);
         let (w_lo, w_hi) = (own_words.start as u64, own_words.end as u64);
+        // Peer copies: every member's bitmap and frontier lists, and room
+        // for another's bitmap words of this slice.
+        let peers = if peer {
+            let mine = [&frontier[0], &frontier[1]].map(|f| PeerBuffer::of(&self.device, f));
+            self.gather_peers(
+                team,
+                &[PeerBuffer::of(&self.device, &marks), mine[0], mine[1]],
+                &spec,
+            )?
+        } else {
+            Vec::new()
+        };
+        let mut their_marks = s
+            .alloc_zeros::<u32>(if peer {
+                (w_hi - w_lo).max(1) as usize
+            } else {
+                1
+            })
+            .map_err(e("allocating"))?;
+        let cfg_merge = self
+            .device
+            .grid(&self.retro_merge, BLOCK, (w_hi - w_lo).max(1), 0)?;
         // The ranks this member marks in another's slice, listed part by
         // part: at most OTHERS_CAP at a time (bounded by that slice's
         // pending count, or by the bits of a part).
@@ -895,7 +952,65 @@ impl MorrisCuda {
             // theirs holds n_set ranks, each inside its sender's slice
             // (checked when they came).
             unsafe { launch.launch(cfg_cand) }.map_err(e("launching retro_candidates"))?;
-            if split {
+            if peer && w_hi > w_lo {
+                let t = Instant::now();
+                // Every member's marks of this pass are set once all are here.
+                s.synchronize().map_err(e("marking candidates"))?;
+                team.barrier()?;
+                for &j in &others {
+                    // SAFETY: member j's bitmap covers the partition; it
+                    // leaves the words of this slice alone until every
+                    // member passes the barrier below, after this stream is
+                    // synchronised.
+                    unsafe {
+                        self.device.copy_from_peer(
+                            s,
+                            &mut their_marks,
+                            0,
+                            &peers[j][0],
+                            w_lo as usize,
+                            (w_hi - w_lo) as usize,
+                        )?
+                    };
+                    let mut launch = s.launch_builder(&self.retro_merge);
+                    launch
+                        .arg(&values)
+                        .arg(&mut marks)
+                        .arg(&their_marks)
+                        .arg(&w_lo)
+                        .arg(&w_hi);
+                    // SAFETY: arguments match retro_merge_marks; their_marks
+                    // holds w_hi - w_lo words, marks `words` >= w_hi, values
+                    // a byte per index (32 per word).
+                    unsafe { launch.launch(cfg_merge) }
+                        .map_err(e("launching retro_merge_marks"))?;
+                }
+                s.synchronize().map_err(e("joining the others' marks"))?;
+                team.barrier()?;
+                // What this member marked in the others' slices is theirs now.
+                for &j in &others {
+                    let w = word_range(&slices[j], 32);
+                    if !w.is_empty() {
+                        s.memset_zeros(&mut marks.slice_mut(w))
+                            .map_err(e("clearing"))?;
+                    }
+                }
+                team.stats()
+                    .record(t, 0, (w_hi - w_lo) * 4 * others.len() as u64);
+            } else if peer {
+                // An empty slice: nothing to take, but the others' barriers
+                // count on this member.
+                s.synchronize().map_err(e("marking candidates"))?;
+                team.barrier()?;
+                team.barrier()?;
+                for &j in &others {
+                    let w = word_range(&slices[j], 32);
+                    if !w.is_empty() {
+                        s.memset_zeros(&mut marks.slice_mut(w))
+                            .map_err(e("clearing"))?;
+                    }
+                }
+            } else if split {
                 // The ranks this member marked in the others' slices go to
                 // their owners (8 bytes each: passes mark few, where the
                 // slice's bitmap words would cost far more than the pass).
@@ -1006,7 +1121,38 @@ impl MorrisCuda {
                 )));
             }
             total_cand += n_cand;
-            if split {
+            if peer {
+                // Every member's pass is finished (each read its count back):
+                // take the positions the others decided.
+                let t = Instant::now();
+                let counts = decode_u64s(&team.all_gather(&decided.to_le_bytes())?.concat())?;
+                let listed = if d % 2 == 1 { 2 } else { 1 };
+                let total_theirs: u64 = others.iter().map(|&j| counts[j]).sum();
+                if (theirs.len() as u64) < total_theirs {
+                    theirs = s
+                        .alloc_zeros::<u64>((total_theirs as usize).next_power_of_two())
+                        .map_err(e("allocating"))?;
+                }
+                let mut at = 0usize;
+                for &j in &others {
+                    let n = counts[j] as usize;
+                    if n as u64 > pendings[j] || (n * 8) as u64 > peers[j][listed].bytes() {
+                        return Err(retro::torn(&spec, j, "decided positions"));
+                    }
+                    // SAFETY: member j's list of this pass holds n ranks of
+                    // its slice; it is written again two passes on, after
+                    // the next pass's barriers, which this member reaches
+                    // only once this stream is synchronised.
+                    unsafe {
+                        self.device
+                            .copy_from_peer(s, &mut theirs, at, &peers[j][listed], 0, n)?
+                    };
+                    at += n;
+                }
+                n_set = at as u64;
+                decided = counts.iter().sum();
+                team.stats().record(t, 0, n_set * 8);
+            } else if split {
                 // Every position a pass decides is at distance d: the
                 // others learn the ranks, not the bytes.
                 let mine = if decided > 0 {
@@ -1058,6 +1204,66 @@ impl MorrisCuda {
             first_pending,
             max_seen,
         })
+    }
+
+    /// Kernel `retro_merge_marks` on given words (the device check):
+    /// `marks` with `theirs` joined in from word `w_lo` on.
+    pub fn merge_marks_check(
+        &self,
+        values: &[u8],
+        marks: &[u32],
+        theirs: &[u32],
+        w_lo: usize,
+    ) -> Result<Vec<u32>> {
+        assert!(w_lo + theirs.len() <= marks.len() && marks.len() * 32 <= values.len());
+        let s = &self.stream;
+        let e = |what: &'static str| cuda_err(what);
+        let dev_values = s.clone_htod(values).map_err(e("copying values"))?;
+        let mut dev_marks = s.clone_htod(marks).map_err(e("copying marks"))?;
+        let dev_theirs = s.clone_htod(theirs).map_err(e("copying marks"))?;
+        let (w_lo, w_hi) = (w_lo as u64, (w_lo + theirs.len()) as u64);
+        let cfg = self
+            .device
+            .grid(&self.retro_merge, BLOCK, (w_hi - w_lo).max(1), 0)?;
+        let mut launch = s.launch_builder(&self.retro_merge);
+        launch
+            .arg(&dev_values)
+            .arg(&mut dev_marks)
+            .arg(&dev_theirs)
+            .arg(&w_lo)
+            .arg(&w_hi);
+        // SAFETY: arguments match retro_merge_marks; theirs holds w_hi - w_lo
+        // words, marks at least w_hi (asserted), values 32 bytes a word of marks.
+        unsafe { launch.launch(cfg) }.map_err(e("launching retro_merge_marks"))?;
+        s.clone_dtoh(&dev_marks).map_err(e("copying back"))
+    }
+
+    /// Every member's `mine` (buffers of this partition's solve), by rank,
+    /// with peer access enabled to each other member's device: a
+    /// collective.
+    fn gather_peers(
+        &self,
+        team: &dyn Team,
+        mine: &[PeerBuffer],
+        spec: &MorrisSolveSpec,
+    ) -> Result<Vec<Vec<PeerBuffer>>> {
+        let bytes: Vec<u8> = mine.iter().flat_map(|b| b.to_bytes()).collect();
+        let mut all = Vec::with_capacity(team.size());
+        for (j, got) in team.all_gather(&bytes)?.iter().enumerate() {
+            let theirs: Option<Vec<PeerBuffer>> = (got.len() == bytes.len())
+                .then(|| {
+                    got.chunks(PeerBuffer::ENCODED)
+                        .map(PeerBuffer::from_bytes)
+                        .collect()
+                })
+                .flatten();
+            let theirs = theirs.ok_or_else(|| retro::torn(spec, j, "device buffers"))?;
+            if j != team.rank() {
+                self.device.enable_peer_access(&theirs[0])?;
+            }
+            all.push(theirs);
+        }
+        Ok(all)
     }
 
     /// The set bits of `marks` words `words` as ranks, cleared (kernel

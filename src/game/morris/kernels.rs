@@ -58,6 +58,19 @@
 //! values, the dependencies, the bitmap and every list on the device
 //! between passes.
 //!
+//! Members that are threads of one process (`--gpus`, where
+//! [`Team::shares_memory`]) leave the host out: each copies from the
+//! others' GPUs directly (peer copies, over NVLink where there is one) the
+//! first scan's values of their slices, their bitmap words of its own slice,
+//! joined into its own bitmap where the position is still pending here
+//! (kernel `retro_merge_marks`, the twin of claiming received ranks), and
+//! their lists of decided ranks; collectives only agree on when (a barrier
+//! before and after each copy, and the decided counts). A pass then moves
+//! an eighth of a byte per index of the member's slice, whatever the pass
+//! marked: staged through host memory as ranks, 8-7 of `max=8` moved 22 GB
+//! in 205 passes and took 31 times its one-GPU time on two H200s
+//! (docs/SCALING.md).
+//!
 //! Placement layers `tTT-a-b` have no passes (every successor lies in
 //! another partition): a member solves the reached indices of its slice
 //! (the reached bits outside it cleared) and the members all-gather their
@@ -91,6 +104,11 @@ pub const SUMMARY_KERNEL: &str = "morris_summary3b_lb";
 /// Alignment of a team member's slice ([`Team::slice`]): whole 64-bit words
 /// of every bitmap (module documentation).
 pub const TEAM_ALIGN: u64 = 64;
+
+/// Partitions smaller than this many indices are solved whole by every GPU
+/// member at once rather than split: their passes are too short to hide
+/// the collectives a split pass waits on, and no bytes need to travel.
+pub const GPU_SPLIT_MIN: u64 = 1 << 25;
 
 /// The twin's ownership: blocks of this many indices dealt round-robin
 /// ([`crate::dist::Blocks`]), fine enough that every region of the index,
@@ -460,8 +478,13 @@ impl PartitionKernels for MorrisKernels {
         team: &dyn Team,
     ) -> Option<Result<KernelSolve>> {
         let part = Part::from_id(p)?;
-        if team.size() <= 1 || matches!(part, Part::Lost(_)) {
-            // Nothing to split, or cheaper filled whole than exchanged.
+        let on_gpu = !matches!(self.solver, Solver::Twin);
+        if team.size() <= 1
+            || matches!(part, Part::Lost(_))
+            || (on_gpu && self.game.partition_size(p) < GPU_SPLIT_MIN)
+        {
+            // Nothing to split, or cheaper done whole on every member than
+            // exchanged.
             return self.solve(p, solved);
         }
         let result = if let Some(spec) = PlaceSpec::of(&self.game, p) {

@@ -1018,6 +1018,26 @@ pub(crate) fn word_range(r: &Range<u64>, bits: u64) -> Range<usize> {
     (r.start / bits) as usize..r.end.div_ceil(bits) as usize
 }
 
+/// Another team member's marks in this member's slice (`theirs[i]`: its
+/// bitmap word `w_lo + i`, 32 bits a word) joined into `marks` where the
+/// position is still pending in `values`: that member's copy of this slice
+/// may lag a pass behind. The twin of kernel `retro_merge_marks`.
+pub fn merge_marks(values: &[u8], marks: &mut [u32], theirs: &[u32], w_lo: usize) {
+    for (i, &t) in theirs.iter().enumerate() {
+        let w = w_lo + i;
+        let mut keep = 0u32;
+        let mut b = t;
+        while b != 0 {
+            let bit = b.trailing_zeros();
+            if values[w * 32 + bit as usize] == PENDING {
+                keep |= 1 << bit;
+            }
+            b &= b - 1;
+        }
+        marks[w] |= keep;
+    }
+}
+
 /// The error for FAIL_* bits, or Ok.
 pub fn check_fail(spec: &MorrisSolveSpec, fail: u32) -> Result<()> {
     if fail & FAIL_ILLEGAL_DEP != 0 {
