@@ -1331,12 +1331,22 @@ extern "C" __global__ void retro_candidates(u32 k1, u32 k2, u32 symmetry, const 
     }
 }
 
+// Members of a team of GPUs in one process own the passes' candidates by
+// blocks of block_words bitmap words dealt round-robin (a pass's work
+// clusters along the index: contiguous slices left one GPU idle half the
+// time). Whether member `rank` of `members` owns word w; a team of one, or
+// a member owning a contiguous range (members = 1), owns every word.
+__device__ __forceinline__ bool retro_owns(u64 w, u64 block_words, u32 members, u32 rank) {
+    return members <= 1 || (u32)((w / block_words) % members) == rank;
+}
+
 // Lists the set bits of marks[w_lo..w_hi] (ranks, at *count; entries at or
 // past cap counted, not written) and clears them: the whole bitmap, or a
 // part of it (a team member's own slice, or the marks it set in another
-// member's slice, sent to that member). Whole warps walk together.
+// member's slice, sent to that member), of the words retro_owns gives this
+// member. Whole warps walk together.
 extern "C" __global__ void retro_compact(u32* marks, u64 w_lo, u64 w_hi, u64* list, u64 cap,
-                                         unsigned long long* count) {
+                                         unsigned long long* count, u64 block_words, u32 members, u32 rank) {
     u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     u32 lane = threadIdx.x & 31u;
     u64 stride = (u64)gridDim.x * blockDim.x;
@@ -1344,7 +1354,7 @@ extern "C" __global__ void retro_compact(u32* marks, u64 w_lo, u64 w_hi, u64* li
     for (u64 base = tid - lane; base < words; base += stride) {
         u64 i = w_lo + base + lane;
         u32 w = 0;
-        if (base + lane < words) {
+        if (base + lane < words && retro_owns(i, block_words, members, rank)) {
             w = marks[i];
             if (w) marks[i] = 0;
         }
@@ -1363,18 +1373,24 @@ extern "C" __global__ void retro_compact(u32* marks, u64 w_lo, u64 w_hi, u64* li
     }
 }
 
-// A team member's marks in this member's slice, theirs[0..w_hi - w_lo] (the
-// other's bitmap words w_lo..w_hi, copied from its GPU), joined into marks
-// where the position is still pending here: the other's copy of this slice
-// may lag a pass behind (retro_candidates). The peer-copy twin of claiming
-// received ranks as capture events. CPU twin: retro::merge_marks.
-extern "C" __global__ void retro_merge_marks(const unsigned char* values, u32* marks, const u32* theirs, u64 w_lo,
-                                             u64 w_hi) {
+// After every member copied its whole bitmap into the others' theirs
+// (n_theirs bitmaps of `words` words each, one per other member): words
+// this member owns get the others' marks where the position is still
+// pending here (another's copy may lag a pass behind, retro_candidates);
+// words it does not own are cleared (their marks went to their owners).
+// The peer-copy twin of claiming received ranks as capture events. CPU
+// twin: retro::merge_marks.
+extern "C" __global__ void retro_merge_marks(const unsigned char* values, u32* marks, const u32* theirs,
+                                             u32 n_theirs, u64 words, u64 block_words, u32 members, u32 rank) {
     u64 stride = (u64)gridDim.x * blockDim.x;
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < w_hi - w_lo; i += stride) {
-        u32 t = theirs[i];
-        if (!t) continue;
-        u64 w = w_lo + i;
+    for (u64 w = (u64)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += stride) {
+        if (!retro_owns(w, block_words, members, rank)) {
+            if (marks[w]) marks[w] = 0;
+            continue;
+        }
+        u32 t = 0;
+        for (u32 k = 0; k < n_theirs; ++k) t |= theirs[(u64)k * words + w];
+        t &= ~marks[w];
         u32 keep = 0;
         for (u32 b = t; b; b &= b - 1) {
             u32 bit = __ffs(b) - 1;

@@ -33,6 +33,7 @@ fn entries(file: &str) -> &'static [&'static str] {
             "retro_first_scan",
             "retro_candidates",
             "retro_compact",
+            "retro_merge_marks",
             "retro_pass_candidates",
             "place_solve",
             "place_expand",

@@ -203,6 +203,22 @@ mod tests {
     }
 
     #[test]
+    fn a_team_apart_shares_no_memory_and_its_barriers_meet() {
+        let apart = ThreadTeam::apart(2);
+        assert!(!apart[0].shares_memory() && ThreadTeam::new(2)[1].shares_memory());
+        std::thread::scope(|s| {
+            for member in &apart {
+                s.spawn(move || {
+                    for _ in 0..20 {
+                        member.barrier().unwrap();
+                        assert_eq!(member.all_sum(1).unwrap(), 2);
+                    }
+                });
+            }
+        });
+    }
+
+    #[test]
     fn a_member_that_aborts_fails_the_others_instead_of_hanging_them() {
         let team = ThreadTeam::new(3);
         std::thread::scope(|s| {

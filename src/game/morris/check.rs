@@ -13,11 +13,11 @@ use rayon::prelude::*;
 
 use super::classes::HalfIndex;
 use super::expand::{mix64, Expansion, MorrisPartition, Summary};
-#[cfg(feature = "cuda")]
-use super::kernels::TEAM_ALIGN;
 use super::kernels::{
     dependencies, spec_of, MorrisKernels, Solver, EXPAND_KERNEL, SUMMARY_KERNEL, TWIN_TEAM_BLOCK,
 };
+#[cfg(feature = "cuda")]
+use super::kernels::{GPU_TEAM_BLOCK_WORDS, TEAM_ALIGN};
 use super::place::{self, PlaceSpec};
 use super::rank24;
 use super::retro::{self, CpuTwin, MorrisSolveSpec, SolveStats};
@@ -219,12 +219,15 @@ impl Solver {
         values: &[u8],
         marks: &[u32],
         theirs: &[u32],
-        w_lo: usize,
+        members: u32,
+        rank: u32,
     ) -> Result<Vec<u32>> {
         match self {
-            Solver::Twin => twin_merge(values, marks, theirs, w_lo),
+            Solver::Twin => twin_merge(values, marks, theirs, members, rank),
             #[cfg(feature = "cuda")]
-            Solver::Cuda(g) => g.merge_marks_check(values, marks, theirs, w_lo),
+            Solver::Cuda(g) => {
+                g.merge_marks_check(values, marks, theirs, GPU_TEAM_BLOCK_WORDS, members, rank)
+            }
         }
     }
 
@@ -451,8 +454,8 @@ pub fn device_check(
 }
 
 /// `retro_merge_marks` (a team's peer copies) against its twin: random
-/// values (about half pending), random own marks and random marks from
-/// another member over a slice that starts inside the bitmap.
+/// values (about half pending), random own marks and random bitmaps from
+/// two other members, joined by member 1 of 3.
 fn merge_row(
     side: &Solver,
     opts: &DeviceCheckOptions,
@@ -474,12 +477,11 @@ fn merge_row(
     let marks: Vec<u32> = (0..words as u64)
         .map(|w| (mix64(s ^ 0x6d61726b ^ mix64(w)) & mix64(s ^ w)) as u32)
         .collect();
-    let w_lo = words / 3;
-    let theirs: Vec<u32> = (0..(words - w_lo) as u64)
+    let theirs: Vec<u32> = (0..2 * words as u64)
         .map(|w| mix64(s ^ 0x7468656972 ^ mix64(w)) as u32)
         .collect();
-    let (want, cs) = timed(|| twin_merge(&values, &marks, &theirs, w_lo))?;
-    let (got, gs) = timed(|| side.merge_marks(&values, &marks, &theirs, w_lo))?;
+    let (want, cs) = timed(|| twin_merge(&values, &marks, &theirs, 3, 1))?;
+    let (got, gs) = timed(|| side.merge_marks(&values, &marks, &theirs, 3, 1))?;
     let diff = first_difference(&want, &got);
     report.rows.push(
         DeviceCheckRow::new("retro_merge_marks", "random words", words as u64 * 32)
@@ -488,16 +490,29 @@ fn merge_row(
             .matched(
                 diff.is_none(),
                 diff.unwrap_or_else(|| {
-                    format!("{} words joined from another member's marks", words - w_lo)
+                    format!("{words} words, two other members' marks joined by member 1 of 3")
                 }),
             ),
     );
     Ok(())
 }
 
-fn twin_merge(values: &[u8], marks: &[u32], theirs: &[u32], w_lo: usize) -> Result<Vec<u32>> {
+fn twin_merge(
+    values: &[u8],
+    marks: &[u32],
+    theirs: &[u32],
+    members: u32,
+    rank: u32,
+) -> Result<Vec<u32>> {
     let mut out = marks.to_vec();
-    retro::merge_marks(values, &mut out, theirs, w_lo);
+    retro::merge_marks(
+        values,
+        &mut out,
+        theirs,
+        GPU_TEAM_BLOCK_WORDS,
+        members,
+        rank,
+    );
     Ok(out)
 }
 

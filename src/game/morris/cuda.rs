@@ -38,7 +38,7 @@ use crate::{Error, Rank, Result};
 pub const KERNEL_SOURCES: &[(&str, &str)] =
     &[("morris.cu", include_str!("../../../kernels/morris.cu"))];
 
-pub use super::kernels::{EXPAND_KERNEL, SUMMARY_KERNEL};
+pub use super::kernels::{EXPAND_KERNEL, GPU_TEAM_BLOCK_WORDS, SUMMARY_KERNEL};
 
 /// Threads per block of [`SUMMARY_KERNEL`]: its `__launch_bounds__(512, 2)`
 /// (64 registers a thread) were measured at this size.
@@ -188,6 +188,47 @@ pub struct MorrisCuda {
     place_expand: CudaFunction,
     /// Class tables uploaded so far, by (a, b): every partition reuses them.
     class_tabs: Mutex<HashMap<(u32, u32), DeviceBlob>>,
+    /// Whether copies from another member's GPU went through host memory
+    /// (no direct peer access between the two): for traces.
+    indirect_peers: std::sync::atomic::AtomicBool,
+    /// Values of the partitions this device solved last, kept for those
+    /// whose captures lead there (uploading 1.2 GB of dependencies took
+    /// 0.32 s of 8-7's 2.3 s on an H200).
+    resident: Mutex<Resident>,
+}
+
+/// Solved partitions' values left on the device, oldest first, within a
+/// budget of bytes.
+#[derive(Default)]
+struct Resident {
+    budget: u64,
+    held: std::collections::VecDeque<ResidentValues>,
+}
+
+/// One partition's values on the device and what identifies the host copy
+/// they were downloaded into: the same allocation (address and length)
+/// under the same name, with the same bytes at [`FINGERPRINT`] places. A
+/// dependency that is not that copy is uploaded instead.
+struct ResidentValues {
+    name: String,
+    symmetry: bool,
+    host: (usize, usize),
+    fingerprint: Vec<u8>,
+    values: Arc<CudaSlice<u8>>,
+}
+
+/// Bytes compared between a dependency and a resident copy's host bytes.
+const FINGERPRINT: usize = 256;
+
+/// The bytes of `values` at [`FINGERPRINT`] places spread over it.
+fn fingerprint(values: &[u8]) -> Vec<u8> {
+    let n = values.len();
+    (0..FINGERPRINT)
+        .filter_map(|i| {
+            values.get(((i as u128 * n as u128) / FINGERPRINT as u128) as usize + i % 7)
+        })
+        .copied()
+        .collect()
 }
 
 impl std::fmt::Debug for MorrisCuda {
@@ -234,6 +275,13 @@ impl MorrisCuda {
             place_solve: device.function(&module, "place_solve")?,
             place_expand: device.function(&module, "place_expand")?,
             class_tabs: Mutex::new(HashMap::new()),
+            indirect_peers: Default::default(),
+            resident: Mutex::new(Resident {
+                // A quarter of the device: the partitions solved last, the
+                // solve's own buffers beside them.
+                budget: device.free_memory()? / 4,
+                held: Default::default(),
+            }),
             _module: module,
             device,
         })
@@ -670,15 +718,19 @@ impl MorrisCuda {
         let own = slices[team.rank()].clone();
         let s = &self.stream;
         let e = |what: &'static str| cuda_err(what);
-        let dev_deps: Vec<CudaSlice<u8>> = deps
+        let dev_deps: Vec<Arc<CudaSlice<u8>>> = deps
             .iter()
-            .map(|d| {
-                s.clone_htod(*d)
-                    .map_err(e("copying a dependency to the device"))
-            })
+            .zip(spec.dependencies())
+            .map(
+                |(d, name)| match self.resident_copy(&name, spec.symmetry, d) {
+                    Some(v) => Ok(v),
+                    None => self.device.upload(d).map(Arc::new),
+                },
+            )
             .collect::<Result<_>>()?;
-        let dep0 = &dev_deps[0];
-        let dep1 = dev_deps.get(1).unwrap_or(dep0);
+        let uploaded = t0.elapsed().as_secs_f64();
+        let dep0 = &*dev_deps[0];
+        let dep1 = dev_deps.get(1).map_or(dep0, |d| &**d);
         let mut values = s
             .alloc_zeros::<u8>(size as usize)
             .map_err(e("allocating the partition's values"))?;
@@ -731,6 +783,7 @@ impl MorrisCuda {
             cap = st[3];
         };
         let (local_pending, n_events) = (st[0], st[3]);
+        let scanned = t0.elapsed().as_secs_f64();
         let (mut first_pending, mut max_seen, mut fail) = (st[0], st[1] as u32, st[2] as u32);
         if split {
             // Every member must take the same decisions: the loop's bound
@@ -819,15 +872,35 @@ impl MorrisCuda {
         let t_passes = std::time::Instant::now();
         if trace {
             eprintln!(
-                "gpu {}: first scan {:.3} s, {n_events} events, {local_pending} pending (of {first_pending})",
+                "gpu {}: first scan {:.3} s (dependencies uploaded after {uploaded:.3} s, scanned after {scanned:.3} s), \
+                 {n_events} events, {local_pending} pending (of {first_pending})",
                 spec.name(),
                 t0.elapsed().as_secs_f64()
             );
         }
         let mut total_cand = 0u64;
+        // Seconds of each step of a pass (trace): candidates marked (and
+        // sent), waiting for the others' marks, the pass itself (marks
+        // joined, listed, checked), agreeing on the decided counts.
+        let mut steps = [0f64; 5];
+        let mut lap = {
+            let mut last = Instant::now();
+            move |steps: &mut [f64; 5], i: usize| {
+                let now = Instant::now();
+                steps[i] += (now - last).as_secs_f64();
+                last = now;
+            }
+        };
         // Candidates and decided positions are distinct pending positions
-        // of this member's slice.
-        let l_cap = local_pending.max(1);
+        // of what this member owns in the passes: its slice, or (peer
+        // copies) blocks dealt round-robin, bounded by the whole partition's.
+        let l_cap = if peer { first_pending } else { local_pending }.max(1);
+        let n = team.size() as u32;
+        let (block_words, members, rank) = if peer {
+            (GPU_TEAM_BLOCK_WORDS, n, team.rank() as u32)
+        } else {
+            (1u64, 1u32, 0u32)
+        };
         let mut cand = s
             .alloc_zeros::<u64>(l_cap as usize)
             .map_err(e("allocating"))?;
@@ -846,30 +919,36 @@ impl MorrisCuda {
         let mut marks = s
             .alloc_zeros::<u32>(words as usize)
             .map_err(e("allocating the candidate bitmap"))?;
-        let own_words = word_range(&own, 32);
+        // The words whose candidates this member lists: its slice's, or
+        // (peer copies) all, of which it owns blocks.
+        let own_words = if peer {
+            0..words as usize
+        } else {
+            word_range(&own, 32)
+        };
         let (w_lo, w_hi) = (own_words.start as u64, own_words.end as u64);
-        // Peer copies: every member's bitmap and frontier lists, and room
-        // for another's bitmap words of this slice.
+        // Peer copies: room for every other member's whole bitmap, which
+        // each copies here every pass, and every member's frontier lists.
+        let their_marks = s
+            .alloc_zeros::<u32>(if peer {
+                (words as usize * others.len()).max(1)
+            } else {
+                1
+            })
+            .map_err(e("allocating"))?;
         let peers = if peer {
             let mine = [&frontier[0], &frontier[1]].map(|f| PeerBuffer::of(&self.device, f));
             self.gather_peers(
                 team,
-                &[PeerBuffer::of(&self.device, &marks), mine[0], mine[1]],
+                &[PeerBuffer::of(&self.device, &their_marks), mine[0], mine[1]],
                 &spec,
             )?
         } else {
             Vec::new()
         };
-        let mut their_marks = s
-            .alloc_zeros::<u32>(if peer {
-                (w_hi - w_lo).max(1) as usize
-            } else {
-                1
-            })
-            .map_err(e("allocating"))?;
         let cfg_merge = self
             .device
-            .grid(&self.retro_merge, BLOCK, (w_hi - w_lo).max(1), 0)?;
+            .grid(&self.retro_merge, BLOCK, words.max(1), 0)?;
         // The ranks this member marks in another's slice, listed part by
         // part: at most OTHERS_CAP at a time (bounded by that slice's
         // pending count, or by the bits of a part).
@@ -949,67 +1028,63 @@ impl MorrisCuda {
             // SAFETY: arguments match retro_candidates; fr_in holds *n_in
             // decided ranks of the partition (at most l_cap), events n_events
             // keys of its ranks, marks one bit per index, values one byte;
-            // theirs holds n_set ranks, each inside its sender's slice
-            // (checked when they came).
+            // theirs holds n_set ranks of the partition: through host
+            // memory each checked to lie in its sender's slice when it
+            // came; copied from another GPU, listed there by the same
+            // retro_pass_candidates from its candidates, ranks below `size`.
             unsafe { launch.launch(cfg_cand) }.map_err(e("launching retro_candidates"))?;
-            if peer && w_hi > w_lo {
-                let t = Instant::now();
-                // Every member's marks of this pass are set once all are here.
+            if trace {
+                // The candidates apart from what follows (costs a wait).
                 s.synchronize().map_err(e("marking candidates"))?;
-                team.barrier()?;
+                lap(&mut steps, 4);
+            }
+            if peer {
+                let t = Instant::now();
+                // This member's whole bitmap goes to every other member,
+                // into the place kept for it there.
                 for &j in &others {
-                    // SAFETY: member j's bitmap covers the partition; it
-                    // leaves the words of this slice alone until every
-                    // member passes the barrier below, after this stream is
-                    // synchronised.
+                    let place = if team.rank() < j {
+                        team.rank()
+                    } else {
+                        team.rank() - 1
+                    };
+                    // SAFETY: member j's buffer holds a bitmap per other
+                    // member; j reads this one in its pass after the barrier
+                    // below and is done with it (its stream synchronised)
+                    // before it joins this pass's decided counts, which this
+                    // member waits for before it copies here again.
                     unsafe {
-                        self.device.copy_from_peer(
+                        self.device.copy_to_peer(
                             s,
-                            &mut their_marks,
-                            0,
                             &peers[j][0],
-                            w_lo as usize,
-                            (w_hi - w_lo) as usize,
+                            place * words as usize,
+                            &marks,
+                            0,
+                            words as usize,
                         )?
                     };
-                    let mut launch = s.launch_builder(&self.retro_merge);
-                    launch
-                        .arg(&values)
-                        .arg(&mut marks)
-                        .arg(&their_marks)
-                        .arg(&w_lo)
-                        .arg(&w_hi);
-                    // SAFETY: arguments match retro_merge_marks; their_marks
-                    // holds w_hi - w_lo words, marks `words` >= w_hi, values
-                    // a byte per index (32 per word).
-                    unsafe { launch.launch(cfg_merge) }
-                        .map_err(e("launching retro_merge_marks"))?;
                 }
-                s.synchronize().map_err(e("joining the others' marks"))?;
+                s.synchronize().map_err(e("sending the marks"))?;
+                lap(&mut steps, 0);
+                // Every member's marks of this pass have arrived.
                 team.barrier()?;
-                // What this member marked in the others' slices is theirs now.
-                for &j in &others {
-                    let w = word_range(&slices[j], 32);
-                    if !w.is_empty() {
-                        s.memset_zeros(&mut marks.slice_mut(w))
-                            .map_err(e("clearing"))?;
-                    }
-                }
-                team.stats()
-                    .record(t, 0, (w_hi - w_lo) * 4 * others.len() as u64);
-            } else if peer {
-                // An empty slice: nothing to take, but the others' barriers
-                // count on this member.
-                s.synchronize().map_err(e("marking candidates"))?;
-                team.barrier()?;
-                team.barrier()?;
-                for &j in &others {
-                    let w = word_range(&slices[j], 32);
-                    if !w.is_empty() {
-                        s.memset_zeros(&mut marks.slice_mut(w))
-                            .map_err(e("clearing"))?;
-                    }
-                }
+                lap(&mut steps, 1);
+                let n_theirs = others.len() as u32;
+                let mut launch = s.launch_builder(&self.retro_merge);
+                launch
+                    .arg(&values)
+                    .arg(&mut marks)
+                    .arg(&their_marks)
+                    .arg(&n_theirs)
+                    .arg(&words)
+                    .arg(&block_words)
+                    .arg(&members)
+                    .arg(&rank);
+                // SAFETY: arguments match retro_merge_marks; their_marks
+                // holds n_theirs bitmaps of `words` words, marks `words`,
+                // values a byte per index (32 per word).
+                unsafe { launch.launch(cfg_merge) }.map_err(e("launching retro_merge_marks"))?;
+                team.stats().record(t, words * 4 * others.len() as u64, 0);
             } else if split {
                 // The ranks this member marked in the others' slices go to
                 // their owners (8 bytes each: passes mark few, where the
@@ -1090,7 +1165,10 @@ impl MorrisCuda {
                 .arg(&w_hi)
                 .arg(&mut cand)
                 .arg(&l_cap)
-                .arg(&mut cand_count);
+                .arg(&mut cand_count)
+                .arg(&block_words)
+                .arg(&members)
+                .arg(&rank);
             // SAFETY: arguments match retro_compact; marks holds `words` >=
             // w_hi u32 words, cand l_cap entries (written below l_cap only).
             unsafe { launch.launch(cfg_compact) }.map_err(e("launching retro_compact"))?;
@@ -1113,6 +1191,7 @@ impl MorrisCuda {
             // for l_cap (written below l_cap only).
             unsafe { launch.launch(cfg_pass) }.map_err(e("launching retro_pass_candidates"))?;
             let mut decided = s.clone_dtoh(&*n_out).map_err(e("copying back"))?[0];
+            lap(&mut steps, 2);
             let n_cand = s.clone_dtoh(&cand_count).map_err(e("copying back"))?[0];
             if n_cand > l_cap || decided > l_cap {
                 return Err(Error::Cuda(format!(
@@ -1136,7 +1215,7 @@ impl MorrisCuda {
                 let mut at = 0usize;
                 for &j in &others {
                     let n = counts[j] as usize;
-                    if n as u64 > pendings[j] || (n * 8) as u64 > peers[j][listed].bytes() {
+                    if n as u64 > first_pending || (n * 8) as u64 > peers[j][listed].bytes() {
                         return Err(retro::torn(&spec, j, "decided positions"));
                     }
                     // SAFETY: member j's list of this pass holds n ranks of
@@ -1151,6 +1230,11 @@ impl MorrisCuda {
                 }
                 n_set = at as u64;
                 decided = counts.iter().sum();
+                if trace {
+                    // The lists' copies counted here (costs a wait).
+                    s.synchronize().map_err(e("taking decided lists"))?;
+                }
+                lap(&mut steps, 3);
                 team.stats().record(t, 0, n_set * 8);
             } else if split {
                 // Every position a pass decides is at distance d: the
@@ -1192,12 +1276,35 @@ impl MorrisCuda {
         }
         if trace {
             eprintln!(
-                "gpu {}: {d} passes {:.3} s, {total_cand} candidates",
+                "gpu {} member {}: {d} passes {:.3} s, {total_cand} candidates; steps (s): \
+                 candidates {:.3}, sending marks {:.3}, wait {:.3}, pass {:.3}, decided counts and lists {:.3}{}",
                 spec.name(),
-                t_passes.elapsed().as_secs_f64()
+                team.rank(),
+                t_passes.elapsed().as_secs_f64(),
+                steps[4],
+                steps[0],
+                steps[1],
+                steps[2],
+                steps[3],
+                if self.indirect_peers.load(Ordering::Relaxed) {
+                    "; copies from the other GPUs go through host memory (no peer access)"
+                } else {
+                    ""
+                }
             );
         }
+        let t_down = Instant::now();
         let value = self.device.download(&values)?;
+        drop(dev_deps);
+        self.keep_resident(spec, values, &value);
+        if trace {
+            eprintln!(
+                "gpu {} member {}: values downloaded in {:.3} s",
+                spec.name(),
+                team.rank(),
+                t_down.elapsed().as_secs_f64()
+            );
+        }
         Ok(SolveStats {
             value,
             passes: d,
@@ -1207,35 +1314,78 @@ impl MorrisCuda {
     }
 
     /// Kernel `retro_merge_marks` on given words (the device check):
-    /// `marks` with `theirs` joined in from word `w_lo` on.
+    /// `marks` with `theirs` (whole bitmaps of the others) joined into the
+    /// words member `rank` of `members` owns, the rest cleared.
     pub fn merge_marks_check(
         &self,
         values: &[u8],
         marks: &[u32],
         theirs: &[u32],
-        w_lo: usize,
+        block_words: u64,
+        members: u32,
+        rank: u32,
     ) -> Result<Vec<u32>> {
-        assert!(w_lo + theirs.len() <= marks.len() && marks.len() * 32 <= values.len());
+        let words = marks.len() as u64;
+        assert!(theirs.len() as u64 % words.max(1) == 0 && marks.len() * 32 <= values.len());
+        let n_theirs = (theirs.len() as u64 / words.max(1)) as u32;
         let s = &self.stream;
         let e = |what: &'static str| cuda_err(what);
         let dev_values = s.clone_htod(values).map_err(e("copying values"))?;
         let mut dev_marks = s.clone_htod(marks).map_err(e("copying marks"))?;
         let dev_theirs = s.clone_htod(theirs).map_err(e("copying marks"))?;
-        let (w_lo, w_hi) = (w_lo as u64, (w_lo + theirs.len()) as u64);
         let cfg = self
             .device
-            .grid(&self.retro_merge, BLOCK, (w_hi - w_lo).max(1), 0)?;
+            .grid(&self.retro_merge, BLOCK, words.max(1), 0)?;
         let mut launch = s.launch_builder(&self.retro_merge);
         launch
             .arg(&dev_values)
             .arg(&mut dev_marks)
             .arg(&dev_theirs)
-            .arg(&w_lo)
-            .arg(&w_hi);
-        // SAFETY: arguments match retro_merge_marks; theirs holds w_hi - w_lo
-        // words, marks at least w_hi (asserted), values 32 bytes a word of marks.
+            .arg(&n_theirs)
+            .arg(&words)
+            .arg(&block_words)
+            .arg(&members)
+            .arg(&rank);
+        // SAFETY: arguments match retro_merge_marks; theirs holds n_theirs
+        // bitmaps of `words` words (asserted), marks `words`, values 32
+        // bytes a word of marks.
         unsafe { launch.launch(cfg) }.map_err(e("launching retro_merge_marks"))?;
         s.clone_dtoh(&dev_marks).map_err(e("copying back"))
+    }
+
+    /// The device copy of dependency `name` whose host bytes are `host`, if
+    /// this device solved it and still holds it.
+    fn resident_copy(&self, name: &str, symmetry: bool, host: &[u8]) -> Option<Arc<CudaSlice<u8>>> {
+        let resident = self.resident.lock().unwrap_or_else(|e| e.into_inner());
+        let held = resident
+            .held
+            .iter()
+            .find(|r| r.name == name && r.symmetry == symmetry)?;
+        (held.host == (host.as_ptr() as usize, host.len()) && held.fingerprint == fingerprint(host))
+            .then(|| held.values.clone())
+    }
+
+    /// Keeps partition `spec`'s values on the device beside their host copy
+    /// `host`, dropping the oldest beyond the budget.
+    fn keep_resident(&self, spec: MorrisSolveSpec, values: CudaSlice<u8>, host: &[u8]) {
+        let mut resident = self.resident.lock().unwrap_or_else(|e| e.into_inner());
+        let name = spec.name();
+        resident
+            .held
+            .retain(|r| !(r.name == name && r.symmetry == spec.symmetry));
+        if host.len() as u64 > resident.budget {
+            return;
+        }
+        resident.held.push_back(ResidentValues {
+            name,
+            symmetry: spec.symmetry,
+            host: (host.as_ptr() as usize, host.len()),
+            fingerprint: fingerprint(host),
+            values: Arc::new(values),
+        });
+        while resident.held.iter().map(|r| r.host.1 as u64).sum::<u64>() > resident.budget {
+            resident.held.pop_front();
+        }
     }
 
     /// Every member's `mine` (buffers of this partition's solve), by rank,
@@ -1258,11 +1408,13 @@ impl MorrisCuda {
                 })
                 .flatten();
             let theirs = theirs.ok_or_else(|| retro::torn(spec, j, "device buffers"))?;
-            if j != team.rank() {
-                self.device.enable_peer_access(&theirs[0])?;
+            if j != team.rank() && !self.device.enable_peer_access(&theirs[0])? {
+                self.indirect_peers.store(true, Ordering::Relaxed);
             }
             all.push(theirs);
         }
+        // Nobody copies before every member has opened its memory.
+        team.barrier()?;
         Ok(all)
     }
 
@@ -1294,8 +1446,12 @@ impl MorrisCuda {
             .arg(&words.end)
             .arg(&mut *list)
             .arg(&cap)
-            .arg(&mut *count);
-        // SAFETY: arguments match retro_compact; marks holds at least
+            .arg(&mut *count)
+            .arg(&1u64)
+            .arg(&1u32)
+            .arg(&0u32);
+        // SAFETY: arguments match retro_compact (one member owning every
+        // word of the range); marks holds at least
         // words.end u32 words (asserted above), list `cap` entries (written
         // below cap only).
         unsafe { launch.launch(cfg) }.map_err(e("launching retro_compact"))?;
@@ -1390,11 +1546,7 @@ impl MorrisCuda {
         let s = &self.stream;
         let e = |what: &'static str| cuda_err(what);
         let dev_reached = s.clone_htod(reached).map_err(e("copying reached bits"))?;
-        let [q, c] = deps.map(|d| {
-            d.map(|d| s.clone_htod(d))
-                .transpose()
-                .map_err(e("copying a dependency to the device"))
-        });
+        let [q, c] = deps.map(|d| d.map(|d| self.device.upload(d)).transpose());
         let (q, c) = (q?, c?);
         let tabs = self.place_tabs(spec)?;
         let mut values = s

@@ -59,16 +59,22 @@
 //! between passes.
 //!
 //! Members that are threads of one process (`--gpus`, where
-//! [`Team::shares_memory`]) leave the host out: each copies from the
-//! others' GPUs directly (peer copies, over NVLink where there is one) the
-//! first scan's values of their slices, their bitmap words of its own slice,
-//! joined into its own bitmap where the position is still pending here
-//! (kernel `retro_merge_marks`, the twin of claiming received ranks), and
-//! their lists of decided ranks; collectives only agree on when (a barrier
-//! before and after each copy, and the decided counts). A pass then moves
-//! an eighth of a byte per index of the member's slice, whatever the pass
-//! marked: staged through host memory as ranks, 8-7 of `max=8` moved 22 GB
-//! in 205 passes and took 31 times its one-GPU time on two H200s
+//! [`Team::shares_memory`]) leave the host out and copy between GPUs
+//! directly (peer copies, over NVLink where there is one). After the first
+//! scan each takes the others' slices of values from their GPUs. In the
+//! passes they own candidates by blocks of [`GPU_TEAM_BLOCK_WORDS`] bitmap
+//! words dealt round-robin rather than by slices: a pass's decisions
+//! cluster along the index, and with slices one GPU waited for the other
+//! in every pass (8-7 of `max=8`: twice the candidates on one member). Each
+//! pass a member copies its whole bitmap into every other member's GPU,
+//! and after one barrier joins what it received into the words it owns,
+//! where the position is still pending here (kernel `retro_merge_marks`,
+//! the twin of claiming received ranks), clearing the words it does not
+//! own. After the pass the members agree on the decided counts (the one
+//! other collective) and each copies the others' lists of decided ranks.
+//! A pass then moves an eighth of a byte per index to each other member,
+//! whatever it marked: staged through host memory as ranks, 8-7 moved
+//! 22 GB in 205 passes and took 31 times its one-GPU time on two H200s
 //! (docs/SCALING.md).
 //!
 //! Placement layers `tTT-a-b` have no passes (every successor lies in
@@ -109,6 +115,11 @@ pub const TEAM_ALIGN: u64 = 64;
 /// member at once rather than split: their passes are too short to hide
 /// the collectives a split pass waits on, and no bytes need to travel.
 pub const GPU_SPLIT_MIN: u64 = 1 << 25;
+
+/// A GPU team's ownership of a pass's candidates when members copy from
+/// each other's GPUs: blocks of this many 32-bit bitmap words (32768
+/// indices) dealt round-robin (`retro_owns` in morris.cu).
+pub const GPU_TEAM_BLOCK_WORDS: u64 = 1024;
 
 /// The twin's ownership: blocks of this many indices dealt round-robin
 /// ([`crate::dist::Blocks`]), fine enough that every region of the index,

@@ -1018,23 +1018,47 @@ pub(crate) fn word_range(r: &Range<u64>, bits: u64) -> Range<usize> {
     (r.start / bits) as usize..r.end.div_ceil(bits) as usize
 }
 
-/// Another team member's marks in this member's slice (`theirs[i]`: its
-/// bitmap word `w_lo + i`, 32 bits a word) joined into `marks` where the
-/// position is still pending in `values`: that member's copy of this slice
-/// may lag a pass behind. The twin of kernel `retro_merge_marks`.
-pub fn merge_marks(values: &[u8], marks: &mut [u32], theirs: &[u32], w_lo: usize) {
-    for (i, &t) in theirs.iter().enumerate() {
-        let w = w_lo + i;
+/// Whether member `rank` of `members` owns bitmap word `w` of a pass's
+/// candidates, blocks of `block_words` words dealt round-robin (every word
+/// for `members` <= 1). The twin of `retro_owns` in morris.cu.
+pub fn owns_word(w: u64, block_words: u64, members: u32, rank: u32) -> bool {
+    members <= 1 || (w / block_words) % u64::from(members) == u64::from(rank)
+}
+
+/// The other members' bitmaps (`theirs`: whole bitmaps of `marks.len()`
+/// words, one after another) joined into the words of `marks` this member
+/// owns, where the position is still pending in `values` (another's copy
+/// may lag a pass behind); the words it does not own cleared. The twin of
+/// kernel `retro_merge_marks`.
+pub fn merge_marks(
+    values: &[u8],
+    marks: &mut [u32],
+    theirs: &[u32],
+    block_words: u64,
+    members: u32,
+    rank: u32,
+) {
+    let words = marks.len();
+    for (w, m) in marks.iter_mut().enumerate() {
+        if !owns_word(w as u64, block_words, members, rank) {
+            *m = 0;
+            continue;
+        }
+        let mut t = theirs
+            .iter()
+            .skip(w)
+            .step_by(words.max(1))
+            .fold(0, |a, &b| a | b)
+            & !*m;
         let mut keep = 0u32;
-        let mut b = t;
-        while b != 0 {
-            let bit = b.trailing_zeros();
+        while t != 0 {
+            let bit = t.trailing_zeros();
             if values[w * 32 + bit as usize] == PENDING {
                 keep |= 1 << bit;
             }
-            b &= b - 1;
+            t &= t - 1;
         }
-        marks[w] |= keep;
+        *m |= keep;
     }
 }
 
@@ -1072,6 +1096,23 @@ pub struct SolveStats<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn joined_marks_keep_pending_positions_of_owned_words_and_clear_the_rest() {
+        // Two blocks of two words; member 1 of 2 owns the second block
+        // (words 2 and 3).
+        let mut values = vec![3u8; 4 * 32];
+        for r in [64 + 1, 64 + 5, 96 + 31, 3] {
+            values[r] = PENDING;
+        }
+        let mut marks = vec![0b1000u32, 0, 0b1, 0];
+        // One other member's bitmap: bits on pending and decided positions,
+        // in owned and not owned words.
+        let theirs = vec![0b1000u32, 0, (1 << 1) | (1 << 2) | (1 << 5), 1 << 31];
+        merge_marks(&values, &mut marks, &theirs, 2, 2, 1);
+        assert_eq!(marks, vec![0, 0, 0b1 | (1 << 1) | (1 << 5), 1 << 31]);
+        assert!(owns_word(2, 2, 2, 1) && !owns_word(4, 2, 2, 1) && owns_word(9, 2, 1, 0));
+    }
     use crate::game::morris::canonical;
     use crate::game::morris::rank24::{self, CELLS};
 
