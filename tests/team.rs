@@ -190,43 +190,39 @@ fn external_builds_by_a_team_write_the_bytes_of_one_process() {
     }
 
     // A directory in the way of ply 9's file stops 2 members; 3 resume.
+    // Stopped again by 3 members, resumed by one process (whose scratch is
+    // not the members').
     let g = open("connect4", &[("width", "4"), ("height", "4")]);
     let expected = contents(&dir.path().join("connect4-solo"));
-    let out = dir.path().join("ext-resumed");
-    std::fs::create_dir_all(out.join("ply09.tbf")).unwrap();
-    let results = team_build(&g, &out, 2, tiny);
-    assert!(results.iter().all(|r| r.is_err()), "{results:?}");
-    std::fs::remove_dir(out.join("ply09.tbf")).unwrap();
-    let resumed: Vec<_> = team_build(&g, &out, 3, |rank, o| {
-        tiny(rank, o);
-        o.resume = true;
-    })
-    .into_iter()
-    .map(|r| r.unwrap())
-    .collect();
-    assert!(resumed[0].resumed_partitions > 0, "nothing was kept");
-    assert_same(
-        &contents(&out),
-        &expected,
-        "external, resumed by 3 members after 2 stopped",
-    );
-
-    // Stopped again by 3 members, resumed by one process (whose scratch is not the members').
-    let out = dir.path().join("ext-solo-resumed");
-    std::fs::create_dir_all(out.join("ply09.tbf")).unwrap();
-    let results = team_build(&g, &out, 3, tiny);
-    assert!(results.iter().all(|r| r.is_err()), "{results:?}");
-    std::fs::remove_dir(out.join("ply09.tbf")).unwrap();
-    let mut opts = BuildOptions::new(&out);
-    tiny(0, &mut opts);
-    opts.resume = true;
-    let report = g.visit(WithKernels(opts)).unwrap();
-    assert!(report.resumed_partitions > 0, "nothing was kept");
-    assert_same(
-        &contents(&out),
-        &expected,
-        "external, resumed by one process after 3 stopped",
-    );
+    for (stop, resume) in [(2, 3), (3, 1)] {
+        let out = dir.path().join(format!("ext-resumed-{stop}-{resume}"));
+        std::fs::create_dir_all(out.join("ply09.tbf")).unwrap();
+        let results = team_build(&g, &out, stop, tiny);
+        assert!(results.iter().all(|r| r.is_err()), "{results:?}");
+        std::fs::remove_dir(out.join("ply09.tbf")).unwrap();
+        let resumed = if resume == 1 {
+            let mut opts = BuildOptions::new(&out);
+            tiny(0, &mut opts);
+            opts.resume = true;
+            g.visit(WithKernels(opts)).unwrap().resumed_partitions
+        } else {
+            team_build(&g, &out, resume, |rank, o| {
+                tiny(rank, o);
+                o.resume = true;
+            })
+            .into_iter()
+            .map(|r| r.unwrap())
+            .next()
+            .unwrap()
+            .resumed_partitions
+        };
+        assert!(resumed > 0, "nothing was kept");
+        assert_same(
+            &contents(&out),
+            &expected,
+            &format!("external, resumed by {resume} after {stop} members stopped"),
+        );
+    }
 }
 
 #[test]

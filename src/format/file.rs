@@ -1365,12 +1365,19 @@ impl TableFile {
     pub fn read_all_codes(&self) -> Result<Vec<u8>, FormatError> {
         let mut out = Vec::with_capacity(usize::try_from(self.header.index_size).unwrap_or(0));
         for block in 0..self.header.block_count {
-            let raw = self.read_block(block)?;
-            for i in 0..self.header.positions_in(block) {
-                out.push(self.code_in(&raw, i));
-            }
+            out.extend(self.block_codes(block)?);
         }
         Ok(out)
+    }
+
+    /// The codes of block `block`'s positions, in index order (checked and
+    /// decompressed as [`Self::read_block`]): a file read back a block at a
+    /// time.
+    pub fn block_codes(&self, block: u64) -> Result<Vec<u8>, FormatError> {
+        let raw = self.read_block(block)?;
+        Ok((0..self.header.positions_in(block))
+            .map(|i| self.code_in(&raw, i))
+            .collect())
     }
 }
 

@@ -1099,11 +1099,9 @@ fn restore_values(file: &Path, values: &Path, len: u64) -> Result<()> {
     let out = ByteFile::create_or_open(values, len)?;
     let mut offset = 0;
     for block in 0..header.block_count {
-        let raw = table.read_block(block)?;
-        let n = header.positions_in(block);
-        let codes: Vec<u8> = (0..n).map(|i| table.code_in(&raw, i)).collect();
+        let codes = table.block_codes(block)?;
         out.write_at(offset, &codes)?;
-        offset += n;
+        offset += codes.len() as u64;
     }
     out.sync()
 }

@@ -13,11 +13,12 @@ use rayon::prelude::*;
 
 use super::classes::HalfIndex;
 use super::expand::{mix64, Expansion, MorrisPartition, Summary};
-use super::kernels::{
-    dependencies, spec_of, MorrisKernels, Solver, EXPAND_KERNEL, SUMMARY_KERNEL, TWIN_TEAM_BLOCK,
-};
 #[cfg(feature = "cuda")]
-use super::kernels::{GPU_TEAM_BLOCK_WORDS, TEAM_ALIGN};
+use super::kernels::TEAM_ALIGN;
+use super::kernels::{
+    dependencies, spec_of, MorrisKernels, Solver, EXPAND_KERNEL, GPU_TEAM_BLOCK_WORDS,
+    SUMMARY_KERNEL, TWIN_TEAM_BLOCK,
+};
 use super::place::{self, PlaceSpec};
 use super::rank24;
 use super::retro::{self, CpuTwin, MorrisSolveSpec, SolveStats};

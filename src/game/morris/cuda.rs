@@ -728,6 +728,10 @@ impl MorrisCuda {
                 },
             )
             .collect::<Result<_>>()?;
+        // What this solve allocates (as MorrisKernels::solve_bytes counts it,
+        // with the peer copies' room): kept partitions give way to it.
+        let words = size.div_ceil(32);
+        self.make_room(size * (1 + 8 + 3 * 8) + words * 4 * (1 + others.len() as u64))?;
         let uploaded = t0.elapsed().as_secs_f64();
         let dep0 = &*dev_deps[0];
         let dep1 = dev_deps.get(1).map_or(dep0, |d| &**d);
@@ -915,7 +919,6 @@ impl MorrisCuda {
             s.alloc_zeros::<u64>(1).map_err(e("allocating"))?,
         ];
         let mut cand_count = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
-        let words = size.div_ceil(32);
         let mut marks = s
             .alloc_zeros::<u32>(words as usize)
             .map_err(e("allocating the candidate bitmap"))?;
@@ -1363,6 +1366,25 @@ impl MorrisCuda {
             .find(|r| r.name == name && r.symmetry == symmetry)?;
         (held.host == (host.as_ptr() as usize, host.len()) && held.fingerprint == fingerprint(host))
             .then(|| held.values.clone())
+    }
+
+    /// Drops kept partitions, oldest first, until `bytes` are free on the
+    /// device (or none is kept).
+    fn make_room(&self, bytes: u64) -> Result<()> {
+        loop {
+            if self.device.free_memory()? >= bytes {
+                return Ok(());
+            }
+            let mut resident = self.resident.lock().unwrap_or_else(|e| e.into_inner());
+            if resident.held.pop_front().is_none() {
+                return Ok(());
+            }
+            drop(resident);
+            // Freed memory returns to the device once the stream passes.
+            self.stream
+                .synchronize()
+                .map_err(cuda_err("freeing kept partitions"))?;
+        }
     }
 
     /// Keeps partition `spec`'s values on the device beside their host copy
