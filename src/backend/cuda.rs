@@ -587,35 +587,58 @@ impl CudaDevice {
         src_at: usize,
         count: usize,
     ) -> Result<()> {
-        let unit = std::mem::size_of::<T>();
+        let dst = PeerBuffer::of(self, dst);
+        // SAFETY: `dst` is this device's, borrowed mutably for the call;
+        // `src` as the caller promises.
+        unsafe { self.copy_between(stream, &dst, dst_at, src, src_at, count, size_of::<T>()) }
+    }
+
+    /// A copy of `count` elements of `unit` bytes between two buffers of
+    /// this process, queued on `stream` (of this device), bounds checked.
+    ///
+    /// # Safety
+    /// Both buffers must be live, and no one but this copy may touch them
+    /// (the source: write them) until `stream` has passed it.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn copy_between(
+        &self,
+        stream: &Arc<CudaStream>,
+        dst: &PeerBuffer,
+        dst_at: usize,
+        src: &PeerBuffer,
+        src_at: usize,
+        count: usize,
+        unit: usize,
+    ) -> Result<()> {
         if count == 0 {
             return Ok(());
         }
-        if dst_at + count > dst.len() || ((src_at + count) * unit) as u64 > src.bytes {
+        if ((dst_at + count) * unit) as u64 > dst.bytes
+            || ((src_at + count) * unit) as u64 > src.bytes
+        {
             return Err(Error::Cuda(format!(
-                "a peer copy of {count} elements out of bounds (into {dst_at} of {}, from {src_at} of {} bytes); report this as a bug",
-                dst.len(),
-                src.bytes
+                "a copy between GPUs of {count} elements out of bounds (from {src_at} of {} bytes, into {dst_at} of {} bytes); report this as a bug",
+                src.bytes, dst.bytes
             )));
         }
         self.ctx
             .bind_to_thread()
             .map_err(cuda_err("binding the context"))?;
-        let (dst_ptr, _sync) = cudarc::driver::DevicePtrMut::device_ptr_mut(dst, stream);
-        // SAFETY: both ranges are in bounds (checked above); `src` stays
-        // live and unwritten until the stream passes the copy (the caller's
-        // contract), and `dst` is this device's, borrowed mutably.
+        let context = |b: &PeerBuffer| b.context as usize as cudarc::driver::sys::CUcontext;
+        // SAFETY: both ranges are in bounds (checked above); both buffers
+        // stay live and untouched until the stream passes the copy (the
+        // caller's contract).
         unsafe {
             cudarc::driver::result::memcpy_peer_async(
-                self.ctx.cu_ctx(),
-                dst_ptr + (dst_at * unit) as u64,
-                src.context as usize as cudarc::driver::sys::CUcontext,
+                context(dst),
+                dst.address + (dst_at * unit) as u64,
+                context(src),
                 src.address + (src_at * unit) as u64,
                 count * unit,
                 stream.cu_stream(),
             )
         }
-        .map_err(cuda_err("copying from another GPU"))
+        .map_err(cuda_err("copying between GPUs"))
     }
 }
 
@@ -638,35 +661,10 @@ impl CudaDevice {
         src_at: usize,
         count: usize,
     ) -> Result<()> {
-        let unit = std::mem::size_of::<T>();
-        if count == 0 {
-            return Ok(());
-        }
-        if src_at + count > src.len() || ((dst_at + count) * unit) as u64 > dst.bytes {
-            return Err(Error::Cuda(format!(
-                "a peer copy of {count} elements out of bounds (from {src_at} of {}, into {dst_at} of {} bytes); report this as a bug",
-                src.len(),
-                dst.bytes
-            )));
-        }
-        self.ctx
-            .bind_to_thread()
-            .map_err(cuda_err("binding the context"))?;
-        let (src_ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(src, stream);
-        // SAFETY: both ranges are in bounds (checked above); `dst` stays
-        // live and untouched until the stream passes the copy (the caller's
-        // contract), and `src` is this device's, borrowed for the call.
-        unsafe {
-            cudarc::driver::result::memcpy_peer_async(
-                dst.context as usize as cudarc::driver::sys::CUcontext,
-                dst.address + (dst_at * unit) as u64,
-                self.ctx.cu_ctx(),
-                src_ptr + (src_at * unit) as u64,
-                count * unit,
-                stream.cu_stream(),
-            )
-        }
-        .map_err(cuda_err("copying to another GPU"))
+        let src = PeerBuffer::of(self, src);
+        // SAFETY: `src` is this device's, borrowed for the call; `dst` as
+        // the caller promises.
+        unsafe { self.copy_between(stream, dst, dst_at, &src, src_at, count, size_of::<T>()) }
     }
 }
 
