@@ -25,6 +25,7 @@
 #    positions) in 843 s; longest distance 170 plies at 11 geese (a value byte holds 253: a
 #    level needing more stops the build with a clear error). The level solver holds 4 bytes per
 #    index of the level it solves plus the level below (16 geese: 8.4 G indices, about 50 GB).
+#    FG_BACKEND=cuda builds the levels on the GPU (kernels/foxandgeese.cu; scripts/gpu_foxandgeese.sh).
 # Set SKIP_FT=1 or SKIP_FG=1 to run one part. Exit status 1 when any row differs.
 # Usage on the GPU machine (binary built elsewhere, as for the other scripts):
 #   cargo build --release && mkdir -p .device && strip -o .device/tbforge target/release/tbforge
@@ -103,10 +104,11 @@ fi
 if [ "${SKIP_FG:-}" != 1 ]; then
   n=${FG_GEESE:-31}
   dir="$WORK/foxandgeese-$n"
-  rm -rf "$dir"
+  # FG_KEEP=1: go on with a build an earlier run left (--resume keeps its finished levels).
+  [ "${FG_KEEP:-}" = 1 ] || rm -rf "$dir"
   start=$(date +%s.%N)
   for run in $(seq 1 "${FG_RUNS:-20}"); do
-    timeout "${FG_RUN_SECONDS:-580}" "$BIN" build foxandgeese --param geese="$n" --backend cpu \
+    timeout "${FG_RUN_SECONDS:-580}" "$BIN" build foxandgeese --param geese="$n" --backend "${FG_BACKEND:-cpu}" \
       --out "$dir" --resume --json >"$OUT/fg.json" 2>>"$OUT/fg.err"
     rc=$?
     [ "$rc" = 124 ] || break

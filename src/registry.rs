@@ -180,6 +180,7 @@ pub fn kernel_sources() -> Vec<(&'static str, &'static str)> {
         game::connect4::cuda::KERNEL_SOURCES,
         game::checkers::cuda::KERNEL_SOURCES,
         game::permpuzzle::cuda::KERNEL_SOURCES,
+        game::foxandgeese::cuda::KERNEL_SOURCES,
     ]
     .concat()
 }

@@ -44,6 +44,7 @@ fn entries(file: &str) -> &'static [&'static str] {
             "connect4_expand",
             "connect4_stream_expand",
         ],
+        "foxandgeese.cu" => &["fg_init", "fg_candidates", "fg_expand", "fg_check"],
         "checkers.cu" => &[
             "checkers_first_scan",
             "checkers_pass",
@@ -145,7 +146,13 @@ fn one_kernel_file_per_game() {
     // permutation.cu: the permutation puzzles' one shared kernel family.
     assert_eq!(
         files,
-        ["morris.cu", "connect4.cu", "checkers.cu", "permutation.cu"]
+        [
+            "morris.cu",
+            "connect4.cu",
+            "checkers.cu",
+            "permutation.cu",
+            "foxandgeese.cu"
+        ]
     );
 }
 

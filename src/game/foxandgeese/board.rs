@@ -64,8 +64,9 @@ pub struct Geometry {
     /// `perm[g][p]`: where symmetry `g` sends point `p` (`g = 0` the identity).
     pub perm: [[u8; CELLS]; 8],
     /// `bytes[g][i][b]`: the image under symmetry `g` of the points of byte
-    /// `i` of a mask whose byte `i` is `b`: a mask's image is five look-ups.
-    bytes: Vec<[[u64; 256]; 5]>,
+    /// `i` of a mask whose byte `i` is `b`: a mask's image is five look-ups
+    /// (the kernels' `fg_map` reads the same table).
+    pub(super) bytes: Vec<[[u64; 256]; 5]>,
 }
 
 impl Geometry {

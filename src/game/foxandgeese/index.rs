@@ -20,6 +20,11 @@ use std::collections::BTreeSet;
 /// Points other than the fox's, where geese may stand.
 pub const GOOSE_POINTS: usize = CELLS - 1;
 
+/// Bytes of the board table kernels/foxandgeese.cu copies into shared
+/// memory (`FG_BOARD_BYTES`).
+#[cfg(feature = "cuda")]
+pub const DEVICE_BOARD_BYTES: usize = 640;
+
 /// The index of every level.
 #[derive(Clone, Debug)]
 pub struct Index {
@@ -136,6 +141,47 @@ impl Index {
             geese,
             fox_to_move,
         })
+    }
+
+    /// The tables kernels/foxandgeese.cu reads, in its layout: the board
+    /// ([`DEVICE_BOARD_BYTES`] bytes at the kernel's `FG_*_AT` offsets: each
+    /// point's 8 steps, representative, block, the blocks' representatives,
+    /// the symmetries taking each point to its representative and how many),
+    /// the binomials C(n, k) for n, k <= 32 (row n, 0 where k > n), and each
+    /// symmetry's image of each byte of a mask (`Geometry::map`'s table).
+    #[cfg(feature = "cuda")]
+    pub fn device_tables(&self) -> (Vec<u8>, Vec<u64>, Vec<u64>) {
+        const REP_AT: usize = 264;
+        const BLOCK_AT: usize = 297;
+        const REPS_AT: usize = 330;
+        const TOREP_AT: usize = 338;
+        const TOREPN_AT: usize = 602;
+        let mut board = vec![0u8; DEVICE_BOARD_BYTES];
+        for p in 0..CELLS {
+            board[p * 8..p * 8 + 8].copy_from_slice(&self.geo.step[p]);
+            board[REP_AT + p] = self.rep[p];
+            board[BLOCK_AT + p] = self.block[p];
+            for (i, &g) in self.to_rep[p].iter().enumerate() {
+                board[TOREP_AT + p * 8 + i] = g;
+            }
+            board[TOREPN_AT + p] = self.to_rep[p].len() as u8;
+        }
+        for (b, &r) in self.reps.iter().enumerate() {
+            board[REPS_AT + b] = r;
+        }
+        let mut binom = vec![0u64; (CELLS) * (CELLS)];
+        for n in 0..CELLS {
+            for k in 0..=n {
+                binom[n * CELLS + k] = Binomial::new(n, k).map_or(0, |b| b.size());
+            }
+        }
+        let maps = self
+            .geo
+            .bytes
+            .iter()
+            .flat_map(|table| table.iter().flat_map(|row| row.iter().copied()))
+            .collect();
+        (board, binom, maps)
     }
 
     /// How many of the 8 symmetries leave the position of a legal index in

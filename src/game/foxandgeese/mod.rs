@@ -20,12 +20,19 @@
 //! class x binomial rank of the geese, one legal index per class of
 //! positions under the board's 8 symmetries.
 //!
+//! Solving: each level by retrograde analysis driven by predecessors, on all
+//! cores (twin.rs, `LevelSolver`) or on a CUDA GPU (cuda.rs and
+//! kernels/foxandgeese.cu, the same decisions pass for pass, so the same
+//! bytes); the values of the level below are what captures read.
+//!
 //! Notation: the 7 rows from the top, of 3, 3, 7, 7, 7, 3, 3 points, `F` the
 //! fox, `G` a goose, `.` empty, separated by `/`, then `;f` (fox to move) or
 //! `;g` (geese to move). Points are named by column `a`..`g` and row `1`..`7`
 //! from the top; a step is `d5-d4`, a capture `d5xd3`.
 
 mod board;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod index;
 #[cfg(feature = "build")]
 mod twin;
@@ -395,12 +402,11 @@ impl Game for FoxAndGeese {
         &self,
         device: &super::Device,
     ) -> Result<Option<std::sync::Arc<dyn super::PartitionKernels>>> {
-        // A CPU solver: offered only where the build runs on the CPU.
-        Ok(match device {
-            super::Device::Cpu => Some(std::sync::Arc::new(twin::LevelSolver::new(self.clone()))),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        })
+        Ok(Some(match device {
+            super::Device::Cpu => Arc::new(twin::LevelSolver::new(self.clone())),
+            #[cfg(feature = "cuda")]
+            super::Device::Cuda(gpu) => Arc::new(cuda::FgKernels::new(self.clone(), gpu.clone())?),
+        }))
     }
 
     fn resolves(&self, _pos: &Position, mv: &Move, _succ: &Position) -> bool {

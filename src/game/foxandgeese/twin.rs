@@ -214,7 +214,6 @@ impl LevelSolver {
     ) -> Result<()> {
         let g = &self.game;
         let idx = &*g.index;
-        let geo = &idx.geo;
         let level = FoxAndGeese::level(k);
         let Some(pos) = g.unrank(level, Rank(r)) else {
             return Ok(());
@@ -222,7 +221,6 @@ impl LevelSolver {
         let fixing_here = idx.fixing(placed(&pos));
         let lost_here = d % 2 == 0;
         let win = byte(d + 1)?;
-        let occupied = pos.geese | 1 << pos.fox;
         let mut visit = |q: Position| -> Result<()> {
             let (_, qr) = g.rank(&q);
             let qi = qr.0 as usize;
@@ -251,36 +249,119 @@ impl LevelSolver {
             }
             Ok(())
         };
-        if pos.fox_to_move {
-            // The geese moved last: one of them steps back.
-            let mut m = pos.geese;
-            while m != 0 {
-                let y = m.trailing_zeros() as usize;
-                m &= m - 1;
-                for &x in &geo.step[y] {
-                    if x != NONE && occupied >> x & 1 == 0 {
-                        visit(Position {
-                            fox: pos.fox,
-                            geese: pos.geese & !(1 << y) | 1 << x,
-                            fox_to_move: false,
-                        })?;
-                    }
-                }
-            }
-        } else {
-            // The fox stepped last (a capture came from the level above).
-            for &x in &geo.step[pos.fox as usize] {
+        for_each_step_back(&idx.geo, &pos, &mut visit)
+    }
+}
+
+/// Calls `f` with every position of the same level whose move leads to
+/// `pos`, in the order the kernels' `fg_expand` visits them: when the fox
+/// is to move, a goose steps back (geese by point, directions in order);
+/// else the fox does (its captures come from the level above).
+fn for_each_step_back(
+    geo: &super::board::Geometry,
+    pos: &Position,
+    f: &mut impl FnMut(Position) -> Result<()>,
+) -> Result<()> {
+    let occupied = pos.geese | 1 << pos.fox;
+    if pos.fox_to_move {
+        let mut m = pos.geese;
+        while m != 0 {
+            let y = m.trailing_zeros() as usize;
+            m &= m - 1;
+            for &x in &geo.step[y] {
                 if x != NONE && occupied >> x & 1 == 0 {
-                    visit(Position {
-                        fox: x,
-                        geese: pos.geese,
-                        fox_to_move: true,
+                    f(Position {
+                        fox: pos.fox,
+                        geese: pos.geese & !(1 << y) | 1 << x,
+                        fox_to_move: false,
                     })?;
                 }
             }
         }
-        Ok(())
+    } else {
+        for &x in &geo.step[pos.fox as usize] {
+            if x != NONE && occupied >> x & 1 == 0 {
+                f(Position {
+                    fox: x,
+                    geese: pos.geese,
+                    fox_to_move: true,
+                })?;
+            }
+        }
     }
+    Ok(())
+}
+
+/// What the kernels' `fg_check` writes for index `r` of level `k`, computed
+/// from the CPU index and rules: the position (fox | side << 8 | 1 << 9, 0
+/// where the index is illegal), its geese, its index ranked back, its moves
+/// (those staying in the level << 48 | the symmetries fixing it << 40, xor
+/// the digest of its captures' indices one level down) and the digest of
+/// its steps back (each predecessor's index and counter share).
+#[cfg(feature = "cuda")]
+pub fn check_digest(game: &FoxAndGeese, k: usize, r: u64) -> [u64; 5] {
+    use crate::hash::kernel_mix64;
+    let idx = &*game.index;
+    let geo = &idx.geo;
+    let Some(p) = idx.unrank(k, Rank(r)) else {
+        return [0; 5];
+    };
+    let fixing_here = u64::from(idx.fixing(p));
+    let occupied = p.geese | 1 << p.fox;
+    let (mut internal, mut captures) = (0u64, 0u64);
+    if p.fox_to_move {
+        for d in 0..8 {
+            let n = geo.step[p.fox][d];
+            if n == NONE {
+                continue;
+            }
+            if occupied >> n & 1 == 0 {
+                internal += 1;
+                continue;
+            }
+            let beyond = geo.step[n as usize][d];
+            if beyond == NONE || occupied >> beyond & 1 == 1 {
+                continue;
+            }
+            let below = Placed {
+                fox: beyond as usize,
+                geese: p.geese & !(1 << n),
+                fox_to_move: false,
+            };
+            captures = kernel_mix64(captures ^ idx.rank(k - 1, below).0);
+        }
+    } else {
+        let mut m = p.geese;
+        while m != 0 {
+            let y = m.trailing_zeros() as usize;
+            m &= m - 1;
+            internal += geo.step[y]
+                .iter()
+                .filter(|&&n| n != NONE && occupied >> n & 1 == 0)
+                .count() as u64;
+        }
+    }
+    let pos = Position {
+        fox: p.fox as u8,
+        geese: p.geese,
+        fox_to_move: p.fox_to_move,
+    };
+    let mut back = 0u64;
+    let _ = for_each_step_back(geo, &pos, &mut |q| {
+        let qr = idx.rank(k, placed(&q));
+        // A rank is always its class's smallest image: unrank finds it.
+        let fixing = idx.unrank(k, qr).map_or(0, |rep| idx.fixing(rep));
+        let share = 8 * u64::from(fixing) / fixing_here;
+        back = kernel_mix64(back ^ qr.0 ^ share << 56);
+        Ok(())
+    });
+    [
+        p.fox as u64 | u64::from(p.fox_to_move) << 8 | 1 << 9,
+        p.geese,
+        idx.rank(k, p).0,
+        (internal << 48 | fixing_here << 40) ^ captures,
+        back,
+    ]
 }
 
 fn placed(pos: &Position) -> Placed {
@@ -306,5 +387,50 @@ impl PartitionKernels for LevelSolver {
 
     fn name(&self) -> String {
         "foxandgeese level solver on cpu".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counting the solver rests on: the shares that every decided
+    /// class's steps back take off a class's counter add up to exactly the
+    /// 8 per move it starts with, so a counter reaches zero when, and only
+    /// when, every move staying in the level has been decided.
+    #[test]
+    fn steps_back_take_exactly_the_counters() {
+        for diagonals in [
+            super::super::Diagonals::Alternate,
+            super::super::Diagonals::All,
+        ] {
+            let game = FoxAndGeese::new(4, diagonals);
+            let idx = &*game.index;
+            for k in 1..=3 {
+                let level = FoxAndGeese::level(k);
+                let size = idx.size(k) as usize;
+                let mut taken = vec![0u32; size];
+                let mut moves = vec![0u32; size];
+                let mut succ = Vec::new();
+                for r in 0..size as u64 {
+                    let Some(pos) = game.unrank(level, Rank(r)) else {
+                        continue;
+                    };
+                    succ.clear();
+                    game.successors(&pos, &mut succ);
+                    moves[r as usize] = 8 * succ.iter().filter(|(m, _)| !m.capture).count() as u32;
+                    let fixing_here = idx.fixing(placed(&pos));
+                    for_each_step_back(&idx.geo, &pos, &mut |q| {
+                        let (_, qr) = game.rank(&q);
+                        let rep = game.unrank(level, qr).expect("a rank unranks");
+                        taken[qr.0 as usize] += 8 * idx.fixing(placed(&rep)) / fixing_here;
+                        Ok(())
+                    })
+                    .unwrap();
+                }
+                assert!(moves.iter().any(|&m| m > 0));
+                assert_eq!(taken, moves, "{diagonals:?}, {k} geese");
+            }
+        }
     }
 }
