@@ -25,7 +25,8 @@
 #    positions) in 843 s; longest distance 170 plies at 11 geese (a value byte holds 253: a
 #    level needing more stops the build with a clear error). The level solver holds 4 bytes per
 #    index of the level it solves plus the level below (16 geese: 8.4 G indices, about 50 GB).
-#    FG_BACKEND=cuda builds the levels on the GPU (kernels/foxandgeese.cu; scripts/gpu_foxandgeese.sh).
+#    FT_BACKEND=cuda builds Frogs-and-Toads on the GPU (kernels/frogsandtoads.cu;
+#    scripts/gpu_frogsandtoads.sh); FG_BACKEND=cuda builds the Fox-and-Geese levels on the GPU (kernels/foxandgeese.cu; scripts/gpu_foxandgeese.sh).
 # Set SKIP_FT=1 or SKIP_FG=1 to run one part. Exit status 1 when any row differs.
 # Usage on the GPU machine (binary built elsewhere, as for the other scripts):
 #   cargo build --release && mkdir -p .device && strip -o .device/tbforge target/release/tbforge
@@ -39,7 +40,7 @@ if [ "${SKIP_FT:-}" != 1 ]; then
   dir="$WORK/frogsandtoads-$side"
   rm -rf "$dir"
   start=$(date +%s.%N)
-  "$BIN" build frogsandtoads --param side="$side" --backend cpu --out "$dir" --json >"$OUT/ft.json" 2>"$OUT/ft.err" || status=1
+  "$BIN" build frogsandtoads --param side="$side" --backend "${FT_BACKEND:-cpu}" --out "$dir" --json >"$OUT/ft.json" 2>"$OUT/ft.err" || status=1
   end=$(date +%s.%N)
   "$BIN" info "$dir" --json >"$OUT/ft-info.json" || status=1
   case "$side" in

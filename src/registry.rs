@@ -181,6 +181,7 @@ pub fn kernel_sources() -> Vec<(&'static str, &'static str)> {
         game::checkers::cuda::KERNEL_SOURCES,
         game::permpuzzle::cuda::KERNEL_SOURCES,
         game::foxandgeese::cuda::KERNEL_SOURCES,
+        game::frogsandtoads::cuda::KERNEL_SOURCES,
     ]
     .concat()
 }

@@ -44,6 +44,12 @@ fn entries(file: &str) -> &'static [&'static str] {
             "connect4_expand",
             "connect4_stream_expand",
         ],
+        "frogsandtoads.cu" => &[
+            "ft_expand_check",
+            "ft_two_bit_step",
+            "ft_byte_step",
+            "ft_byte_finish",
+        ],
         "foxandgeese.cu" => &["fg_init", "fg_candidates", "fg_expand", "fg_check"],
         "checkers.cu" => &[
             "checkers_first_scan",
@@ -151,7 +157,8 @@ fn one_kernel_file_per_game() {
             "connect4.cu",
             "checkers.cu",
             "permutation.cu",
-            "foxandgeese.cu"
+            "foxandgeese.cu",
+            "frogsandtoads.cu"
         ]
     );
 }

@@ -21,6 +21,8 @@ pub mod frogsandtoads;
 #[cfg(feature = "build")]
 mod frontier;
 #[cfg(feature = "build")]
+mod index_bfs;
+#[cfg(feature = "build")]
 mod kernels;
 mod layout;
 pub mod morris;

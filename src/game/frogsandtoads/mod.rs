@@ -23,6 +23,8 @@
 //! `bbb/bbb/bb.ww/www/www` is the `side=3` start. Moves are `from-to` with
 //! columns `a`.. and rows `1`.. from the top. Values are moves to the goal.
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
 #[cfg(feature = "build")]
 mod twin;
 
@@ -225,6 +227,25 @@ impl FrogsAndToads {
         }
     }
 
+    /// The tables kernels/frogsandtoads.cu reads: each cell's 8 sources
+    /// (`slots` in all, [`NONE`] past the board's cells) and the binomials
+    /// C(n, k) for n, k below `side` (row n; they fit a u32 below n = 32).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn device_tables(&self, slots: usize, side: usize) -> Result<(Vec<u8>, Vec<u32>)> {
+        let mut sources: Vec<u8> = self.sources.iter().flatten().copied().collect();
+        sources.resize(slots, NONE);
+        let mut binom = vec![0u32; side * side];
+        for n in 0..side {
+            for k in 0..=n {
+                let c = Binomial::new(n, k)?.size();
+                binom[n * side + k] = u32::try_from(c).map_err(|_| {
+                    crate::Error::NotAvailable(format!("C({n}, {k}) does not fit a u32"))
+                })?;
+            }
+        }
+        Ok((sources, binom))
+    }
+
     fn hint(&self) -> String {
         format!(
             "write {} rows of b, w or . separated by /, e.g. {}",
@@ -347,12 +368,10 @@ impl Game for FrogsAndToads {
         &self,
         device: &super::Device,
     ) -> Result<Option<std::sync::Arc<dyn super::PartitionKernels>>> {
-        // A CPU search: offered only where the build runs on the CPU.
-        Ok(match device {
-            super::Device::Cpu => Some(std::sync::Arc::new(twin::GoalSearch::new(self.clone()))),
-            #[allow(unreachable_patterns)]
-            _ => None,
-        })
+        Ok(Some(std::sync::Arc::new(twin::FtKernels::new(
+            self.clone(),
+            device,
+        )?)))
     }
 }
 

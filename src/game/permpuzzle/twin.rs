@@ -7,11 +7,11 @@
 //! tests (tests/puzzle_kernels.rs) hold [`PermSpec::expand`] to them index by
 //! index, and the twin BFS results to the generic BFS and solver.
 
+pub use super::super::index_bfs::distance_byte;
+use super::super::index_bfs::{self, IndexMoves};
 use crate::hash::Permutation;
-use crate::value::Value;
-use crate::{Error, Result};
+use crate::Result;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 /// `kind` of sliding-tile puzzles.
 pub const SLIDING: u32 = 0;
@@ -270,132 +270,25 @@ impl PermSpec {
     }
 }
 
-/// Two-bit entry `s` of `words` set to `code` if unseen; true if this call did.
-#[inline(always)]
-fn claim(words: &[AtomicU64], s: u64, code: u64) -> bool {
-    let w = &words[(s >> 5) as usize];
-    let shift = 2 * (s & 31);
-    let mut old = w.load(Ordering::Relaxed);
-    while (old >> shift) & 3 == 0 {
-        match w.compare_exchange_weak(
-            old,
-            old | (code << shift),
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        ) {
-            Ok(_) => return true,
-            Err(now) => old = now,
-        }
+impl IndexMoves for PermSpec {
+    fn size(&self) -> u64 {
+        self.size
     }
-    false
+
+    #[inline(always)]
+    fn for_each_successor(&self, index: u64, emit: impl FnMut(u64)) {
+        self.expand(index, emit);
+    }
 }
 
-/// Two-bit words per parallel work item.
-const WORDS_PER_ITEM: usize = 1 << 10;
-
-/// The two-bit BFS of `perm_two_bit_step` from index `start`: positions
-/// first reached at each depth (depth 0: the start). Korf's codes: 0 unseen,
-/// 3 expanded, the frontier and the next layer 1 and 2 by turns, so that
-/// every index is expanded once.
+/// The two-bit BFS of `perm_two_bit_step` from index `start`
+/// ([`index_bfs::two_bit_bfs`]).
 pub fn two_bit_bfs(spec: &PermSpec, start: u64) -> Vec<u64> {
-    let words: Vec<AtomicU64> = (0..spec.size.div_ceil(32))
-        .into_par_iter()
-        .map(|_| AtomicU64::new(0))
-        .collect();
-    claim(&words, start, 1);
-    let mut layers = vec![1u64];
-    loop {
-        let depth = layers.len() as u64 - 1;
-        let current = depth % 2 + 1;
-        let next = (depth + 1) % 2 + 1;
-        let pattern = 0x5555_5555_5555_5555u64 * current;
-        let found: u64 = (0..words.len().div_ceil(WORDS_PER_ITEM))
-            .into_par_iter()
-            .map(|c| {
-                let mut mine = 0u64;
-                let hi = ((c + 1) * WORDS_PER_ITEM).min(words.len());
-                for w in c * WORDS_PER_ITEM..hi {
-                    let y = words[w].load(Ordering::Relaxed) ^ pattern;
-                    let mut m = !(y | (y >> 1)) & 0x5555_5555_5555_5555;
-                    if m != 0 {
-                        words[w].fetch_or(m * 3, Ordering::Relaxed);
-                    }
-                    while m != 0 {
-                        let bit = u64::from(m.trailing_zeros());
-                        m &= m - 1;
-                        spec.expand(w as u64 * 32 + bit / 2, |s| {
-                            mine += u64::from(claim(&words, s, next));
-                        });
-                    }
-                }
-                mine
-            })
-            .sum();
-        if found == 0 {
-            return layers;
-        }
-        layers.push(found);
-    }
+    index_bfs::two_bit_bfs(spec, start)
 }
 
-/// The byte of distance `d`, or the error the kernels' host side gives too.
-pub fn distance_byte(d: u32) -> Result<u8> {
-    Value::at_distance(d).map(Value::to_byte).ok_or_else(|| {
-        Error::NotAvailable(format!("a distance of {d} moves does not fit a value byte"))
-    })
-}
-
-/// Indices per parallel work item of the byte BFS.
-const BYTES_PER_ITEM: usize = 1 << 16;
-
-/// The byte BFS of `perm_byte_step` from index `goal`: every index's value
-/// (distance `d`: [`distance_byte`]; unreached: draw) and the steps run.
+/// The byte BFS of `perm_byte_step` from index `goal`
+/// ([`index_bfs::byte_bfs`]).
 pub fn byte_bfs(spec: &PermSpec, goal: u64) -> Result<(Vec<u8>, u32)> {
-    let size = usize::try_from(spec.size)
-        .map_err(|_| Error::NotAvailable(format!("{} indices do not fit memory", spec.size)))?;
-    let values: Vec<AtomicU8> = (0..size)
-        .into_par_iter()
-        .map(|_| AtomicU8::new(0))
-        .collect();
-    values[goal as usize].store(distance_byte(0)?, Ordering::Relaxed);
-    let mut d = 0u32;
-    loop {
-        let (here, next) = (distance_byte(d)?, distance_byte(d + 1)?);
-        let grew = AtomicBool::new(false);
-        values
-            .par_chunks(BYTES_PER_ITEM)
-            .enumerate()
-            .for_each(|(c, chunk)| {
-                let base = (c * BYTES_PER_ITEM) as u64;
-                let mut any = false;
-                for (i, v) in chunk.iter().enumerate() {
-                    if v.load(Ordering::Relaxed) != here {
-                        continue;
-                    }
-                    spec.expand(base + i as u64, |s| {
-                        let t = &values[s as usize];
-                        if t.load(Ordering::Relaxed) == 0 {
-                            t.store(next, Ordering::Relaxed);
-                            any = true;
-                        }
-                    });
-                }
-                if any {
-                    grew.store(true, Ordering::Relaxed);
-                }
-            });
-        d += 1;
-        if !grew.load(Ordering::Relaxed) {
-            break;
-        }
-    }
-    let draw = Value::DRAW.to_byte();
-    let out = values
-        .into_iter()
-        .map(|v| match v.into_inner() {
-            0 => draw,
-            b => b,
-        })
-        .collect();
-    Ok((out, d))
+    index_bfs::byte_bfs(spec, goal)
 }
