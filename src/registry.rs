@@ -182,6 +182,7 @@ pub fn kernel_sources() -> Vec<(&'static str, &'static str)> {
         game::permpuzzle::cuda::KERNEL_SOURCES,
         game::foxandgeese::cuda::KERNEL_SOURCES,
         game::frogsandtoads::cuda::KERNEL_SOURCES,
+        game::pegsolitaire::cuda::KERNEL_SOURCES,
     ]
     .concat()
 }

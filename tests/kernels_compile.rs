@@ -50,6 +50,7 @@ fn entries(file: &str) -> &'static [&'static str] {
             "ft_byte_step",
             "ft_byte_finish",
         ],
+        "pegsolitaire.cu" => &["pg_solve", "pg_expand"],
         "foxandgeese.cu" => &["fg_init", "fg_candidates", "fg_expand", "fg_check"],
         "checkers.cu" => &[
             "checkers_first_scan",
@@ -158,7 +159,8 @@ fn one_kernel_file_per_game() {
             "checkers.cu",
             "permutation.cu",
             "foxandgeese.cu",
-            "frogsandtoads.cu"
+            "frogsandtoads.cu",
+            "pegsolitaire.cu"
         ]
     );
 }

@@ -193,3 +193,32 @@ fn probe_distance_and_best_moves_reach_the_goal() {
     assert_eq!(value(&two), Value::DRAW);
     assert_eq!(value(&g.goal()).distance(), Some(0));
 }
+
+/// The game's kernels on the CPU (the twins of kernels/pegsolitaire.cu's
+/// `pg_solve`, which a build runs) give every partition up to 8 pegs the
+/// generic solver's bytes, each from the generic values of the one below.
+#[test]
+fn kernel_twins_give_the_generic_solvers_bytes() {
+    use tbforge::game::{Device, SolvedPartitions};
+    let g = PegSolitaire::english();
+    let (_, generic) = solve_up_to(&g, 8);
+    let kernels = g.kernels(&Device::Cpu).unwrap().unwrap();
+    for k in 0..=8usize {
+        let below: Vec<(PartitionId, &[u8])> = k
+            .checked_sub(1)
+            .map(|b| (PartitionId(b as u32), generic[b].as_deref().unwrap()))
+            .into_iter()
+            .collect();
+        let solved = kernels
+            .solve(PartitionId(k as u32), &SolvedPartitions::new(below))
+            .unwrap()
+            .unwrap();
+        assert!(solved.values == *generic[k].as_ref().unwrap(), "{k} pegs");
+    }
+    // Some of them reach the goal and some do not.
+    let eight = generic[8].as_ref().unwrap();
+    assert!(eight
+        .iter()
+        .any(|&b| Value::from_byte(b).distance() == Some(7)));
+    assert!(eight.iter().any(|&b| b == Value::DRAW.to_byte()));
+}

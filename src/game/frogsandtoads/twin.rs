@@ -170,11 +170,12 @@ impl PartitionKernels for FtKernels {
     fn working_set(&self, p: PartitionId, size: u64) -> Option<u64> {
         // The goal search's byte per index (the two-bit array, a quarter of
         // that, is freed before).
-        match &self.solver {
-            Solver::Twin => None,
+        let on_device = match &self.solver {
+            Solver::Twin => false,
             #[cfg(feature = "cuda")]
-            Solver::Cuda(_) => (p == PartitionId(0)).then_some(size),
-        }
+            Solver::Cuda(_) => true,
+        };
+        (on_device && p == PartitionId(0)).then_some(size)
     }
 
     fn name(&self) -> String {

@@ -16,11 +16,20 @@
 //! partition with `32 - d` pegs: one bit per index, layer by layer
 //! ([`crate::solve::partition_layer_bfs`]).
 //!
+//! Kernels (kernels.rs, and on a GPU cuda.rs with kernels/pegsolitaire.cu):
+//! each partition in one pass from the one below, and the forward search one
+//! partition at a time.
+//!
 //! Notation: the 7 rows of the board from the top, `o` a peg and `.` a hole,
 //! rows of 3 or 7 cells separated by `/`:
 //! `ooo/ooo/ooooooo/ooo.ooo/ooooooo/ooo/ooo` is the start. Moves are written
 //! `from-to` with columns `a`..`g` from the left and rows `1`..`7` from the top
 //! (`d2-d4` jumps the peg on d2 over d3 into the centre).
+
+#[cfg(feature = "cuda")]
+pub mod cuda;
+#[cfg(feature = "build")]
+mod kernels;
 
 use super::board::{bad_position, goal_if, info_from, Block, CrossBoard};
 use super::params::{GameDescriptor, ParamReader};
@@ -207,6 +216,17 @@ impl Game for PegSolitaire {
 
     fn format_move(&self, _board: &Board, jump: &Jump) -> String {
         BOARD.move_name(jump.from, jump.to)
+    }
+
+    #[cfg(feature = "build")]
+    fn kernels(
+        &self,
+        device: &super::Device,
+    ) -> Result<Option<std::sync::Arc<dyn super::PartitionKernels>>> {
+        Ok(Some(std::sync::Arc::new(kernels::PegKernels::new(
+            self.clone(),
+            device,
+        )?)))
     }
 }
 
