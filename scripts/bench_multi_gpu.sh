@@ -57,6 +57,7 @@ run() {
   case $mode in
     one) CUDA_VISIBLE_DEVICES=0 "$BIN" build "$@" --backend cuda --out "$dir" --json ;;
     all) "$BIN" build "$@" --backend cuda --gpus all --out "$dir" --json ;;
+    split) "$BIN" build "$@" --backend cuda --gpus all --side-by-side off --out "$dir" --json ;;
     mpi) $MPIRUN -np "$RANKS" "$BIN" build "$@" --backend cuda --out "$dir" --json ;;
     cpu*) np=${mode#cpu}
       if [ "$np" = 1 ]; then
@@ -94,35 +95,54 @@ for big in ${BIG:-8}; do
 if [ "$big" != none ] && [ "$GPUS" -lt 2 ]; then
   echo "== Morris max=$big on several GPUs: skipped, this machine has $GPUS"
 elif [ "$big" != none ]; then
+  # 1 GPU, then --gpus all (partitions side by side where they allow,
+  # the default), then --gpus all splitting every partition, one after the
+  # other on the same machine.
   run one "$WORK/big$big-one" morris --param max="$big"
   run all "$WORK/big$big-all" morris --param max="$big"
+  run split "$WORK/big$big-split" morris --param max="$big"
   # The logs come back with the run (docs/SCALING.md's model needs every partition's).
-  [ -n "${OUT:-}" ] && cp "$WORK/big$big-one/build-log.json" "$OUT/big$big-one-build-log.json" \
-    && cp "$WORK/big$big-all/build-log.json" "$OUT/big$big-all-build-log.json"
+  [ -n "${OUT:-}" ] && for m in one all split; do cp "$WORK/big$big-$m/build-log.json" "$OUT/big$big-$m-build-log.json"; done
   echo
-  echo "== Morris max=$big: 1 GPU $(cat "$WORK/big$big-one.time") s, --gpus all $(cat "$WORK/big$big-all.time") s (process wall), bytes $(same "$WORK/big$big-one" "$WORK/big$big-all")"
-  python3 - "$WORK/big$big-one/build-log.json" "$WORK/big$big-all/build-log.json" <<'PY'
+  echo "== Morris max=$big: 1 GPU $(cat "$WORK/big$big-one.time") s, --gpus all $(cat "$WORK/big$big-all.time") s, --gpus all --side-by-side off $(cat "$WORK/big$big-split.time") s (process wall); bytes $(same "$WORK/big$big-one" "$WORK/big$big-all"), $(same "$WORK/big$big-one" "$WORK/big$big-split")"
+  python3 - "$WORK/big$big-one/build-log.json" "$WORK/big$big-all/build-log.json" "$WORK/big$big-split/build-log.json" <<'PY'
 import json, sys
-one, two = (json.load(open(p)) for p in sys.argv[1:3])
+one, two, split_log = (json.load(open(p)) for p in sys.argv[1:4])
 a = {p["name"]: p for p in one["partitions"]}
+sp = {p["name"]: p for p in split_log["partitions"]}
 rows = []
 for p in two["partitions"]:
     q = a.get(p["name"])
     if not q: continue
     c = p.get("communication") or {}
-    rows.append((p["name"], p["index_size"], q["solve_seconds"], p["solve_seconds"],
-                 c.get("seconds", 0.0), c.get("bytes_sent", 0) + c.get("bytes_received", 0), c.get("calls", 0),
+    by = p.get("solved_by")
+    # Side by side, a round's seconds go to its first partition: the
+    # partition's own time is its owner's device seconds.
+    own = p.get("device_seconds") if by is not None else p["solve_seconds"]
+    rows.append((p["name"], p["index_size"], q["solve_seconds"], own or 0.0,
+                 sp.get(p["name"], {}).get("solve_seconds", 0.0),
+                 "split" if by is None else f"GPU {by}",
+                 c.get("seconds", 0.0), c.get("bytes_sent", 0) + c.get("bytes_received", 0),
                  p.get("passes") or 0))
 rows.sort(key=lambda r: -r[2])
-print("| partition | indices | 1 GPU solve s | 2 GPUs solve s | speed-up | comm s | comm MB | collectives | passes |")
-print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-for r in rows[:12]:
-    print(f"| {r[0]} | {r[1]:,} | {r[2]:.3f} | {r[3]:.3f} | {r[2]/max(r[3],1e-9):.2f} | {r[4]:.3f} | {r[5]/1e6:.1f} | {r[6]} | {r[7]} |")
-s1 = sum(r[2] for r in rows); s2 = sum(r[3] for r in rows); cs = sum(r[4] for r in rows)
-print(f"| all {len(rows)} | {sum(r[1] for r in rows):,} | {s1:.2f} | {s2:.2f} | {s1/max(s2,1e-9):.2f} | {cs:.2f} | {sum(r[5] for r in rows)/1e6:.1f} | {sum(r[6] for r in rows)} | |")
-print(f"build (the log's seconds): 1 GPU {one['seconds']:.2f} s, 2 GPUs {two['seconds']:.2f} s, speed-up {one['seconds']/two['seconds']:.2f}; "
-      f"forward {one['forward_seconds']:.2f} / {two['forward_seconds']:.2f} s; communication in the whole build {two['communication']['seconds']:.2f} s, "
-      f"{(two['communication']['bytes_sent']+two['communication']['bytes_received'])/1e9:.2f} GB")
+print("| partition | indices | 1 GPU solve s | 2 GPUs: solved by | its solve s | split over 2 GPUs s | split speed-up | comm s | comm MB | passes |")
+print("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+for r in rows[:14]:
+    print(f"| {r[0]} | {r[1]:,} | {r[2]:.3f} | {r[5]} | {r[3]:.3f} | {r[4]:.3f} | {r[2]/max(r[4],1e-9):.2f} | {r[6]:.3f} | {r[7]/1e6:.1f} | {r[8]} |")
+s1 = sum(r[2] for r in rows); s3 = sum(r[4] for r in rows)
+print(f"| all {len(rows)} | {sum(r[1] for r in rows):,} | {s1:.2f} | | | {s3:.2f} | {s1/max(s3,1e-9):.2f} | | | |")
+t1, t2, t3 = one["seconds"], two["seconds"], split_log["seconds"]
+print()
+print("| build (the logs' seconds) | 1 GPU | 2 GPUs side by side | 2 GPUs split |")
+print("| --- | ---: | ---: | ---: |")
+print(f"| seconds | {t1:.2f} | {t2:.2f} | {t3:.2f} |")
+print(f"| speed-up over 1 GPU | 1.00 | {t1/t2:.2f} | {t1/t3:.2f} |")
+print(f"| solves' seconds (sum) | {sum(p['solve_seconds'] for p in one['partitions']):.2f} | {sum(p['solve_seconds'] for p in two['partitions']):.2f} | {sum(p['solve_seconds'] for p in split_log['partitions']):.2f} |")
+print(f"| forward seconds | {one['forward_seconds']:.2f} | {two['forward_seconds']:.2f} | {split_log['forward_seconds']:.2f} |")
+for name, log in (("side by side", two), ("split", split_log)):
+    c = log["communication"]
+    print(f"communication, {name}: {c['seconds']:.2f} s in {c.get('calls', 0)} collectives, {(c['bytes_sent']+c['bytes_received'])/1e9:.2f} GB")
+two = split_log  # the model below is the split's
 # docs/SCALING.md's model for N GPUs of one host (peer copies), from the
 # one-GPU log alone: a partition of at least 32 M indices is split, costing
 # C S(p) + passes(p) (L + (N-1) index(p) / 8 / P) (its bitmap sent each
@@ -137,12 +157,47 @@ def split(p):
     return C * p["solve_seconds"] + p["passes"] * (L + (N - 1) * p["index_size"] / 8 / P)
 pred = one["seconds"] - S + sum(split(p) for p in one["partitions"])
 err = (two["seconds"] - pred) / pred
-print(f"model (docs/SCALING.md: C {C}, L {L*1e3:.1f} ms, P {P/1e9:.0f} GB/s): {N} GPUs predicted {pred:.2f} s "
+print(f"model of the split (docs/SCALING.md: C {C}, L {L*1e3:.1f} ms, P {P/1e9:.0f} GB/s): {N} GPUs predicted {pred:.2f} s "
       f"(solves {S:.2f} s on one GPU), measured {two['seconds']:.2f} s, error {err:+.0%}")
+# Side by side (docs/SCALING.md): the build's rounds replayed on the
+# one-GPU log. A round takes its busiest member's one-GPU solves plus the
+# values handed over (H bytes/s); a partition alone in its round is split.
+H = 10e9
+parts = one["partitions"]
+names = [p["name"] for p in parts]
+def reads(name):
+    a, b = map(int, name.split("-"))
+    if a == 2:
+        return []
+    out = []
+    for mover, opp in {(a, b), (b, a)}:
+        left = opp - 1
+        out.append(f"2-{mover}" if left == 2 else f"{max(mover, left)}-{min(mover, left)}")
+    return out
+done, t_pred, rounds = set(), one["seconds"] - S, 0
+for i, p in enumerate(parts):
+    if p["name"] in done:
+        continue
+    def ok(q):
+        return q["name"] not in done and all(r in done or (r in names and names.index(r) < i) for r in reads(q["name"]))
+    ready = [q for q in parts[i:] if ok(q)] if ok(p) else []
+    # The build's plan: the largest first to the least loaded (in indices).
+    load, t = [0] * N, [0.0] * N
+    for q in sorted(ready, key=lambda q: -q["index_size"]):
+        m = min(range(N), key=lambda m: (load[m], m))
+        load[m] += q["index_size"]; t[m] += q["solve_seconds"] or 0
+    if len(ready) >= 2 and max(load) <= 0.8 * sum(load):
+        t_pred += max(t) + sum(q["index_size"] for q in ready) / H
+        done |= {q["name"] for q in ready}; rounds += 1
+    else:
+        t_pred += split(p); done.add(p["name"])
+side = json.load(open(sys.argv[2]))
+print(f"model side by side: {rounds} rounds, predicted {t_pred:.2f} s, measured {side['seconds']:.2f} s, "
+      f"error {(side['seconds'] - t_pred) / t_pred:+.0%}")
 PY
 fi
 # The disk is small: a pair goes once its table is printed.
-rm -rf "$WORK/big$big-one" "$WORK/big$big-all"
+rm -rf "$WORK/big$big-one" "$WORK/big$big-all" "$WORK/big$big-split"
 done
 
 cpu=${CPU_MAX:-6}

@@ -101,6 +101,39 @@ fn any_number_of_members_writes_the_bytes_of_one_process() {
     }
 }
 
+/// Partitions that do not read each other solved side by side, one member
+/// each (as GPUs do, forced here on the CPU twins): the bytes of one process,
+/// and the rounds really ran (the build log names who solved what).
+#[test]
+fn partitions_solved_side_by_side_write_the_bytes_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = open("morris", &[("max", "5")]);
+    let expected = solo_contents(&g, &dir.path().join("solo"));
+    for members in [2, 3] {
+        let out = dir.path().join(format!("side-{members}"));
+        let reports: Vec<_> = team_build(&g, &out, members, |_, o| o.side_by_side = Some(true))
+            .into_iter()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_same(&contents(&out), &expected, &format!("side by side, {members} members"));
+        let by: Vec<Option<usize>> = reports[0]
+            .partitions
+            .iter()
+            .map(|p| p.work.solved_by)
+            .collect();
+        // 4-4 and 5-3 read neither each other nor anything after 4-3.
+        for name in ["4-4", "5-3"] {
+            let stage = reports[0].partitions.iter().find(|p| p.name == name).unwrap();
+            assert!(stage.work.solved_by.is_some(), "{name} was not solved side by side: {by:?}");
+        }
+        let members_used: std::collections::BTreeSet<usize> = by.iter().flatten().copied().collect();
+        assert_eq!(members_used.len(), members.min(3), "{by:?}");
+        // 5-4 reads 5-3 and 4-4: alone in its round, split among all.
+        let stage = reports[0].partitions.iter().find(|p| p.name == "5-4").unwrap();
+        assert_eq!(stage.work.solved_by, None, "{by:?}");
+    }
+}
+
 #[test]
 fn a_failing_member_stops_the_others_and_the_build_resumes_with_another_count() {
     let dir = tempfile::tempdir().unwrap();

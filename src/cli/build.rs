@@ -1,6 +1,6 @@
 //! `tbforge build`: one game, or the default set, solved and written.
 
-use super::{open, parse_size, plural, set_threads, Backend, BuildArgs};
+use super::{open, parse_size, plural, set_threads, Backend, BuildArgs, SideBySide};
 use anyhow::bail;
 use serde_json::json;
 use std::path::Path;
@@ -135,6 +135,11 @@ fn build_all(
         opts.from = args.from.clone();
         opts.checkpoint_every = std::time::Duration::from_secs(args.checkpoint_every);
         opts.team = member.team.clone();
+        opts.side_by_side = match args.side_by_side {
+            SideBySide::Auto => None,
+            SideBySide::On => Some(true),
+            SideBySide::Off => Some(false),
+        };
         let report = game.visit(BuildVisitor {
             opts,
             device: member.device.clone(),

@@ -485,6 +485,17 @@ pub(crate) enum CheckDevice {
     Cpu,
 }
 
+/// `--side-by-side`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum SideBySide {
+    /// Where each member has a GPU of its own.
+    Auto,
+    /// Always, where the game's kernels know what each partition reads.
+    On,
+    /// Never: every partition split over all members.
+    Off,
+}
+
 /// Where expansion runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Backend {
@@ -535,11 +546,19 @@ pub(crate) struct BuildArgs {
     /// Print one JSON object (the build summary) instead of text.
     #[arg(long)]
     json: bool,
-    /// Build on several GPUs of this host at once (`all`, or a count): every
-    /// partition is split over them, each GPU driven by its own thread. The
-    /// output does not depend on it. Under MPI, run one rank per GPU instead.
+    /// Build on several GPUs of this host at once (`all`, or a count), each
+    /// driven by its own thread: partitions that do not read each other are
+    /// solved side by side, one GPU each, the others split over all GPUs
+    /// (see --side-by-side). The output does not depend on it. Under MPI,
+    /// run one rank per GPU instead.
     #[arg(long, value_name = "N|all")]
     gpus: Option<String>,
+    /// With several GPUs or MPI ranks: `on` solves partitions that do not
+    /// read each other at the same time, one member each, `off` splits every
+    /// partition over all members; `auto` (default) is `on` where each
+    /// member has a GPU of its own. The output does not depend on it.
+    #[arg(long, value_name = "auto|on|off", default_value = "auto")]
+    side_by_side: SideBySide,
     /// A finished build to copy partitions from instead of solving them,
     /// where the game says they hold the same values (`tbforge games` says
     /// which games share partitions across parameters).

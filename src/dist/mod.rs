@@ -95,6 +95,19 @@ pub trait Team: Send + Sync + std::fmt::Debug {
         Ok(std::mem::take(&mut self.all_to_all(parts)?[root]))
     }
 
+    /// Member `root`'s buffer on every member, `root` getting `mine` back
+    /// (`mine` is read on `root` only): a partition's values handed on by
+    /// the member that solved it. Members that share memory lend the buffer
+    /// instead of sending copies through the collective.
+    fn broadcast_vec(&self, root: usize, mine: Vec<u8>) -> Result<Vec<u8>> {
+        if self.rank() == root {
+            self.broadcast(root, &mine)?;
+            Ok(mine)
+        } else {
+            self.broadcast(root, &[])
+        }
+    }
+
     /// Waits until every member has come here.
     fn barrier(&self) -> Result<()> {
         self.all_gather(&[]).map(|_| ())

@@ -180,6 +180,33 @@ pub trait PartitionKernels: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// The partitions a solve of `p` reads, where these kernels know them
+    /// (`None`: unknown). With [`Self::own_device`], a team solves
+    /// partitions that do not read each other side by side, one member each.
+    fn reads(&self, p: PartitionId) -> Option<Vec<PartitionId>> {
+        let _ = p;
+        None
+    }
+
+    /// Whether this member solves on a device of its own (a GPU), so that
+    /// members solving different partitions at once each go at full speed:
+    /// a team then hands independent partitions ([`Self::reads`]) to
+    /// different members instead of splitting each among all. False for CPU
+    /// twins, whose members (MPI ranks) may share one host's cores.
+    fn own_device(&self) -> bool {
+        false
+    }
+
+    /// Called on every member of `team` alike once member `owner` has
+    /// solved `p` whole and every member holds its values (`values`: this
+    /// member's copy, where the build keeps it): a collective in which the
+    /// kernels may take the owner's device copy for the later solves that
+    /// read `p` (Morris: a copy between GPUs instead of an upload).
+    fn adopt(&self, p: PartitionId, owner: usize, values: &[u8], team: &dyn Team) -> Result<()> {
+        let _ = (p, owner, values, team);
+        Ok(())
+    }
+
     /// Forward search of [`Forward::Layer`](super::Forward::Layer) partition
     /// `p`: for every index whose bit is set in `reached` (64 to a word, lowest
     /// bit first), sets the bits of its successors in `next`. `None` when these

@@ -75,6 +75,12 @@ pub struct BuildOptions {
     /// this many bytes. `None`: no limit (streamed only when `--mem-limit`
     /// sends the build through the pipeline anyway).
     pub gpu_mem_limit: Option<u64>,
+    /// Whether a team hands partitions that do not read each other to
+    /// different members, each solving its own whole at the same time,
+    /// rather than splitting every partition among all
+    /// ([`PartitionKernels::reads`]). `None`: where the kernels run on a
+    /// device of each member's own ([`PartitionKernels::own_device`]).
+    pub side_by_side: Option<bool>,
 }
 
 impl BuildOptions {
@@ -93,6 +99,7 @@ impl BuildOptions {
             from: None,
             team: None,
             gpu_mem_limit: None,
+            side_by_side: None,
         }
     }
 }
@@ -616,6 +623,21 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         landed: std::collections::BTreeMap::new(),
     };
     let resumed = state.finished.len();
+    // Partitions a team solved before their turn, side by side (see
+    // `plan_side_by_side`), with the member that solved each.
+    let mut ahead: Vec<Option<(usize, KernelSolve)>> = vec![None; layout.len()];
+    let side_by_side = match &opts.kernels {
+        Some(k) if team.size() > 1 && source.is_none() && disks.is_none() => {
+            opts.side_by_side.unwrap_or_else(|| k.own_device())
+        }
+        _ => false,
+    };
+    let slot_of: std::collections::HashMap<PartitionId, usize> = layout
+        .order()
+        .iter()
+        .enumerate()
+        .map(|(slot, &p)| (p, slot))
+        .collect();
     for slot in 0..layout.len() {
         while let Ok(done) = done_rx.try_recv() {
             writing -= 1;
@@ -643,6 +665,20 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         let solve_started = Instant::now();
         let (entry, mut stage) = match &disks {
             None => {
+                let comm_before = team.stats().read();
+                if side_by_side && ahead[slot].is_none() && reached[slot].is_none() {
+                    let k = opts.kernels.as_deref().expect("side by side only with kernels");
+                    let ready = Ready {
+                        slot,
+                        slot_of: &slot_of,
+                        ahead: &ahead,
+                        reached: &reached,
+                    };
+                    if let Some(plan) = plan_side_by_side(k, &layout, &ready, team.size()) {
+                        progress.phase(&format!("{name} and {} more side by side", plan.len() - 1), 1);
+                        solve_side_by_side(k, &layout, &plan, slot, &in_memory, &long_of, &mut ahead, team)?;
+                    }
+                }
                 let deps: Vec<Option<PartitionValues<'_>>> = in_memory
                     .iter()
                     .map(|v| v.as_deref().map(Held::view))
@@ -663,7 +699,6 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                 }
                 let mut stage = PartitionStage::new(p, &name, Solver::Generic);
                 stage.work.forward_seconds = forward_slot_seconds.get(slot).copied();
-                let comm_before = team.stats().read();
                 let copied = match &source {
                     Some(source) => source.values(game, p, &name, layout.size(slot))?,
                     None => None,
@@ -677,6 +712,12 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                         }))
                     }
                     None => match &opts.kernels {
+                        Some(_) if ahead[slot].is_some() => {
+                            ahead[slot].take().map(|(owner, solve)| {
+                                stage.work.solved_by = Some(owner);
+                                Ok(solve)
+                            })
+                        }
                         Some(k) if team.size() > 1 => {
                             team_kernel_solve(&**k, slot, p, &solved, team)?
                         }
@@ -1121,62 +1162,215 @@ fn team_kernel_solve(
         return Ok(Some(split));
     }
     let owner = slot % team.size();
-    let mut message = Vec::new();
-    if team.rank() == owner {
-        match kernels.solve(p, solved).transpose()? {
-            None => message.push(0),
-            Some(solve) => {
-                message.push(1);
-                message.push(u8::from(solve.compact));
-                message.extend(solve.passes.unwrap_or(u32::MAX).to_le_bytes());
-                message.extend(solve.device_seconds.unwrap_or(-1.0).to_le_bytes());
-                message.extend((solve.long.len() as u64).to_le_bytes());
-                for &(r, d) in solve.long.entries() {
-                    message.extend(r.to_le_bytes());
-                    message.extend(d.to_le_bytes());
-                }
-                message.extend_from_slice(&solve.values);
-            }
-        }
+    let mine = if team.rank() == owner {
+        kernels.solve(p, solved).transpose()?
+    } else {
+        None
+    };
+    let covered = team.broadcast(owner, &[u8::from(mine.is_some())])?;
+    match covered.as_slice() {
+        [0] => Ok(None),
+        [1] => Ok(Some(Ok(share_solve(team, owner, mine, p)?))),
+        _ => Err(malformed_solve(team, owner, p)),
     }
-    let message = team.broadcast(owner, &message)?;
-    let broken = || Error::Team {
+}
+
+/// The error of a member that received a solve it cannot read.
+fn malformed_solve(team: &dyn Team, owner: usize, p: PartitionId) -> Error {
+    Error::Team {
         rank: team.rank(),
         size: team.size(),
-        message: format!(
-            "rank {owner} sent a malformed solve of partition {p}; report this as a bug"
-        ),
-    };
-    match message.first() {
-        Some(0) => Ok(None),
-        Some(1) if message.len() >= 22 => {
-            let passes = u32::from_le_bytes(message[2..6].try_into().expect("4 bytes"));
-            let seconds = f64::from_le_bytes(message[6..14].try_into().expect("8 bytes"));
-            let n_long = u64::from_le_bytes(message[14..22].try_into().expect("8 bytes"));
-            let values_at = usize::try_from(n_long)
-                .ok()
-                .and_then(|n| n.checked_mul(12)?.checked_add(22))
-                .filter(|&end| end <= message.len())
-                .ok_or_else(broken)?;
-            let long = message[22..values_at]
-                .chunks_exact(12)
-                .map(|e| {
-                    (
-                        u64::from_le_bytes(e[0..8].try_into().expect("8 bytes")),
-                        u32::from_le_bytes(e[8..12].try_into().expect("4 bytes")),
-                    )
-                })
-                .collect();
-            Ok(Some(Ok(KernelSolve {
-                compact: message[1] == 1,
-                passes: (passes != u32::MAX).then_some(passes),
-                device_seconds: (seconds >= 0.0).then_some(seconds),
-                long: LongDistances::from_entries(long).ok_or_else(broken)?,
-                values: message[values_at..].to_vec(),
-            })))
-        }
-        _ => Err(broken()),
+        message: format!("rank {owner} sent a malformed solve of partition {p}; report this as a bug"),
     }
+}
+
+/// Member `owner`'s solve of `p` (`solve`, given on `owner` only) on every
+/// member: what the solve took through a broadcast, the values lent
+/// ([`Team::broadcast_vec`]; the owner keeps its own buffer, which a
+/// device may know by its address).
+fn share_solve(
+    team: &dyn Team,
+    owner: usize,
+    solve: Option<KernelSolve>,
+    p: PartitionId,
+) -> Result<KernelSolve> {
+    let (head, values) = match solve {
+        Some(s) => {
+            let mut head = vec![u8::from(s.compact)];
+            head.extend(s.passes.unwrap_or(u32::MAX).to_le_bytes());
+            head.extend(s.device_seconds.unwrap_or(-1.0).to_le_bytes());
+            for &(r, d) in s.long.entries() {
+                head.extend(r.to_le_bytes());
+                head.extend(d.to_le_bytes());
+            }
+            (head, s.values)
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    let head = team.broadcast(owner, &head)?;
+    let values = team.broadcast_vec(owner, values)?;
+    let broken = || malformed_solve(team, owner, p);
+    if head.len() < 13 || (head.len() - 13) % 12 != 0 {
+        return Err(broken());
+    }
+    let passes = u32::from_le_bytes(head[1..5].try_into().expect("4 bytes"));
+    let seconds = f64::from_le_bytes(head[5..13].try_into().expect("8 bytes"));
+    let long = head[13..]
+        .chunks_exact(12)
+        .map(|e| {
+            (
+                u64::from_le_bytes(e[0..8].try_into().expect("8 bytes")),
+                u32::from_le_bytes(e[8..12].try_into().expect("4 bytes")),
+            )
+        })
+        .collect();
+    Ok(KernelSolve {
+        compact: head[0] == 1,
+        passes: (passes != u32::MAX).then_some(passes),
+        device_seconds: (seconds >= 0.0).then_some(seconds),
+        long: LongDistances::from_entries(long).ok_or_else(broken)?,
+        values,
+    })
+}
+
+/// Where a build stands when a team plans partitions side by side.
+struct Ready<'a> {
+    /// The slot whose turn it is.
+    slot: usize,
+    /// Each partition's slot.
+    slot_of: &'a std::collections::HashMap<PartitionId, usize>,
+    /// The partitions solved ahead of their turn.
+    ahead: &'a [Option<(usize, KernelSolve)>],
+    /// The reached bits of layered partitions not solved yet.
+    reached: &'a [Option<Vec<u64>>],
+}
+
+/// The most of a side-by-side round's work one member may carry (in
+/// indices) for the round to beat splitting each partition among all
+/// members: splitting gained 1.05-1.2x on two GPUs (docs/SCALING.md), so
+/// a round pays once its busiest member carries under ~85 % of the work.
+const SIDE_BY_SIDE_MAX_SHARE: f64 = 0.8;
+
+/// The partitions a team solves side by side now, each with its member
+/// (in slot order), or `None` (then the turn's partition is solved as
+/// before): the turn's partition and every later one not solved yet whose
+/// reads ([`PartitionKernels::reads`]) are all solved, the largest first to
+/// the least loaded member. Every member plans alike: the plan depends on
+/// the layout and the kernels' reads only.
+fn plan_side_by_side(
+    kernels: &dyn PartitionKernels,
+    layout: &Layout,
+    at: &Ready<'_>,
+    members: usize,
+) -> Option<Vec<(usize, usize)>> {
+    let order = layout.order();
+    let solved = |q: &PartitionId| {
+        at.slot_of
+            .get(q)
+            .is_some_and(|&t| t < at.slot || at.ahead[t].is_some())
+    };
+    let ready = |t: usize| {
+        at.ahead[t].is_none()
+            && at.reached[t].is_none()
+            && kernels.reads(order[t]).is_some_and(|reads| reads.iter().all(solved))
+    };
+    if !ready(at.slot) {
+        return None;
+    }
+    let mut round: Vec<usize> = (at.slot..layout.len()).filter(|&t| ready(t)).collect();
+    if round.len() < 2 {
+        return None;
+    }
+    round.sort_by_key(|&t| (std::cmp::Reverse(layout.size(t)), t));
+    let mut load = vec![0u64; members];
+    let mut plan: Vec<(usize, usize)> = round
+        .iter()
+        .map(|&t| {
+            let member = (0..members).min_by_key(|&m| (load[m], m)).expect("members");
+            load[member] += layout.size(t);
+            (t, member)
+        })
+        .collect();
+    let total: u64 = load.iter().sum();
+    let busiest = load.iter().copied().max().unwrap_or(0);
+    if busiest as f64 > SIDE_BY_SIDE_MAX_SHARE * total as f64 {
+        return None;
+    }
+    plan.sort_unstable();
+    Some(plan)
+}
+
+/// Solves `plan`'s partitions, each on its member, at the same time, from
+/// the values before `slot` and those solved ahead; then every member
+/// takes every one of them (in slot order) into `ahead`, and the kernels
+/// adopt each ([`PartitionKernels::adopt`]).
+#[allow(clippy::too_many_arguments)]
+fn solve_side_by_side(
+    kernels: &dyn PartitionKernels,
+    layout: &Layout,
+    plan: &[(usize, usize)],
+    slot: usize,
+    in_memory: &[Option<Arc<Held>>],
+    long_of: &[Arc<LongDistances>],
+    ahead: &mut [Option<(usize, KernelSolve)>],
+    team: &dyn Team,
+) -> Result<()> {
+    let order = layout.order();
+    let mut mine = Vec::new();
+    {
+        let views: Vec<Option<PartitionValues<'_>>> = in_memory[..slot]
+            .iter()
+            .map(|v| v.as_deref().map(Held::view))
+            .collect();
+        let solved = SolvedPartitions::new(
+            views
+                .iter()
+                .enumerate()
+                .filter_map(|(s, v)| match v.as_ref()? {
+                    PartitionValues::Full(v) => Some((order[s], *v)),
+                    PartitionValues::Compact(_) => None,
+                })
+                .chain(ahead.iter().enumerate().filter_map(|(t, a)| {
+                    a.as_ref().map(|(_, solve)| (order[t], solve.values.as_slice()))
+                })),
+        )
+        .with_compact(views.iter().enumerate().filter_map(|(s, v)| match v.as_ref()? {
+            PartitionValues::Compact(c) => Some((order[s], *c)),
+            PartitionValues::Full(_) => None,
+        }))
+        .with_long(
+            (0..slot)
+                .map(|s| (order[s], &*long_of[s]))
+                .chain(ahead.iter().enumerate().filter_map(|(t, a)| {
+                    a.as_ref().map(|(_, solve)| (order[t], &solve.long))
+                })),
+        );
+        for &(t, member) in plan {
+            if member != team.rank() {
+                continue;
+            }
+            let solve = kernels.solve(order[t], &solved).unwrap_or_else(|| {
+                Err(Error::NotAvailable(format!(
+                    "{}: the kernels declined partition {}, whose reads they gave; report this as a bug",
+                    kernels.name(),
+                    order[t]
+                )))
+            })?;
+            mine.push((t, solve));
+        }
+    }
+    let mut mine = mine.into_iter();
+    for &(t, owner) in plan {
+        let solve = if owner == team.rank() {
+            mine.next().map(|(_, solve)| solve)
+        } else {
+            None
+        };
+        let got = share_solve(team, owner, solve, order[t])?;
+        kernels.adopt(order[t], owner, &got.values, team)?;
+        ahead[t] = Some((owner, got));
+    }
+    Ok(())
 }
 
 /// Finished files on their way into the build state (see `build`).

@@ -89,6 +89,12 @@ pub struct StageWork {
     /// them (waiting for the others included), as the writing member saw it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub communication: Option<crate::dist::CommReading>,
+    /// The member of a team that solved it whole while others solved other
+    /// partitions beside it (side by side: `solve_seconds` and
+    /// `communication` of the round go to its first partition). `None`:
+    /// every member took part, or one process built.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solved_by: Option<usize>,
     /// The pipeline's passes over it (external partitions), in order: the
     /// streamed path's timeline. A resumed partition lists the passes of
     /// the run that finished it.

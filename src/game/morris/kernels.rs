@@ -434,23 +434,33 @@ pub fn spec_of(game: &Morris, p: PartitionId) -> Option<MorrisSolveSpec> {
     (spec.size() == game.partition_size(p)).then_some(spec)
 }
 
+/// The partitions `spec`'s captures lead to, in
+/// [`MorrisSolveSpec::dependencies`] order: each half's land in one, the
+/// lost `2-k` when the capturing side is left with two pieces, else the
+/// pair of its counts.
+fn capture_parts(spec: &MorrisSolveSpec) -> Vec<Part> {
+    spec.halves()
+        .iter()
+        .map(|half| {
+            let (a, b) = (half.capture.a, half.capture.b);
+            if a == 2 {
+                Part::Lost(b)
+            } else {
+                Part::Pair(a.max(b), a.min(b))
+            }
+        })
+        .collect()
+}
+
 /// The dependencies' values of `spec`, in [`MorrisSolveSpec::dependencies`] order.
 pub fn dependencies<'a>(
     spec: &MorrisSolveSpec,
     solved: &SolvedPartitions<'a>,
 ) -> Result<Vec<&'a [u8]>> {
-    // Each half's captures land in one partition: the lost `2-k` when the
-    // capturing side is left with two pieces, else the pair of its counts.
-    spec.halves()
-        .iter()
+    capture_parts(spec)
+        .into_iter()
         .zip(spec.dependencies())
-        .map(|(half, name)| {
-            let (a, b) = (half.capture.a, half.capture.b);
-            let part = if a == 2 {
-                Part::Lost(b)
-            } else {
-                Part::Pair(a.max(b), a.min(b))
-            };
+        .map(|(part, name)| {
             solved.get(part.id()).ok_or_else(|| {
                 Error::Cuda(format!(
                     "partition {}: its captures lead to {name}, which is not solved before it",
@@ -518,6 +528,38 @@ impl PartitionKernels for MorrisKernels {
             }
         }
         Some(result)
+    }
+
+    fn reads(&self, p: PartitionId) -> Option<Vec<PartitionId>> {
+        match Part::from_id(p)? {
+            Part::Lost(_) => Some(Vec::new()),
+            // Placement layers are solved where the forward search reached
+            // them, one layer after the other.
+            Part::Place { .. } => None,
+            Part::Pair(..) => Some(
+                capture_parts(&spec_of(&self.game, p)?)
+                    .into_iter()
+                    .map(Part::id)
+                    .collect(),
+            ),
+        }
+    }
+
+    fn own_device(&self) -> bool {
+        !matches!(self.solver, Solver::Twin)
+    }
+
+    fn adopt(&self, p: PartitionId, owner: usize, values: &[u8], team: &dyn Team) -> Result<()> {
+        match (&self.solver, spec_of(&self.game, p)) {
+            #[cfg(feature = "cuda")]
+            (Solver::Cuda(gpu), Some(spec)) if team.size() > 1 && team.shares_memory() => {
+                gpu.adopt_from_peer(spec, owner, values, team)
+            }
+            _ => {
+                let _ = (owner, values, team);
+                Ok(())
+            }
+        }
     }
 
     fn expand(
