@@ -15,7 +15,7 @@
 #    same bytes, times, communication, and docs/SCALING.md's model
 #    (scripts/scaling_model.py) beside the measurement.
 # On a one-GPU machine, part 1's MPI build runs two ranks on the one GPU and
-# part 2 is skipped.
+# part 2's two members share it (`--gpus 0,0`): a check of the bytes.
 # The binary is built elsewhere with MPI (no Rust on the GPU machine):
 #   cargo build --release --features mpi
 #   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh .device/
@@ -43,8 +43,10 @@ MPIRUN="$MPIRUN --allow-run-as-root --oversubscribe --bind-to none -x LD_LIBRARY
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader
 nvidia-smi topo -m 2>/dev/null | head -4
 GPUS=$(nvidia-smi -L 2>/dev/null | wc -l)
-# One rank per GPU; on a one-GPU machine two ranks share it.
+# One rank per GPU; on a one-GPU machine two ranks share it, and --gpus
+# runs two members on it (`--gpus 0,0`: the bytes, not a speed-up).
 RANKS=$(( GPUS > 1 ? GPUS : 2 ))
+GPU_LIST=all; [ "$GPUS" -lt 2 ] && GPU_LIST=0,0
 CPU_THREADS=${CPU_THREADS:-16}
 echo "== $GPUS GPUs, $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; $($MPIRUN --version 2>&1 | head -1)"
 
@@ -56,8 +58,8 @@ run() {
   local t0=$(date +%s.%N)
   case $mode in
     one) CUDA_VISIBLE_DEVICES=0 "$BIN" build "$@" --backend cuda --out "$dir" --json ;;
-    all) "$BIN" build "$@" --backend cuda --gpus all --out "$dir" --json ;;
-    split) "$BIN" build "$@" --backend cuda --gpus all --side-by-side off --out "$dir" --json ;;
+    all) "$BIN" build "$@" --backend cuda --gpus "$GPU_LIST" --out "$dir" --json ;;
+    split) "$BIN" build "$@" --backend cuda --gpus "$GPU_LIST" --side-by-side off --out "$dir" --json ;;
     mpi) $MPIRUN -np "$RANKS" "$BIN" build "$@" --backend cuda --out "$dir" --json ;;
     cpu*) np=${mode#cpu}
       if [ "$np" = 1 ]; then
@@ -92,9 +94,8 @@ done
 }
 
 for big in ${BIG:-8}; do
-if [ "$big" != none ] && [ "$GPUS" -lt 2 ]; then
-  echo "== Morris max=$big on several GPUs: skipped, this machine has $GPUS"
-elif [ "$big" != none ]; then
+if [ "$big" != none ]; then
+  [ "$GPUS" -lt 2 ] && echo "== one GPU: two members share it (--gpus 0,0); the bytes count, the times do not"
   # 1 GPU, then --gpus all (partitions side by side where they allow,
   # the default), then --gpus all splitting every partition, one after the
   # other on the same machine.

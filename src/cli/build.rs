@@ -199,33 +199,47 @@ fn members(args: &BuildArgs) -> anyhow::Result<Vec<Member>> {
             "started by an MPI launcher, but this tbforge was built without the `mpi` feature, so each process would build alone: rebuild with `cargo build --release --features mpi` (needs Open MPI), or run one process"
         );
     }
-    let gpus = match args.gpus.as_deref() {
-        None => 1,
+    // The ordinal of each member's GPU.
+    let ordinals: Vec<usize> = match args.gpus.as_deref() {
+        None => vec![0],
         Some(text) => {
             if args.backend == Backend::Cpu {
                 bail!("--gpus {text} with --backend cpu: leave out --gpus, or use --backend cuda");
             }
             let present = gpu_count()?;
-            match text {
-                "all" => present,
-                n => match n.parse::<usize>() {
-                    Ok(0) | Err(_) => bail!("--gpus {n}: give `all` or a count of at least 1"),
+            if text == "all" {
+                (0..present).collect()
+            } else if text.contains(',') {
+                // Listed GPUs; one listed twice holds two members (a dry run
+                // of the several-GPU path on one GPU).
+                text.split(',')
+                    .map(|o| match o.trim().parse::<usize>() {
+                        Ok(o) if o < present => Ok(o),
+                        Ok(o) => bail!("--gpus {text}: there is no GPU {o}, this machine has {present} CUDA device(s), numbered from 0"),
+                        Err(_) => bail!("--gpus {text}: give `all`, a count, or GPU numbers separated by commas (0,1)"),
+                    })
+                    .collect::<anyhow::Result<_>>()?
+            } else {
+                match text.parse::<usize>() {
+                    Ok(0) | Err(_) => bail!("--gpus {text}: give `all`, a count of at least 1, or GPU numbers separated by commas (0,1)"),
                     Ok(n) if n > present => {
                         bail!("--gpus {n}: this machine has {present} CUDA device(s)")
                     }
-                    Ok(n) => n,
-                },
+                    Ok(n) => (0..n).collect(),
+                }
             }
         }
     };
+    let gpus = ordinals.len();
     if gpus <= 1 {
         return Ok(vec![Member {
             team: None,
-            device: open_device(args.backend, 0)?,
+            device: open_device(args.backend, ordinals[0])?,
         }]);
     }
-    let devices = (0..gpus)
-        .map(|i| open_device(Backend::Cuda, i))
+    let devices = ordinals
+        .iter()
+        .map(|&i| open_device(Backend::Cuda, i))
         .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(ThreadTeam::new(gpus)
         .into_iter()

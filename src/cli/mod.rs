@@ -546,7 +546,9 @@ pub(crate) struct BuildArgs {
     /// Print one JSON object (the build summary) instead of text.
     #[arg(long)]
     json: bool,
-    /// Build on several GPUs of this host at once (`all`, or a count), each
+    /// Build on several GPUs of this host at once (`all`, a count, or GPU
+    /// numbers such as `0,1`; a number listed twice runs two members on
+    /// that GPU, a dry run of this path on a one-GPU machine), each
     /// driven by its own thread: partitions that do not read each other are
     /// solved side by side, one GPU each, the others split over all GPUs
     /// (see --side-by-side). The output does not depend on it. Under MPI,
