@@ -27,6 +27,7 @@ pub use self::mpi::MpiTeam;
 use crate::{Error, Result};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The members of one build and their collectives.
@@ -95,16 +96,16 @@ pub trait Team: Send + Sync + std::fmt::Debug {
         Ok(std::mem::take(&mut self.all_to_all(parts)?[root]))
     }
 
-    /// Member `root`'s buffer on every member, `root` getting `mine` back
-    /// (`mine` is read on `root` only): a partition's values handed on by
-    /// the member that solved it. Members that share memory lend the buffer
-    /// instead of sending copies through the collective.
-    fn broadcast_vec(&self, root: usize, mine: Vec<u8>) -> Result<Vec<u8>> {
+    /// Member `root`'s buffer on every member (`mine` is read on `root`
+    /// only; `root` gets it back): a partition's values handed on by the
+    /// member that solved it. Members that share memory share the buffer
+    /// itself instead of copies.
+    fn broadcast_shared(&self, root: usize, mine: Arc<Vec<u8>>) -> Result<Arc<Vec<u8>>> {
         if self.rank() == root {
             self.broadcast(root, &mine)?;
             Ok(mine)
         } else {
-            self.broadcast(root, &[])
+            self.broadcast(root, &[]).map(Arc::new)
         }
     }
 

@@ -34,8 +34,8 @@ struct Round {
     deposits: Vec<Vec<Option<Vec<u8>>>>,
     /// The first failure, by rank and message: every later call fails.
     aborted: Option<(usize, String)>,
-    /// Buffers lent by each member to the others ([`Team::broadcast_vec`]),
-    /// by lender: a lender takes its own back, so a faster member lending
+    /// Buffers lent by each member to the others ([`Team::broadcast_shared`]),
+    /// by lender: a lender clears its own place, so a faster member lending
     /// in the next call never meets it.
     lent: Vec<Option<Arc<Vec<u8>>>>,
 }
@@ -151,14 +151,14 @@ impl Team for ThreadTeam {
         Ok(got)
     }
 
-    fn broadcast_vec(&self, root: usize, mine: Vec<u8>) -> Result<Vec<u8>> {
+    fn broadcast_shared(&self, root: usize, mine: Arc<Vec<u8>>) -> Result<Arc<Vec<u8>>> {
         if !self.shares_memory {
             // Standing in for separate processes: through the collective.
             return if self.rank == root {
                 self.broadcast(root, &mine)?;
                 Ok(mine)
             } else {
-                self.broadcast(root, &[])
+                self.broadcast(root, &[]).map(Arc::new)
             };
         }
         assert!(root < self.shared.size, "a member lends");
@@ -166,40 +166,23 @@ impl Team for ThreadTeam {
         let len = mine.len() as u64;
         let mut round = self.lock();
         if self.rank == root {
-            round.lent[root] = Some(Arc::new(mine));
+            round.lent[root] = Some(mine);
         }
         let round = self.rendezvous(round)?;
-        let lent = round.lent[root].clone();
+        let got = round.lent[root].clone();
         drop(round);
-        let Some(lent) = lent else {
-            unreachable!("the lender deposits before the rendezvous")
-        };
-        // Each receiver copies with every core: a gigabyte of values in a
-        // few tens of milliseconds, where one thread takes a tenth of a second.
-        let copy = (self.rank != root).then(|| {
-            use rayon::prelude::*;
-            let mut out = vec![0u8; lent.len()];
-            out.par_chunks_mut(1 << 22)
-                .zip(lent.par_chunks(1 << 22))
-                .for_each(|(o, i)| o.copy_from_slice(i));
-            out
-        });
-        drop(lent);
-        // Every receiver has copied and dropped its handle.
+        let got = got.expect("the lender deposits before the rendezvous");
+        // Everyone has taken it; the lender clears its place (a faster
+        // member lending next uses its own).
         let mut round = self.rendezvous(self.lock())?;
-        let got = match copy {
-            Some(out) => {
-                self.stats.record(started, 0, len);
-                out
-            }
-            None => {
-                let lent = round.lent[root].take().expect("lent above");
-                drop(round);
-                self.stats
-                    .record(started, len * (self.shared.size as u64 - 1), 0);
-                Arc::try_unwrap(lent).unwrap_or_else(|shared| (*shared).clone())
-            }
-        };
+        if self.rank == root {
+            round.lent[root] = None;
+            drop(round);
+            self.stats.record(started, len * (self.shared.size as u64 - 1), 0);
+        } else {
+            drop(round);
+            self.stats.record(started, 0, len);
+        }
         Ok(got)
     }
 
@@ -260,7 +243,7 @@ mod tests {
     }
 
     #[test]
-    fn lent_buffers_reach_every_member_and_come_back_to_the_lender() {
+    fn lent_buffers_reach_every_member_and_are_shared_where_memory_is() {
         for team in [ThreadTeam::new(3), ThreadTeam::apart(3)] {
             std::thread::scope(|s| {
                 for member in &team {
@@ -269,17 +252,21 @@ mod tests {
                             let root = round % 3;
                             let bytes: Vec<u8> =
                                 (0..(round * 997 + 5)).map(|i| (i * 31 + round) as u8).collect();
-                            let mine = if member.rank() == root {
+                            let mine = Arc::new(if member.rank() == root {
                                 bytes.clone()
                             } else {
                                 Vec::new()
-                            };
+                            });
                             let at = mine.as_ptr();
-                            let got = member.broadcast_vec(root, mine).unwrap();
-                            assert_eq!(got, bytes, "round {round}, member {}", member.rank());
+                            let got = member.broadcast_shared(root, mine).unwrap();
+                            assert_eq!(*got, bytes, "round {round}, member {}", member.rank());
                             if member.rank() == root {
-                                assert_eq!(got.as_ptr(), at, "the lender gets its own buffer back");
+                                assert_eq!(got.as_ptr(), at, "the lender keeps its own buffer");
                             }
+                            // Threads of one process hold one buffer.
+                            let ptrs = member.all_gather(&(got.as_ptr() as u64).to_le_bytes()).unwrap();
+                            let shared = ptrs.iter().all(|p| p == &ptrs[root]);
+                            assert_eq!(shared, member.shares_memory(), "round {round}");
                         }
                     });
                 }

@@ -625,7 +625,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     let resumed = state.finished.len();
     // Partitions a team solved before their turn, side by side (see
     // `plan_side_by_side`), with the member that solved each.
-    let mut ahead: Vec<Option<(usize, KernelSolve)>> = vec![None; layout.len()];
+    let mut ahead: Vec<Option<Ahead>> = vec![None; layout.len()];
     let side_by_side = match &opts.kernels {
         Some(k) if team.size() > 1 && source.is_none() && disks.is_none() => {
             opts.side_by_side.unwrap_or_else(|| k.own_device())
@@ -656,7 +656,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                 long_of[slot] = Arc::new(long);
                 in_memory[slot] = Some(Arc::new(match reached[slot].take() {
                     Some(bits) => Held::Compact(ReachedValues::from_full(bits, &values)),
-                    None => Held::Full(values),
+                    None => Held::Full(Arc::new(values)),
                 }));
             }
             continue;
@@ -703,6 +703,9 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     Some(source) => source.values(game, p, &name, layout.size(slot))?,
                     None => None,
                 };
+                // The values of a partition solved side by side, held as
+                // they came (`solve.values` is then empty).
+                let mut shared: Option<Arc<Vec<u8>>> = None;
                 let accelerated = match copied {
                     Some((values, long)) => {
                         stage.solver = Solver::Copied;
@@ -713,9 +716,10 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     }
                     None => match &opts.kernels {
                         Some(_) if ahead[slot].is_some() => {
-                            ahead[slot].take().map(|(owner, solve)| {
-                                stage.work.solved_by = Some(owner);
-                                Ok(solve)
+                            ahead[slot].take().map(|a| {
+                                stage.work.solved_by = Some(a.owner);
+                                shared = Some(a.values);
+                                Ok(a.solve)
                             })
                         }
                         Some(k) if team.size() > 1 => {
@@ -783,12 +787,13 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                         })?)
                     }
                     Some(bits) => Held::Compact(ReachedValues::from_full(bits, &values)),
+                    None if shared.is_some() => Held::Full(shared.take().expect("checked")),
                     None if compact => {
                         return Err(Error::NotAvailable(format!(
                             "the kernels returned compact values for partition {name}, which is solved whole; report this as a bug"
                         )))
                     }
-                    None => Held::Full(values),
+                    None => Held::Full(Arc::new(values)),
                 };
                 stage.work.solve_seconds = solve_started.elapsed().as_secs_f64();
                 progress.phase(&format!("{name} write"), 1);
@@ -1170,7 +1175,12 @@ fn team_kernel_solve(
     let covered = team.broadcast(owner, &[u8::from(mine.is_some())])?;
     match covered.as_slice() {
         [0] => Ok(None),
-        [1] => Ok(Some(Ok(share_solve(team, owner, mine, p)?))),
+        [1] => {
+            let (mut solve, values) = share_solve(team, owner, mine, p)?;
+            // The owner's buffer comes back whole; the others copy theirs.
+            solve.values = Arc::try_unwrap(values).unwrap_or_else(|shared| (*shared).clone());
+            Ok(Some(Ok(solve)))
+        }
         _ => Err(malformed_solve(team, owner, p)),
     }
 }
@@ -1185,15 +1195,16 @@ fn malformed_solve(team: &dyn Team, owner: usize, p: PartitionId) -> Error {
 }
 
 /// Member `owner`'s solve of `p` (`solve`, given on `owner` only) on every
-/// member: what the solve took through a broadcast, the values lent
-/// ([`Team::broadcast_vec`]; the owner keeps its own buffer, which a
-/// device may know by its address).
+/// member: what the solve took through a broadcast (its `values` left
+/// empty), the values beside it ([`Team::broadcast_shared`]: the owner's
+/// own buffer, which a device may know by its address, shared by members
+/// in one process).
 fn share_solve(
     team: &dyn Team,
     owner: usize,
     solve: Option<KernelSolve>,
     p: PartitionId,
-) -> Result<KernelSolve> {
+) -> Result<(KernelSolve, Arc<Vec<u8>>)> {
     let (head, values) = match solve {
         Some(s) => {
             let mut head = vec![u8::from(s.compact)];
@@ -1208,7 +1219,7 @@ fn share_solve(
         None => (Vec::new(), Vec::new()),
     };
     let head = team.broadcast(owner, &head)?;
-    let values = team.broadcast_vec(owner, values)?;
+    let values = team.broadcast_shared(owner, Arc::new(values))?;
     let broken = || malformed_solve(team, owner, p);
     if head.len() < 13 || (head.len() - 13) % 12 != 0 {
         return Err(broken());
@@ -1224,13 +1235,25 @@ fn share_solve(
             )
         })
         .collect();
-    Ok(KernelSolve {
+    let solve = KernelSolve {
         compact: head[0] == 1,
         passes: (passes != u32::MAX).then_some(passes),
         device_seconds: (seconds >= 0.0).then_some(seconds),
         long: LongDistances::from_entries(long).ok_or_else(broken)?,
-        values,
-    })
+        values: Vec::new(),
+    };
+    Ok((solve, values))
+}
+
+/// A partition solved side by side before its turn.
+#[derive(Clone)]
+struct Ahead {
+    /// The member that solved it.
+    owner: usize,
+    /// What the solve took (its `values` empty).
+    solve: KernelSolve,
+    /// Its values.
+    values: Arc<Vec<u8>>,
 }
 
 /// Where a build stands when a team plans partitions side by side.
@@ -1240,7 +1263,7 @@ struct Ready<'a> {
     /// Each partition's slot.
     slot_of: &'a std::collections::HashMap<PartitionId, usize>,
     /// The partitions solved ahead of their turn.
-    ahead: &'a [Option<(usize, KernelSolve)>],
+    ahead: &'a [Option<Ahead>],
     /// The reached bits of layered partitions not solved yet.
     reached: &'a [Option<Vec<u64>>],
 }
@@ -1312,7 +1335,7 @@ fn solve_side_by_side(
     slot: usize,
     in_memory: &[Option<Arc<Held>>],
     long_of: &[Arc<LongDistances>],
-    ahead: &mut [Option<(usize, KernelSolve)>],
+    ahead: &mut [Option<Ahead>],
     team: &dyn Team,
 ) -> Result<()> {
     let order = layout.order();
@@ -1331,7 +1354,7 @@ fn solve_side_by_side(
                     PartitionValues::Compact(_) => None,
                 })
                 .chain(ahead.iter().enumerate().filter_map(|(t, a)| {
-                    a.as_ref().map(|(_, solve)| (order[t], solve.values.as_slice()))
+                    a.as_ref().map(|a| (order[t], a.values.as_slice()))
                 })),
         )
         .with_compact(views.iter().enumerate().filter_map(|(s, v)| match v.as_ref()? {
@@ -1342,7 +1365,7 @@ fn solve_side_by_side(
             (0..slot)
                 .map(|s| (order[s], &*long_of[s]))
                 .chain(ahead.iter().enumerate().filter_map(|(t, a)| {
-                    a.as_ref().map(|(_, solve)| (order[t], &solve.long))
+                    a.as_ref().map(|a| (order[t], &a.solve.long))
                 })),
         );
         for &(t, member) in plan {
@@ -1366,9 +1389,13 @@ fn solve_side_by_side(
         } else {
             None
         };
-        let got = share_solve(team, owner, solve, order[t])?;
-        kernels.adopt(order[t], owner, &got.values, team)?;
-        ahead[t] = Some((owner, got));
+        let (solve, values) = share_solve(team, owner, solve, order[t])?;
+        kernels.adopt(order[t], owner, &values, team)?;
+        ahead[t] = Some(Ahead {
+            owner,
+            solve,
+            values,
+        });
     }
     Ok(())
 }
@@ -1614,8 +1641,9 @@ impl WriteJob {
 
 /// A solved partition as the build keeps it while later ones may read it.
 enum Held {
-    /// One byte per index.
-    Full(Vec<u8>),
+    /// One byte per index (shared: the members of a team in one process
+    /// hold the same buffer of a partition solved side by side).
+    Full(Arc<Vec<u8>>),
     /// A layered partition: only its reached indices' values.
     Compact(ReachedValues),
 }
@@ -1623,7 +1651,7 @@ enum Held {
 impl Held {
     fn view(&self) -> PartitionValues<'_> {
         match self {
-            Held::Full(v) => PartitionValues::Full(v),
+            Held::Full(v) => PartitionValues::Full(v.as_slice()),
             Held::Compact(c) => PartitionValues::Compact(c.view()),
         }
     }
