@@ -99,6 +99,22 @@ fn forward_layers_match_table_0_4_prefix() {
     }
 }
 
+/// The CPU twin of kernel `pg_expand` (the forward search a GPU build runs,
+/// and a CPU build too), depth-limited: Table 0.4's first rows, layer by
+/// layer, and each layer's count as the reached count of its partition.
+#[test]
+fn search_twin_layers_match_table_0_4_prefix() {
+    let g = PegSolitaire::english();
+    let depth = 11;
+    let (layers, reachable) =
+        tbforge::game::pegsolitaire::search_twin(&g, g.start().unwrap(), Some(depth));
+    assert_eq!(layers, PUBLISHED[..=depth].to_vec());
+    for (d, &n) in layers.iter().enumerate() {
+        assert_eq!(reachable[32 - d], n, "partition of {} pegs", 32 - d);
+    }
+    assert_eq!(reachable[..32 - depth].iter().sum::<u64>(), 0, "nothing below depth {depth}");
+}
+
 #[test]
 #[ignore = "about 187 million positions: minutes on 2 cores; run by scripts/puzzles.sh"]
 fn full_forward_bfs() {

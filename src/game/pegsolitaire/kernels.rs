@@ -60,8 +60,9 @@ fn no_value(k: usize) -> Error {
 
 /// The forward search from `start` (32 pegs): positions first reached at
 /// each depth, and the reached count of every partition (by peg count):
-/// what `pg_expand` finds layer by layer.
-pub fn search_twin(game: &PegSolitaire, start: u64) -> Reach {
+/// what `pg_expand` finds layer by layer; up to `max_depth` jumps where
+/// given.
+pub fn search_twin(game: &PegSolitaire, start: u64, max_depth: Option<usize>) -> Reach {
     let mut reachable = vec![0u64; CELLS + 1];
     let mut k = start.count_ones() as usize;
     let words = |k: usize| -> Vec<AtomicU64> {
@@ -75,7 +76,7 @@ pub fn search_twin(game: &PegSolitaire, start: u64) -> Reach {
     current[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
     let mut layers = vec![1u64];
     reachable[k] = 1;
-    while k > 0 {
+    while k > 0 && !matches!(max_depth, Some(d) if layers.len() > d) {
         let next = words(k - 1);
         let (h, below) = (&game.hashes[k], &game.hashes[k - 1]);
         let found: u64 = current
@@ -159,7 +160,7 @@ impl PegKernels {
     /// The forward search's layers and reached counts, and device seconds.
     fn layers(&self, start: u64) -> Result<(Reach, Option<f64>)> {
         match &self.solver {
-            Solver::Twin => Ok((search_twin(&self.game, start), None)),
+            Solver::Twin => Ok((search_twin(&self.game, start, None), None)),
             #[cfg(feature = "cuda")]
             Solver::Cuda(gpu) => {
                 let t = gpu.search(&self.game, start)?;
@@ -242,7 +243,7 @@ impl PartitionKernels for PegKernels {
         let mut row = DeviceCheckRow::new("pg_expand (search)", "English board", total)
             .gpu(total, device.unwrap_or_else(|| t.elapsed().as_secs_f64()));
         let t = Instant::now();
-        let want = search_twin(g, start);
+        let want = search_twin(g, start, None);
         row = row.cpu(total, t.elapsed().as_secs_f64());
         let same = want == (layers.clone(), reachable);
         report.rows.push(row.matched(

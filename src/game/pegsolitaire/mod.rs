@@ -30,6 +30,8 @@
 pub mod cuda;
 #[cfg(feature = "build")]
 mod kernels;
+#[cfg(feature = "build")]
+pub use kernels::search_twin;
 
 use super::board::{bad_position, goal_if, info_from, Block, CrossBoard};
 use super::params::{GameDescriptor, ParamReader};
