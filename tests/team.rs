@@ -132,6 +132,22 @@ fn partitions_solved_side_by_side_write_the_bytes_of_one_process() {
         let stage = reports[0].partitions.iter().find(|p| p.name == "5-4").unwrap();
         assert_eq!(stage.work.solved_by, None, "{by:?}");
     }
+    // Stopped by a failing writer after the first rounds, resumed by
+    // another number of members: the same bytes.
+    let out = dir.path().join("side-resumed");
+    std::fs::create_dir_all(out.join("5-4.tbf")).unwrap();
+    let results = team_build(&g, &out, 2, |_, o| o.side_by_side = Some(true));
+    assert!(results.iter().all(|r| r.is_err()), "every member stops");
+    std::fs::remove_dir(out.join("5-4.tbf")).unwrap();
+    let resumed: Vec<_> = team_build(&g, &out, 3, |_, o| {
+        o.side_by_side = Some(true);
+        o.resume = true;
+    })
+    .into_iter()
+    .map(|r| r.unwrap())
+    .collect();
+    assert!(resumed[0].resumed_partitions > 0, "nothing was kept");
+    assert_same(&contents(&out), &expected, "side by side, resumed by 3 after 2 stopped");
 }
 
 #[test]

@@ -807,7 +807,11 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                 {
                     *held.0 = None;
                 }
-                while writing >= MAX_WRITING {
+                // A team's member whose queued values are kept for later
+                // partitions anyway (never dropped) queues on: waiting here
+                // would hold up the others in the next collective.
+                let kept_anyway = team.size() > 1 && last_reader[slot] == usize::MAX;
+                while writing >= MAX_WRITING && !kept_anyway {
                     let Ok(done) = done_rx.recv() else { break };
                     writing -= 1;
                     told.mine.push(done?);
@@ -815,7 +819,13 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                         told.share(team, &mut state, &mut stages, leader, out)?;
                     }
                 }
-                if !team.writes(slot) {
+                // A partition solved side by side is written by its owner
+                // (the rounds deal the work evenly, so do the writes).
+                let writes = stage
+                    .work
+                    .solved_by
+                    .map_or_else(|| team.writes(slot), |owner| owner == team.rank());
+                if !writes {
                     // Another member writes this one; its values stay here
                     // for the partitions that read them.
                     continue;
