@@ -112,7 +112,11 @@ fn search_twin_layers_match_table_0_4_prefix() {
     for (d, &n) in layers.iter().enumerate() {
         assert_eq!(reachable[32 - d], n, "partition of {} pegs", 32 - d);
     }
-    assert_eq!(reachable[..32 - depth].iter().sum::<u64>(), 0, "nothing below depth {depth}");
+    assert_eq!(
+        reachable[..32 - depth].iter().sum::<u64>(),
+        0,
+        "nothing below depth {depth}"
+    );
 }
 
 #[test]

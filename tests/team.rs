@@ -115,7 +115,11 @@ fn partitions_solved_side_by_side_write_the_bytes_of_one_process() {
             .into_iter()
             .map(|r| r.unwrap())
             .collect();
-        assert_same(&contents(&out), &expected, &format!("side by side, {members} members"));
+        assert_same(
+            &contents(&out),
+            &expected,
+            &format!("side by side, {members} members"),
+        );
         let by: Vec<Option<usize>> = reports[0]
             .partitions
             .iter()
@@ -123,13 +127,25 @@ fn partitions_solved_side_by_side_write_the_bytes_of_one_process() {
             .collect();
         // 4-4 and 5-3 read neither each other nor anything after 4-3.
         for name in ["4-4", "5-3"] {
-            let stage = reports[0].partitions.iter().find(|p| p.name == name).unwrap();
-            assert!(stage.work.solved_by.is_some(), "{name} was not solved side by side: {by:?}");
+            let stage = reports[0]
+                .partitions
+                .iter()
+                .find(|p| p.name == name)
+                .unwrap();
+            assert!(
+                stage.work.solved_by.is_some(),
+                "{name} was not solved side by side: {by:?}"
+            );
         }
-        let members_used: std::collections::BTreeSet<usize> = by.iter().flatten().copied().collect();
+        let members_used: std::collections::BTreeSet<usize> =
+            by.iter().flatten().copied().collect();
         assert_eq!(members_used.len(), members.min(3), "{by:?}");
         // 5-4 reads 5-3 and 4-4: alone in its round, split among all.
-        let stage = reports[0].partitions.iter().find(|p| p.name == "5-4").unwrap();
+        let stage = reports[0]
+            .partitions
+            .iter()
+            .find(|p| p.name == "5-4")
+            .unwrap();
         assert_eq!(stage.work.solved_by, None, "{by:?}");
     }
     // Stopped by a failing writer after the first rounds, resumed by
@@ -147,7 +163,11 @@ fn partitions_solved_side_by_side_write_the_bytes_of_one_process() {
     .map(|r| r.unwrap())
     .collect();
     assert!(resumed[0].resumed_partitions > 0, "nothing was kept");
-    assert_same(&contents(&out), &expected, "side by side, resumed by 3 after 2 stopped");
+    assert_same(
+        &contents(&out),
+        &expected,
+        "side by side, resumed by 3 after 2 stopped",
+    );
 }
 
 #[test]

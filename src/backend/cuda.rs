@@ -155,6 +155,10 @@ impl std::fmt::Debug for CudaDevice {
     }
 }
 
+/// Device memory a solve leaves free beside its own buffers: the driver's
+/// and the loaded modules' needs while it runs.
+pub const ROOM_MARGIN: u64 = 256 << 20;
+
 impl CudaDevice {
     /// Opens GPU `ordinal`. Errors (never panics)
     /// when the driver, NVRTC or the device is missing.
@@ -234,6 +238,30 @@ impl CudaDevice {
             .mem_get_info()
             .map_err(cuda_err("reading free device memory"))?;
         Ok(free as u64)
+    }
+
+    /// Errors unless `need` bytes and [`ROOM_MARGIN`] are free on this
+    /// device once its stream has freed what was dropped before: "`what`
+    /// needs X GB of device memory and Y GB are free on NAME; `fix`".
+    pub fn ensure_room(&self, what: &str, need: u64, fix: &str) -> Result<()> {
+        if self.has_room(need)? {
+            return Ok(());
+        }
+        Err(Error::Cuda(format!(
+            "{what} needs {:.2} GB of device memory and {:.2} GB are free on {}; {fix}",
+            need.saturating_add(ROOM_MARGIN) as f64 / 1e9,
+            self.free_memory()? as f64 / 1e9,
+            self.name()
+        )))
+    }
+
+    /// Whether `need` bytes and [`ROOM_MARGIN`] are free on this device once
+    /// its stream has freed what was dropped before.
+    pub fn has_room(&self, need: u64) -> Result<bool> {
+        self.stream
+            .synchronize()
+            .map_err(cuda_err("synchronising"))?;
+        Ok(need.saturating_add(ROOM_MARGIN) <= self.free_memory()?)
     }
 
     /// The number of multiprocessors.

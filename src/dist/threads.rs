@@ -178,7 +178,8 @@ impl Team for ThreadTeam {
         if self.rank == root {
             round.lent[root] = None;
             drop(round);
-            self.stats.record(started, len * (self.shared.size as u64 - 1), 0);
+            self.stats
+                .record(started, len * (self.shared.size as u64 - 1), 0);
         } else {
             drop(round);
             self.stats.record(started, 0, len);
@@ -250,8 +251,9 @@ mod tests {
                     s.spawn(move || {
                         for round in 0..30usize {
                             let root = round % 3;
-                            let bytes: Vec<u8> =
-                                (0..(round * 997 + 5)).map(|i| (i * 31 + round) as u8).collect();
+                            let bytes: Vec<u8> = (0..(round * 997 + 5))
+                                .map(|i| (i * 31 + round) as u8)
+                                .collect();
                             let mine = Arc::new(if member.rank() == root {
                                 bytes.clone()
                             } else {
@@ -264,7 +266,9 @@ mod tests {
                                 assert_eq!(got.as_ptr(), at, "the lender keeps its own buffer");
                             }
                             // Threads of one process hold one buffer.
-                            let ptrs = member.all_gather(&(got.as_ptr() as u64).to_le_bytes()).unwrap();
+                            let ptrs = member
+                                .all_gather(&(got.as_ptr() as u64).to_le_bytes())
+                                .unwrap();
                             let shared = ptrs.iter().all(|p| p == &ptrs[root]);
                             assert_eq!(shared, member.shares_memory(), "round {round}");
                         }

@@ -667,7 +667,10 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             None => {
                 let comm_before = team.stats().read();
                 if side_by_side && ahead[slot].is_none() && reached[slot].is_none() {
-                    let k = opts.kernels.as_deref().expect("side by side only with kernels");
+                    let k = opts
+                        .kernels
+                        .as_deref()
+                        .expect("side by side only with kernels");
                     let ready = Ready {
                         slot,
                         slot_of: &slot_of,
@@ -675,8 +678,13 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                         reached: &reached,
                     };
                     if let Some(plan) = plan_side_by_side(k, &layout, &ready, team.size()) {
-                        progress.phase(&format!("{name} and {} more side by side", plan.len() - 1), 1);
-                        solve_side_by_side(k, &layout, &plan, slot, &in_memory, &long_of, &mut ahead, team)?;
+                        progress.phase(
+                            &format!("{name} and {} more side by side", plan.len() - 1),
+                            1,
+                        );
+                        solve_side_by_side(
+                            k, &layout, &plan, slot, &in_memory, &long_of, &mut ahead, team,
+                        )?;
                     }
                 }
                 let deps: Vec<Option<PartitionValues<'_>>> = in_memory
@@ -715,13 +723,11 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                         }))
                     }
                     None => match &opts.kernels {
-                        Some(_) if ahead[slot].is_some() => {
-                            ahead[slot].take().map(|a| {
-                                stage.work.solved_by = Some(a.owner);
-                                shared = Some(a.values);
-                                Ok(a.solve)
-                            })
-                        }
+                        Some(_) if ahead[slot].is_some() => ahead[slot].take().map(|a| {
+                            stage.work.solved_by = Some(a.owner);
+                            shared = Some(a.values);
+                            Ok(a.solve)
+                        }),
                         Some(k) if team.size() > 1 => {
                             team_kernel_solve(&**k, slot, p, &solved, team)?
                         }
@@ -1200,7 +1206,9 @@ fn malformed_solve(team: &dyn Team, owner: usize, p: PartitionId) -> Error {
     Error::Team {
         rank: team.rank(),
         size: team.size(),
-        message: format!("rank {owner} sent a malformed solve of partition {p}; report this as a bug"),
+        message: format!(
+            "rank {owner} sent a malformed solve of partition {p}; report this as a bug"
+        ),
     }
 }
 
@@ -1305,7 +1313,9 @@ fn plan_side_by_side(
     let ready = |t: usize| {
         at.ahead[t].is_none()
             && at.reached[t].is_none()
-            && kernels.reads(order[t]).is_some_and(|reads| reads.iter().all(solved))
+            && kernels
+                .reads(order[t])
+                .is_some_and(|reads| reads.iter().all(solved))
     };
     if !ready(at.slot) {
         return None;
@@ -1363,20 +1373,29 @@ fn solve_side_by_side(
                     PartitionValues::Full(v) => Some((order[s], *v)),
                     PartitionValues::Compact(_) => None,
                 })
-                .chain(ahead.iter().enumerate().filter_map(|(t, a)| {
-                    a.as_ref().map(|a| (order[t], a.values.as_slice()))
-                })),
+                .chain(
+                    ahead
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(t, a)| a.as_ref().map(|a| (order[t], a.values.as_slice()))),
+                ),
         )
-        .with_compact(views.iter().enumerate().filter_map(|(s, v)| match v.as_ref()? {
-            PartitionValues::Compact(c) => Some((order[s], *c)),
-            PartitionValues::Full(_) => None,
-        }))
+        .with_compact(
+            views
+                .iter()
+                .enumerate()
+                .filter_map(|(s, v)| match v.as_ref()? {
+                    PartitionValues::Compact(c) => Some((order[s], *c)),
+                    PartitionValues::Full(_) => None,
+                }),
+        )
         .with_long(
-            (0..slot)
-                .map(|s| (order[s], &*long_of[s]))
-                .chain(ahead.iter().enumerate().filter_map(|(t, a)| {
-                    a.as_ref().map(|a| (order[t], &a.solve.long))
-                })),
+            (0..slot).map(|s| (order[s], &*long_of[s])).chain(
+                ahead
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(t, a)| a.as_ref().map(|a| (order[t], &a.solve.long))),
+            ),
         );
         for &(t, member) in plan {
             if member != team.rank() {

@@ -34,9 +34,6 @@ const PASS_BATCH: usize = 8;
 /// dependencies' longest distance).
 const PASS_BATCH_MAX: usize = 256;
 
-/// Device memory left free beside a solve's buffers, for the driver.
-const MARGIN: u64 = 256 << 20;
-
 /// A partition's tables on the device.
 struct DeviceTables {
     desc: CudaSlice<u64>,
@@ -137,26 +134,6 @@ impl CheckersCuda {
         &self.gpu
     }
 
-    fn fits(&self, game: &Checkers, t: &CheckersTables, need: u64) -> Result<()> {
-        self.gpu
-            .stream()
-            .synchronize()
-            .map_err(cuda_err("synchronising"))?;
-        let free = self.gpu.free_memory()?;
-        if need.saturating_add(MARGIN) > free {
-            return Err(Error::Cuda(format!(
-                "checkers partition {}: the solve needs {:.2} GB of device memory, {:.2} GB are \
-                 free on {}; build with --gpu-mem-limit below that (the streamed path), or with \
-                 --backend cpu",
-                game.partition_name(t.partition),
-                (need + MARGIN) as f64 / 1e9,
-                free as f64 / 1e9,
-                self.gpu.name()
-            )));
-        }
-        Ok(())
-    }
-
     fn upload_tables(&self, t: &CheckersTables) -> Result<DeviceTables> {
         let s = self.gpu.stream();
         let e = cuda_err("copying the checkers tables to the device");
@@ -200,7 +177,14 @@ impl CheckersCuda {
         let t0 = Instant::now();
         let size = t.size;
         let words = size.div_ceil(32);
-        self.fits(game, t, t.device_bytes())?;
+        self.gpu.ensure_room(
+            &format!(
+                "checkers partition {}: the solve",
+                game.partition_name(t.partition)
+            ),
+            t.device_bytes(),
+            "build with --gpu-mem-limit below that (the streamed path), or with --backend cpu",
+        )?;
         let s = self.gpu.stream();
         let dt = self.upload_tables(t)?;
         let e = cuda_err;
@@ -480,10 +464,7 @@ impl CheckersCuda {
     ) -> Result<Option<SuccessorLists>> {
         let s = self.gpu.stream();
         let e = cuda_err;
-        let free = |need: u64| -> Result<bool> {
-            s.synchronize().map_err(e("synchronising"))?;
-            Ok(need.saturating_add(MARGIN) <= self.gpu.free_memory()?)
-        };
+        let free = |need: u64| self.gpu.has_room(need);
         if !free(inside.saturating_mul(12))? {
             return Ok(None);
         }

@@ -18,7 +18,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKerne
 
 use super::frontier::{best_line, check_args, levels_of, Node, Stored, SCAN_TILE};
 use super::rules::Position;
-use crate::backend::cuda::{cuda_err, CudaDevice, BLOCK};
+use crate::backend::cuda::{cuda_err, CudaDevice, BLOCK, ROOM_MARGIN};
 use crate::game::{FrontierLevels, FrontierReport, FrontierSearch};
 use crate::{Error, Result};
 
@@ -28,8 +28,6 @@ use crate::{Error, Result};
 const NODE_BYTES: u64 = 24 + 4 + 4 + 8;
 /// The same on the last stored level: the node and its value.
 const LAST_NODE_BYTES: u64 = 24 + 4;
-/// Device memory left free beside the search's buffers, for the driver.
-const MARGIN: u64 = 256 << 20;
 /// Threads of a scan block (`CK_SCAN_THREADS`).
 const SCAN_THREADS: u32 = 256;
 
@@ -72,7 +70,7 @@ impl FrontierCuda {
         } else {
             NODE_BYTES
         };
-        let need = nodes.saturating_mul(per).saturating_add(MARGIN);
+        let need = nodes.saturating_mul(per).saturating_add(ROOM_MARGIN);
         if need > free {
             return Err(Error::Cuda(format!(
                 "depth {depth}: level {level} of the frontier holds {nodes} nodes, {:.1} GB of \

@@ -135,10 +135,6 @@ const STAGE: usize = 32 << 20;
 /// Words of successor bits copied back at a time (256 MiB).
 const BITS_CHUNK: usize = 32 << 20;
 
-/// Device memory left free beside a step's buffers: the tables, the failure
-/// words, and what the driver allocates for itself.
-const MARGIN: u64 = 256 << 20;
-
 /// Two streams with a pinned staging buffer each.
 struct Staging {
     streams: [Arc<CudaStream>; 2],
@@ -234,36 +230,6 @@ impl Connect4Cuda {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).cache = None;
     }
 
-    /// Errors unless `need` bytes (and [`MARGIN`]) are free on the device for
-    /// `what` of ply `spec`.
-    fn fits(&self, spec: Connect4SolveSpec, what: &str, need: u64) -> Result<()> {
-        // Buffers dropped just before are freed on the stream: wait for that.
-        self.gpu
-            .stream()
-            .synchronize()
-            .map_err(cuda_err("synchronising"))?;
-        let (free, total) = self
-            .gpu
-            .context()
-            .mem_get_info()
-            .map_err(cuda_err("reading the free device memory"))?;
-        if need.saturating_add(MARGIN) > free as u64 {
-            let gb = |b: u64| b as f64 / 1e9;
-            return Err(Error::Cuda(format!(
-                "connect4 {}x{} {}: {what} needs {:.2} GB of device memory, {:.2} GB of {:.2} GB \
-                 are free on {}; build on a GPU with more memory, or with --backend cpu",
-                spec.width,
-                spec.height,
-                spec.name(),
-                gb(need + MARGIN),
-                gb(free as u64),
-                gb(total as u64),
-                self.gpu.name()
-            )));
-        }
-        Ok(())
-    }
-
     /// Solves the indices of ply `spec` whose bits are set in `reached`,
     /// given ply `n + 1` held compact (`None` for the full board): one byte
     /// per reached index, in index order. The result stays on the device
@@ -325,10 +291,15 @@ impl Connect4Cuda {
             (None, Some(v)) => DevicePly::bytes(v.bits.len(), v.block_ranks.len(), v.values.len()),
             _ => 0,
         };
-        self.fits(
-            spec,
-            "solving",
+        self.gpu.ensure_room(
+            &format!(
+                "connect4 {}x{} {}: solving",
+                spec.width,
+                spec.height,
+                spec.name()
+            ),
             DevicePly::bytes(reached.len(), dir.len(), total) + upload_next,
+            "build on a GPU with more memory, or with --backend cpu",
         )?;
         let s = self.gpu.stream();
         let dev_next = match (hit, next) {
@@ -530,10 +501,19 @@ impl Connect4Cuda {
             return Ok(0.0);
         }
         let need = ((reached.len() + next.len().max(1)) * 8) as u64;
-        if self.fits(spec, "the forward search", need).is_err() {
+        if !self.gpu.has_room(need)? {
             // A ply kept from solving is worth less than the search.
             self.forget();
-            self.fits(spec, "the forward search", need)?;
+            self.gpu.ensure_room(
+                &format!(
+                    "connect4 {}x{} {}: the forward search",
+                    spec.width,
+                    spec.height,
+                    spec.name()
+                ),
+                need,
+                "build on a GPU with more memory, or with --backend cpu",
+            )?;
         }
         let s = self.gpu.stream();
         let e = cuda_err;

@@ -241,7 +241,7 @@ impl PartitionKernels for Connect4Kernels {
     /// tell): an upper bound, far above the real need of the large plies,
     /// most of whose indices play never reaches. The forward search
     /// (`Connect4Cuda::expand`: the two plies' bits) needs less. The
-    /// driver's own reserve beside it (`cuda::MARGIN`) is left out: it is
+    /// driver's own reserve beside it (`backend::cuda::ROOM_MARGIN`) is left out: it is
     /// not the partition's, and the solve checks the free memory itself.
     fn working_set(&self, p: PartitionId, size: u64) -> Option<u64> {
         if matches!(self.solver, Solver::Twin) {

@@ -31,8 +31,6 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[(
     include_str!("../../../kernels/foxandgeese.cu"),
 )];
 
-/// Device memory left free beside a solve's buffers, for the driver.
-const MARGIN: u64 = 256 << 20;
 /// `tb_fail`'s word before anything failed.
 const NO_FAIL: u64 = u64::MAX;
 /// Failure codes of kernels/foxandgeese.cu.
@@ -128,7 +126,11 @@ impl FgCuda {
         let lower_size = lower.map_or(0, |l| l.len() as u64);
         // Values (padded for fg_claim's words), counters, ext, cand, below.
         let need = padded + size.div_ceil(2) * 4 + 2 * size + lower_size;
-        self.fits(k, need)?;
+        self.gpu.ensure_room(
+            &format!("foxandgeese level {k}"),
+            need,
+            "build it with --backend cpu",
+        )?;
         let s = self.gpu.stream();
         let e = cuda_err;
         let dev_lower = match lower {
@@ -255,24 +257,6 @@ impl FgCuda {
         let mut host = s.clone_dtoh(&out).map_err(e("copying back"))?;
         host.truncate(pairs.len() * CHECK_WORDS);
         Ok(host)
-    }
-
-    fn fits(&self, k: usize, need: u64) -> Result<()> {
-        self.gpu
-            .stream()
-            .synchronize()
-            .map_err(cuda_err("synchronising"))?;
-        let free = self.gpu.free_memory()?;
-        if need.saturating_add(MARGIN) > free {
-            return Err(Error::Cuda(format!(
-                "foxandgeese level {k} needs {:.2} GB of device memory and {:.2} GB are free on \
-                 {}; build it with --backend cpu",
-                (need + MARGIN) as f64 / 1e9,
-                free as f64 / 1e9,
-                self.gpu.name()
-            )));
-        }
-        Ok(())
     }
 }
 

@@ -24,8 +24,6 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[(
     include_str!("../../../kernels/frogsandtoads.cu"),
 )];
 
-/// Device memory left free beside the index: the driver's own and the module.
-const MARGIN: u64 = 256 << 20;
 /// The kernels' table sizes (`FT_MAX_CELLS * FT_SOURCES`, `FT_BINOM_SIDE`).
 const SOURCE_SLOTS: usize = 31 * 8;
 const BINOM_SIDE: usize = 32;
@@ -86,25 +84,6 @@ impl FtCuda {
             .arg(&self.sub);
     }
 
-    /// Errors unless `need` bytes (and [`MARGIN`]) are free for `what`.
-    fn fits(&self, what: &str, need: u64) -> Result<()> {
-        self.gpu
-            .stream()
-            .synchronize()
-            .map_err(cuda_err("synchronising"))?;
-        let free = self.gpu.free_memory()?;
-        if need.saturating_add(MARGIN) > free {
-            return Err(Error::Cuda(format!(
-                "frogsandtoads: {what} needs {:.2} GB of device memory and {:.2} GB are free on \
-                 {}; build with --backend cpu",
-                (need + MARGIN) as f64 / 1e9,
-                free as f64 / 1e9,
-                self.gpu.name()
-            )));
-        }
-        Ok(())
-    }
-
     fn check_indices(&self, idx: &[u64]) -> Result<()> {
         match idx.iter().find(|&&i| i >= self.size) {
             Some(i) => Err(Error::NotAvailable(format!(
@@ -152,7 +131,11 @@ impl FtCuda {
         self.check_indices(&[start])?;
         let t = Instant::now();
         let nwords = self.size.div_ceil(32);
-        self.fits("the two-bit BFS", nwords * 8)?;
+        self.gpu.ensure_room(
+            "frogsandtoads: the two-bit BFS",
+            nwords * 8,
+            "build with --backend cpu",
+        )?;
         let s = self.gpu.stream();
         let e = cuda_err;
         let mut words = s
@@ -208,7 +191,11 @@ impl FtCuda {
         let t = Instant::now();
         let size = usize::try_from(self.size)
             .map_err(|_| Error::Cuda(format!("{} indices do not fit memory", self.size)))?;
-        self.fits("the goal search (a byte per index)", self.size)?;
+        self.gpu.ensure_room(
+            "frogsandtoads: the goal search (a byte per index)",
+            self.size,
+            "build with --backend cpu",
+        )?;
         let s = self.gpu.stream();
         let e = cuda_err;
         let mut values: CudaSlice<u8> = s

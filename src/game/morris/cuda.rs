@@ -1436,8 +1436,8 @@ impl MorrisCuda {
         if named.is_empty() {
             return Ok(());
         }
-        let theirs =
-            PeerBuffer::from_bytes(&named).ok_or_else(|| retro::torn(&spec, owner, "device buffers"))?;
+        let theirs = PeerBuffer::from_bytes(&named)
+            .ok_or_else(|| retro::torn(&spec, owner, "device buffers"))?;
         if team.rank() != owner {
             if theirs.bytes() != host.len() as u64 {
                 return Err(retro::torn(&spec, owner, "device buffers"));

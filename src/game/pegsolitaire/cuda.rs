@@ -18,8 +18,6 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[(
     include_str!("../../../kernels/pegsolitaire.cu"),
 )];
 
-/// Device memory left free beside a solve's buffers, for the driver.
-const MARGIN: u64 = 256 << 20;
 /// `tb_fail`'s word before anything failed.
 const NO_FAIL: u64 = u64::MAX;
 /// The kernels' table sizes (`PG_JUMPS`, `PG_BINOM_SIDE`).
@@ -76,32 +74,15 @@ impl PgCuda {
         &self.gpu
     }
 
-    fn fits(&self, what: &str, need: u64) -> Result<()> {
-        self.gpu
-            .stream()
-            .synchronize()
-            .map_err(cuda_err("synchronising"))?;
-        let free = self.gpu.free_memory()?;
-        if need.saturating_add(MARGIN) > free {
-            return Err(Error::Cuda(format!(
-                "pegsolitaire: {what} needs {:.2} GB of device memory and {:.2} GB are free on \
-                 {}; build with --backend cpu",
-                (need + MARGIN) as f64 / 1e9,
-                free as f64 / 1e9,
-                self.gpu.name()
-            )));
-        }
-        Ok(())
-    }
-
     /// Partition `k`'s values from `lower` (partition `k - 1`'s): the twin's
     /// [`super::kernels::solve_partition_twin`]; host-clock seconds.
     pub fn solve(&self, game: &PegSolitaire, k: usize, lower: &[u8]) -> Result<Timed<Vec<u8>>> {
         let t = Instant::now();
         let size = game.hashes[k].size();
-        self.fits(
-            &format!("the partition of {k} pegs"),
+        self.gpu.ensure_room(
+            &format!("pegsolitaire: the partition of {k} pegs"),
             size + lower.len() as u64,
+            "build with --backend cpu",
         )?;
         let s = self.gpu.stream();
         let e = cuda_err;
@@ -165,9 +146,10 @@ impl PgCuda {
         let mut k = start.count_ones() as usize;
         let nwords = |k: usize| game.hashes[k].size().div_ceil(64);
         let alloc = |k: usize| -> Result<CudaSlice<u64>> {
-            self.fits(
-                "the forward search",
+            self.gpu.ensure_room(
+                "pegsolitaire: the forward search",
                 8 * nwords(k) + 8 * nwords(k.saturating_sub(1)),
+                "build with --backend cpu",
             )?;
             s.alloc_zeros::<u64>(nwords(k).max(1) as usize)
                 .map_err(e("allocating the reached bits"))

@@ -21,9 +21,6 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[(
     include_str!("../../../kernels/permutation.cu"),
 )];
 
-/// Device memory left free beside the index: the driver's own and the module.
-const MARGIN: u64 = 256 << 20;
-
 /// The permutation kernels loaded on a [`CudaDevice`].
 pub struct PermCuda {
     gpu: Arc<CudaDevice>,
@@ -53,24 +50,6 @@ impl PermCuda {
     /// The device.
     pub fn device(&self) -> &CudaDevice {
         &self.gpu
-    }
-
-    /// Errors unless `need` bytes (and [`MARGIN`]) are free for `what`.
-    fn fits(&self, what: &str, need: u64) -> Result<()> {
-        self.gpu
-            .stream()
-            .synchronize()
-            .map_err(cuda_err("synchronising"))?;
-        let free = self.gpu.free_memory()?;
-        if need.saturating_add(MARGIN) > free {
-            return Err(Error::Cuda(format!(
-                "{what} needs {:.2} GB of device memory and {:.2} GB are free on {}; build with --backend cpu",
-                (need + MARGIN) as f64 / 1e9,
-                free as f64 / 1e9,
-                self.gpu.name()
-            )));
-        }
-        Ok(())
     }
 
     /// Successors of the listed indices, [`MAX_SUCCESSORS`] slots each
@@ -121,7 +100,8 @@ impl PermCuda {
         check_indices(spec, &[start])?;
         let t = Instant::now();
         let nwords = spec.size.div_ceil(32);
-        self.fits("the two-bit BFS", nwords * 8)?;
+        self.gpu
+            .ensure_room("the two-bit BFS", nwords * 8, "build with --backend cpu")?;
         let s = self.gpu.stream();
         let e = cuda_err;
         let mut words = s
@@ -181,7 +161,11 @@ impl PermCuda {
         let t = Instant::now();
         let size = usize::try_from(spec.size)
             .map_err(|_| Error::Cuda(format!("{} indices do not fit memory", spec.size)))?;
-        self.fits("the goal search (a byte per index)", spec.size)?;
+        self.gpu.ensure_room(
+            "the goal search (a byte per index)",
+            spec.size,
+            "build with --backend cpu",
+        )?;
         let s = self.gpu.stream();
         let e = cuda_err;
         let mut values = s
