@@ -155,6 +155,11 @@ impl<'a> ForwardTargets<'a> {
     }
 }
 
+/// A failure word before anything failed: kernels (common.cuh's `tb_fail`)
+/// and their CPU twins keep the lowest `(code << 56) | rank` of what broke
+/// in one `u64`, so that the report does not depend on thread timing.
+pub const NO_FAILURE: u64 = u64::MAX;
+
 /// A game's solver of whole partitions on one device: the host side of its
 /// kernels (or their CPU twins), with exactly the generic solver's bytes.
 pub trait PartitionKernels: Send + Sync + std::fmt::Debug {

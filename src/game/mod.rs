@@ -47,8 +47,8 @@ pub use frontier::{FrontierLevels, FrontierReport, FrontierSearch};
 pub use kernels::{
     ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Device, DeviceCheckOptions, DeviceCheckReport,
     DeviceCheckRow, DeviceSearch, ForwardTargets, KernelSolve, PartitionKernels, SolvedPartitions,
-    StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING,
-    STREAM_PENDING,
+    StreamTargets, NO_FAILURE, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST,
+    STREAM_ONGOING, STREAM_PENDING,
 };
 pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};

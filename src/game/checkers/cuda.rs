@@ -10,12 +10,13 @@
 //! bits and its dependencies stay on the device for the whole solve; nothing
 //! is kept between partitions.
 
+use crate::game::NO_FAILURE;
 use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
-use super::twin::{self, CheckersTables, SuccessorList, TwinSolved, MAX_SUCC, NO_FAIL};
+use super::twin::{self, CheckersTables, SuccessorList, TwinSolved, MAX_SUCC};
 use super::Checkers;
 use crate::backend::cuda::{cuda_err, CudaDevice, BLOCK};
 use crate::game::Game;
@@ -251,7 +252,7 @@ impl CheckersCuda {
             .map_err(e("allocating the internal bits"))?;
         let mut count = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
         let mut max_seen = s.alloc_zeros::<u32>(1).map_err(e("allocating"))?;
-        let mut fail = s.clone_htod(&[NO_FAIL]).map_err(e("allocating"))?;
+        let mut fail = s.clone_htod(&[NO_FAILURE]).map_err(e("allocating"))?;
         let cfg = self.gpu.grid(&self.first_scan, BLOCK, size, 0)?;
         let read64 = |x: &CudaSlice<u64>, what: &str| -> Result<u64> {
             Ok(s.clone_dtoh(x).map_err(cuda_err(what))?[0])
@@ -292,7 +293,7 @@ impl CheckersCuda {
                 s.memset_zeros(&mut internal).map_err(e("clearing"))?;
                 s.memset_zeros(&mut count).map_err(e("clearing"))?;
                 s.memset_zeros(&mut max_seen).map_err(e("clearing"))?;
-                s.memcpy_htod(&[NO_FAIL], &mut fail)
+                s.memcpy_htod(&[NO_FAILURE], &mut fail)
                     .map_err(e("clearing"))?;
                 continue;
             }

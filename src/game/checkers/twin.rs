@@ -63,6 +63,7 @@ use super::index::{Slice, SliceIndex};
 use super::rules::Position;
 use super::Checkers;
 use crate::game::Game;
+use crate::game::NO_FAILURE;
 use crate::value::{PartitionId, Value};
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -94,8 +95,6 @@ pub const FAIL_MISSING: u64 = 2;
 pub const FAIL_ILLEGAL: u64 = 3;
 /// A value beyond the longest distance a byte holds.
 pub const FAIL_OVERFLOW: u64 = 4;
-/// No failure.
-pub const NO_FAIL: u64 = u64::MAX;
 
 /// Most successors the successor kernel lists per position (more are
 /// counted, not listed).
@@ -1057,9 +1056,9 @@ fn pass(
     }
 }
 
-/// The error a failure word stands for (`None` for [`NO_FAIL`]).
+/// The error a failure word stands for (`None` for [`NO_FAILURE`]).
 pub fn failure(game: &Checkers, t: &CheckersTables, word: u64) -> Option<Error> {
-    if word == NO_FAIL {
+    if word == NO_FAILURE {
         return None;
     }
     let code = word >> 56;
@@ -1133,7 +1132,7 @@ pub fn solve(
     let size = t.size;
     let values: Vec<AtomicU8> = (0..size).map(|_| AtomicU8::new(0)).collect();
     let internal: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
-    let failed = AtomicU64::new(NO_FAIL);
+    let failed = AtomicU64::new(NO_FAILURE);
     let max_seen = AtomicU32::new(0);
     // Two bytes per index for distances beyond the ceiling, allocated (as
     // the device does) once a first scan or a pass needs them.
@@ -1169,7 +1168,7 @@ pub fn solve(
             // A distance beyond the ceiling: scan again with room for it
             // (the scan rewrites every value; its bits and counts restart).
             own_long = Some(allocate());
-            failed.store(NO_FAIL, Ordering::Relaxed);
+            failed.store(NO_FAILURE, Ordering::Relaxed);
             max_seen.store(0, Ordering::Relaxed);
             internal.iter().for_each(|w| w.store(0, Ordering::Relaxed));
             continue;

@@ -9,6 +9,7 @@
 //! lowest failure). 16 geese, the largest level (8.4 G indices), needs about
 //! 50 GB.
 
+use crate::game::NO_FAILURE;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -31,8 +32,6 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[(
     include_str!("../../../kernels/foxandgeese.cu"),
 )];
 
-/// `tb_fail`'s word before anything failed.
-const NO_FAIL: u64 = u64::MAX;
 /// Failure codes of kernels/foxandgeese.cu.
 const FAIL_NO_LOWER: u64 = 1;
 const FAIL_DISTANCE: u64 = 2;
@@ -88,7 +87,7 @@ impl FgCuda {
 
     /// The error a failure word stands for (`None`: nothing failed).
     fn failure(&self, k: usize, word: u64) -> Option<Error> {
-        if word == NO_FAIL {
+        if word == NO_FAILURE {
             return None;
         }
         let index = word & 0x00ff_ffff_ffff_ffff;
@@ -150,7 +149,7 @@ impl FgCuda {
             .alloc_zeros::<u8>(size.max(1) as usize)
             .map_err(e("allocating the capture wins"))?;
         let mut top = s.alloc_zeros::<u32>(1).map_err(e("allocating"))?;
-        let mut fail = s.clone_htod(&[NO_FAIL]).map_err(e("allocating"))?;
+        let mut fail = s.clone_htod(&[NO_FAILURE]).map_err(e("allocating"))?;
         let k32 = k as u32;
         let cfg = self.gpu.grid(&self.init, BLOCK, size, 0)?;
         let mut launch = s.launch_builder(&self.init);

@@ -3,6 +3,7 @@
 //! forward search one partition at a time (`pg_expand`, one bit per index,
 //! the count of new indices read back after each). CPU twins: kernels.rs.
 
+use crate::game::NO_FAILURE;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,8 +19,6 @@ pub const KERNEL_SOURCES: &[(&str, &str)] = &[(
     include_str!("../../../kernels/pegsolitaire.cu"),
 )];
 
-/// `tb_fail`'s word before anything failed.
-const NO_FAIL: u64 = u64::MAX;
 /// The kernels' table sizes (`PG_JUMPS`, `PG_BINOM_SIDE`).
 const JUMPS: usize = 76;
 const BINOM_SIDE: usize = CELLS + 1;
@@ -95,7 +94,7 @@ impl PgCuda {
         let mut values = s
             .alloc_zeros::<u8>(size.max(1) as usize)
             .map_err(e("allocating the values"))?;
-        let mut fail = s.clone_htod(&[NO_FAIL]).map_err(e("allocating"))?;
+        let mut fail = s.clone_htod(&[NO_FAILURE]).map_err(e("allocating"))?;
         let (k32, goal) = (k as u32, game.goal());
         let cfg = self.gpu.grid(&self.solve_fn, BLOCK, size, 0)?;
         let mut launch = s.launch_builder(&self.solve_fn);
@@ -116,7 +115,7 @@ impl PgCuda {
         // length of `dev_lower`; fail holds one element.
         unsafe { launch.launch(cfg) }.map_err(e("launching pg_solve"))?;
         let word = s.clone_dtoh(&fail).map_err(e("copying back"))?[0];
-        if word != NO_FAIL {
+        if word != NO_FAILURE {
             return Err(Error::GameContract {
                 game: "pegsolitaire".into(),
                 message: format!(
