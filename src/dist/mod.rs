@@ -2,12 +2,16 @@
 //! GPU of a host (`--gpus`), each a *member* of a [`Team`].
 //!
 //! Every member runs the same build, partition after partition. A partition
-//! is solved by all members together: each owns a contiguous slice of its
-//! index ([`Team::slice`]), solves that slice, and learns the others' results
-//! through the team's collectives; every member ends each partition holding
-//! all of its values, so that later partitions read earlier ones locally.
-//! Member `slot % size` writes partition `slot`'s file; member 0 writes the
-//! build state and the manifest. The values of a partition are a function of
+//! is solved by all members together: each owns a share of its index
+//! ([`Team::slice`], or blocks dealt round-robin), solves that share, and
+//! learns the others' results through the team's collectives; or, where
+//! the members have a device each and partitions do not read each other,
+//! partitions are solved side by side, each whole by one member and handed
+//! to the others ([`Team::broadcast_shared`]). Every member ends each
+//! partition holding all of its values, so that later partitions read
+//! earlier ones locally. Member `slot % size` (side by side: the owner)
+//! writes partition `slot`'s file; member 0 writes the build state and the
+//! manifest. The values of a partition are a function of
 //! the game alone, so the bytes never depend on the number of members.
 //!
 //! The collectives here are all-gather and all-to-all of byte buffers, in
