@@ -105,12 +105,7 @@ pub trait Team: Send + Sync + std::fmt::Debug {
     /// member that solved it. Members that share memory share the buffer
     /// itself instead of copies.
     fn broadcast_shared(&self, root: usize, mine: Arc<Vec<u8>>) -> Result<Arc<Vec<u8>>> {
-        if self.rank() == root {
-            self.broadcast(root, &mine)?;
-            Ok(mine)
-        } else {
-            self.broadcast(root, &[]).map(Arc::new)
-        }
+        broadcast_copied(self, root, mine)
     }
 
     /// Waits until every member has come here.
@@ -128,6 +123,21 @@ pub trait Team: Send + Sync + std::fmt::Debug {
     /// Whether this member writes partition `slot`'s file.
     fn writes(&self, slot: usize) -> bool {
         slot % self.size() == self.rank()
+    }
+}
+
+/// [`Team::broadcast_shared`] through [`Team::broadcast`]: `root` keeps its
+/// buffer, every other member receives a copy.
+fn broadcast_copied<T: Team + ?Sized>(
+    team: &T,
+    root: usize,
+    mine: Arc<Vec<u8>>,
+) -> Result<Arc<Vec<u8>>> {
+    if team.rank() == root {
+        team.broadcast(root, &mine)?;
+        Ok(mine)
+    } else {
+        team.broadcast(root, &[]).map(Arc::new)
     }
 }
 

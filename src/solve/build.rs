@@ -693,15 +693,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     .collect();
                 let mask = reached[slot].take();
                 let order = layout.order();
-                let mut solved = SolvedPartitions::new((0..slot).filter_map(|s| match deps[s]? {
-                    PartitionValues::Full(v) => Some((order[s], v)),
-                    PartitionValues::Compact(_) => None,
-                }))
-                .with_compact((0..slot).filter_map(|s| match deps[s]? {
-                    PartitionValues::Compact(c) => Some((order[s], c)),
-                    PartitionValues::Full(_) => None,
-                }));
-                solved = solved.with_long((0..slot).map(|s| (order[s], &*long_of[s])));
+                let mut solved = solved_before(order, &deps[..slot], &long_of, &[]);
                 if let Some(bits) = &mask {
                     solved = solved.with_reached(bits);
                 }
@@ -1343,6 +1335,46 @@ fn plan_side_by_side(
     Some(plan)
 }
 
+/// What a solve at the turn of slot `views.len()` may read: the values of
+/// the partitions before it (`views`, by slot, with their long distances)
+/// and of those solved `ahead` of their turn.
+fn solved_before<'a>(
+    order: &[PartitionId],
+    views: &[Option<PartitionValues<'a>>],
+    long_of: &'a [Arc<LongDistances>],
+    ahead: &'a [Option<Ahead>],
+) -> SolvedPartitions<'a> {
+    let ahead = || {
+        ahead
+            .iter()
+            .enumerate()
+            .filter_map(|(t, a)| Some((order[t], a.as_ref()?)))
+    };
+    let earlier = || {
+        views
+            .iter()
+            .enumerate()
+            .filter_map(|(s, v)| Some((order[s], (*v)?)))
+    };
+    SolvedPartitions::new(
+        earlier()
+            .filter_map(|(p, v)| match v {
+                PartitionValues::Full(v) => Some((p, v)),
+                PartitionValues::Compact(_) => None,
+            })
+            .chain(ahead().map(|(p, a)| (p, a.values.as_slice()))),
+    )
+    .with_compact(earlier().filter_map(|(p, v)| match v {
+        PartitionValues::Compact(c) => Some((p, c)),
+        PartitionValues::Full(_) => None,
+    }))
+    .with_long(
+        (0..views.len())
+            .map(|s| (order[s], &*long_of[s]))
+            .chain(ahead().map(|(p, a)| (p, &a.solve.long))),
+    )
+}
+
 /// Solves `plan`'s partitions, each on its member, at the same time, from
 /// the values before `slot` and those solved ahead; then every member
 /// takes every one of them (in slot order) into `ahead`, and the kernels
@@ -1365,38 +1397,7 @@ fn solve_side_by_side(
             .iter()
             .map(|v| v.as_deref().map(Held::view))
             .collect();
-        let solved = SolvedPartitions::new(
-            views
-                .iter()
-                .enumerate()
-                .filter_map(|(s, v)| match v.as_ref()? {
-                    PartitionValues::Full(v) => Some((order[s], *v)),
-                    PartitionValues::Compact(_) => None,
-                })
-                .chain(
-                    ahead
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(t, a)| a.as_ref().map(|a| (order[t], a.values.as_slice()))),
-                ),
-        )
-        .with_compact(
-            views
-                .iter()
-                .enumerate()
-                .filter_map(|(s, v)| match v.as_ref()? {
-                    PartitionValues::Compact(c) => Some((order[s], *c)),
-                    PartitionValues::Full(_) => None,
-                }),
-        )
-        .with_long(
-            (0..slot).map(|s| (order[s], &*long_of[s])).chain(
-                ahead
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(t, a)| a.as_ref().map(|a| (order[t], &a.solve.long))),
-            ),
-        );
+        let solved = solved_before(order, &views, long_of, ahead);
         for &(t, member) in plan {
             if member != team.rank() {
                 continue;
