@@ -572,19 +572,56 @@ extern "C" __global__ void checkers_pass(CK_TABLE_ARGS, CK_LONG_ARGS, const u8* 
 // the successor's index in `values`, or CK_DEP_BIT | its index in `deps`.
 #define CK_DEP_BIT (1ull << 63)
 
+// A pending position's list in `targets`: its start << CK_SPAN_SHIFT | its
+// length.
+#define CK_SPAN_SHIFT 24
+#define CK_SPAN_LEN ((1ull << CK_SPAN_SHIFT) - 1)
+
 struct CkCount {
     __device__ bool operator()(const CkBoard&) { return false; }
 };
 
-// counts[i]: the number of successors of pending[i].
-extern "C" __global__ void checkers_count_pending(CK_TABLE_ARGS, const u64* pending, u64 n,
-                                                  u32* counts) {
+// Lists the positions the first scan left pending (their bit set in
+// `internal`): each one's rank at ranks[i] and its successors' span at
+// spans[i] (start << CK_SPAN_SHIFT | number), i counted by *live, the
+// spans' starts taken from *cursor, which ends at the successors' total.
+// A warp takes one slot range and one span range at a time, so the lists'
+// order varies from run to run; nothing read from them depends on it.
+extern "C" __global__ void checkers_list_pending(CK_TABLE_ARGS, const u32* internal, u64* ranks,
+                                                 u64* spans, u64 room, u64* live, u64* cursor,
+                                                 u64* fail) {
     CK_TABLES_INIT
-    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
-         i += (u64)gridDim.x * blockDim.x) {
-        CkBoard b = ck_unrank(t, pending[i]);
-        CkCount f;
-        counts[i] = ck_for_each_successor(b, f);
+    u32 lane = threadIdx.x & 31u;
+    // Whole warps run each round, as tb_warp_slot needs.
+    for (u64 base = blockIdx.x * (u64)blockDim.x + threadIdx.x - lane; base < size;
+         base += (u64)gridDim.x * blockDim.x) {
+        u64 r = base + lane;
+        bool want = r < size && ((internal[r >> 5] >> (r & 31)) & 1);
+        u64 c = 0;
+        if (want) {
+            CkBoard b = ck_unrank(t, r);
+            CkCount f;
+            c = ck_for_each_successor(b, f);
+            if (c > CK_SPAN_LEN) {
+                tb_fail(fail, CK_FAIL_ILLEGAL, r);
+                c = 0;
+            }
+        }
+        // The warp's successors: an exclusive sum, one atomic for the total.
+        u64 incl = c;
+        for (u32 o = 1; o < 32; o <<= 1) {
+            u64 y = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= o) incl += y;
+        }
+        u64 total = __shfl_sync(0xffffffffu, incl, 31);
+        u64 start = 0;
+        if (lane == 31 && total) start = atomicAdd(cursor, total);
+        start = __shfl_sync(0xffffffffu, start, 31) + incl - c;
+        u64 at = tb_warp_slot(want, live);
+        if (want && at < room) {
+            ranks[at] = r;
+            spans[at] = start << CK_SPAN_SHIFT | c;
+        }
     }
 }
 
@@ -618,10 +655,11 @@ struct CkTargets {
     }
 };
 
-// The successors of pending[i] at targets[offsets[i] .. offsets[i + 1]], in
-// the rules' order (twin: the successors twin::pass walks).
+// The successors of pending[i] at targets[spans[i] >> CK_SPAN_SHIFT ..], as
+// many as spans[i] & CK_SPAN_LEN, in the rules' order (twin: the successors
+// twin::pass walks).
 extern "C" __global__ void checkers_fill_targets(CK_TABLE_ARGS, const u64* dep_base,
-                                                 const u64* pending, const u64* offsets, u64 n,
+                                                 const u64* pending, const u64* spans, u64 n,
                                                  u64* targets, u64* fail) {
     CK_TABLES_INIT
     for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
@@ -630,70 +668,90 @@ extern "C" __global__ void checkers_fill_targets(CK_TABLE_ARGS, const u64* dep_b
         CkTargets f;
         f.t = t;
         f.dep_base = dep_base;
-        f.out = targets + offsets[i];
-        f.room = offsets[i + 1] - offsets[i];
+        f.out = targets + (spans[i] >> CK_SPAN_SHIFT);
+        f.room = spans[i] & CK_SPAN_LEN;
         f.n = 0;
         f.code = 0;
         ck_for_each_successor(b, f);
         if (f.code) tb_fail(fail, f.code, pending[i]);
-        else if (offsets[i] + f.n != offsets[i + 1]) tb_fail(fail, CK_FAIL_ILLEGAL, pending[i]);
+        else if (f.n != f.room) tb_fail(fail, CK_FAIL_ILLEGAL, pending[i]);
     }
 }
 
-// Pass d as checkers_pass, over the pending positions' successor lists
-// (twin: twin::pass): the same reads, the same decisions.
+// Pass d as checkers_pass, over the successor lists of the *live positions
+// still pending (twin: twin::pass): the same reads, the same decisions. The
+// positions it leaves pending go on to ranks_next / spans_next (*live_next,
+// cleared by the host, counts them), so that later passes read only what is
+// still undecided; their order there varies from run to run, which no
+// decision depends on (a pass reads only distances below its own, all final).
 extern "C" __global__ void checkers_pass_listed(CK_LONG_ARGS, const u8* deps, u8* values,
-                                                const u64* pending, const u64* offsets,
-                                                const u64* targets, u64 n, u32 d, u64* decided,
+                                                const u64* ranks, const u64* spans,
+                                                const u64* live, u64* ranks_next,
+                                                u64* spans_next, u64* live_next,
+                                                const u64* targets, u32 d, u64* decided,
                                                 u64* fail) {
     CK_LONG_INIT
     u64 mine = 0;
-    for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n;
-         i += (u64)gridDim.x * blockDim.x) {
-        u64 r = pending[i];
-        if (*(volatile u8*)(values + r) != 1) continue;
-        bool hit = false, blocked = false, bad = false;
-        u32 longest = 0;
-        for (u64 k = offsets[i], end = offsets[i + 1]; k < end; k++) {
-            u64 x = targets[k];
-            u32 v;
-            if (x & CK_DEP_BIT) {
-                u64 at = x & ~CK_DEP_BIT;
-                v = deps[at];
-                if (v == 0) {
-                    bad = true;
-                    break;
+    u64 n = *live;
+    u64 lane = threadIdx.x & 31u;
+    // Whole warps run each round, as tb_warp_slot needs.
+    for (u64 base = blockIdx.x * (u64)blockDim.x + threadIdx.x - lane; base < n;
+         base += (u64)gridDim.x * blockDim.x) {
+        u64 i = base + lane;
+        bool keep = false;
+        u64 r = 0, span = 0;
+        if (i < n) {
+            r = ranks[i];
+            span = spans[i];
+            bool hit = false, blocked = false, bad = false;
+            u32 longest = 0;
+            u64 k = span >> CK_SPAN_SHIFT;
+            for (u64 end = k + (span & CK_SPAN_LEN); k < end; k++) {
+                u64 x = targets[k];
+                u32 v;
+                if (x & CK_DEP_BIT) {
+                    u64 at = x & ~CK_DEP_BIT;
+                    v = deps[at];
+                    if (v == 0) {
+                        bad = true;
+                        break;
+                    }
+                    v = ck_dep_value(lg, at, v);
+                } else {
+                    // Another thread may be writing it in this pass: read it once.
+                    v = ck_own_value(lg, x, *(volatile const u8*)(values + x));
                 }
-                v = ck_dep_value(lg, at, v);
-            } else {
-                // Another thread may be writing it in this pass: read it once.
-                v = ck_own_value(lg, x, *(volatile const u8*)(values + x));
+                // Distances d and beyond may be this pass's own writes: unknown.
+                u32 e = v - 2;
+                if (v >= 2 && e < d) {
+                    if (e == d - 1 && (d & 1)) hit = true;
+                    if (e & 1) longest = max(longest, e);
+                    else blocked = true;
+                } else {
+                    blocked = true;
+                }
+                if ((d & 1) ? hit : blocked) break;
             }
-            // Distances d and beyond may be this pass's own writes: unknown.
-            u32 e = v - 2;
-            if (v >= 2 && e < d) {
-                if (e == d - 1 && (d & 1)) hit = true;
-                if (e & 1) longest = max(longest, e);
-                else blocked = true;
-            } else {
-                blocked = true;
+            u32 e = 0;
+            bool decided_here = false;
+            if (bad) {
+                tb_fail(fail, CK_FAIL_ILLEGAL, r);
+            } else if (d & 1) {
+                if (hit) e = d, decided_here = true;
+            } else if (!blocked) {
+                e = longest + 1, decided_here = true;
             }
-            if ((d & 1) ? hit : blocked) break;
+            if (decided_here) {
+                if (ck_store(lg, values, r, e)) mine++;
+                else tb_fail(fail, CK_FAIL_OVERFLOW, r);
+            } else {
+                keep = !bad;
+            }
         }
-        if (bad) {
-            tb_fail(fail, CK_FAIL_ILLEGAL, r);
-            continue;
-        }
-        u32 e = 0;
-        bool decided_here = false;
-        if (d & 1) {
-            if (hit) e = d, decided_here = true;
-        } else if (!blocked) {
-            e = longest + 1, decided_here = true;
-        }
-        if (decided_here) {
-            if (ck_store(lg, values, r, e)) mine++;
-            else tb_fail(fail, CK_FAIL_OVERFLOW, r);
+        u64 at = tb_warp_slot(keep, live_next);
+        if (keep) {
+            ranks_next[at] = r;
+            spans_next[at] = span;
         }
     }
     mine = tb_warp_sum(mine);

@@ -22,6 +22,18 @@ __device__ __forceinline__ u64 tb_warp_sum(u64 v) {
     return v;
 }
 
+// A slot for each lane that wants one, in a list whose length is *count:
+// one atomic per warp. All 32 lanes of the warp call it together; a lane
+// that does not want a slot gets one it must not use.
+__device__ __forceinline__ u64 tb_warp_slot(bool want, u64* count) {
+    u32 ballot = __ballot_sync(0xffffffffu, want);
+    u32 lane = threadIdx.x & 31u;
+    u64 base = 0;
+    if (lane == 0 && ballot) base = atomicAdd(count, (u64)__popc(ballot));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    return base + __popc(ballot & ((1u << lane) - 1u));
+}
+
 // ---- The streamed path (game::kernels::StreamTargets states the contract) ----
 // Every game's chunk-expansion kernel takes its own arguments first, then
 // these, in this order (backend::cuda::stream::StreamArgs pushes them):

@@ -1203,12 +1203,7 @@ __device__ __forceinline__ unsigned char retro_pass(const RCtx& c, const unsigne
 // Entries at or past cap are counted but not written (the host then retries
 // with a larger list).
 __device__ __forceinline__ void retro_append(bool want, u64 r, u64* list, u64 cap, unsigned long long* count) {
-    u32 ballot = __ballot_sync(0xffffffffu, want);
-    u32 lane = threadIdx.x & 31u;
-    unsigned long long base = 0;
-    if (lane == 0 && ballot) base = atomicAdd(count, (unsigned long long)__popc(ballot));
-    base = __shfl_sync(0xffffffffu, base, 0);
-    u64 at = base + __popc(ballot & ((1u << lane) - 1u));
+    u64 at = tb_warp_slot(want, count);
     if (want && at < cap) list[at] = r;
 }
 

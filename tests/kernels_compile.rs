@@ -55,7 +55,7 @@ fn entries(file: &str) -> &'static [&'static str] {
         "checkers.cu" => &[
             "checkers_first_scan",
             "checkers_pass",
-            "checkers_count_pending",
+            "checkers_list_pending",
             "checkers_fill_targets",
             "checkers_pass_listed",
             "checkers_successors",

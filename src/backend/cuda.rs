@@ -11,7 +11,10 @@
 //! `libcuda` / `libnvrtc` first (inside `catch_unwind`) and return
 //! [`Error::Cuda`] with a one-line cause.
 
+mod resident;
 pub mod stream;
+
+pub use resident::ResidentValues;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;

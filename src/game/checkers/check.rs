@@ -9,7 +9,7 @@
 //!   second of unrank, move generation and ranking of every successor);
 //! - every partition of the game solved in order by `checkers_first_scan`
 //!   and the passes, both kinds (`checkers_pass_listed` over successor lists
-//!   from `checkers_count_pending` / `checkers_fill_targets`, and
+//!   from `checkers_list_pending` / `checkers_fill_targets`, and
 //!   `checkers_pass`, which generates the moves each time), and by the twin
 //!   from the same earlier values, bytes compared (partitions above `cpu_max_size` on the device only, above
 //!   `solve_max_size` not at all, with everything after them that needs

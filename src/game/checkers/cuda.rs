@@ -4,11 +4,14 @@
 //!
 //! A solve uploads the partition's tables ([`CheckersTables`]) and the values
 //! of every partition its moves lead to (concatenated, with each one's start
-//! in `dep_base`), runs the first scan, then one pass kernel per distance
-//! until the loop ends where the generic solver's does (the twin's loop,
-//! step for step), and downloads the values. The partition, its internal
-//! bits and its dependencies stay on the device for the whole solve; nothing
-//! is kept between partitions.
+//! in `dep_base`; those this device solved and still keeps are copied on the
+//! device), runs the first scan, lists the pending positions' successors on
+//! the device, then runs one pass per distance until the loop ends where the
+//! generic solver's does (the twin's loop, step for step), each pass reading
+//! only the positions the one before left pending, and downloads the values.
+//! The partition, its internal bits and its dependencies stay on the device
+//! for the whole solve; its values stay after it, within a budget, for the
+//! solves that read them.
 
 use crate::game::NO_FAILURE;
 use std::sync::Arc;
@@ -18,8 +21,9 @@ use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
 use super::twin::{self, CheckersTables, SuccessorList, TwinSolved, MAX_SUCC};
 use super::Checkers;
-use crate::backend::cuda::{cuda_err, CudaDevice, BLOCK};
+use crate::backend::cuda::{cuda_err, CudaDevice, ResidentValues, BLOCK, ROOM_MARGIN};
 use crate::game::Game;
+use crate::value::PartitionId;
 use crate::value::Value;
 use crate::{Error, Result};
 
@@ -93,18 +97,41 @@ pub struct CheckersCuda {
     first_scan: CudaFunction,
     pass: CudaFunction,
     successors: CudaFunction,
-    count_pending: CudaFunction,
+    list_pending: CudaFunction,
     fill_targets: CudaFunction,
     pass_listed: CudaFunction,
+    /// Partitions this device solved, kept for the solves that read them
+    /// (uploading the dependencies again from host memory took 35 of 74
+    /// device seconds through 6 pieces on an H200).
+    resident: ResidentValues,
 }
 
-/// The pending positions' successors on the device (`checkers_fill_targets`):
-/// pending ranks, each one's first target, the targets.
+/// The pending positions' successors on the device (`checkers_fill_targets`),
+/// and the positions a pass reads them for: those still pending. Each pass
+/// reads one of two lists of (rank, span) and leaves the positions it did
+/// not decide in the other, so that each reads only what is undecided.
 struct SuccessorLists {
-    pending: CudaSlice<u64>,
-    offsets: CudaSlice<u64>,
+    /// Pending ranks, as many as `live` says.
+    ranks: [CudaSlice<u64>; 2],
+    /// Each rank's successors in `targets`: start << SPAN_SHIFT | length.
+    spans: [CudaSlice<u64>; 2],
+    /// The length of each list (one element each).
+    live: [CudaSlice<u64>; 2],
+    /// Which list the next pass reads.
+    current: usize,
     targets: CudaSlice<u64>,
+    /// Positions pending after the first scan: the lists' room.
     n: u64,
+    /// Successors in all lists.
+    total: u64,
+}
+
+/// `CK_SPAN_SHIFT` of checkers.cu: a span's length takes the bits below.
+const SPAN_SHIFT: u32 = 24;
+
+/// What a partition's values are kept under on the device.
+fn resident_key(p: PartitionId) -> String {
+    p.0.to_string()
 }
 
 impl std::fmt::Debug for CheckersCuda {
@@ -122,9 +149,12 @@ impl CheckersCuda {
             first_scan: gpu.function(&module, "checkers_first_scan")?,
             pass: gpu.function(&module, "checkers_pass")?,
             successors: gpu.function(&module, "checkers_successors")?,
-            count_pending: gpu.function(&module, "checkers_count_pending")?,
+            list_pending: gpu.function(&module, "checkers_list_pending")?,
             fill_targets: gpu.function(&module, "checkers_fill_targets")?,
             pass_listed: gpu.function(&module, "checkers_pass_listed")?,
+            // A third of the device: the solve's own buffers, which kept
+            // values give way to, beside them.
+            resident: ResidentValues::new(gpu.free_memory()? / 3),
             gpu,
             _module: module,
         })
@@ -187,6 +217,25 @@ impl CheckersCuda {
             "build with --gpu-mem-limit below that (the streamed path), or with --backend cpu",
         )?;
         let s = self.gpu.stream();
+        // TBFORGE_TWIN_TRACE: where a solve's time goes, one line on stderr
+        // (each step waits for the device before it is timed).
+        let trace = std::env::var_os("TBFORGE_TWIN_TRACE").is_some();
+        let mut steps = [0f64; 5];
+        let mut lap = {
+            let mut last = Instant::now();
+            move |steps: &mut [f64; 5], i: usize| -> Result<()> {
+                if trace {
+                    s.synchronize()
+                        .map_err(cuda_err("waiting for the device"))?;
+                    let now = Instant::now();
+                    steps[i] += (now - last).as_secs_f64();
+                    last = now;
+                }
+                Ok(())
+            }
+        };
+        self.resident
+            .make_room(&self.gpu, t.device_bytes().saturating_add(ROOM_MARGIN))?;
         let dt = self.upload_tables(t)?;
         let e = cuda_err;
         // Each dependency at its own start; missing ones take no room.
@@ -199,13 +248,16 @@ impl CheckersCuda {
         let mut dev_deps = s
             .alloc_zeros::<u8>(total.max(1) as usize)
             .map_err(e("allocating the dependencies' values"))?;
-        for (d, &base) in deps.iter().zip(&dep_base) {
+        for ((d, &base), &p) in deps.iter().zip(&dep_base).zip(&t.deps) {
             if d.is_empty() {
                 continue;
             }
             let range = base as usize..base as usize + d.len();
-            s.memcpy_htod(*d, &mut dev_deps.slice_mut(range))
-                .map_err(e("copying the dependencies' values to the device"))?;
+            match self.resident.get(&resident_key(p), d) {
+                Some(kept) => s.memcpy_dtod(&kept.slice(..d.len()), &mut dev_deps.slice_mut(range)),
+                None => s.memcpy_htod(*d, &mut dev_deps.slice_mut(range)),
+            }
+            .map_err(e("copying the dependencies' values to the device"))?;
         }
         let mut keys = Vec::new();
         let mut dist = Vec::new();
@@ -253,6 +305,7 @@ impl CheckersCuda {
         let mut count = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
         let mut max_seen = s.alloc_zeros::<u32>(1).map_err(e("allocating"))?;
         let mut fail = s.clone_htod(&[NO_FAILURE]).map_err(e("allocating"))?;
+        lap(&mut steps, 0)?;
         let cfg = self.gpu.grid(&self.first_scan, BLOCK, size, 0)?;
         let read64 = |x: &CudaSlice<u64>, what: &str| -> Result<u64> {
             Ok(s.clone_dtoh(x).map_err(cuda_err(what))?[0])
@@ -306,7 +359,11 @@ impl CheckersCuda {
         if let Some(err) = twin::failure(game, t, read64(&fail, "copying back")?) {
             return Err(err);
         }
+        lap(&mut steps, 1)?;
         let mut d = 0u32;
+        let mut listed = 0u64;
+        // Trace: pending positions each pass found still undecided, summed.
+        let (mut live_work, mut decided_so_far) = (0u64, 0u64);
         if inside > 0 {
             // Passes are launched in batches, each writing its own count, and
             // read back once a batch: a round trip per pass costs more than
@@ -314,11 +371,13 @@ impl CheckersCuda {
             // so the first batch runs them all. A pass past the loop's end
             // decides nothing (every later value would need a successor at a
             // distance no position has), which the counts confirm.
-            let lists = if lists {
+            let mut lists = if lists {
                 self.successor_lists(t, &dt, &dev_base, &internal, inside, &mut fail)?
             } else {
                 None
             };
+            listed = lists.as_ref().map_or(0, |l| l.total);
+            lap(&mut steps, 2)?;
             let cfg = match &lists {
                 Some(l) => self.gpu.grid(&self.pass_listed, BLOCK, l.n, 0)?,
                 None => self.gpu.grid(&self.pass, BLOCK, size, 0)?,
@@ -345,33 +404,51 @@ impl CheckersCuda {
                         break;
                     }
                     let mut slot = decided.slice_mut(i..i + 1);
-                    if let Some(l) = &lists {
+                    if let Some(l) = &mut lists {
+                        let (from, to) = (l.current, 1 - l.current);
+                        let [r0, r1] = &mut l.ranks;
+                        let (ranks, ranks_next) = if from == 0 { (&*r0, r1) } else { (&*r1, r0) };
+                        let [s0, s1] = &mut l.spans;
+                        let (spans, spans_next) = if from == 0 { (&*s0, s1) } else { (&*s1, s0) };
+                        let [c0, c1] = &mut l.live;
+                        let (live, live_next) = if from == 0 { (&*c0, c1) } else { (&*c1, c0) };
+                        s.memset_zeros(live_next)
+                            .map_err(e("clearing the pending count"))?;
                         let mut launch = s.launch_builder(&self.pass_listed);
                         long.push(&mut launch);
                         launch
                             .arg(&dev_deps)
                             .arg(&mut values)
-                            .arg(&l.pending)
-                            .arg(&l.offsets)
+                            .arg(ranks)
+                            .arg(spans)
+                            .arg(live)
+                            .arg(ranks_next)
+                            .arg(spans_next)
+                            .arg(live_next)
                             .arg(&l.targets)
-                            .arg(&l.n)
                             .arg(&pass_d)
                             .arg(&mut slot)
                             .arg(&mut fail);
                         // SAFETY: the arguments match checkers_pass_listed
-                        // in checkers.cu. `pending` and `offsets` hold n and
-                        // n + 1 elements, offsets rise to targets' length,
-                        // and every target is a rank below `size` (values'
-                        // length) or CK_DEP_BIT with an index inside
-                        // `dev_deps` (checkers_fill_targets formed them as
-                        // ck_value reads, and checked each list's length);
-                        // the count slot and fail hold one element each;
-                        // the long arguments as for the first scan (a dep
-                        // key is such an index into `dev_deps`; `own` holds
-                        // an element per rank once a pass may pass the
-                        // ceiling).
+                        // in checkers.cu. The lists hold n elements each
+                        // and `live` says how many of `ranks` and `spans`
+                        // are read (at most n: the first list's n, then what
+                        // a pass kept of them); the kernel writes at most as
+                        // many to the others, counted in `live_next` (one
+                        // element). A span's targets lie inside `targets`
+                        // (successor_lists formed them from the counts that
+                        // sized it), and every target is a rank below
+                        // `size` (values' length) or CK_DEP_BIT with an
+                        // index inside `dev_deps` (checkers_fill_targets
+                        // formed them as ck_value reads, and checked each
+                        // list's length); the count slot and fail hold one
+                        // element each; the long arguments as for the first
+                        // scan (a dep key is such an index into `dev_deps`;
+                        // `own` holds an element per rank once a pass may
+                        // pass the ceiling).
                         unsafe { launch.launch(cfg) }
                             .map_err(e("launching checkers_pass_listed"))?;
+                        l.current = to;
                         continue;
                     }
                     let mut launch = s.launch_builder(&self.pass);
@@ -401,6 +478,10 @@ impl CheckersCuda {
                     return Err(err);
                 }
                 for (i, &n) in counts[..batch].iter().enumerate() {
+                    if n > 0 || next + i as u32 <= seen {
+                        live_work += inside - decided_so_far;
+                    }
+                    decided_so_far += n;
                     let pass_d = next + i as u32;
                     if pass_d > u32::from(u16::MAX) {
                         return Err(Error::DistanceOverflow {
@@ -424,9 +505,12 @@ impl CheckersCuda {
                 }
                 next += batch as u32;
             }
+            lap(&mut steps, 3)?;
         }
         let mut out = self.gpu.download(&values)?;
         out.truncate(size as usize);
+        drop(dev_deps);
+        self.resident.keep(resident_key(t.partition), values, &out);
         let mut long_out = Vec::new();
         if long.has_own == 1 {
             let own = s
@@ -438,6 +522,21 @@ impl CheckersCuda {
                     .enumerate()
                     .filter(|(_, &x)| x != 0)
                     .map(|(r, &x)| (r as u64, u32::from(x))),
+            );
+        }
+        lap(&mut steps, 4)?;
+        if trace {
+            eprintln!(
+                "checkers gpu {}: {size} indices, {} dependency bytes, {inside} pending, \
+                 {listed} successors listed, {d} passes, {live_work} live entries scanned; seconds: upload {:.4}, first scan {:.4}, \
+                 lists {:.4}, passes {:.4}, download {:.4}",
+                game.partition_name(t.partition),
+                total,
+                steps[0],
+                steps[1],
+                steps[2],
+                steps[3],
+                steps[4],
             );
         }
         Ok((
@@ -465,57 +564,57 @@ impl CheckersCuda {
     ) -> Result<Option<SuccessorLists>> {
         let s = self.gpu.stream();
         let e = cuda_err;
-        let free = |need: u64| self.gpu.has_room(need);
-        if !free(inside.saturating_mul(12))? {
+        // Kept partitions give way to the lists before the lists give way.
+        let free = |need: u64| -> Result<bool> {
+            self.resident
+                .make_room(&self.gpu, need.saturating_add(ROOM_MARGIN))?;
+            self.gpu.has_room(need)
+        };
+        // The two lists of ranks and spans, and their counts.
+        if !free(inside.saturating_mul(32))? {
             return Ok(None);
         }
-        let bits = s
-            .clone_dtoh(internal)
-            .map_err(e("copying the pending bits back"))?;
-        let mut pending = Vec::with_capacity(inside as usize);
-        for (w, &word) in bits.iter().enumerate() {
-            let mut b = word;
-            while b != 0 {
-                pending.push(w as u64 * 32 + u64::from(b.trailing_zeros()));
-                b &= b - 1;
-            }
-        }
-        let n = pending.len() as u64;
+        let room = inside.max(1) as usize;
+        let alloc = |what| s.alloc_zeros::<u64>(room).map_err(e(what));
+        let mut ranks = alloc("allocating the pending ranks")?;
+        let mut spans = alloc("allocating the list spans")?;
+        let mut live = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        let mut cursor = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
+        let cfg = self.gpu.grid(&self.list_pending, BLOCK, t.size, 0)?;
+        let mut launch = s.launch_builder(&self.list_pending);
+        dt.push(&mut launch);
+        launch
+            .arg(internal)
+            .arg(&mut ranks)
+            .arg(&mut spans)
+            .arg(&inside)
+            .arg(&mut live)
+            .arg(&mut cursor)
+            .arg(&mut *fail);
+        // SAFETY: the arguments match checkers_list_pending in checkers.cu;
+        // the tables as for the first scan. The kernel reads the `internal`
+        // word of each rank below `size` (ceil(size / 32) words, its
+        // length) and writes ranks and spans only below `room` (`inside`
+        // elements, their length); live, cursor and fail hold one element.
+        unsafe { launch.launch(cfg) }.map_err(e("launching checkers_list_pending"))?;
+        let n = s
+            .clone_dtoh(&live)
+            .map_err(e("copying the list's length back"))?[0];
+        let total = s
+            .clone_dtoh(&cursor)
+            .map_err(e("copying the list's length back"))?[0];
         if n != inside {
             return Err(Error::Cuda(format!(
-                "checkers partition {}: {n} pending bits against the first scan's count of \
-                 {inside} (a kernel bug; run `tbforge bench gpu checkers`)",
+                "checkers partition {}: {n} pending positions listed against the first scan's \
+                 count of {inside} (a kernel bug; run `tbforge bench gpu checkers`)",
                 t.partition
             )));
         }
-        let pending = s
-            .clone_htod(&pending)
-            .map_err(e("copying the pending ranks to the device"))?;
-        let mut counts = s.alloc_zeros::<u32>(n as usize).map_err(e("allocating"))?;
-        let cfg = self.gpu.grid(&self.count_pending, BLOCK, n, 0)?;
-        let mut launch = s.launch_builder(&self.count_pending);
-        dt.push(&mut launch);
-        launch.arg(&pending).arg(&n).arg(&mut counts);
-        // SAFETY: the arguments match checkers_count_pending in checkers.cu;
-        // the tables as for the first scan; pending and counts hold n
-        // elements, every pending rank below `size`.
-        unsafe { launch.launch(cfg) }.map_err(e("launching checkers_count_pending"))?;
-        let counts = s
-            .clone_dtoh(&counts)
-            .map_err(e("copying the successor counts back"))?;
-        let mut offsets = Vec::with_capacity(counts.len() + 1);
-        let mut total = 0u64;
-        offsets.push(0);
-        for &c in &counts {
-            total += u64::from(c);
-            offsets.push(total);
-        }
-        if !free(total.saturating_add(n + 1).saturating_mul(8))? {
+        if total >> (64 - SPAN_SHIFT) != 0
+            || !free(total.saturating_add(n.saturating_mul(2)).saturating_mul(8))?
+        {
             return Ok(None);
         }
-        let offsets = s
-            .clone_htod(&offsets)
-            .map_err(e("copying the list offsets to the device"))?;
         let mut targets = s
             .alloc_zeros::<u64>(total.max(1) as usize)
             .map_err(e("allocating the successor lists"))?;
@@ -524,22 +623,28 @@ impl CheckersCuda {
         dt.push(&mut launch);
         launch
             .arg(dev_base)
-            .arg(&pending)
-            .arg(&offsets)
+            .arg(&ranks)
+            .arg(&spans)
             .arg(&n)
             .arg(&mut targets)
             .arg(fail);
         // SAFETY: the arguments match checkers_fill_targets in checkers.cu;
-        // the tables and dep_base as for the first scan. Position i writes
-        // targets[offsets[i] .. offsets[i + 1]] and never more (a list that
-        // would grow past it fails instead), so every write lies below
-        // `total`, the targets' length; fail holds one element.
+        // the tables and dep_base as for the first scan. ranks and spans
+        // hold n elements (checked against the count above). Position i
+        // writes its span's targets and never more (a list that would grow
+        // past it fails instead); checkers_list_pending gave the spans
+        // disjoint ranges below `total`, the targets' length; fail holds one
+        // element.
         unsafe { launch.launch(cfg) }.map_err(e("launching checkers_fill_targets"))?;
+        let alloc = |what| s.alloc_zeros::<u64>(room).map_err(e(what));
         Ok(Some(SuccessorLists {
-            pending,
-            offsets,
+            ranks: [ranks, alloc("allocating the pending ranks")?],
+            spans: [spans, alloc("allocating the list spans")?],
+            live: [live, s.alloc_zeros::<u64>(1).map_err(e("allocating"))?],
+            current: 0,
             targets,
             n,
+            total,
         }))
     }
 

@@ -30,7 +30,7 @@ use super::place::{self, PlaceSpec};
 use super::rank24;
 use super::retro::{self, word_range, CpuTwin, MorrisSolveSpec, SolveStats};
 use super::twin::{self as cpu, RankCheck};
-use crate::backend::cuda::{cuda_err, CudaDevice, PeerBuffer, Timed, BLOCK};
+use crate::backend::cuda::{cuda_err, CudaDevice, PeerBuffer, ResidentValues, Timed, BLOCK};
 use crate::dist::{decode_u64s, encode_u64s, slice_of, Solo, Team};
 use crate::{Error, Rank, Result};
 
@@ -194,41 +194,12 @@ pub struct MorrisCuda {
     /// Values of the partitions this device solved last, kept for those
     /// whose captures lead there (uploading 1.2 GB of dependencies took
     /// 0.32 s of 8-7's 2.3 s on an H200).
-    resident: Mutex<Resident>,
+    resident: ResidentValues,
 }
 
-/// Solved partitions' values left on the device, oldest first, within a
-/// budget of bytes.
-#[derive(Default)]
-struct Resident {
-    budget: u64,
-    held: std::collections::VecDeque<ResidentValues>,
-}
-
-/// One partition's values on the device and what identifies the host copy
-/// they were downloaded into: the same allocation (address and length)
-/// under the same name, with the same bytes at [`FINGERPRINT`] places. A
-/// dependency that is not that copy is uploaded instead.
-struct ResidentValues {
-    name: String,
-    symmetry: bool,
-    host: (usize, usize),
-    fingerprint: Vec<u8>,
-    values: Arc<CudaSlice<u8>>,
-}
-
-/// Bytes compared between a dependency and a resident copy's host bytes.
-const FINGERPRINT: usize = 256;
-
-/// The bytes of `values` at [`FINGERPRINT`] places spread over it.
-fn fingerprint(values: &[u8]) -> Vec<u8> {
-    let n = values.len();
-    (0..FINGERPRINT)
-        .filter_map(|i| {
-            values.get(((i as u128 * n as u128) / FINGERPRINT as u128) as usize + i % 7)
-        })
-        .copied()
-        .collect()
+/// What a partition's values are kept under on the device.
+fn resident_key(name: &str, symmetry: bool) -> String {
+    format!("{name}/{symmetry}")
 }
 
 impl std::fmt::Debug for MorrisCuda {
@@ -276,12 +247,9 @@ impl MorrisCuda {
             place_expand: device.function(&module, "place_expand")?,
             class_tabs: Mutex::new(HashMap::new()),
             indirect_peers: Default::default(),
-            resident: Mutex::new(Resident {
-                // A quarter of the device: the partitions solved last, the
-                // solve's own buffers beside them.
-                budget: device.free_memory()? / 4,
-                held: Default::default(),
-            }),
+            // A quarter of the device: the partitions solved last, the
+            // solve's own buffers beside them.
+            resident: ResidentValues::new(device.free_memory()? / 4),
             _module: module,
             device,
         })
@@ -1359,55 +1327,20 @@ impl MorrisCuda {
     /// The device copy of dependency `name` whose host bytes are `host`, if
     /// this device solved it and still holds it.
     fn resident_copy(&self, name: &str, symmetry: bool, host: &[u8]) -> Option<Arc<CudaSlice<u8>>> {
-        let resident = self.resident.lock().unwrap_or_else(|e| e.into_inner());
-        let held = resident
-            .held
-            .iter()
-            .find(|r| r.name == name && r.symmetry == symmetry)?;
-        (held.host == (host.as_ptr() as usize, host.len()) && held.fingerprint == fingerprint(host))
-            .then(|| held.values.clone())
+        self.resident.get(&resident_key(name, symmetry), host)
     }
 
     /// Drops kept partitions, oldest first, until `bytes` are free on the
     /// device (or none is kept).
     fn make_room(&self, bytes: u64) -> Result<()> {
-        loop {
-            if self.device.free_memory()? >= bytes {
-                return Ok(());
-            }
-            let mut resident = self.resident.lock().unwrap_or_else(|e| e.into_inner());
-            if resident.held.pop_front().is_none() {
-                return Ok(());
-            }
-            drop(resident);
-            // Freed memory returns to the device once the stream passes.
-            self.stream
-                .synchronize()
-                .map_err(cuda_err("freeing kept partitions"))?;
-        }
+        self.resident.make_room(&self.device, bytes)
     }
 
     /// Keeps partition `spec`'s values on the device beside their host copy
     /// `host`, dropping the oldest beyond the budget.
     fn keep_resident(&self, spec: MorrisSolveSpec, values: CudaSlice<u8>, host: &[u8]) {
-        let mut resident = self.resident.lock().unwrap_or_else(|e| e.into_inner());
-        let name = spec.name();
-        resident
-            .held
-            .retain(|r| !(r.name == name && r.symmetry == spec.symmetry));
-        if host.len() as u64 > resident.budget {
-            return;
-        }
-        resident.held.push_back(ResidentValues {
-            name,
-            symmetry: spec.symmetry,
-            host: (host.as_ptr() as usize, host.len()),
-            fingerprint: fingerprint(host),
-            values: Arc::new(values),
-        });
-        while resident.held.iter().map(|r| r.host.1 as u64).sum::<u64>() > resident.budget {
-            resident.held.pop_front();
-        }
+        self.resident
+            .keep(resident_key(&spec.name(), spec.symmetry), values, host);
     }
 
     /// Partition `spec`, solved whole by member `owner` of `team` (threads
