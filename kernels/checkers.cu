@@ -411,6 +411,22 @@ struct CkFirstScan {
     }
 };
 
+// What pass d learns from one successor's value v (distance + 2; 1 pending
+// or drawn): hit (odd d: one lost at d - 1), blocked (even d: one not yet
+// known to be won), the longest win. True once the decision is settled.
+__device__ __forceinline__ bool ck_pass_read(u32 v, u32 d, bool* hit, bool* blocked, u32* longest) {
+    // Distances d and beyond may be this pass's own writes: unknown.
+    u32 e = v - 2;
+    if (v >= 2 && e < d) {
+        if (e == d - 1 && (d & 1)) *hit = true;
+        if (e & 1) *longest = max(*longest, e);
+        else *blocked = true;
+    } else {
+        *blocked = true;
+    }
+    return (d & 1) ? *hit : *blocked;
+}
+
 struct CkPass {
     CkTables t;
     CkLong lg;
@@ -425,16 +441,7 @@ struct CkPass {
         bool inside;
         u32 v = ck_value(t, lg, s, own, deps, dep_base, &inside, &code);
         if (code) return true;
-        // Distances d and beyond may be this pass's own writes: unknown.
-        u32 e = v - 2;
-        if (v >= 2 && e < d) {
-            if (e == d - 1 && (d & 1)) hit = true;
-            if (e & 1) longest = max(longest, e);
-            else blocked = true;
-        } else {
-            blocked = true;
-        }
-        return (d & 1) ? hit : blocked;
+        return ck_pass_read(v, d, &hit, &blocked, &longest);
     }
 };
 
@@ -721,16 +728,7 @@ extern "C" __global__ void checkers_pass_listed(CK_LONG_ARGS, const u8* deps, u8
                     // Another thread may be writing it in this pass: read it once.
                     v = ck_own_value(lg, x, *(volatile const u8*)(values + x));
                 }
-                // Distances d and beyond may be this pass's own writes: unknown.
-                u32 e = v - 2;
-                if (v >= 2 && e < d) {
-                    if (e == d - 1 && (d & 1)) hit = true;
-                    if (e & 1) longest = max(longest, e);
-                    else blocked = true;
-                } else {
-                    blocked = true;
-                }
-                if ((d & 1) ? hit : blocked) break;
+                if (ck_pass_read(v, d, &hit, &blocked, &longest)) break;
             }
             u32 e = 0;
             bool decided_here = false;
