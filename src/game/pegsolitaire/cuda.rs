@@ -10,7 +10,7 @@ use std::time::Instant;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
 use super::{PegSolitaire, CELLS};
-use crate::backend::cuda::{cuda_err, CudaDevice, Timed, BLOCK};
+use crate::backend::cuda::{cuda_err, CudaDevice, ResidentValues, Timed, BLOCK, ROOM_MARGIN};
 use crate::{Error, Result};
 
 /// The peg solitaire kernel file.
@@ -32,6 +32,9 @@ pub struct PgCuda {
     expand_fn: CudaFunction,
     jumps: CudaSlice<u8>,
     binom: CudaSlice<u64>,
+    /// The partition solved last, kept for the next solve, which reads it
+    /// (uploading it again took up to 1.17 GB a solve).
+    resident: ResidentValues,
 }
 
 impl PgCuda {
@@ -63,6 +66,7 @@ impl PgCuda {
             expand_fn: gpu.function(&module, "pg_expand")?,
             jumps: s.clone_htod(&jumps).map_err(&e)?,
             binom: s.clone_htod(&binom).map_err(&e)?,
+            resident: ResidentValues::new(gpu.free_memory()? / 3),
             gpu,
             _module: module,
         })
@@ -78,17 +82,23 @@ impl PgCuda {
     pub fn solve(&self, game: &PegSolitaire, k: usize, lower: &[u8]) -> Result<Timed<Vec<u8>>> {
         let t = Instant::now();
         let size = game.hashes[k].size();
+        let need = size + lower.len() as u64;
+        self.resident
+            .make_room(&self.gpu, need.saturating_add(ROOM_MARGIN))?;
         self.gpu.ensure_room(
             &format!("pegsolitaire: the partition of {k} pegs"),
-            size + lower.len() as u64,
+            need,
             "build with --backend cpu",
         )?;
         let s = self.gpu.stream();
         let e = cuda_err;
-        let dev_lower = if lower.is_empty() {
-            s.alloc_zeros::<u8>(1).map_err(e("allocating"))?
-        } else {
-            self.gpu.upload(lower)?
+        let kept = k
+            .checked_sub(1)
+            .and_then(|below| self.resident.get(&below.to_string(), lower));
+        let dev_lower = match kept {
+            Some(kept) => kept,
+            None if lower.is_empty() => Arc::new(s.alloc_zeros::<u8>(1).map_err(e("allocating"))?),
+            None => Arc::new(self.gpu.upload(lower)?),
         };
         let lower_size = lower.len() as u64;
         let mut values = s
@@ -103,7 +113,7 @@ impl PgCuda {
             .arg(&self.binom)
             .arg(&k32)
             .arg(&size)
-            .arg(&dev_lower)
+            .arg(&*dev_lower)
             .arg(&lower_size)
             .arg(&goal)
             .arg(&mut values)
@@ -128,6 +138,7 @@ impl PgCuda {
         drop(dev_lower);
         let mut host = self.gpu.download(&values)?;
         host.truncate(size as usize);
+        self.resident.keep(k.to_string(), values, &host);
         Ok(Timed {
             value: host,
             seconds: t.elapsed().as_secs_f64(),
