@@ -21,7 +21,7 @@ pub struct ReachedView<'a> {
     /// One bit per index, 64 to a word, lowest bit first.
     pub bits: &'a [u64],
     /// `block_ranks[b]`: the reached indices below `512 b`, for every block
-    /// of [`WORDS_PER_BLOCK`] words and one past the last (the total).
+    /// of `WORDS_PER_BLOCK` words and one past the last (the total).
     pub block_ranks: &'a [u64],
     /// The reached indices' values, in index order.
     pub values: &'a [u8],

@@ -617,7 +617,7 @@ impl<'a> Connect4Twin<'a> {
     }
 
     /// [`Self::solve_words`] given the directory `dir` of `reached`
-    /// ([`block_ranks`]), which a team member also needs to join the pieces.
+    /// (`block_ranks`), which a team member also needs to join the pieces.
     pub fn solve_words_dir(
         &self,
         reached: &[u64],

@@ -1,5 +1,5 @@
 //! Fox-and-Geese levels on a CUDA GPU (`kernels/foxandgeese.cu`): the twin
-//! of [`super::twin::LevelSolver`], decision for decision.
+//! of `super::twin::LevelSolver`, decision for decision.
 //!
 //! A level's solve keeps five bytes per index on the device (the value, a
 //! two-byte counter, what its captures allow, its best capture win) and the
@@ -111,7 +111,7 @@ impl FgCuda {
     }
 
     /// Level `k`'s values given level `k - 1`'s (none for `k = 0`), and the
-    /// distances it went through: [`LevelSolver::solve_level`]'s bytes, and
+    /// distances it went through: `LevelSolver::solve_level`'s bytes, and
     /// the seconds the solve took (uploads, kernels and the download).
     pub fn solve_level(
         &self,
@@ -229,7 +229,7 @@ impl FgCuda {
         })
     }
 
-    /// What `fg_check` gives for each (level, index) pair: [`check_digest`]'s
+    /// What `fg_check` gives for each (level, index) pair: `check_digest`'s
     /// five words each.
     pub fn check(&self, pairs: &[(usize, u64)]) -> Result<Vec<u64>> {
         let s = self.gpu.stream();

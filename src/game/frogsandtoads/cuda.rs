@@ -94,8 +94,8 @@ impl FtCuda {
         }
     }
 
-    /// Successors of the listed indices, [`MAX_SUCCESSORS`] slots each
-    /// (unused: `u64::MAX`), as [`super::twin::expand_listed`].
+    /// Successors of the listed indices, `MAX_SUCCESSORS` slots each
+    /// (unused: `u64::MAX`), as `super::twin::expand_listed`.
     pub fn expand(&self, idx: &[u64]) -> Result<Vec<u64>> {
         self.check_indices(idx)?;
         let s = self.gpu.stream();
@@ -126,7 +126,7 @@ impl FtCuda {
     }
 
     /// The two-bit BFS from index `start`: positions first reached at each
-    /// depth (the twin's [`super::super::index_bfs::two_bit_bfs`]); host-clock seconds.
+    /// depth (the twin's `super::super::index_bfs::two_bit_bfs`); host-clock seconds.
     pub fn two_bit_bfs(&self, start: u64) -> Result<Timed<Vec<u64>>> {
         self.check_indices(&[start])?;
         let t = Instant::now();
@@ -184,7 +184,7 @@ impl FtCuda {
     }
 
     /// The byte BFS from index `goal`: every index's value byte and the steps
-    /// run (the twin's [`super::super::index_bfs::byte_bfs`]); host-clock
+    /// run (the twin's `super::super::index_bfs::byte_bfs`); host-clock
     /// seconds, the download included.
     pub fn byte_bfs(&self, goal: u64) -> Result<Timed<(Vec<u8>, u32)>> {
         self.check_indices(&[goal])?;

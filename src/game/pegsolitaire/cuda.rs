@@ -78,7 +78,7 @@ impl PgCuda {
     }
 
     /// Partition `k`'s values from `lower` (partition `k - 1`'s): the twin's
-    /// [`super::kernels::solve_partition_twin`]; host-clock seconds.
+    /// `super::kernels::solve_partition_twin`; host-clock seconds.
     pub fn solve(&self, game: &PegSolitaire, k: usize, lower: &[u8]) -> Result<Timed<Vec<u8>>> {
         let t = Instant::now();
         let size = game.hashes[k].size();

@@ -282,13 +282,13 @@ impl IndexMoves for PermSpec {
 }
 
 /// The two-bit BFS of `perm_two_bit_step` from index `start`
-/// ([`index_bfs::two_bit_bfs`]).
+/// (`index_bfs::two_bit_bfs`).
 pub fn two_bit_bfs(spec: &PermSpec, start: u64) -> Vec<u64> {
     index_bfs::two_bit_bfs(spec, start)
 }
 
 /// The byte BFS of `perm_byte_step` from index `goal`
-/// ([`index_bfs::byte_bfs`]).
+/// (`index_bfs::byte_bfs`).
 pub fn byte_bfs(spec: &PermSpec, goal: u64) -> Result<(Vec<u8>, u32)> {
     index_bfs::byte_bfs(spec, goal)
 }
