@@ -65,6 +65,56 @@ fn solo_contents(g: &AnyGame, out: &Path) -> Files {
     contents(out)
 }
 
+/// Builds `g` into `out` by `stop` members with a directory in the way of
+/// file `blocked` (its writer fails mid-build, and every member must stop),
+/// then resumes it with `resume` members (one: a process of its own), each
+/// member's options changed by `tweak`. The resumed build must keep
+/// partitions from before and end with the bytes of `expected`. Returns the
+/// stopped members' errors.
+fn stop_and_resume(
+    g: &AnyGame,
+    out: &Path,
+    blocked: &str,
+    (stop, resume): (usize, usize),
+    tweak: impl Fn(usize, &mut BuildOptions) + Sync,
+    expected: &Files,
+) -> Vec<String> {
+    std::fs::create_dir_all(out.join(blocked)).unwrap();
+    let started = std::time::Instant::now();
+    let errors: Vec<String> = team_build(g, out, stop, &tweak)
+        .iter()
+        .map(|r| r.as_ref().expect_err("every member stops").to_string())
+        .collect();
+    assert!(
+        started.elapsed().as_secs() < 120,
+        "the members took too long to stop"
+    );
+    assert!(!out.join("manifest.json").exists());
+    std::fs::remove_dir(out.join(blocked)).unwrap();
+    let resumed = if resume == 1 {
+        let mut opts = BuildOptions::new(out);
+        tweak(0, &mut opts);
+        opts.resume = true;
+        g.visit(WithKernels(opts)).unwrap()
+    } else {
+        team_build(g, out, resume, |rank, o| {
+            tweak(rank, o);
+            o.resume = true;
+        })
+        .into_iter()
+        .map(|r| r.unwrap())
+        .next()
+        .unwrap()
+    };
+    assert!(resumed.resumed_partitions > 0, "nothing was kept");
+    assert_same(
+        &contents(out),
+        expected,
+        &format!("resumed by {resume} after {stop} members stopped"),
+    );
+    errors
+}
+
 #[test]
 fn any_number_of_members_writes_the_bytes_of_one_process() {
     let dir = tempfile::tempdir().unwrap();
@@ -151,23 +201,13 @@ fn partitions_solved_side_by_side_write_the_bytes_of_one_process() {
     }
     // Three members, stopped by a failing writer after the first rounds
     // (whose files they wrote), resumed by two: the same bytes.
-    let out = dir.path().join("side-resumed");
-    std::fs::create_dir_all(out.join("5-4.tbf")).unwrap();
-    let results = team_build(&g, &out, 3, |_, o| o.side_by_side = Some(true));
-    assert!(results.iter().all(|r| r.is_err()), "every member stops");
-    std::fs::remove_dir(out.join("5-4.tbf")).unwrap();
-    let resumed: Vec<_> = team_build(&g, &out, 2, |_, o| {
-        o.side_by_side = Some(true);
-        o.resume = true;
-    })
-    .into_iter()
-    .map(|r| r.unwrap())
-    .collect();
-    assert!(resumed[0].resumed_partitions > 0, "nothing was kept");
-    assert_same(
-        &contents(&out),
+    stop_and_resume(
+        &g,
+        &dir.path().join("side-resumed"),
+        "5-4.tbf",
+        (3, 2),
+        |_, o| o.side_by_side = Some(true),
         &expected,
-        "side by side, resumed by 2 after 3 stopped",
     );
 }
 
@@ -180,18 +220,14 @@ fn a_failing_member_stops_the_others_and_the_build_resumes_with_another_count() 
     let expected = contents(&solo);
 
     // A directory in the way of ply 9's file: its writer fails mid-build.
-    let out = dir.path().join("team");
-    std::fs::create_dir_all(out.join("ply09.tbf")).unwrap();
-    let started = std::time::Instant::now();
-    let results = team_build(&g, &out, 2, |_, _| {});
-    assert!(
-        started.elapsed().as_secs() < 120,
-        "the members took too long to stop"
+    let errors = stop_and_resume(
+        &g,
+        &dir.path().join("team"),
+        "ply09.tbf",
+        (2, 3),
+        |_, _| {},
+        &expected,
     );
-    let errors: Vec<String> = results
-        .iter()
-        .map(|r| r.as_ref().expect_err("every member stops").to_string())
-        .collect();
     // The writer names the file; the other member says who stopped it.
     assert!(errors.iter().any(|e| e.contains("ply09.tbf")), "{errors:?}");
     assert!(
@@ -199,19 +235,6 @@ fn a_failing_member_stops_the_others_and_the_build_resumes_with_another_count() 
             .iter()
             .any(|e| e.contains("failed") && e.contains("--resume")),
         "{errors:?}"
-    );
-    assert!(!out.join("manifest.json").exists());
-
-    std::fs::remove_dir(out.join("ply09.tbf")).unwrap();
-    let resumed: Vec<_> = team_build(&g, &out, 3, |_, o| o.resume = true)
-        .into_iter()
-        .map(|r| r.unwrap())
-        .collect();
-    assert!(resumed[0].resumed_partitions > 0, "nothing was kept");
-    assert_same(
-        &contents(&out),
-        &expected,
-        "resumed by 3 members after 2 stopped",
     );
 }
 
@@ -265,32 +288,13 @@ fn external_builds_by_a_team_write_the_bytes_of_one_process() {
     let g = open("connect4", &[("width", "4"), ("height", "4")]);
     let expected = contents(&dir.path().join("connect4-solo"));
     for (stop, resume) in [(2, 3), (3, 1)] {
-        let out = dir.path().join(format!("ext-resumed-{stop}-{resume}"));
-        std::fs::create_dir_all(out.join("ply09.tbf")).unwrap();
-        let results = team_build(&g, &out, stop, tiny);
-        assert!(results.iter().all(|r| r.is_err()), "{results:?}");
-        std::fs::remove_dir(out.join("ply09.tbf")).unwrap();
-        let resumed = if resume == 1 {
-            let mut opts = BuildOptions::new(&out);
-            tiny(0, &mut opts);
-            opts.resume = true;
-            g.visit(WithKernels(opts)).unwrap().resumed_partitions
-        } else {
-            team_build(&g, &out, resume, |rank, o| {
-                tiny(rank, o);
-                o.resume = true;
-            })
-            .into_iter()
-            .map(|r| r.unwrap())
-            .next()
-            .unwrap()
-            .resumed_partitions
-        };
-        assert!(resumed > 0, "nothing was kept");
-        assert_same(
-            &contents(&out),
+        stop_and_resume(
+            &g,
+            &dir.path().join(format!("ext-resumed-{stop}-{resume}")),
+            "ply09.tbf",
+            (stop, resume),
+            tiny,
             &expected,
-            &format!("external, resumed by {resume} after {stop} members stopped"),
         );
     }
 }
