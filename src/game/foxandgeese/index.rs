@@ -186,6 +186,7 @@ impl Index {
 
     /// How many of the 8 symmetries leave the position of a legal index in
     /// place: its class has 8 / that many positions.
+    #[cfg(feature = "build")]
     #[inline]
     pub fn fixing(&self, pos: Placed) -> u32 {
         self.to_rep[pos.fox]
