@@ -208,6 +208,9 @@ impl CheckersCuda {
         let t0 = Instant::now();
         let size = t.size;
         let words = size.div_ceil(32);
+        // Kept partitions give way before the solve is found too large.
+        self.resident
+            .make_room(&self.gpu, t.device_bytes().saturating_add(ROOM_MARGIN))?;
         self.gpu.ensure_room(
             &format!(
                 "checkers partition {}: the solve",
@@ -234,8 +237,6 @@ impl CheckersCuda {
                 Ok(())
             }
         };
-        self.resident
-            .make_room(&self.gpu, t.device_bytes().saturating_add(ROOM_MARGIN))?;
         let dt = self.upload_tables(t)?;
         let e = cuda_err;
         // Each dependency at its own start; missing ones take no room.
