@@ -1,9 +1,11 @@
 //! The streamed path without a GPU: a stand-in device whose expander runs
 //! the game's rules on the CPU but behaves as a device's does (several jobs
 //! in flight, jobs no larger than its memory allows, requests in a scrambled
-//! order inside each bucket). Builds that `--gpu-mem-limit` sends through
-//! the pipeline must give the in-memory build's bytes, for any limit and
-//! disk count, and say in build-log.json what each pass moved.
+//! order inside each bucket). The partitions that `--gpu-mem-limit` sends
+//! through the pipeline (the others are solved in memory), or a whole
+//! external build, must give the in-memory build's bytes, for any limit and
+//! disk count, after a device failure and a resume too, and say in
+//! build-log.json what each pass moved.
 
 mod common;
 
@@ -14,6 +16,7 @@ use tbforge::game::{
     expand_chunk_on_cpu, ChunkDone, ChunkExpander, ChunkJob, KernelSolve, PartitionKernels,
     SolvedPartitions, StreamTargets,
 };
+use tbforge::pipeline::ExternalPlan;
 use tbforge::registry::{AnyGame, GameVisitor};
 use tbforge::solve::{build_game, BuildOptions, BuildReport, BUILD_LOG};
 use tbforge::{Game, PartitionId, Result};
@@ -27,6 +30,18 @@ struct StandIn {
     game: AnyGame,
     /// Jobs in flight at most.
     depth: usize,
+    /// Jobs the device takes before it fails (a lost device), if it does.
+    fails_after: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl StandIn {
+    fn new(game: &AnyGame, depth: usize) -> StandIn {
+        StandIn {
+            game: game.clone(),
+            depth,
+            fails_after: None,
+        }
+    }
 }
 
 impl PartitionKernels for StandIn {
@@ -51,6 +66,7 @@ impl PartitionKernels for StandIn {
             chunk,
             depth: self.depth,
             queue: VecDeque::new(),
+            fails_after: self.fails_after.clone(),
         })))
     }
 
@@ -65,6 +81,7 @@ struct StandInExpander {
     chunk: u64,
     depth: usize,
     queue: VecDeque<Result<ChunkDone>>,
+    fails_after: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 struct Expand<'a>(&'a StreamTargets, ChunkJob);
@@ -90,6 +107,12 @@ impl ChunkExpander for StandInExpander {
     }
 
     fn submit(&mut self, job: ChunkJob) -> Result<()> {
+        if let Some(left) = &self.fails_after {
+            let before = left.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            if before == 0 || before > u64::MAX / 2 {
+                return Err(tbforge::Error::Cuda("the stand-in device was lost".into()));
+            }
+        }
         assert!(
             self.queue.len() < self.depth,
             "more jobs in flight than the depth"
@@ -143,42 +166,90 @@ fn build(g: &AnyGame, out: &Path, tweak: impl FnOnce(&mut BuildOptions)) -> Buil
         .unwrap()
 }
 
-/// The in-memory build, then streamed builds under `--gpu-mem-limit` of 1/8
-/// and 1/64 of the largest partition's working set, over 1 and 3 disks.
+/// The in-memory build, then builds whose partitions over `--gpu-mem-limit`
+/// (1/2 and 1/64 of the largest partition's working set, 1 and 3 disks)
+/// are streamed, the others solved in memory; then a whole external build
+/// streamed.
 fn streamed_builds_agree(g: &AnyGame) {
     let tmp = tempfile::tempdir().unwrap();
     let reference = tmp.path().join("memory");
     let memory = build(g, &reference, |_| {});
     assert_eq!(memory.mode, "memory");
     let expected = contents(&reference);
-    let largest = g.visit(Largest);
-    for (fraction, disks, depth) in [(8, 1, 2), (64, 3, 3), (64, 1, 1)] {
+    let (largest, sizes) = g.visit(Sizes);
+    // Builds where some partitions were streamed and others not.
+    let mut mixed = 0;
+    for (fraction, disks, depth, external) in
+        [(2, 1, 2, false), (64, 3, 3, false), (64, 1, 1, true)]
+    {
         let limit = largest * BYTES_PER_INDEX / fraction;
         let out = tmp
             .path()
-            .join(format!("streamed-{fraction}-{disks}-{depth}"));
+            .join(format!("streamed-{fraction}-{disks}-{depth}-{external}"));
         let report = build(g, &out, |o| {
-            o.kernels = Some(std::sync::Arc::new(StandIn {
-                game: g.clone(),
-                depth,
-            }));
+            o.kernels = Some(std::sync::Arc::new(StandIn::new(g, depth)));
             o.gpu_mem_limit = Some(limit);
             o.disks = (0..disks)
                 .map(|d| out.with_extension(format!("disk{d}")))
                 .collect();
             // Small write buffers: several jobs per chunk.
-            o.mem_limit = Some(48 << 20);
+            let plan = ExternalPlan::for_mem_limit(48 << 20);
+            if external {
+                o.external_plan = Some(plan);
+            } else {
+                o.mem_limit = Some(1 << 30);
+            }
         });
-        let what =
-            format!("--gpu-mem-limit {limit} (1/{fraction}), {disks} disk(s), depth {depth}");
-        assert_eq!(report.mode, "external", "{what}");
+        let what = format!(
+            "--gpu-mem-limit {limit} (1/{fraction}), {disks} disk(s), depth {depth}, external {external}"
+        );
+        assert_eq!(
+            report.mode,
+            if external { "external" } else { "memory" },
+            "{what}"
+        );
         assert!(report.streamed_because.is_some(), "{what}");
         assert_same(&contents(&out), &expected, &what);
+        for d in 0..disks {
+            let dir = out.with_extension(format!("disk{d}"));
+            let left: Vec<_> = std::fs::read_dir(&dir)
+                .map(|d| d.flatten().map(|e| e.file_name()).collect())
+                .unwrap_or_default();
+            assert!(
+                left.is_empty(),
+                "{what}: scratch left in {}: {left:?}",
+                dir.display()
+            );
+        }
         let log: serde_json::Value =
             serde_json::from_slice(&std::fs::read(out.join(BUILD_LOG)).unwrap()).unwrap();
-        let passes: Vec<&serde_json::Value> = log["partitions"]
-            .as_array()
-            .unwrap()
+        let stages = log["partitions"].as_array().unwrap();
+        // Where the build is in memory, exactly the partitions over the limit
+        // went through the pipeline.
+        for stage in stages {
+            let name = stage["name"].as_str().unwrap();
+            let size = sizes[name];
+            let over = size * BYTES_PER_INDEX > limit;
+            let piped = stage["solver"] == "external";
+            assert_eq!(
+                piped,
+                external || over,
+                "{what}: partition {name} of {size} indices solved by {}",
+                stage["solver"]
+            );
+            assert_eq!(
+                piped,
+                stage["pipeline_passes"]
+                    .as_array()
+                    .is_some_and(|p| !p.is_empty())
+                    || size == 0,
+                "{what}: {name}"
+            );
+        }
+        if stages.iter().any(|s| s["solver"] != "external") {
+            mixed += 1;
+        }
+        let passes: Vec<&serde_json::Value> = stages
             .iter()
             .flat_map(|p| p["pipeline_passes"].as_array().into_iter().flatten())
             .collect();
@@ -202,15 +273,23 @@ fn streamed_builds_agree(g: &AnyGame) {
             assert!(p["bytes_read"].as_u64().unwrap() > 0, "{what}");
         }
     }
+    assert!(
+        mixed > 0,
+        "no build solved some partitions in memory and streamed others"
+    );
 }
 
-struct Largest;
+/// The largest partition's size, and every partition's by name.
+struct Sizes;
 
-impl GameVisitor for Largest {
-    type Output = u64;
-    fn visit<G: Game>(self, game: &G) -> u64 {
+impl GameVisitor for Sizes {
+    type Output = (u64, std::collections::HashMap<String, u64>);
+    fn visit<G: Game>(self, game: &G) -> Self::Output {
         let layout = tbforge::game::Layout::new(game).unwrap();
-        (0..layout.len()).map(|s| layout.size(s)).max().unwrap()
+        let sizes: std::collections::HashMap<String, u64> = (0..layout.len())
+            .map(|s| (game.partition_name(layout.order()[s]), layout.size(s)))
+            .collect();
+        (sizes.values().copied().max().unwrap(), sizes)
     }
 }
 
@@ -222,6 +301,58 @@ fn connect4_streamed_builds_agree_with_memory() {
 #[test]
 fn morris_streamed_builds_agree_with_memory() {
     streamed_builds_agree(&open("morris", &[("max", "3")]));
+}
+
+/// The device is lost inside a streamed partition of an in-memory build
+/// (checkpoints at every chunk): the build stops with the device's error,
+/// and `--resume` finishes it with the in-memory build's bytes.
+#[test]
+fn a_streamed_partition_interrupted_by_the_device_resumes_exactly() {
+    let g = open("morris", &[("max", "3")]);
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("memory");
+    build(&g, &reference, |_| {});
+    let expected = contents(&reference);
+    let (largest, _) = g.visit(Sizes);
+    let out = tmp.path().join("streamed");
+    let disk = tmp.path().join("disk");
+    let options = |o: &mut BuildOptions, fails_after: Option<u64>| {
+        o.kernels = Some(std::sync::Arc::new(StandIn {
+            fails_after: fails_after.map(|n| std::sync::Arc::new(n.into())),
+            ..StandIn::new(&g, 2)
+        }));
+        // Over the limit: the largest partition, not the one before it.
+        o.gpu_mem_limit = Some(largest * BYTES_PER_INDEX / 2);
+        o.disks = vec![disk.clone()];
+        o.checkpoint_every = std::time::Duration::ZERO;
+    };
+    let mut opts = BuildOptions::new(&out);
+    options(&mut opts, Some(7));
+    let failed = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap()
+        .install(|| g.visit(Build(opts)));
+    let err = failed.expect_err("the device was lost").to_string();
+    assert!(err.contains("stand-in device was lost"), "{err}");
+    assert!(!out.join("manifest.json").exists());
+    // The build state holds a checkpoint inside the streamed partition: the
+    // resume starts there, not over.
+    let state: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join(".tbforge-build.json")).unwrap()).unwrap();
+    assert!(
+        !state["current"].is_null(),
+        "no checkpoint inside the partition: {state}"
+    );
+    build(&g, &out, |o| {
+        options(o, None);
+        o.resume = true;
+    });
+    assert_same(
+        &contents(&out),
+        &expected,
+        "resumed after the device was lost",
+    );
 }
 
 #[test]

@@ -145,6 +145,10 @@ pub struct CudaDevice {
     /// this one to theirs), with whether that access is direct: opening a
     /// memory pool again each partition cost milliseconds.
     peers: std::sync::Mutex<std::collections::HashMap<u64, bool>>,
+    /// `--gpu-mem-limit`: the device free memory when the limit was set and
+    /// the limit, so that this process sees the device as a card of that
+    /// size (what it allocated since counts against the limit).
+    cap: std::sync::Mutex<Option<(u64, u64)>>,
 }
 
 /// Bytes of each pinned staging buffer.
@@ -220,6 +224,7 @@ impl CudaDevice {
             sms: sms as u32,
             staging: std::sync::Mutex::new(None),
             peers: Default::default(),
+            cap: std::sync::Mutex::new(None),
         })
     }
 
@@ -234,7 +239,20 @@ impl CudaDevice {
     }
 
     /// Bytes of device memory free now: the default `--gpu-mem-limit`.
+    /// Under [`CudaDevice::limit_memory`], no more than the limit leaves
+    /// after what this process allocated since.
     pub fn free_memory(&self) -> Result<u64> {
+        let free = self.device_free()?;
+        let cap = *self.cap.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(match cap {
+            Some((free_then, limit)) => {
+                free.min(limit.saturating_sub(free_then.saturating_sub(free)))
+            }
+            None => free,
+        })
+    }
+
+    fn device_free(&self) -> Result<u64> {
         self.ctx
             .bind_to_thread()
             .map_err(cuda_err("binding the context"))?;
@@ -243,6 +261,17 @@ impl CudaDevice {
             .mem_get_info()
             .map_err(cuda_err("reading free device memory"))?;
         Ok(free as u64)
+    }
+
+    /// Makes every kernel of this process see the device as a card with
+    /// `limit` bytes free now (`--gpu-mem-limit`): what is allocated from
+    /// here on counts against it, in [`CudaDevice::free_memory`] and the
+    /// room checks built on it. A larger device then builds as the smaller
+    /// card would, which is how a workstation card is measured on an H200.
+    pub fn limit_memory(&self, limit: u64) -> Result<()> {
+        let free = self.device_free()?;
+        *self.cap.lock().unwrap_or_else(|e| e.into_inner()) = Some((free, limit));
+        Ok(())
     }
 
     /// Errors unless `need` bytes and [`ROOM_MARGIN`] are free on this

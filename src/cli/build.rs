@@ -116,7 +116,12 @@ fn build_all(
         }
         Device::Cpu => None,
         #[cfg(feature = "cuda")]
-        Device::Cuda(_) if gpu_mem_limit.is_some() => gpu_mem_limit,
+        Device::Cuda(d) if gpu_mem_limit.is_some() => {
+            // Every kernel of the build, not only the streamed path's
+            // buffers, stays within the limit: the device acts as the card.
+            d.limit_memory(gpu_mem_limit.expect("checked"))?;
+            gpu_mem_limit
+        }
         #[cfg(feature = "cuda")]
         Device::Cuda(d) => Some(d.free_memory()?),
     };

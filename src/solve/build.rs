@@ -331,17 +331,31 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             )));
         }
     }
-    // The first partition whose kernel solve would not fit the device, if any.
-    let too_big_for_device = match (&opts.kernels, opts.gpu_mem_limit) {
-        (Some(k), Some(limit)) => (0..layout.len()).find_map(|s| {
-            let p = layout.order()[s];
-            let need = k.working_set(p, layout.size(s))?;
-            (need > limit).then(|| (game.partition_name(p), need, limit))
-        }),
-        _ => None,
-    };
+    // Partitions whose kernel solve would not fit the device: solved
+    // through the pipeline, their chunks streamed through the device, while
+    // the others are solved in memory as usual.
+    let streamed: Vec<bool> = (0..layout.len())
+        .map(|s| match (&opts.kernels, opts.gpu_mem_limit) {
+            (Some(k), Some(limit)) => k
+                .working_set(layout.order()[s], layout.size(s))
+                .is_some_and(|need| need > limit),
+            _ => false,
+        })
+        .collect();
+    let too_big_for_device = streamed.iter().position(|&s| s).map(|s| {
+        let p = layout.order()[s];
+        let need = opts
+            .kernels
+            .as_ref()
+            .and_then(|k| k.working_set(p, layout.size(s)))
+            .unwrap_or(0);
+        (
+            game.partition_name(p),
+            need,
+            opts.gpu_mem_limit.unwrap_or(0),
+        )
+    });
     let external = opts.external_plan.is_some()
-        || too_big_for_device.is_some()
         || opts
             .mem_limit
             .is_some_and(|limit| in_memory_bytes(&layout, opts.encoding) > limit);
@@ -430,7 +444,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     let external = state.external;
     // Scratch directories are checked before the state file is written, so a
     // bad --disk leaves no unfinished build behind.
-    let disks = if external {
+    let disks = if external || streamed.contains(&true) {
         let dirs = if opts.disks.is_empty() {
             vec![out.clone()]
         } else {
@@ -627,7 +641,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     // `plan_side_by_side`), with the member that solved each.
     let mut ahead: Vec<Option<Ahead>> = vec![None; layout.len()];
     let side_by_side = match &opts.kernels {
-        Some(k) if team.size() > 1 && source.is_none() && disks.is_none() => {
+        Some(k) if team.size() > 1 && source.is_none() && !external => {
             opts.side_by_side.unwrap_or_else(|| k.own_device())
         }
         _ => false,
@@ -651,7 +665,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         if slot < resumed {
             // Finished before an interruption: its values come back from scratch
             // (external) or from its tablebase file (in memory), if still read.
-            if disks.is_none() && last_reader[slot] >= resumed {
+            if !external && last_reader[slot] >= resumed {
                 let (values, long) = read_values(&path, layout.size(slot))?;
                 long_of[slot] = Arc::new(long);
                 in_memory[slot] = Some(Arc::new(match reached[slot].take() {
@@ -663,7 +677,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         }
         let reachable = state.reachable_per_slot.as_ref().map(|r| r[slot]);
         let solve_started = Instant::now();
-        let (entry, mut stage) = match &disks {
+        let (entry, mut stage) = match disks.as_ref().filter(|_| external) {
             None => {
                 let comm_before = team.stats().read();
                 if side_by_side && ahead[slot].is_none() && reached[slot].is_none() {
@@ -676,6 +690,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                         slot_of: &slot_of,
                         ahead: &ahead,
                         reached: &reached,
+                        streamed: &streamed,
                     };
                     if let Some(plan) = plan_side_by_side(k, &layout, &ready, team.size()) {
                         progress.phase(
@@ -720,6 +735,72 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                             shared = Some(a.values);
                             Ok(a.solve)
                         }),
+                        Some(k) if streamed[slot] => {
+                            stage.solver = Solver::External;
+                            let disks = disks.as_ref().expect("opened for streamed partitions");
+                            // The chunking a checkpoint inside this partition
+                            // was taken with, or this run's (saved first).
+                            let resume = state
+                                .current
+                                .clone()
+                                .filter(|(s, _)| *s == slot)
+                                .map(|(_, c)| c)
+                                .filter(|_| scratch_intact(disks, &layout, slot));
+                            let plan = match (&resume, state.chunking) {
+                                (Some(_), Some((chunk, lookup_chunk, run_capacity))) => {
+                                    ExternalPlan {
+                                        chunk,
+                                        lookup_chunk,
+                                        run_capacity,
+                                        ..plan
+                                    }
+                                }
+                                _ => {
+                                    let held: u64 =
+                                        in_memory.iter().flatten().map(|h| h.bytes()).sum();
+                                    let limit = opts.mem_limit.unwrap_or(1 << 30);
+                                    let plan =
+                                        ExternalPlan {
+                                            checkpoint_every: opts.checkpoint_every,
+                                            ..ExternalPlan::for_mem_limit(limit.saturating_sub(
+                                                baseline_bytes() + held_bits + held,
+                                            ))
+                                        };
+                                    state.chunking =
+                                        Some((plan.chunk, plan.lookup_chunk, plan.run_capacity));
+                                    save_state(leader, out, &state)?;
+                                    plan
+                                }
+                            };
+                            let resume = resume.filter(|_| state.chunking.is_some());
+                            let streamed = StreamedSlot {
+                                solver: ExternalSolver {
+                                    game,
+                                    layout: &layout,
+                                    disks,
+                                    plan,
+                                    progress: &progress,
+                                    stats: &stats,
+                                    device: Some(StreamDevice {
+                                        kernels: &**k,
+                                        device_bytes: opts.gpu_mem_limit.unwrap_or(u64::MAX),
+                                    }),
+                                },
+                                in_memory: &in_memory,
+                                reads: k.reads(p),
+                                team,
+                            };
+                            let values =
+                                streamed.solve(slot, mask.as_deref(), resume, &mut |c| {
+                                    state.current = Some((slot, c));
+                                    save_state(leader, out, &state)
+                                })?;
+                            stage.work.pipeline_passes = stats.take_passes();
+                            Some(Ok(KernelSolve {
+                                passes: Some(stage.work.pipeline_passes.len() as u32),
+                                ..KernelSolve::on_cpu(values, None)
+                            }))
+                        }
                         Some(k) if team.size() > 1 => {
                             team_kernel_solve(&**k, slot, p, &solved, team)?
                         }
@@ -733,7 +814,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     Some(solve) => {
                         let solve = solve?;
                         compact = solve.compact;
-                        if stage.solver != Solver::Copied {
+                        if stage.solver == Solver::Generic {
                             accelerated_partitions += 1;
                             stage.solver = Solver::Kernels;
                         }
@@ -1276,6 +1357,9 @@ struct Ready<'a> {
     ahead: &'a [Option<Ahead>],
     /// The reached bits of layered partitions not solved yet.
     reached: &'a [Option<Vec<u64>>],
+    /// The partitions too large for the device, solved through the
+    /// pipeline in their turn (never side by side).
+    streamed: &'a [bool],
 }
 
 /// The most of a side-by-side round's work one member may carry (in
@@ -1305,6 +1389,7 @@ fn plan_side_by_side(
     let ready = |t: usize| {
         at.ahead[t].is_none()
             && at.reached[t].is_none()
+            && !at.streamed[t]
             && kernels
                 .reads(order[t])
                 .is_some_and(|reads| reads.iter().all(solved))
@@ -1685,6 +1770,103 @@ impl Held {
             Held::Compact(c) => PartitionValues::Compact(c.view()),
         }
     }
+
+    /// Bytes of memory held.
+    fn bytes(&self) -> u64 {
+        match self {
+            Held::Full(v) => v.len() as u64,
+            Held::Compact(c) => c.heap_bytes(),
+        }
+    }
+}
+
+/// A partition of an in-memory build whose kernel solve needs more device
+/// memory than `--gpu-mem-limit`: solved through the pipeline, its chunks
+/// streamed through the device, while the partitions around it are solved
+/// in memory.
+struct StreamedSlot<'a, G: Game> {
+    solver: ExternalSolver<'a, G>,
+    /// The build's values so far, by slot.
+    in_memory: &'a [Option<Arc<Held>>],
+    /// The partitions it reads, where the kernels know (else every earlier one).
+    reads: Option<Vec<PartitionId>>,
+    team: &'a dyn Team,
+}
+
+impl<G: Game> StreamedSlot<'_, G> {
+    /// Solves `slot` (only the `reached` indices, where given) and returns
+    /// its values. The pipeline reads earlier partitions from scratch: those
+    /// it reads that are not there yet are written first, once for the
+    /// build. On a team, member `slot % size` solves and the others receive
+    /// the values, as an external build's members do.
+    fn solve(
+        &self,
+        slot: usize,
+        reached: Option<&[u64]>,
+        resume: Option<PassCheckpoint>,
+        checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
+    ) -> Result<Vec<u8>> {
+        let (layout, disks, team) = (self.solver.layout, self.solver.disks, self.team);
+        let owner = slot % team.size();
+        if team.rank() == owner {
+            let order = layout.order();
+            for (earlier, q) in order.iter().enumerate().take(slot) {
+                let read = self.reads.as_ref().is_none_or(|r| r.contains(q));
+                if let (true, Some(held)) = (read, &self.in_memory[earlier]) {
+                    spill_values(held, &disks.values_path(earlier), layout.size(earlier))?;
+                }
+            }
+            if team.size() == 1 {
+                self.solver.solve(slot, reached, resume, checkpoint)?;
+            } else {
+                self.solver.solve(slot, reached, None, &mut |_| Ok(()))?;
+            }
+        }
+        let path = disks.values_path(slot);
+        let size = layout.size(slot);
+        if team.size() > 1 {
+            share_values(team, owner, &path, size)?;
+        }
+        let mut values = vec![0u8; size as usize];
+        ByteFile::open_existing(&path, size)?.read_at(0, &mut values)?;
+        self.solver.stats.read(size);
+        // Its passes' side files are not read again; its values stay, for
+        // the later streamed partitions that read them.
+        for what in ["summary", "flags"] {
+            let side = disks.side_path(slot, what);
+            std::fs::remove_file(&side)
+                .map_err(|e| Error::io("removing scratch file", &side, e))?;
+        }
+        Ok(values)
+    }
+}
+
+/// Writes `held` (a partition of `len` indices) to the scratch value file
+/// `path` unless a complete copy is there: under a temporary name first,
+/// so that an interruption never leaves a partial file the next run trusts.
+fn spill_values(held: &Held, path: &Path, len: u64) -> Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == len) {
+        return Ok(());
+    }
+    let tmp = path.with_extension("values-tmp");
+    let file = ByteFile::create_or_open(&tmp, len)?;
+    const PIECE: u64 = 64 << 20;
+    let mut piece = Vec::new();
+    let mut offset = 0;
+    while offset < len {
+        let n = PIECE.min(len - offset);
+        match held {
+            Held::Full(v) => file.write_at(offset, &v[offset as usize..(offset + n) as usize])?,
+            Held::Compact(c) => {
+                piece.resize(n as usize, 0);
+                c.view().expand_into(offset, &mut piece);
+                file.write_at(offset, &piece)?;
+            }
+        }
+        offset += n;
+    }
+    file.sync()?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io("renaming scratch file", path, e))
 }
 
 /// Whether partition `slot`'s scratch files are all there, at their sizes.
