@@ -290,12 +290,17 @@ impl CudaDevice {
     }
 
     /// Whether `need` bytes and [`ROOM_MARGIN`] are free on this device once
-    /// its stream has freed what was dropped before.
+    /// its stream has freed what was dropped before. Under
+    /// [`CudaDevice::limit_memory`] the margin (the driver's reserve) is
+    /// the device's own: `need` alone must fit the limit.
     pub fn has_room(&self, need: u64) -> Result<bool> {
         self.stream
             .synchronize()
             .map_err(cuda_err("synchronising"))?;
-        Ok(need.saturating_add(ROOM_MARGIN) <= self.free_memory()?)
+        Ok(
+            need.saturating_add(ROOM_MARGIN) <= self.device_free()?
+                && need <= self.free_memory()?,
+        )
     }
 
     /// The number of multiprocessors.

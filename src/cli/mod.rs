@@ -527,9 +527,10 @@ pub(crate) struct BuildArgs {
     #[arg(long, value_name = "SIZE")]
     mem_limit: Option<String>,
     /// Device memory the GPU kernels may take, e.g. `24G` (default: what the
-    /// device has free). A partition whose in-memory kernel solve needs more
-    /// sends the build through the streamed path: chunks from the scratch
-    /// disks through pinned buffers and the device.
+    /// device has free): the device acts as a card of that size. A partition
+    /// whose in-memory kernel solve needs more goes through the streamed
+    /// path (chunks from the scratch disks through pinned buffers and the
+    /// device); the others are solved in memory.
     #[arg(long, value_name = "SIZE")]
     gpu_mem_limit: Option<String>,
     /// Scratch/output directory to stripe over (repeatable), as over RAID disks.

@@ -243,9 +243,9 @@ pub trait PartitionKernels: Send + Sync + std::fmt::Debug {
 
     /// Bytes of device memory [`PartitionKernels::solve`] of partition `p`
     /// needs at its peak (its values, what it reads of earlier partitions,
-    /// its work arrays), where the kernels know: a build whose partitions
-    /// do not all fit `--gpu-mem-limit` takes the streamed path. `None`:
-    /// unknown, or not on a device.
+    /// its work arrays), where the kernels know: a partition that does not
+    /// fit `--gpu-mem-limit` takes the streamed path. `None`: unknown, or
+    /// not on a device.
     fn working_set(&self, p: PartitionId, size: u64) -> Option<u64> {
         let _ = (p, size);
         None

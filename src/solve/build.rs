@@ -68,12 +68,13 @@ pub struct BuildOptions {
     /// [`build_game`] with the same game and options but its own team
     /// member and kernels (see [`crate::dist`]).
     pub team: Option<Arc<dyn Team>>,
-    /// Device memory the kernels may take (`--gpu-mem-limit`): a build
-    /// with a partition whose in-memory kernel solve needs more
+    /// Device memory the kernels may take (`--gpu-mem-limit`): a partition
+    /// whose in-memory kernel solve needs more
     /// ([`PartitionKernels::working_set`]) takes the streamed path, the
     /// external pipeline with its chunks expanded on the device within
-    /// this many bytes. `None`: no limit (streamed only when `--mem-limit`
-    /// sends the build through the pipeline anyway).
+    /// this many bytes, while the others are solved in memory. `None`: no
+    /// limit (streamed only when `--mem-limit` sends the whole build
+    /// through the pipeline).
     pub gpu_mem_limit: Option<u64>,
     /// Whether a team hands partitions that do not read each other to
     /// different members, each solving its own whole at the same time,
@@ -787,7 +788,6 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                                     }),
                                 },
                                 in_memory: &in_memory,
-                                reads: k.reads(p),
                                 team,
                             };
                             let values =
@@ -1786,18 +1786,17 @@ impl Held {
 /// in memory.
 struct StreamedSlot<'a, G: Game> {
     solver: ExternalSolver<'a, G>,
-    /// The build's values so far, by slot.
+    /// The build's values so far, by slot: the pipeline reads every earlier
+    /// partition the game's rules reach (the kernels' own reads may leave
+    /// some out, such as lost partitions they decide without reading).
     in_memory: &'a [Option<Arc<Held>>],
-    /// The partitions it reads, where the kernels know (else every earlier one).
-    reads: Option<Vec<PartitionId>>,
     team: &'a dyn Team,
 }
 
 impl<G: Game> StreamedSlot<'_, G> {
     /// Solves `slot` (only the `reached` indices, where given) and returns
     /// its values. The pipeline reads earlier partitions from scratch: those
-    /// it reads that are not there yet are written first, once for the
-    /// build. On a team, member `slot % size` solves and the others receive
+    /// held that are not there yet are written first, once for the build. On a team, member `slot % size` solves and the others receive
     /// the values, as an external build's members do.
     fn solve(
         &self,
@@ -1809,10 +1808,8 @@ impl<G: Game> StreamedSlot<'_, G> {
         let (layout, disks, team) = (self.solver.layout, self.solver.disks, self.team);
         let owner = slot % team.size();
         if team.rank() == owner {
-            let order = layout.order();
-            for (earlier, q) in order.iter().enumerate().take(slot) {
-                let read = self.reads.as_ref().is_none_or(|r| r.contains(q));
-                if let (true, Some(held)) = (read, &self.in_memory[earlier]) {
+            for (earlier, held) in self.in_memory[..slot].iter().enumerate() {
+                if let Some(held) = held {
                     spill_values(held, &disks.values_path(earlier), layout.size(earlier))?;
                 }
             }

@@ -495,6 +495,7 @@ impl Connect4Cuda {
     ) -> Result<f64> {
         let t0 = Instant::now();
         let tables = Connect4Tables::new(spec)?;
+        let (reached_in, next_in) = (reached, next);
         let reached = check_reached(spec, &tables, reached)?;
         let next = check_next_bits(spec, &tables, next)?;
         if reached.iter().all(|&w| w == 0) {
@@ -504,16 +505,13 @@ impl Connect4Cuda {
         if !self.gpu.has_room(need)? {
             // A ply kept from solving is worth less than the search.
             self.forget();
-            self.gpu.ensure_room(
-                &format!(
-                    "connect4 {}x{} {}: the forward search",
-                    spec.width,
-                    spec.height,
-                    spec.name()
-                ),
-                need,
-                "build on a GPU with more memory, or with --backend cpu",
-            )?;
+            if !self.gpu.has_room(need)? {
+                // A card too small for two plies' bits (--gpu-mem-limit far
+                // below the build's working sets): this step runs on the
+                // CPU twin, which sets the same bits.
+                super::twin::expand(spec, reached_in, next_in)?;
+                return Ok(0.0);
+            }
         }
         let s = self.gpu.stream();
         let e = cuda_err;
