@@ -741,12 +741,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                             let disks = disks.as_ref().expect("opened for streamed partitions");
                             // The chunking a checkpoint inside this partition
                             // was taken with, or this run's (saved first).
-                            let resume = state
-                                .current
-                                .clone()
-                                .filter(|(s, _)| *s == slot)
-                                .map(|(_, c)| c)
-                                .filter(|_| scratch_intact(disks, &layout, slot));
+                            let resume = checkpoint_of(&state, disks, &layout, slot);
                             let plan = match (&resume, state.chunking) {
                                 (Some(_), Some((chunk, lookup_chunk, run_capacity))) => {
                                     ExternalPlan {
@@ -929,15 +924,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                 continue;
             }
             Some(disks) => {
-                // A checkpoint is only as good as the scratch it describes: if
-                // this partition's scratch files went missing, redo it whole
-                // (exact: the first scan recomputes everything they held).
-                let resume = state
-                    .current
-                    .clone()
-                    .filter(|(s, _)| *s == slot)
-                    .map(|(_, c)| c)
-                    .filter(|_| scratch_intact(disks, &layout, slot));
+                let resume = checkpoint_of(&state, disks, &layout, slot);
                 for earlier in 0..slot {
                     let values = disks.values_path(earlier);
                     let size = layout.size(earlier);
@@ -1864,6 +1851,23 @@ fn spill_values(held: &Held, path: &Path, len: u64) -> Result<()> {
     }
     file.sync()?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io("renaming scratch file", path, e))
+}
+
+/// The checkpoint inside partition `slot` the state holds, if its scratch
+/// files are still all there (a checkpoint is only as good as the scratch
+/// it describes: without them the partition is redone whole, exactly).
+fn checkpoint_of(
+    state: &State,
+    disks: &ScratchDisks,
+    layout: &Layout,
+    slot: usize,
+) -> Option<PassCheckpoint> {
+    state
+        .current
+        .clone()
+        .filter(|(s, _)| *s == slot)
+        .map(|(_, c)| c)
+        .filter(|_| scratch_intact(disks, layout, slot))
 }
 
 /// Whether partition `slot`'s scratch files are all there, at their sizes.
