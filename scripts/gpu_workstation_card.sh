@@ -103,6 +103,8 @@ TBFORGE_TWIN_TRACE=1 build card "${CARD_TIMEOUT:-240}" morris --param max="$max"
 kill $sampler 2>/dev/null
 tail -4 "$OUT/card-progress.txt" | sed 's/^/   progress /'
 [ -f "$WORK/card/manifest.json" ] && same whole card
+echo "== partitions solved in memory with lists smaller than their pending positions (card)"
+grep -E "lists of [0-9]+ entries" "$OUT/card.txt" | sed 's/^/   /'
 echo "== first scans of the largest partitions (whole device): pending and events per index"
 python3 - "$OUT/whole.txt" "$WORK/whole/build-log.json" <<'PY'
 import json, re, sys

@@ -303,6 +303,19 @@ impl CudaDevice {
         )
     }
 
+    /// The largest `need` for which [`CudaDevice::has_room`] holds now:
+    /// what a solve that sizes its work arrays to the device may still
+    /// allocate.
+    pub fn room(&self) -> Result<u64> {
+        self.stream
+            .synchronize()
+            .map_err(cuda_err("synchronising"))?;
+        Ok(self
+            .device_free()?
+            .saturating_sub(ROOM_MARGIN)
+            .min(self.free_memory()?))
+    }
+
     /// The number of multiprocessors.
     pub fn multiprocessors(&self) -> u32 {
         self.sms

@@ -923,6 +923,10 @@ fn solve_rows(
                 .rows
                 .push(team_row(side, spec, &deps, &twin, alone, peer)?);
         }
+        #[cfg(feature = "cuda")]
+        if let Solver::Cuda(g) = side {
+            report.rows.push(bounded_row(g, spec, &deps, &twin, alone)?);
+        }
     }
     if placing > 0 {
         report.rows.push(
@@ -1023,6 +1027,42 @@ fn team_row(
             )
         }),
     ))
+}
+
+/// Partition `spec` solved by the device with its candidate and frontier
+/// lists held to 1/512 of its size, as on a card without room for whole
+/// lists: each pass lists its candidates in parts and a frontier larger
+/// than a list goes through host memory. Its bytes must equal the twin's
+/// `twin`, and the parts must have run; `alone` is the device's seconds
+/// with whole lists.
+#[cfg(feature = "cuda")]
+fn bounded_row(
+    gpu: &super::cuda::MorrisCuda,
+    spec: MorrisSolveSpec,
+    deps: &[&[u8]],
+    twin: &[u8],
+    alone: f64,
+) -> Result<DeviceCheckRow> {
+    let size = spec.size();
+    let (got, seconds) = timed(|| gpu.morris_solve_bounded(spec, deps, (size / 512).max(1024)))?;
+    let diff = first_difference(twin, &got.value);
+    let lists = got.lists;
+    let detail = match &diff {
+        Some(d) => d.clone(),
+        None if lists.parts == 0 => format!(
+            "bytes identical, but lists of {} entries held every pending position: no parts ran",
+            lists.entries
+        ),
+        None => format!(
+            "bytes identical; lists of {} entries: {} parts in {} passes, {} frontier entries through host memory; {seconds:.3} s (whole lists {alone:.3} s)",
+            lists.entries, lists.parts, got.passes, lists.host_frontier
+        ),
+    };
+    Ok(
+        DeviceCheckRow::new("retro solve, bounded lists", spec.name(), size)
+            .gpu(size, seconds)
+            .matched(diff.is_none() && lists.parts > 0, detail),
+    )
 }
 
 /// A partition where the side to move has two pieces: each legal index is a

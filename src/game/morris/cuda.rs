@@ -26,9 +26,10 @@ use cudarc::driver::{
 
 use super::classes::HalfIndex;
 use super::expand::{self, Expansion, MorrisPartition, Summary};
+use super::kernels::{LIST_FLOOR, LIST_SLACK};
 use super::place::{self, PlaceSpec};
 use super::rank24;
-use super::retro::{self, word_range, CpuTwin, MorrisSolveSpec, SolveStats};
+use super::retro::{self, word_range, CpuTwin, ListUse, MorrisSolveSpec, SolveStats};
 use super::twin::{self as cpu, RankCheck};
 use crate::backend::cuda::{cuda_err, CudaDevice, PeerBuffer, ResidentValues, Timed, BLOCK};
 use crate::dist::{decode_u64s, encode_u64s, slice_of, Solo, Team};
@@ -647,7 +648,8 @@ impl MorrisCuda {
     /// passes (kernels `retro_first_scan`, `retro_candidates`,
     /// `retro_compact`, `retro_pass_candidates`; twin [`CpuTwin::solve`]):
     /// the partition's values, its dependencies, the event list, the
-    /// candidate bitmap and lists stay on the device for the whole solve;
+    /// candidate bitmap and lists stay on the device for the whole solve
+    /// (lists as large as the device's room allows: [`ListUse`]);
     /// `deps[i]` holds [`MorrisSolveSpec::dependencies`]`[i]`.
     pub fn morris_solve(
         &self,
@@ -669,6 +671,31 @@ impl MorrisCuda {
         deps: &[&[u8]],
         team: &dyn Team,
         align: u64,
+    ) -> Result<SolveStats<Vec<u8>>> {
+        self.solve_partition(spec, deps, team, align, None)
+    }
+
+    /// [`Self::morris_solve`] with its candidate and frontier lists held to
+    /// `list_cap` entries (rounded down to whole bitmap words, at least 32)
+    /// however much the device has free: the device check's
+    /// way to run the parts and the host-held frontiers of a partition
+    /// larger than a card's room on a partition it can compare.
+    pub fn morris_solve_bounded(
+        &self,
+        spec: MorrisSolveSpec,
+        deps: &[&[u8]],
+        list_cap: u64,
+    ) -> Result<SolveStats<Vec<u8>>> {
+        self.solve_partition(spec, deps, &Solo::default(), 64, Some(list_cap))
+    }
+
+    fn solve_partition(
+        &self,
+        spec: MorrisSolveSpec,
+        deps: &[&[u8]],
+        team: &dyn Team,
+        align: u64,
+        list_limit: Option<u64>,
     ) -> Result<SolveStats<Vec<u8>>> {
         assert!(align % 64 == 0 && align > 0, "slices must hold whole words");
         CpuTwin::new(spec, deps.to_vec())?; // checks the dependencies' sizes
@@ -696,8 +723,9 @@ impl MorrisCuda {
                 },
             )
             .collect::<Result<_>>()?;
-        // What this solve allocates (as MorrisKernels::solve_bytes counts it,
-        // with the peer copies' room): kept partitions give way to it.
+        // What this solve allocates with whole lists (and the peer copies'
+        // room): kept partitions give way to it; a solve that still lacks
+        // the room holds its lists to what is left.
         let words = size.div_ceil(32);
         self.make_room(size * (1 + 8 + 3 * 8) + words * 4 * (1 + others.len() as u64))?;
         let uploaded = t0.elapsed().as_secs_f64();
@@ -721,7 +749,7 @@ impl MorrisCuda {
         // Events: at most one per index of the slice; the kernel counts past
         // the capacity and the scan is rerun if needed.
         let mut cap = (hi - lo).max(1);
-        let (events, st) = loop {
+        let (mut events, st) = loop {
             let mut events = s
                 .alloc_zeros::<u64>(cap as usize)
                 .map_err(e("allocating the event list"))?;
@@ -873,13 +901,67 @@ impl MorrisCuda {
         } else {
             (1u64, 1u32, 0u32)
         };
+        // Alone, the candidate list and the two frontiers hold what the
+        // device has room for, up to every pending position (a card
+        // smaller than the whole solve, --gpu-mem-limit, or the check's
+        // bound): a pass then lists and checks its candidates part by part
+        // (a part of list_cap bits holds at most list_cap candidates), and
+        // a frontier that outgrows its list waits in host memory. A pass
+        // decides a few pending positions in a thousand, so the parts cost
+        // a few launches, not passes. A team's lists stay whole.
+        let list_cap = if split {
+            l_cap
+        } else {
+            let fixed = words * 4 + LIST_SLACK;
+            let whole = 3 * 8 * l_cap + fixed;
+            if list_limit.is_none() && self.device.room()? >= whole {
+                l_cap
+            } else {
+                // The event list was sized to the slice before the scan:
+                // its unused tail goes to the lists.
+                if n_events < events.len() as u64 {
+                    let mut tight = s
+                        .alloc_zeros::<u64>(n_events.max(1) as usize)
+                        .map_err(e("allocating the event list"))?;
+                    if n_events > 0 {
+                        s.memcpy_dtod(&events.slice(..n_events as usize), &mut tight)
+                            .map_err(e("copying the event list"))?;
+                    }
+                    events = tight;
+                }
+                let room = self.device.room()?.saturating_sub(fixed) / 24;
+                let cap = room.min(list_limit.unwrap_or(u64::MAX));
+                if cap >= l_cap {
+                    l_cap
+                } else {
+                    // Whole bitmap words per part. Below the floor the
+                    // parts would cost more launches than the passes'
+                    // work; a check's bound goes lower on purpose.
+                    let cap = cap / 32 * 32;
+                    let floor = if list_limit.is_some() { 32 } else { LIST_FLOOR };
+                    if cap < floor {
+                        return Err(Error::Cuda(format!(
+                            "partition {}: {:.3} GB of device memory are free after its values, events and dependencies, room for lists of {cap} entries where a solve needs {floor}; raise --gpu-mem-limit or use a card with more memory",
+                            spec.name(),
+                            self.device.room()? as f64 / 1e9,
+                        )));
+                    }
+                    cap
+                }
+            }
+        };
+        let bounded = list_cap < l_cap;
+        let mut list_use = ListUse {
+            entries: if bounded { list_cap } else { 0 },
+            ..ListUse::default()
+        };
         let mut cand = s
-            .alloc_zeros::<u64>(l_cap as usize)
+            .alloc_zeros::<u64>(list_cap as usize)
             .map_err(e("allocating"))?;
         let mut frontier = [
-            s.alloc_zeros::<u64>(l_cap as usize)
+            s.alloc_zeros::<u64>(list_cap as usize)
                 .map_err(e("allocating"))?,
-            s.alloc_zeros::<u64>(l_cap as usize)
+            s.alloc_zeros::<u64>(list_cap as usize)
                 .map_err(e("allocating"))?,
         ];
         let mut counts = [
@@ -943,13 +1025,19 @@ impl MorrisCuda {
         let mut received = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
         let mut theirs = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
         let zero = s.alloc_zeros::<u64>(1).map_err(e("allocating"))?;
-        let cfg_cand = self
-            .device
-            .grid(&self.retro_candidates, BLOCK, l_cap + n_events, smem)?;
+        let cfg_cand =
+            self.device
+                .grid(&self.retro_candidates, BLOCK, list_cap + n_events, smem)?;
+        // The bitmap words listed at once: all this member's, or (bounded)
+        // list_cap bits.
+        let part_words = if bounded { list_cap / 32 } else { w_hi - w_lo }.max(1);
         let cfg_compact = self
             .device
-            .grid(&self.retro_compact, BLOCK, (w_hi - w_lo).max(1), 0)?;
-        let cfg_pass = self.device.grid(&self.retro_pass, BLOCK, l_cap, smem)?;
+            .grid(&self.retro_compact, BLOCK, part_words, 0)?;
+        let cfg_pass = self.device.grid(&self.retro_pass, BLOCK, list_cap, smem)?;
+        // A frontier that outgrew its list, marked from host memory in the
+        // next pass.
+        let mut host_frontier: Option<Vec<u64>> = None;
         // The others' positions decided in the last pass, written by the
         // next retro_candidates (byte d + 1 in pass d).
         let mut n_set = 0u64;
@@ -983,27 +1071,65 @@ impl MorrisCuda {
                 0
             };
             let set_byte = (d + 1) as u8;
-            let mut launch = s.launch_builder(&self.retro_candidates);
-            head.push(&mut launch);
-            launch
-                .arg(&d)
-                .arg(&mut values)
-                .arg(fr_in)
-                .arg(&*n_in)
-                .arg(&events)
-                .arg(&ne)
-                .arg(&mut marks)
-                .arg(&theirs)
-                .arg(&n_set)
-                .arg(&set_byte);
-            // SAFETY: arguments match retro_candidates; fr_in holds *n_in
-            // decided ranks of the partition (at most l_cap), events n_events
-            // keys of its ranks, marks one bit per index, values one byte;
-            // theirs holds n_set ranks of the partition: through host
-            // memory each checked to lie in its sender's slice when it
-            // came; copied from another GPU, listed there by the same
-            // retro_pass_candidates from its candidates, ranks below `size`.
-            unsafe { launch.launch(cfg_cand) }.map_err(e("launching retro_candidates"))?;
+            if let Some(list) = host_frontier.take() {
+                // The frontier waited in host memory: marked part by part
+                // through the candidate list (unused until this pass lists
+                // its candidates), the events with the first part.
+                let parts: Vec<&[u64]> = list.chunks(list_cap as usize).collect();
+                let counts: Vec<[u64; 1]> = parts.iter().map(|p| [p.len() as u64]).collect();
+                for (i, part) in parts.iter().enumerate() {
+                    s.memcpy_htod(*part, &mut cand)
+                        .map_err(e("copying the frontier"))?;
+                    s.memcpy_htod(&counts[i], &mut cand_count)
+                        .map_err(e("copying the frontier"))?;
+                    let ne_part = if i == 0 { ne } else { 0 };
+                    let mut launch = s.launch_builder(&self.retro_candidates);
+                    head.push(&mut launch);
+                    launch
+                        .arg(&d)
+                        .arg(&mut values)
+                        .arg(&cand)
+                        .arg(&cand_count)
+                        .arg(&events)
+                        .arg(&ne_part)
+                        .arg(&mut marks)
+                        .arg(&theirs)
+                        .arg(&n_set)
+                        .arg(&set_byte);
+                    // SAFETY: arguments match retro_candidates; cand holds
+                    // the part's count (at most list_cap) of ranks the last
+                    // pass decided in the partition, events n_events keys
+                    // of its ranks, marks one bit per index, values one
+                    // byte; alone, n_set is 0.
+                    unsafe { launch.launch(cfg_cand) }.map_err(e("launching retro_candidates"))?;
+                }
+                // The copies' host sources are read before they are dropped.
+                s.synchronize().map_err(e("marking candidates"))?;
+                list_use.host_frontier += list.len() as u64;
+            } else {
+                let mut launch = s.launch_builder(&self.retro_candidates);
+                head.push(&mut launch);
+                launch
+                    .arg(&d)
+                    .arg(&mut values)
+                    .arg(fr_in)
+                    .arg(&*n_in)
+                    .arg(&events)
+                    .arg(&ne)
+                    .arg(&mut marks)
+                    .arg(&theirs)
+                    .arg(&n_set)
+                    .arg(&set_byte);
+                // SAFETY: arguments match retro_candidates; fr_in holds *n_in
+                // decided ranks of the partition (at most list_cap), events
+                // n_events keys of its ranks, marks one bit per index, values
+                // one byte; theirs holds n_set ranks of the partition: through
+                // host memory each checked to lie in its sender's slice when
+                // it came; copied from another GPU, listed there by the same
+                // retro_pass_candidates from its candidates, ranks below
+                // `size`.
+                unsafe { launch.launch(cfg_cand) }.map_err(e("launching retro_candidates"))?;
+            }
             if trace {
                 // The candidates apart from what follows (costs a wait).
                 s.synchronize().map_err(e("marking candidates"))?;
@@ -1128,48 +1254,90 @@ impl MorrisCuda {
                     unsafe { launch.launch(cfg) }.map_err(e("launching retro_candidates"))?;
                 }
             }
-            s.memset_zeros(&mut cand_count).map_err(e("clearing"))?;
-            let mut launch = s.launch_builder(&self.retro_compact);
-            launch
-                .arg(&mut marks)
-                .arg(&w_lo)
-                .arg(&w_hi)
-                .arg(&mut cand)
-                .arg(&l_cap)
-                .arg(&mut cand_count)
-                .arg(&block_words)
-                .arg(&members)
-                .arg(&rank);
-            // SAFETY: arguments match retro_compact; marks holds `words` >=
-            // w_hi u32 words, cand l_cap entries (written below l_cap only).
-            unsafe { launch.launch(cfg_compact) }.map_err(e("launching retro_compact"))?;
             s.memset_zeros(n_out).map_err(e("clearing"))?;
-            let mut launch = s.launch_builder(&self.retro_pass);
-            head.push(&mut launch);
-            launch
-                .arg(&d)
-                .arg(dep0)
-                .arg(dep1)
-                .arg(&mut values)
-                .arg(&cand)
-                .arg(&cand_count)
-                .arg(&mut *fr_out)
-                .arg(&l_cap)
-                .arg(&mut *n_out);
-            // SAFETY: arguments match retro_pass_candidates; cand holds
-            // min(cand_count, l_cap) ranks of the partition (the count is
-            // checked below before its results are used), fr_out has room
-            // for l_cap (written below l_cap only).
-            unsafe { launch.launch(cfg_pass) }.map_err(e("launching retro_pass_candidates"))?;
-            let mut decided = s.clone_dtoh(&*n_out).map_err(e("copying back"))?[0];
-            lap(&mut steps, 2);
-            let n_cand = s.clone_dtoh(&cand_count).map_err(e("copying back"))?[0];
-            if n_cand > l_cap || decided > l_cap {
-                return Err(Error::Cuda(format!(
-                    "partition {}: pass {d} found {n_cand} candidates, more than the {l_cap} pending positions",
-                    spec.name()
-                )));
+            // The decided positions on the device (in fr_out, counted in
+            // n_out) and, bounded, those that went to host memory before.
+            let (mut n_cand, mut held) = (0u64, 0u64);
+            let mut spilled: Vec<u64> = Vec::new();
+            let mut a = w_lo;
+            loop {
+                let b = (a + part_words).min(w_hi);
+                s.memset_zeros(&mut cand_count).map_err(e("clearing"))?;
+                let mut launch = s.launch_builder(&self.retro_compact);
+                launch
+                    .arg(&mut marks)
+                    .arg(&a)
+                    .arg(&b)
+                    .arg(&mut cand)
+                    .arg(&list_cap)
+                    .arg(&mut cand_count)
+                    .arg(&block_words)
+                    .arg(&members)
+                    .arg(&rank);
+                // SAFETY: arguments match retro_compact; marks holds `words`
+                // >= w_hi >= b u32 words, cand list_cap entries (written
+                // below list_cap only).
+                unsafe { launch.launch(cfg_compact) }.map_err(e("launching retro_compact"))?;
+                let mut skip = false;
+                if bounded {
+                    list_use.parts += 1;
+                    // At most list_cap candidates in list_cap bits; what they
+                    // decide must fit beside what fr_out holds.
+                    let part = s.clone_dtoh(&cand_count).map_err(e("copying back"))?[0];
+                    skip = part == 0;
+                    if !skip && held + part > list_cap {
+                        spilled.extend(
+                            s.clone_dtoh(&fr_out.slice(..held as usize))
+                                .map_err(e("copying decided positions back"))?,
+                        );
+                        s.memset_zeros(n_out).map_err(e("clearing"))?;
+                        held = 0;
+                    }
+                }
+                if !skip {
+                    let mut launch = s.launch_builder(&self.retro_pass);
+                    head.push(&mut launch);
+                    launch
+                        .arg(&d)
+                        .arg(dep0)
+                        .arg(dep1)
+                        .arg(&mut values)
+                        .arg(&cand)
+                        .arg(&cand_count)
+                        .arg(&mut *fr_out)
+                        .arg(&list_cap)
+                        .arg(&mut *n_out);
+                    // SAFETY: arguments match retro_pass_candidates; cand
+                    // holds min(cand_count, list_cap) ranks of the
+                    // partition (the count is checked below before its
+                    // results are used), fr_out has room for list_cap
+                    // (written below list_cap only).
+                    unsafe { launch.launch(cfg_pass) }
+                        .map_err(e("launching retro_pass_candidates"))?;
+                    held = s.clone_dtoh(&*n_out).map_err(e("copying back"))?[0];
+                    let part = s.clone_dtoh(&cand_count).map_err(e("copying back"))?[0];
+                    if part > list_cap || held > list_cap {
+                        return Err(Error::Cuda(format!(
+                            "partition {}: pass {d} found {part} candidates or decided {held} in words {a}..{b}, more than the {list_cap} a list holds; report this as a bug",
+                            spec.name()
+                        )));
+                    }
+                    n_cand += part;
+                }
+                a = b;
+                if a >= w_hi {
+                    break;
+                }
             }
+            let mut decided = spilled.len() as u64 + held;
+            if !spilled.is_empty() {
+                spilled.extend(
+                    s.clone_dtoh(&fr_out.slice(..held as usize))
+                        .map_err(e("copying decided positions back"))?,
+                );
+                host_frontier = Some(spilled);
+            }
+            lap(&mut steps, 2);
             total_cand += n_cand;
             if peer {
                 // Every member's pass is finished (each read its count back):
@@ -1263,6 +1431,14 @@ impl MorrisCuda {
                     ""
                 }
             );
+            if bounded {
+                eprintln!(
+                    "gpu {}: lists of {list_cap} entries (of {l_cap} pending): {} parts, {} frontier entries through host memory",
+                    spec.name(),
+                    list_use.parts,
+                    list_use.host_frontier
+                );
+            }
         }
         let t_down = Instant::now();
         let value = self.device.download(&values)?;
@@ -1281,6 +1457,7 @@ impl MorrisCuda {
             passes: d,
             first_pending,
             max_seen,
+            lists: list_use,
         })
     }
 

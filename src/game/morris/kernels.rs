@@ -121,6 +121,19 @@ pub const GPU_SPLIT_MIN: u64 = 1 << 25;
 /// indices) dealt round-robin (`retro_owns` in morris.cu).
 pub const GPU_TEAM_BLOCK_WORDS: u64 = 1024;
 
+/// Entries of the smallest candidate and frontier lists a device solve
+/// works with (1 Mi: 8 MB each), which a partition's working set counts;
+/// with room, a solve's lists hold every pending position.
+pub const MIN_LIST: u64 = 1 << 20;
+
+/// Entries below which a device solve's lists are refused (an error
+/// naming the memory): [`MIN_LIST`] leaves room for the device's own
+/// allocations (cached class tables) that a working set does not count.
+pub const LIST_FLOOR: u64 = 1 << 16;
+
+/// Device bytes of a solve's counters and launch buffers beside its lists.
+pub const LIST_SLACK: u64 = 16 << 20;
+
 /// The twin's ownership: blocks of this many indices dealt round-robin
 /// ([`crate::dist::Blocks`]), fine enough that every region of the index,
 /// busy or quiet in a pass, is shared by all members, coarse enough for a
@@ -196,12 +209,14 @@ impl MorrisKernels {
     }
 
     /// Device bytes [`PartitionKernels::solve`] of `p` (of `size` indices)
-    /// takes at its peak on a GPU, from what `MorrisCuda` allocates:
+    /// needs on a GPU, from what `MorrisCuda` allocates:
     /// - `k1-k2`: the values (1 byte an index), the event list (8, sized
-    ///   to the partition before the scan), the candidate list and two
-    ///   frontiers (8 each per pending index, bounded by the size), the
-    ///   candidate bitmap (1/8), both dependencies whole and the four class
-    ///   tables;
+    ///   to the partition before the scan), the candidate bitmap (1/8),
+    ///   both dependencies whole, the four class tables, and a candidate
+    ///   list and two frontiers of at least [`MIN_LIST`] entries (8 bytes
+    ///   each). With room, the lists hold every pending position (24 bytes
+    ///   an index more); with less, a pass works through its candidates
+    ///   part by part, which costs launches, not passes;
     /// - a placement layer: the values, the reached bits (1/8), both
     ///   targets' values whole and three class tables;
     /// - a lost partition: nothing (filled on the host).
@@ -240,7 +255,8 @@ impl MorrisKernels {
                 } else {
                     0
                 };
-                Some(size * (1 + 8 + 3 * 8) + size.div_ceil(32) * 4 + deps + tabs + SLACK)
+                let lists = 3 * 8 * MIN_LIST.min(size) + LIST_SLACK;
+                Some(size * (1 + 8) + size.div_ceil(32) * 4 + deps + tabs + lists + SLACK)
             }
         }
     }

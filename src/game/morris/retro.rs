@@ -657,6 +657,7 @@ impl<'a> CpuTwin<'a> {
             passes: d,
             first_pending: pending,
             max_seen,
+            lists: ListUse::default(),
         })
     }
 
@@ -926,6 +927,7 @@ impl<'a> CpuTwin<'a> {
             passes: d,
             first_pending,
             max_seen,
+            lists: ListUse::default(),
         })
     }
 
@@ -977,6 +979,7 @@ impl<'a> CpuTwin<'a> {
             passes: d,
             first_pending,
             max_seen,
+            lists: ListUse::default(),
         })
     }
 }
@@ -1091,6 +1094,23 @@ pub struct SolveStats<T> {
     pub first_pending: u64,
     /// Longest distance the first scan saw.
     pub max_seen: u32,
+    /// How a device solve held its lists (all zero for the twin, and where
+    /// the lists had room for every pending position).
+    pub lists: ListUse,
+}
+
+/// How a device solve whose candidate and frontier lists could not hold
+/// every pending position (the device's room, or a check's bound) did its
+/// passes: each pass lists and checks its candidates part by part, and a
+/// frontier larger than a list waits in host memory for the next pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ListUse {
+    /// Entries of each list (0: unbounded).
+    pub entries: u64,
+    /// Parts listed over all passes.
+    pub parts: u64,
+    /// Frontier entries that went through host memory, over all passes.
+    pub host_frontier: u64,
 }
 
 #[cfg(test)]
