@@ -647,6 +647,23 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         }
         _ => false,
     };
+    // The pipeline's solver of a partition, external or streamed, on this
+    // build's scratch disks (opened for either) and device.
+    let stream_device = opts.kernels.as_deref().map(|kernels| StreamDevice {
+        kernels,
+        device_bytes: opts.gpu_mem_limit.unwrap_or(u64::MAX),
+    });
+    let pipeline_solver = |plan: ExternalPlan| ExternalSolver {
+        game,
+        layout: &layout,
+        disks: disks
+            .as_ref()
+            .expect("scratch disks opened for the pipeline"),
+        plan,
+        progress: &progress,
+        stats: &stats,
+        device: stream_device,
+    };
     let slot_of: std::collections::HashMap<PartitionId, usize> = layout
         .order()
         .iter()
@@ -740,8 +757,10 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                             stage.solver = Solver::External;
                             let disks = disks.as_ref().expect("opened for streamed partitions");
                             // The chunking a checkpoint inside this partition
-                            // was taken with, or this run's (saved first).
-                            let resume = checkpoint_of(&state, disks, &layout, slot);
+                            // was taken with, or this run's (saved first): a
+                            // checkpoint without its chunking is not used.
+                            let resume = checkpoint_of(&state, disks, &layout, slot)
+                                .filter(|_| state.chunking.is_some());
                             let plan = match (&resume, state.chunking) {
                                 (Some(_), Some((chunk, lookup_chunk, run_capacity))) => {
                                     ExternalPlan {
@@ -768,20 +787,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                                     plan
                                 }
                             };
-                            let resume = resume.filter(|_| state.chunking.is_some());
                             let streamed = StreamedSlot {
-                                solver: ExternalSolver {
-                                    game,
-                                    layout: &layout,
-                                    disks,
-                                    plan,
-                                    progress: &progress,
-                                    stats: &stats,
-                                    device: Some(StreamDevice {
-                                        kernels: &**k,
-                                        device_bytes: opts.gpu_mem_limit.unwrap_or(u64::MAX),
-                                    }),
-                                },
+                                solver: pipeline_solver(plan),
                                 in_memory: &in_memory,
                                 team,
                             };
@@ -947,18 +954,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     }
                     restore_values(&file, &values, size)?;
                 }
-                let external = ExternalSolver {
-                    game,
-                    layout: &layout,
-                    disks,
-                    plan,
-                    progress: &progress,
-                    stats: &stats,
-                    device: opts.kernels.as_deref().map(|kernels| StreamDevice {
-                        kernels,
-                        device_bytes: opts.gpu_mem_limit.unwrap_or(u64::MAX),
-                    }),
-                };
+                let external = pipeline_solver(plan);
                 let mask = reached[slot].take();
                 let comm_before = team.stats().read();
                 if team.size() == 1 {
