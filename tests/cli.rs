@@ -179,3 +179,30 @@ fn bench_stages_tabulates_the_build_log() {
     assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).contains("build-log.json"), "{}", stderr(&o));
 }
+
+/// `bdd-solve` solves Connect Four 4x4 over BDD-indexed layers, a byte per reachable state, and
+/// finds every value equal to the regular index's; a game without a BDD encoding is refused on
+/// one line.
+#[test]
+fn bdd_solve_compares_with_the_regular_index() {
+    let o = tbforge(&[
+        "bdd-solve",
+        "connect4",
+        "--param",
+        "width=4",
+        "--param",
+        "height=4",
+        "--compare",
+        "--mem-limit",
+        "256M",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("positions, 0 different"), "{out}");
+    assert!(out.contains("17 layers solved over BDD ranks"), "{out}");
+    let o = tbforge(&["bdd-solve", "nim"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("nim has no BDD encoding"), "{err}");
+}

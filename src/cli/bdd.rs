@@ -107,3 +107,155 @@ pub(crate) fn bdd_count(args: BddCountArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+#[derive(Args, Debug)]
+pub(crate) struct BddSolveArgs {
+    /// The game (see `tbforge games`); one with a BDD encoding.
+    game: String,
+    /// A game parameter, `KEY=VALUE` (repeatable), e.g. `--param width=5`.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    params: Vec<String>,
+    /// Threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Memory for the BDD node table and cache, e.g. `16G` (default: a
+    /// quarter of the memory available now: the values and the comparison
+    /// take the rest).
+    #[arg(long, value_name = "SIZE")]
+    mem_limit: Option<String>,
+    /// Also solve the game over its regular index, in memory, and compare
+    /// every reachable position's value byte.
+    #[arg(long)]
+    compare: bool,
+}
+
+/// `tbforge bdd-solve`: the layers of a symbolic BFS ranked by their BDDs
+/// and solved backwards over byte arrays exactly as long as the layers
+/// (`tbforge::solve::solve_bdd_layers`), against the regular index's size
+/// and, with `--compare`, its values.
+pub(crate) fn bdd_solve(args: BddSolveArgs) -> anyhow::Result<ExitCode> {
+    let params = super::parse_params(&args.params)?;
+    let threads = match args.threads {
+        Some(0) => anyhow::bail!("--threads 0: give at least 1 thread"),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let memory = match &args.mem_limit {
+        Some(text) => super::parse_size(text)?,
+        None => available_memory().map_or(4 << 30, |m| m / 4),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
+    match tbforge::registry::open_game(&args.game, &params)? {
+        tbforge::registry::AnyGame::Connect4(g) => {
+            pool.install(|| solve_layers(&g, &g.symbolic(), memory, threads as u32, args.compare))
+        }
+        _ => anyhow::bail!(
+            "{} has no BDD encoding yet; bdd-solve knows: {}",
+            args.game,
+            tbforge::registry::symbolic_games().join(", ")
+        ),
+    }
+}
+
+fn solve_layers<G, E>(
+    game: &G,
+    encoding: &E,
+    memory: u64,
+    threads: u32,
+    compare: bool,
+) -> anyhow::Result<ExitCode>
+where
+    G: tbforge::Game + Sync,
+    G::Position: Send,
+    E: tbforge::bdd::SymbolicSearch + tbforge::bdd::SymbolicEncoding<State = G::Position> + Sync,
+{
+    use rayon::prelude::*;
+    use std::time::Instant;
+    use tbforge::bdd::BddRank;
+    use tbforge::solve::{solve_bdd_layers, solve_game, Layout, Progress};
+    let name = encoding.name();
+    let bdds = Bdds::new(
+        encoding.variables(),
+        BddOptions::for_memory(memory, threads),
+    )?;
+    let t = Instant::now();
+    let mut ranks = Vec::new();
+    layered_bfs(encoding, &bdds, None, |row, set| {
+        eprintln!(
+            "bdd-solve {name}: layer {} ({} states) ranked at {:.1} s",
+            row.layer,
+            row.states,
+            t.elapsed().as_secs_f64()
+        );
+        ranks.push(BddRank::new(&bdds, set)?);
+        Ok(())
+    })?;
+    let search_seconds = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let values = solve_bdd_layers(game, encoding, &ranks, &Progress::new(false))?;
+    let solve_seconds = t.elapsed().as_secs_f64();
+    let stored: u64 = ranks.iter().map(BddRank::size).sum();
+    let index = Layout::new(game)?.total_size();
+    println!(
+        "{name}: {} layers solved over BDD ranks: {stored} values where the regular index has {index} ({:.2} of it); symbolic search and ranks {search_seconds:.1} s, solve {solve_seconds:.1} s, {threads} threads",
+        ranks.len(),
+        stored as f64 / index as f64
+    );
+    if !compare {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let t = Instant::now();
+    let regular = solve_game(game, &Progress::new(false))?;
+    let regular_seconds = t.elapsed().as_secs_f64();
+    let mut first_mismatch: Option<String> = None;
+    let mut mismatches = 0u64;
+    for (d, (rank, bytes)) in ranks.iter().zip(&values).enumerate() {
+        let (bad, first) = (0..rank.size())
+            .into_par_iter()
+            .map(|i| {
+                let decoded = encoding.decode(&rank.unrank(tbforge::Rank(i)));
+                let Some(pos) = decoded else {
+                    return (1u64, Some(format!("layer {d} rank {i} decodes to no state")));
+                };
+                let (p, r) = game.rank(&pos);
+                let regular_byte = regular
+                    .layout
+                    .slot(p)
+                    .and_then(|s| regular.values[s].get(r.0 as usize).copied());
+                if regular_byte == Some(bytes[i as usize]) {
+                    (0, None)
+                } else {
+                    (
+                        1,
+                        Some(format!(
+                            "layer {d}: {} has byte {} over BDD ranks, {regular_byte:?} in the regular index",
+                            game.format_position(&pos),
+                            bytes[i as usize]
+                        )),
+                    )
+                }
+            })
+            .reduce(|| (0, None), |a, b| (a.0 + b.0, a.1.or(b.1)));
+        mismatches += bad;
+        first_mismatch = first_mismatch.or(first);
+    }
+    let reachable = regular.reachable.as_ref().map(|r| r.total());
+    println!(
+        "compared with the regular index solved in memory ({regular_seconds:.1} s): {stored} positions, {mismatches} different; the regular forward search reached {}",
+        reachable.map_or("-".into(), |n| n.to_string())
+    );
+    if let Some(m) = first_mismatch {
+        eprintln!("tbforge: error: the values differ, first: {m}");
+        return Ok(ExitCode::FAILURE);
+    }
+    if reachable.is_some_and(|n| n != stored) {
+        eprintln!(
+            "tbforge: error: the symbolic layers hold {stored} states, the regular forward search reached {}",
+            reachable.unwrap_or(0)
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}

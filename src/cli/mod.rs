@@ -239,6 +239,9 @@ enum Command {
     },
     /// Symbolic BFS with BDDs: per layer the BDD's nodes and the number of states.
     BddCount(bdd::BddCountArgs),
+    /// A game solved over BDD-indexed layers (a byte per reachable state),
+    /// optionally compared with the regular index's values.
+    BddSolve(bdd::BddSolveArgs),
     /// Throughput figures: hashing, solving, probing (positions/s).
     Bench {
         #[command(subcommand)]
@@ -708,6 +711,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => serve::serve(&dirs, &bind, threads),
         Command::Bench { what } => bench::bench(what),
         Command::BddCount(args) => bdd::bdd_count(args),
+        Command::BddSolve(args) => bdd::bdd_solve(args),
     }
 }
 
