@@ -203,6 +203,38 @@ pub fn open_symbolic(
     }
 }
 
+/// Generic code run on a game and its BDD encoding, typed (for
+/// `tbforge bdd-solve`, which ranks positions of the game through the
+/// encoding).
+#[cfg(feature = "bdd")]
+pub trait SymbolicVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Runs on the concrete game and its encoding.
+    fn visit<G, E>(self, game: &G, encoding: &E) -> Self::Output
+    where
+        G: Game + Sync,
+        G::Position: Send,
+        E: crate::bdd::SymbolicSearch + crate::bdd::SymbolicEncoding<State = G::Position> + Sync;
+}
+
+/// Runs `visitor` on the game called `name` and its BDD encoding, for the
+/// games that have one.
+#[cfg(feature = "bdd")]
+pub fn visit_symbolic<V: SymbolicVisitor>(
+    name: &str,
+    params: &BTreeMap<String, String>,
+    visitor: V,
+) -> Result<V::Output> {
+    let known = symbolic_games().join(", ");
+    match open_game(name, params)? {
+        AnyGame::Connect4(g) => Ok(visitor.visit(&g, &g.symbolic())),
+        _ => Err(Error::NotAvailable(format!(
+            "{name} has no BDD encoding yet; symbolic search knows: {known}"
+        ))),
+    }
+}
+
 /// The games [`open_symbolic`] opens.
 #[cfg(feature = "bdd")]
 pub fn symbolic_games() -> Vec<&'static str> {

@@ -147,15 +147,33 @@ pub(crate) fn bdd_solve(args: BddSolveArgs) -> anyhow::Result<ExitCode> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;
-    match tbforge::registry::open_game(&args.game, &params)? {
-        tbforge::registry::AnyGame::Connect4(g) => {
-            pool.install(|| solve_layers(&g, &g.symbolic(), memory, threads as u32, args.compare))
-        }
-        _ => anyhow::bail!(
-            "{} has no BDD encoding yet; bdd-solve knows: {}",
-            args.game,
-            tbforge::registry::symbolic_games().join(", ")
-        ),
+    let solve = SolveLayers {
+        memory,
+        threads: threads as u32,
+        compare: args.compare,
+    };
+    pool.install(|| tbforge::registry::visit_symbolic(&args.game, &params, solve))?
+}
+
+/// `bdd-solve` on the game the registry opens.
+struct SolveLayers {
+    memory: u64,
+    threads: u32,
+    compare: bool,
+}
+
+impl tbforge::registry::SymbolicVisitor for SolveLayers {
+    type Output = anyhow::Result<ExitCode>;
+
+    fn visit<G, E>(self, game: &G, encoding: &E) -> Self::Output
+    where
+        G: tbforge::Game + Sync,
+        G::Position: Send,
+        E: tbforge::bdd::SymbolicSearch
+            + tbforge::bdd::SymbolicEncoding<State = G::Position>
+            + Sync,
+    {
+        solve_layers(game, encoding, self.memory, self.threads, self.compare)
     }
 }
 
