@@ -8,21 +8,51 @@ use std::process::ExitCode;
 use tbforge::bdd::{layered_bfs, BddOptions, Bdds};
 use tbforge::registry::open_symbolic;
 
+/// What both BDD commands take: the game, its parameters, threads and
+/// the BDD manager's memory.
 #[derive(Args, Debug)]
-pub(crate) struct BddCountArgs {
+pub(crate) struct BddGameArgs {
     /// The game (see `tbforge games`); a game without a BDD encoding is
     /// refused with the list of those that have one.
     game: String,
     /// A game parameter, `KEY=VALUE` (repeatable), e.g. `--param width=5`.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     params: Vec<String>,
-    /// Threads of the BDD library's parallel apply (default: all cores).
+    /// Threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Memory for the BDD node table and cache, e.g. `16G` (default: 3/4 of
-    /// the memory available now).
+    /// Memory for the BDD node table and cache, e.g. `16G` (default:
+    /// `bdd-count` 3/4 of the memory available now, `bdd-solve` a quarter:
+    /// its values and the comparison take the rest).
     #[arg(long, value_name = "SIZE")]
     mem_limit: Option<String>,
+}
+
+impl BddGameArgs {
+    /// The parameters, the threads and the manager's memory (`share` of
+    /// what is available by default).
+    fn resolve(
+        &self,
+        share: (u64, u64),
+    ) -> anyhow::Result<(std::collections::BTreeMap<String, String>, usize, u64)> {
+        let params = super::parse_params(&self.params)?;
+        let threads = match self.threads {
+            Some(0) => anyhow::bail!("--threads 0: give at least 1 thread"),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let memory = match &self.mem_limit {
+            Some(text) => super::parse_size(text)?,
+            None => available_memory().map_or(4 << 30, |m| m / share.1 * share.0),
+        };
+        Ok((params, threads, memory))
+    }
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct BddCountArgs {
+    #[command(flatten)]
+    common: BddGameArgs,
     /// Stop after this many layers (default: until a layer is empty).
     #[arg(long, value_name = "N")]
     max_layers: Option<u32>,
@@ -43,17 +73,8 @@ fn gib(bytes: u64) -> String {
 }
 
 pub(crate) fn bdd_count(args: BddCountArgs) -> anyhow::Result<ExitCode> {
-    let params = super::parse_params(&args.params)?;
-    let game = open_symbolic(&args.game, &params)?;
-    let threads = match args.threads {
-        Some(0) => anyhow::bail!("--threads 0: give at least 1 thread"),
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
-    let memory = match &args.mem_limit {
-        Some(text) => super::parse_size(text)?,
-        None => available_memory().map_or(4 << 30, |m| m / 4 * 3),
-    };
+    let (params, threads, memory) = args.common.resolve((3, 4))?;
+    let game = open_symbolic(&args.common.game, &params)?;
     let options = BddOptions::for_memory(memory, threads as u32);
     let bdds = Bdds::new(game.variables(), options)?;
     let name = game.name();
@@ -89,7 +110,7 @@ pub(crate) fn bdd_count(args: BddCountArgs) -> anyhow::Result<ExitCode> {
     let peak = tbforge::pipeline::peak_rss();
     if args.json {
         let mut value = serde_json::to_value(&report)?;
-        value["game"] = json!(args.game);
+        value["game"] = json!(args.common.game);
         value["params"] = json!(params);
         value["threads"] = json!(threads);
         value["peak_memory_bytes"] = json!(peak);
@@ -110,19 +131,8 @@ pub(crate) fn bdd_count(args: BddCountArgs) -> anyhow::Result<ExitCode> {
 
 #[derive(Args, Debug)]
 pub(crate) struct BddSolveArgs {
-    /// The game (see `tbforge games`); one with a BDD encoding.
-    game: String,
-    /// A game parameter, `KEY=VALUE` (repeatable), e.g. `--param width=5`.
-    #[arg(long = "param", value_name = "KEY=VALUE")]
-    params: Vec<String>,
-    /// Threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
-    /// Memory for the BDD node table and cache, e.g. `16G` (default: a
-    /// quarter of the memory available now: the values and the comparison
-    /// take the rest).
-    #[arg(long, value_name = "SIZE")]
-    mem_limit: Option<String>,
+    #[command(flatten)]
+    common: BddGameArgs,
     /// Also solve the game over its regular index, in memory, and compare
     /// every reachable position's value byte.
     #[arg(long)]
@@ -134,16 +144,7 @@ pub(crate) struct BddSolveArgs {
 /// (`tbforge::solve::solve_bdd_layers`), against the regular index's size
 /// and, with `--compare`, its values.
 pub(crate) fn bdd_solve(args: BddSolveArgs) -> anyhow::Result<ExitCode> {
-    let params = super::parse_params(&args.params)?;
-    let threads = match args.threads {
-        Some(0) => anyhow::bail!("--threads 0: give at least 1 thread"),
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
-    let memory = match &args.mem_limit {
-        Some(text) => super::parse_size(text)?,
-        None => available_memory().map_or(4 << 30, |m| m / 4),
-    };
+    let (params, threads, memory) = args.common.resolve((1, 4))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()?;
@@ -152,7 +153,7 @@ pub(crate) fn bdd_solve(args: BddSolveArgs) -> anyhow::Result<ExitCode> {
         threads: threads as u32,
         compare: args.compare,
     };
-    pool.install(|| tbforge::registry::visit_symbolic(&args.game, &params, solve))?
+    pool.install(|| tbforge::registry::visit_symbolic(&args.common.game, &params, solve))?
 }
 
 /// `bdd-solve` on the game the registry opens.
