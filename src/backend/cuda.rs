@@ -294,13 +294,7 @@ impl CudaDevice {
     /// [`CudaDevice::limit_memory`] the margin (the driver's reserve) is
     /// the device's own: `need` alone must fit the limit.
     pub fn has_room(&self, need: u64) -> Result<bool> {
-        self.stream
-            .synchronize()
-            .map_err(cuda_err("synchronising"))?;
-        Ok(
-            need.saturating_add(ROOM_MARGIN) <= self.device_free()?
-                && need <= self.free_memory()?,
-        )
+        Ok(need <= self.room()?)
     }
 
     /// The largest `need` for which [`CudaDevice::has_room`] holds now:

@@ -335,26 +335,23 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     // Partitions whose kernel solve would not fit the device: solved
     // through the pipeline, their chunks streamed through the device, while
     // the others are solved in memory as usual.
-    let streamed: Vec<bool> = (0..layout.len())
+    let over_limit: Vec<Option<u64>> = (0..layout.len())
         .map(|s| match (&opts.kernels, opts.gpu_mem_limit) {
             (Some(k), Some(limit)) => k
                 .working_set(layout.order()[s], layout.size(s))
-                .is_some_and(|need| need > limit),
-            _ => false,
+                .filter(|&need| need > limit),
+            _ => None,
         })
         .collect();
-    let too_big_for_device = streamed.iter().position(|&s| s).map(|s| {
-        let p = layout.order()[s];
-        let need = opts
-            .kernels
-            .as_ref()
-            .and_then(|k| k.working_set(p, layout.size(s)))
-            .unwrap_or(0);
-        (
-            game.partition_name(p),
-            need,
-            opts.gpu_mem_limit.unwrap_or(0),
-        )
+    let streamed: Vec<bool> = over_limit.iter().map(Option::is_some).collect();
+    let too_big_for_device = over_limit.iter().enumerate().find_map(|(s, need)| {
+        need.map(|need| {
+            (
+                game.partition_name(layout.order()[s]),
+                need,
+                opts.gpu_mem_limit.unwrap_or(0),
+            )
+        })
     });
     let external = opts.external_plan.is_some()
         || opts
