@@ -5,7 +5,7 @@
 //!
 //! Counts from BDDs are also held to the explicit two-bit BFS on every board both do within the
 //! CI budget; whole small-board columns and 7x6 run in `scripts/bdd_count.sh`.
-mod common;
+use crate::common;
 
 use common::raw_params as raw;
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! `tbforge bench zstd`: one partition's values as a single zstd stream
 //! against the tablebase's own file.
 
-mod common;
+use crate::common;
 
 use common::{build_cmd, stderr, tbforge};
 use std::path::{Path, PathBuf};

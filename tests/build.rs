@@ -2,7 +2,7 @@
 //! the game and its parameters, whatever the thread count, memory path, disk
 //! layout, or interruptions along the way.
 
-mod common;
+use crate::common;
 
 use common::{assert_same, build_cmd, build_with, contents, open, stderr, tbforge};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! literature, and the command line (build, verify --deep, probe, info,
 //! memory-limited build, --from, errors).
 
-mod common;
+use crate::common;
 
 use common::{assert_same, build_cmd, contents, solved_value, stderr, tbforge};
 use rayon::prelude::*;
@@ -539,7 +539,7 @@ fn games_lists_checkers_with_its_notation() {
 }
 
 /// Three kings against two, a 5-piece signature: about 25 s on 2 cores, so
-/// run it with `cargo test --test checkers -- --ignored`.
+/// run it with `cargo test --test all checkers:: -- --ignored`.
 ///
 /// Source: B. Newell, The Checker Maven (bobnewell.net), a novice lesson on
 /// three kings against two: `W:WK22,K23,K24:BK31,K32`, either to play, White

@@ -7,7 +7,7 @@
 //! 7361, 36768, 179740, 845931 (A. Bik, "perft for 8x8 checkers",
 //! TalkChess, 8 May 2009).
 
-mod common;
+use crate::common;
 
 use common::{stderr, tbforge};
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@
 //! TalkChess, 8 May 2009; captures that differ only in their order counted
 //! once per path, which English draughts' unique jump paths make moot).
 
-mod common;
+use crate::common;
 
 use common::{build_cmd, stderr, tbforge};
 use std::collections::BTreeMap;

@@ -1,6 +1,6 @@
 //! The command line's contract: help, games, exit codes and one-line errors.
 
-mod common;
+use crate::common;
 
 use common::{build_cmd, stderr, tbforge};
 

@@ -2,7 +2,7 @@
 //! their manifests' position totals; exit 0 when all agree, 1 on a
 //! difference, 2 when they cannot be compared.
 
-mod common;
+use crate::common;
 
 use common::{build_cmd, build_with, open, stderr, tbforge};
 use std::path::{Path, PathBuf};

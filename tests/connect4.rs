@@ -6,7 +6,7 @@
 //! second-player win ('-').
 //! # Source: V. Allis, "A Knowledge-based Approach of Connect-Four" (1988): the first player has no
 //! winning strategy on boards of even height and at most 6 columns (agrees with the above).
-mod common;
+use crate::common;
 
 use common::{frontier, raw_params as raw, solved_value as value};
 use std::collections::HashMap;

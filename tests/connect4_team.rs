@@ -3,7 +3,7 @@
 //! `solve` returns, ply by ply, also where some members' slices are empty;
 //! and whole builds by 2 and 3 members write the bytes of one build.
 
-mod common;
+use crate::common;
 
 use common::{assert_same, contents, open, raw_params};
 use std::path::Path;

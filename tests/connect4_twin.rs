@@ -9,7 +9,7 @@
 //! No GPU needed: on a GPU machine `tbforge bench gpu` runs the same
 //! comparisons with the CUDA kernels.
 
-mod common;
+use crate::common;
 
 use common::{assert_same, assert_same_values, contents, cpu_values, raw_params};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -4,7 +4,7 @@
 //! kernels. No GPU needed: on a GPU machine `tbforge bench gpu` runs the same
 //! comparison with the CUDA kernels.
 
-mod common;
+use crate::common;
 
 use common::{assert_same_values, cpu_values, morris, solve_in_order};
 use tbforge::game::morris::kernels::spec_of;

@@ -81,12 +81,13 @@ fn open_with_a_bogus_driver_is_a_clean_error() {
             path.push(wheel);
         }
     }
+    // This test's name in its binary: the module path without the crate.
+    let name = match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::open_with_a_bogus_driver_is_a_clean_error"),
+        None => "open_with_a_bogus_driver_is_a_clean_error".to_string(),
+    };
     let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "open_with_a_bogus_driver_is_a_clean_error",
-            "--nocapture",
-        ])
+        .args(["--exact", &name, "--nocapture"])
         .env("LD_LIBRARY_PATH", path)
         .env("TBFORGE_BOGUS_CUDA", "1")
         .output()

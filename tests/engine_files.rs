@@ -6,7 +6,7 @@
 //! export's own refusals.
 #![cfg(feature = "build")]
 
-mod common;
+use crate::common;
 
 use common::{build_with, open, tbforge};
 use std::path::Path;
@@ -306,7 +306,7 @@ fn export_refuses_what_it_cannot_do() {
 
 /// A sample of a large tablebase and its engine files, built elsewhere
 /// (scripts/bench_engine_files.sh leaves them in its WORK directory):
-/// `TBF_FULL=DIR TBF_ENGINE=OUT [TBF_STEP=N] cargo test --test engine_files
+/// `TBF_FULL=DIR TBF_ENGINE=OUT [TBF_STEP=N] cargo test --test all engine_files::
 /// -- --ignored`, every N-th index (default 997) probed in both.
 #[test]
 #[ignore]

@@ -2,7 +2,7 @@
 //! and probing returns an error, never a wrong value and never a panic.
 #![cfg(feature = "build")]
 
-mod common;
+use crate::common;
 
 use common::reseal;
 use proptest::prelude::*;

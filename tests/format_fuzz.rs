@@ -19,7 +19,7 @@
 //! `DEFAULT_ITERS`, about 10 s on a 2-core box in the dev profile).
 #![cfg(feature = "build")]
 
-mod common;
+use crate::common;
 
 use common::reseal;
 use std::collections::BTreeMap;

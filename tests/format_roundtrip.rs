@@ -5,7 +5,7 @@
 //! perfect play (Schaefer 2002, "Tic-tac-toe", and any game-theory text).
 #![cfg(feature = "build")]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;

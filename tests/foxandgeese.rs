@@ -38,7 +38,7 @@
 //!   (`iterations_depend_on_the_sweep_order`), where the table says 6; both fixpoints agree on
 //!   every position's outcome. So the column is not reproduced: tbforge reports its own passes
 //!   (each decides the positions at one distance, which any thread count repeats).
-mod common;
+use crate::common;
 
 use common::{build_with, contents, open, solve_in_order, tbforge};
 use tbforge::game::foxandgeese::{Diagonals, FoxAndGeese, Position};

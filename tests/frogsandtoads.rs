@@ -23,7 +23,7 @@
 //! Depth 3 (13 printed, 12 counted by hand) does. A move generator written separately in this file, on
 //! (row, column) pairs instead of the game's tables, finds the same 16
 //! (`depth_two_by_a_separate_move_generator`). Every other row checked agrees.
-mod common;
+use crate::common;
 
 use common::{build_with, contents, open, solve_puzzle, tbforge};
 use std::collections::HashSet;

@@ -8,7 +8,7 @@
 //! verify and probe are checked through the library functions the command
 //! line calls.
 
-mod common;
+use crate::common;
 
 use common::{assert_same, contents};
 use std::collections::{BTreeMap, HashSet, VecDeque};

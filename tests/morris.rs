@@ -16,7 +16,7 @@
 //! (0.581, 0.804, 0.402, 0.483, 0.230, ...). The test checks both halves of the
 //! table under this reading, and the exact counts.
 
-mod common;
+use crate::common;
 
 use common::solved_value;
 use rayon::prelude::*;
@@ -937,7 +937,7 @@ fn folding_matches_unfolded_max_3() {
     check_consistent(&off, &solved_off, Morris::partition_of(3, 3));
 }
 
-/// max=4 (81 M indices): run with `cargo test --test morris solve_max_4 -- --ignored --exact`.
+/// max=4 (81 M indices): run with `cargo test --test all morris::solve_max_4 -- --ignored --exact`.
 /// Measured on the shared 2-core development machine (load ~9): solve 285 s wall,
 /// 3 min CPU for the whole test including the full 3-3/4-3 consistency check.
 #[test]

@@ -6,7 +6,7 @@
 //! candidate-driven twin there); max=4 through the game's generic solver takes
 //! too long for CI.
 
-mod common;
+use crate::common;
 
 use common::{assert_same_values, cpu_values, morris, solve_in_order};
 use tbforge::game::morris::kernels::{dependencies, spec_of};

@@ -5,7 +5,7 @@
 //! earlier partitions' values as a build feeds them (placement layers held
 //! compact, solved where the forward search reached them).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

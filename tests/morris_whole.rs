@@ -10,7 +10,7 @@
 //! exactly the positions it reaches per depth, and that symmetry classes
 //! count what the positions fold into.
 
-mod common;
+use crate::common;
 
 use common::{build_with, open};
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //! Mathematics 3 (1901-02): under normal play a position is lost for the side to move iff the
 //! xor (nim-sum) of the heap sizes is 0. Board 1,3,5,7 from seed 004 (Fiorella, Parallel MinMax
 //! for Nim); its nim-sum is 0, so the first player loses.
-mod common;
+use crate::common;
 
 use common::{raw_params as raw, solved_value};
 use std::collections::HashMap;

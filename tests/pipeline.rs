@@ -1,7 +1,7 @@
 //! The external-memory path gives the in-memory solver's bytes, on a cyclic
 //! synthetic game (draws, cycles, moves across partitions) where every pass matters.
 
-mod common;
+use crate::common;
 
 use tbforge::game::GameInfo;
 use tbforge::pipeline::{ExternalPlan, ScratchDisks};

@@ -10,7 +10,7 @@
 //! possible they say so and return, and the file-size-limit test
 //! (RLIMIT_FSIZE, any Unix) still covers the write-failure path.
 
-mod common;
+use crate::common;
 
 use common::{assert_same, build_cmd, contents, stderr, tbforge, Files, EXE};
 use std::os::unix::process::CommandExt;

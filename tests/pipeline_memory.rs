@@ -16,7 +16,7 @@
 //! indices; 106 MB in memory) under 20 MiB: measured on a 2-core box, debug
 //! binary, 18.4 MB peak with 2 threads and 19.1 MB with 16.
 
-mod common;
+use crate::common;
 
 use common::{assert_same, build_cmd, contents, stderr};
 use std::path::Path;

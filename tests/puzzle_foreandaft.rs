@@ -19,7 +19,7 @@
 //! `depth_two_by_hand` lists them. The paper's total (218,790) is unchanged because its two rows
 //! are off by one in opposite directions, which points to a transcription slip rather than a
 //! different rule (a rule change would alter many rows).
-mod common;
+use crate::common;
 
 use common::{distance_counts, puzzle_value, solve_puzzle, walk_to_goal};
 use tbforge::game::foreandaft::ForeAndAft;

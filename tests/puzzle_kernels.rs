@@ -11,7 +11,7 @@
 //!
 //! On a GPU, `tbforge bench gpu` compares each kernel with these twins
 //! (scripts/gpu_puzzles.sh), and the script compares built files byte for byte.
-mod common;
+use crate::common;
 
 use common::{build_with, contents, open};
 use tbforge::game::pancake::Pancake;

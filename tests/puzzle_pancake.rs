@@ -11,7 +11,7 @@
 //! Counting: the paper's "States" is the number reached by BFS from the sorted stack, start
 //! included; flips are their own inverses, so BFS from the start equals BFS from the goal.
 //! n = 11 and 12 take minutes on 2 cores: ignored tests, run by scripts/puzzles.sh.
-mod common;
+use crate::common;
 
 use common::{distance_counts, puzzle_value, solve_puzzle, two_bit_layers, walk_to_goal};
 use tbforge::game::pancake::Pancake;

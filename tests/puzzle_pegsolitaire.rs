@@ -20,7 +20,7 @@
 //!
 //! CI runs the first 13 layers forward and the first 8 partitions backward (goal distances by
 //! retrograde analysis, which by the seed's symmetry must equal the forward counts).
-mod common;
+use crate::common;
 
 use common::walk_to_goal;
 use tbforge::game::pegsolitaire::PegSolitaire;

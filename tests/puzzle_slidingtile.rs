@@ -23,7 +23,7 @@
 //! the 2 x 6 puzzle. Our 3x4 result (53) matches the seed with the same code and conventions, and
 //! every smaller board matches A151944 (tests below), so we take 63 as the seed's error; its
 //! Table 1 times do not say which goal or board it searched.
-mod common;
+use crate::common;
 
 use common::{distance_counts, puzzle_value, solve_puzzle, walk_to_goal};
 use tbforge::game::slidingtile::SlidingTile;

@@ -8,7 +8,7 @@
 //! from the sorted ring, start included. For odd n our index is parity-halved, so reaching every
 //! index is the theorem; for even n it is the full (n-1)!. n = 12 is an ignored test
 //! (scripts/puzzles.sh).
-mod common;
+use crate::common;
 
 use common::{distance_counts, solve_puzzle, two_bit_layers};
 use tbforge::game::topspin::TopSpin;

@@ -9,7 +9,7 @@
 //! H. Bottomley, "How many Tic-Tac-Toe (noughts and crosses) games are
 //! possible?"): paths(n + 1) = (paths(n) - games ended at n) x (9 - n).
 
-mod common;
+use crate::common;
 
 use common::{build_cmd, stderr, tbforge};
 use std::collections::BTreeMap;

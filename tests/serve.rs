@@ -3,7 +3,7 @@
 //! `serve` and `bench serve` commands.
 #![cfg(feature = "serve")]
 
-mod common;
+use crate::common;
 
 use serde_json::Value as Json;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -7,7 +7,7 @@
 //! disk count, after a device failure and a resume too, and say in
 //! build-log.json what each pass moved.
 
-mod common;
+use crate::common;
 
 use common::{assert_same, contents, open};
 use std::collections::VecDeque;

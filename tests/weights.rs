@@ -7,7 +7,7 @@
 //! # Source: the game below is made up for this test; its counts are worked
 //! out by hand in `counts_are_classes_and_weighted_positions`.
 
-mod common;
+use crate::common;
 
 use tbforge::format::{info, read_manifest, render_info_text, write_manifest, Manifest, Totals};
 use tbforge::game::GameInfo;
