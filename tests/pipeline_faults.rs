@@ -572,3 +572,80 @@ fn a_checkpoint_without_its_scratch_redoes_the_partition() {
         "resumed after its scratch values vanished",
     );
 }
+
+#[test]
+fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
+    // Morris max=3 under 16 MiB: 3-3 (169,626 indices, 28 passes) goes
+    // through the pipeline, and its passes expand only the positions they
+    // can decide (the predecessors of the positions decided at the distance
+    // before, and those whose captures' summary names it). Killed inside a
+    // pass (checkpoints at every chunk) and resumed, the marks are found
+    // again from the values: the same bytes.
+    const GAME: &[&str] = &["morris", "--param", "max=3"];
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("reference");
+    let o = build_cmd(GAME, &reference, &[]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let expected = contents(&reference);
+
+    let whole = tmp.path().join("whole");
+    let disk = tmp.path().join("disk-whole");
+    let extra = ["--mem-limit", "16M", "--disk", disk.to_str().unwrap()];
+    let o = build_cmd(GAME, &whole, &extra).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_same(&contents(&whole), &expected, "the pipeline build");
+    let log: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(whole.join("build-log.json")).unwrap()).unwrap();
+    assert_eq!(log["mode"], "external");
+    let part = log["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "3-3")
+        .expect("3-3 in the build log");
+    let size = part["index_size"].as_u64().unwrap();
+    let passes = part["pipeline_passes"].as_array().unwrap();
+    assert!(passes.len() > 20, "{} passes", passes.len());
+    // The first scan expands everything; every pass after it its candidates.
+    assert!(passes[0]["candidates"].is_null());
+    let expanded: Vec<u64> = passes[1..]
+        .iter()
+        .map(|p| {
+            p["candidates"]
+                .as_u64()
+                .expect("a pass over its candidates")
+        })
+        .collect();
+    assert!(
+        expanded.iter().all(|&n| n < size / 2) && expanded.iter().sum::<u64>() > 0,
+        "candidates per pass {expanded:?} of {size} indices"
+    );
+
+    let out = tmp.path().join("out");
+    let disk = tmp.path().join("disk");
+    let extra = [
+        "--mem-limit",
+        "16M",
+        "--disk",
+        disk.to_str().unwrap(),
+        "--checkpoint-every",
+        "0",
+    ];
+    let killed = kill_when(build_cmd(GAME, &out, &extra), &out, |v| {
+        let current = &v["current"][1];
+        current["next_pass"].as_u64().is_some_and(|p| p >= 4) && !current["within"].is_null()
+    });
+    assert!(
+        killed,
+        "the build ended before it was inside its fourth pass"
+    );
+    let o = build_cmd(GAME, &out, &[extra.as_slice(), &["--resume"]].concat())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_same(
+        &contents(&out),
+        &expected,
+        "killed inside a pass and resumed",
+    );
+}

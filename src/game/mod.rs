@@ -287,6 +287,20 @@ pub trait Game: Send + Sync + 'static {
         false
     }
 
+    /// The positions of `pos`'s own partition with a move to `pos` (any
+    /// order, duplicates allowed, unreachable and terminal ones too: the
+    /// callers check), where the game can say: `true` after pushing them to
+    /// `out`, `false` (the default) where it cannot. Unlike
+    /// [`Game::predecessors`], only moves that stay in the partition, which
+    /// is all a retrograde pass inside one partition needs: the external
+    /// pipeline expands only the predecessors of the positions the pass
+    /// before decided (a pass decides nothing else), where the whole
+    /// partition's pending positions otherwise.
+    fn predecessors_within(&self, pos: &Self::Position, out: &mut Vec<Self::Position>) -> bool {
+        let _ = (pos, out);
+        false
+    }
+
     /// Whether engine files leave out which positions of partition `p` are
     /// reached (FORMAT.md, "Engine files"): the prober then finds it from
     /// [`Game::predecessors`] (a position is reached when it is the start

@@ -3,6 +3,7 @@
 //! per-position summary of earlier partitions' successors that the first
 //! scan leaves to the passes.
 
+use super::candidates::Candidates;
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::external::{flag, Solver, INTERNAL, ONGOING};
 use super::runs::{Order, Record, RunIndex};
@@ -47,12 +48,18 @@ impl Summary {
         out[2] = u8::from(self.blocked);
     }
 
-    fn decode(b: &[u8]) -> Summary {
+    pub(super) fn decode(b: &[u8]) -> Summary {
         Summary {
             nearest_loss: (b[0] != 0xff).then_some(b[0]),
             longest_win: (b[1] != 0xff).then_some(b[1]),
             blocked: b[2] != 0,
         }
+    }
+
+    /// Whether one of the successors it stands for is at distance `e`.
+    pub(super) fn mentions(&self, e: u32) -> bool {
+        let e = Some(e);
+        self.nearest_loss.map(u32::from) == e || self.longest_win.map(u32::from) == e
     }
 
     /// The largest distance it mentions.
@@ -297,11 +304,13 @@ impl<G: Game> Solver<'_, G> {
         Ok((max_seen, left_for_passes))
     }
 
-    /// Pass `d`'s combine step, from where `from` left it: returns how many
-    /// positions the pass decided.
+    /// Pass `d`'s combine step, from where `from` left it (with
+    /// `candidates`, over theirs alone): returns how many positions the
+    /// pass decided.
     pub(super) fn pass_combine(
         &self,
         d: u32,
+        candidates: Option<&Candidates>,
         requests: &RunIndex,
         answers: &RunIndex,
         from: Option<WithinPass>,
@@ -315,7 +324,10 @@ impl<G: Game> Solver<'_, G> {
             first,
             |c| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
-                let (values, flags) = self.read_chunk(c)?;
+                let (values, mut flags) = self.read_chunk(c)?;
+                if let Some(candidates) = candidates {
+                    candidates.keep_in(lo, &values, &mut flags);
+                }
                 let summary = self.read(
                     &self.summary,
                     lo * Summary::BYTES as u64,

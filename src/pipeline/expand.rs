@@ -8,6 +8,7 @@
 //! is in its kernels and a third's requests come back, and the reader
 //! thread fetches the next chunk from disk meanwhile.
 
+use super::candidates::Candidates;
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::external::{Expanded, Solver};
 use super::runs::{Record, RunIndex, LOW_BITS};
@@ -72,10 +73,12 @@ impl<'a, G: Game> Solver<'a, G> {
     /// Expands the pending positions of every chunk into requests. In the first
     /// scan (`d == 0`) it also sets illegal and terminal values and the
     /// internal-successor flags, and asks only about earlier partitions; in
-    /// pass `d` it asks only about this one.
+    /// pass `d` it asks only about this one, for the `candidates` alone
+    /// where given.
     pub(super) fn expand(
         &self,
         d: u32,
+        candidates: Option<&Candidates>,
         from: Option<WithinPass>,
         save: &mut SaveWithin<'_>,
     ) -> Result<RunIndex> {
@@ -98,11 +101,21 @@ impl<'a, G: Game> Solver<'a, G> {
         let depth = expander.depth().max(1);
         let mut expanded = Expanded {
             expander: expander.name(),
+            candidates: candidates.map(|_| 0),
             ..Expanded::default()
         };
+        let kept = std::sync::atomic::AtomicU64::new(0);
         self.with_chunks(
             first,
-            |c| self.read_chunk(c),
+            |c| {
+                let (values, mut flags) = self.read_chunk(c)?;
+                if let Some(candidates) = candidates {
+                    let (lo, _) = self.chunk_range(self.size(), c);
+                    let n = candidates.keep_in(lo, &values, &mut flags);
+                    kept.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok((values, flags))
+            },
             |next| {
                 let mut open: VecDeque<OpenChunk> = VecDeque::new();
                 let mut in_flight = 0usize;
@@ -205,6 +218,9 @@ impl<'a, G: Game> Solver<'a, G> {
             },
         )?;
         *super::external::lock(&self.expander) = Some(expander);
+        if let Some(n) = expanded.candidates.as_mut() {
+            *n = kept.into_inner();
+        }
         let index = self.finish_runs(requests)?;
         expanded.request_bytes = index.bytes;
         *super::external::lock(&self.expanded) = expanded;

@@ -21,6 +21,7 @@
 //! chunk size, thread count or disk layout; a pass interrupted at any point and
 //! run again gives the same result, which is what makes `--resume` exact.
 
+use super::candidates::Candidates;
 use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
 use super::combine::Summary;
 use super::disks::{ByteFile, ScratchDisks};
@@ -33,6 +34,7 @@ use crate::game::{ChunkTiming, Game, GameKind, Layout, PartitionKernels};
 use crate::progress::Progress;
 use crate::value::Value;
 use crate::{Error, Result};
+use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -75,6 +77,9 @@ pub(super) struct Solver<'a, G: Game> {
     pub(super) expanded: Mutex<Expanded>,
     /// The expander, kept between the passes of the partition.
     pub(super) expander: Mutex<Option<Box<dyn crate::game::ChunkExpander + 'a>>>,
+    /// Set once the game could not list a position's predecessors within
+    /// the partition: its passes expand every pending position.
+    pub(super) no_predecessors: AtomicBool,
 }
 
 /// A device the streamed path expands chunks on: the game's kernels there,
@@ -96,6 +101,9 @@ pub(super) struct Expanded {
     pub(super) request_bytes: u64,
     /// Bytes of the answer runs the pass wrote.
     pub(super) answer_bytes: u64,
+    /// Pending positions left to expand where the pass took only its
+    /// candidates.
+    pub(super) candidates: Option<u64>,
     pub(super) timing: ChunkTiming,
 }
 
@@ -230,6 +238,7 @@ impl<'a, G: Game> Solver<'a, G> {
             device: None,
             expanded: Mutex::new(Expanded::default()),
             expander: Mutex::new(None),
+            no_predecessors: AtomicBool::new(false),
         })
     }
 
@@ -291,13 +300,15 @@ impl<'a, G: Game> Solver<'a, G> {
                 })
             };
             let mark = self.mark();
-            let (decided, requests) = self.pass(d, within, &mut save)?;
+            let (decided, requests, candidates) = self.pass(d, within, &mut save)?;
             self.record(d, mark);
             state.next_pass = d + 1;
             self.end_pass(&state, checkpoint)?;
-            // No requests: no pending position has a move inside the partition,
-            // so no later pass can decide anything either.
-            if requests == 0 || (decided == 0 && d > state.max_seen) {
+            // No requests in a pass over every pending position: none has a
+            // move inside the partition, so no later pass can decide anything
+            // either. (A pass over its candidates alone may have none while a
+            // later one has some.)
+            if (requests == 0 && !candidates) || (decided == 0 && d > state.max_seen) {
                 break;
             }
         }
@@ -360,6 +371,8 @@ impl<G: Game> Solver<'_, G> {
             expander: expanded.expander,
             seconds: mark.at.elapsed().as_secs_f64(),
             expand_seconds: since(Part::Expand),
+            candidate_seconds: since(Part::Candidates),
+            candidates: expanded.candidates,
             answer_seconds: since(Part::Answer),
             combine_seconds: since(Part::Combine),
             bytes_read: self.stats.bytes_read() - mark.read,
@@ -555,31 +568,36 @@ impl<G: Game> Solver<'_, G> {
         from: Option<WithinPass>,
         save: &mut SaveWithin<'_>,
     ) -> Result<(u32, bool)> {
-        let (requests, answers, from) = self.exchange(0, from, save)?;
+        let (requests, answers, from) = self.exchange(0, None, from, save)?;
         self.first_combine(&requests, &answers, from, save)
     }
 
-    /// Pass `d`: returns how many positions it decided and the request bytes it exchanged.
+    /// Pass `d`: returns how many positions it decided, the request bytes
+    /// it exchanged, and whether it looked at its candidates alone.
     fn pass(
         &self,
         d: u32,
         from: Option<WithinPass>,
         save: &mut SaveWithin<'_>,
-    ) -> Result<(u64, u64)> {
-        let (requests, answers, from) = self.exchange(d, from, save)?;
+    ) -> Result<(u64, u64, bool)> {
+        let candidates = self.candidates(d)?;
+        let only = candidates.is_some();
+        let (requests, answers, from) = self.exchange(d, candidates.as_ref(), from, save)?;
         if requests.bytes == 0 {
-            return Ok((0, 0));
+            return Ok((0, 0, only));
         }
-        let decided = self.pass_combine(d, &requests, &answers, from, save)?;
-        Ok((decided, requests.bytes))
+        let decided = self.pass_combine(d, candidates.as_ref(), &requests, &answers, from, save)?;
+        Ok((decided, requests.bytes, only))
     }
 
-    /// The expand and answer steps of pass `d` (0: the first scan), or what a
+    /// The expand and answer steps of pass `d` (0: the first scan; with
+    /// `candidates`, only theirs are expanded), or what a
     /// checkpoint says of them: the requests, the answers, and where the
     /// combine step starts if it had started.
     fn exchange(
         &self,
         d: u32,
+        candidates: Option<&Candidates>,
         from: Option<WithinPass>,
         save: &mut SaveWithin<'_>,
     ) -> Result<(RunIndex, RunIndex, Option<WithinPass>)> {
@@ -587,7 +605,7 @@ impl<G: Game> Solver<'_, G> {
             from,
             (Step::Expand, Part::Expand),
             |w| &w.requests,
-            |from| self.expand(d, from, save),
+            |from| self.expand(d, candidates, from, save),
         )?;
         if requests.bytes == 0 {
             return Ok((requests, RunIndex::default(), None));

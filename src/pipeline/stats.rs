@@ -28,6 +28,14 @@ pub struct PassRecord {
     pub seconds: f64,
     /// Wall seconds of its expand, answer and combine steps.
     pub expand_seconds: f64,
+    /// Wall seconds of marking the positions the pass can decide (zero
+    /// where it expands every pending position).
+    #[serde(default)]
+    pub candidate_seconds: f64,
+    /// The pending positions the pass expanded, where it expanded only
+    /// those it can decide (`None`: every pending position).
+    #[serde(default)]
+    pub candidates: Option<u64>,
     /// See `expand_seconds`.
     pub answer_seconds: f64,
     /// See `expand_seconds`.
@@ -88,10 +96,12 @@ pub(crate) enum Part {
     FlushEncode,
     /// Run readers checking and decoding frames.
     RunDecode,
+    /// Marking the positions a pass can decide (`candidates.rs`).
+    Candidates,
 }
 
 impl Part {
-    pub(crate) const COUNT: usize = 14;
+    pub(crate) const COUNT: usize = 15;
     const ALL: [Part; Part::COUNT] = [
         Part::Expand,
         Part::Answer,
@@ -107,6 +117,7 @@ impl Part {
         Part::ClearRuns,
         Part::FlushEncode,
         Part::RunDecode,
+        Part::Candidates,
     ];
 
     fn key(self) -> &'static str {
@@ -125,6 +136,7 @@ impl Part {
             Part::ClearRuns => "clear_runs",
             Part::FlushEncode => "flusher_encode",
             Part::RunDecode => "run_decode",
+            Part::Candidates => "candidates",
         }
     }
 }

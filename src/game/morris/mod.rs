@@ -1019,6 +1019,24 @@ impl Game for Morris {
         mv.capture.is_some()
     }
 
+    /// Quiet moves only: a capture leaves for a partition of fewer pieces,
+    /// and a placement for the next placement partition, so no position in
+    /// phase I, nor one that is lost, has a predecessor in its partition.
+    fn predecessors_within(&self, pos: &Position, out: &mut Vec<Position>) -> bool {
+        if pos.placing() || pos.mover.count_ones() < 3 || pos.opponent.count_ones() < 3 {
+            return true;
+        }
+        retro::for_predecessors(pos.mover, pos.opponent, |mover, opponent| {
+            out.push(Position {
+                mover,
+                opponent,
+                white_to_move: !pos.white_to_move,
+                hand: [0, 0],
+            })
+        });
+        true
+    }
+
     fn successors(&self, pos: &Position, out: &mut Vec<(Move, Position)>) {
         let own = pos.mover;
         let opp = pos.opponent;
@@ -1269,5 +1287,55 @@ mod tests {
             hand: [0, 2],
         };
         assert_eq!(g.evaluate(&swapped), -400);
+    }
+
+    /// Every position of a partition that reaches P by a move inside the
+    /// partition is among P's predecessors within it (by rank: symmetry on
+    /// and off), and each of those has a move to P.
+    #[test]
+    fn predecessors_within_a_partition_are_those_whose_moves_stay_there() {
+        for symmetry in [true, false] {
+            let g = Morris::new(4, symmetry).unwrap();
+            let (mut moves, mut listed) = (0u64, 0u64);
+            for p in g.partitions() {
+                if !matches!(Part::from_id(p), Some(Part::Pair(..))) {
+                    continue;
+                }
+                let size = g.partition_size(p);
+                let (mut succ, mut before) = (Vec::new(), Vec::new());
+                for r in (0..size).step_by((size / 300).max(1) as usize) {
+                    let pos = g.unrank(p, Rank(r)).unwrap();
+                    if g.status(&pos) != Status::Ongoing {
+                        continue;
+                    }
+                    succ.clear();
+                    g.successors(&pos, &mut succ);
+                    for (_, s) in &succ {
+                        if g.rank(s).0 != p {
+                            continue;
+                        }
+                        before.clear();
+                        assert!(g.predecessors_within(s, &mut before));
+                        assert!(
+                            before.iter().any(|q| g.rank(q) == (p, Rank(r))),
+                            "{}: {pos:?} moves to {s:?}, not among its predecessors",
+                            g.partition_name(p)
+                        );
+                        moves += 1;
+                        for q in &before {
+                            assert_eq!(g.rank(q).0, p);
+                            let mut after = Vec::new();
+                            g.successors(q, &mut after);
+                            assert!(after.iter().any(|(_, t)| g.rank(t) == g.rank(s)));
+                            listed += 1;
+                        }
+                    }
+                }
+            }
+            assert!(
+                moves > 1000 && listed > 1000,
+                "{moves} moves, {listed} listed"
+            );
+        }
     }
 }

@@ -1,0 +1,190 @@
+//! Candidate-driven passes: which positions pass `d` can decide.
+//!
+//! A pending position is decided in pass `d` only if one of its successors
+//! is at distance exactly `d - 1` (`value::rules`: a win needs a successor
+//! lost at `d - 1`; a loss at `d` has its longest successor at `d - 1`, or
+//! an earlier pass would have decided it). That successor lies in this
+//! partition (its value is at distance `d - 1`, decided by the first scan
+//! or by pass `d - 1`) or in an earlier one (the position's summary then
+//! mentions `d - 1`). So before each pass one streamed scan of the values,
+//! flags and summaries marks the predecessors within the partition
+//! ([`Game::predecessors_within`]) of the positions at distance `d - 1`,
+//! and the positions whose summary mentions `d - 1`; the pass's expand and
+//! combine steps then take only the marked positions. The others would
+//! have stayed pending, so the bytes are those of a pass over every pending
+//! position.
+//!
+//! The marks depend only on values at distance `d - 1`, which pass `d`
+//! does not write: a pass resumed after an interruption marks the same
+//! positions again, so they need no checkpoint.
+
+use super::combine::Summary;
+use super::external::{flag, Solver, INTERNAL, ONGOING};
+use super::stats::Part;
+use crate::game::Game;
+use crate::value::rules::PENDING;
+use crate::value::{Rank, Value};
+use crate::Result;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Positions a thread marks from at a time (a multiple of 64).
+const SLICE: usize = 1 << 14;
+
+/// One bit per position of a partition: the positions a pass looks at.
+pub(super) struct Candidates {
+    bits: Vec<u64>,
+}
+
+impl Candidates {
+    /// Clears the flags of every position of the chunk at `lo` that is not a
+    /// candidate, so that the expander and the combine rule pass over it as
+    /// over a position without moves inside the partition. Returns how many
+    /// pending positions with such moves are left.
+    pub(super) fn keep_in(&self, lo: u64, values: &[u8], flags: &mut [u8]) -> u64 {
+        debug_assert_eq!(lo % 64, 0, "chunks start on a word of marks");
+        let words = &self.bits[(lo / 64) as usize..];
+        flags
+            .par_chunks_mut(16)
+            .zip(values.par_chunks(64))
+            .enumerate()
+            .map(|(w, (flags, values))| {
+                let marks = words[w];
+                let mut kept = 0;
+                for (b, byte) in flags.iter_mut().enumerate() {
+                    *byte &= SPREAD[((marks >> (4 * b)) & 15) as usize];
+                }
+                for (j, &v) in values.iter().enumerate() {
+                    if v == PENDING && flag(flags, j) == ONGOING | INTERNAL {
+                        kept += 1;
+                    }
+                }
+                kept
+            })
+            .sum()
+    }
+}
+
+/// Four marks spread to the four 2-bit flag fields of a byte.
+const SPREAD: [u8; 16] = {
+    let mut t = [0u8; 16];
+    let mut n = 0;
+    while n < 16 {
+        let mut i = 0;
+        while i < 4 {
+            if n & (1 << i) != 0 {
+                t[n] |= 3 << (2 * i);
+            }
+            i += 1;
+        }
+        n += 1;
+    }
+    t
+};
+
+impl<G: Game> Solver<'_, G> {
+    /// The candidates of pass `d`, or `None` where every pending position
+    /// is expanded: the game cannot list predecessors within a partition,
+    /// or one bit a position does not fit the memory plan (it must stay
+    /// within the slack the plan leaves: a sixteenth of the budget).
+    pub(super) fn candidates(&self, d: u32) -> Result<Option<Candidates>> {
+        let size = self.size();
+        if self.no_predecessors.load(Ordering::Relaxed)
+            || size.div_ceil(8) > self.plan.lookup_chunk / 2
+        {
+            return Ok(None);
+        }
+        let started = std::time::Instant::now();
+        let p = self.layout.order()[self.slot];
+        let bits: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        let mark = |r: u64| {
+            bits[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
+        };
+        let cannot = AtomicBool::new(false);
+        let game = self.game;
+        self.chunk_phase(&format!("pass {d}: candidates"), 0);
+        self.for_each_chunk(
+            0,
+            |c| {
+                let (lo, hi) = self.chunk_range(size, c);
+                let (values, flags) = self.read_chunk(c)?;
+                let summary = self.read(
+                    &self.summary,
+                    lo * Summary::BYTES as u64,
+                    (hi - lo) as usize * Summary::BYTES,
+                )?;
+                Ok((values, flags, summary))
+            },
+            |c, (values, flags, summary)| {
+                let (lo, hi) = self.chunk_range(size, c);
+                values.par_chunks(SLICE).enumerate().for_each_init(
+                    Vec::new,
+                    |before, (s, values)| {
+                        let base = s * SLICE;
+                        for (j, &v) in values.iter().enumerate() {
+                            let at = base + j;
+                            let r = lo + at as u64;
+                            if Value::from_byte(v).distance() == Some(d - 1) {
+                                let Some(pos) = game.unrank(p, Rank(r)) else {
+                                    continue;
+                                };
+                                before.clear();
+                                if !game.predecessors_within(&pos, before) {
+                                    cannot.store(true, Ordering::Relaxed);
+                                    return;
+                                }
+                                for q in before.iter() {
+                                    let (qp, Rank(qr)) = game.rank(q);
+                                    if qp == p && qr < size {
+                                        mark(qr);
+                                    }
+                                }
+                            } else if v == PENDING
+                                && flag(&flags, at) == ONGOING | INTERNAL
+                                && Summary::decode(
+                                    &summary[at * Summary::BYTES..(at + 1) * Summary::BYTES],
+                                )
+                                .mentions(d - 1)
+                            {
+                                mark(r);
+                            }
+                        }
+                    },
+                );
+                self.progress.inc(hi - lo);
+                Ok(())
+            },
+        )?;
+        self.stats.profile.add(Part::Candidates, started.elapsed());
+        if cannot.into_inner() {
+            self.no_predecessors.store(true, Ordering::Relaxed);
+            return Ok(None);
+        }
+        Ok(Some(Candidates {
+            bits: bits.into_iter().map(AtomicU64::into_inner).collect(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeping_candidates_clears_the_flags_of_the_others() {
+        // 128 positions: every one ongoing with internal moves, pending
+        // but for position 5.
+        let mut values = vec![PENDING; 128];
+        values[5] = Value::at_distance(3).unwrap().to_byte();
+        let mut flags = vec![0xffu8; 32];
+        let candidates = Candidates {
+            bits: vec![0b10_0110, 1 << 63],
+        };
+        let kept = candidates.keep_in(0, &values, &mut flags);
+        let left: Vec<usize> = (0..128).filter(|&j| flag(&flags, j) != 0).collect();
+        assert_eq!(left, vec![1, 2, 5, 127]);
+        assert!(left.iter().all(|&j| flag(&flags, j) == ONGOING | INTERNAL));
+        // Position 5 is marked but decided: three pending candidates.
+        assert_eq!(kept, 3);
+    }
+}
