@@ -15,7 +15,8 @@
 #    the time the disk needs for the scratch bytes at its sequential rates,
 #    and kernel busy time against wall.
 # GAMES (default "connect4 morris") picks the games; BUILD_TIMEOUT (default 240 s) caps each build; a build that runs out is
-# reported, not compared.
+# reported, not compared. COMBOS (default "8:1 8:3 64:1 64:3") picks the streamed builds (W/8 over 1
+# disk, ...); NO_CPU_EXTERNAL=1 leaves out the CPU's external build.
 # The binary is built elsewhere (no Rust on the GPU machine):
 #   cargo build --release --features cuda
 #   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh scripts/*.py .device/
@@ -94,17 +95,20 @@ raw_extra = max(32 * req - rb, 0)
 raw_disk = (rd + raw_extra) / r + (wr + raw_extra) / w
 pipe = log["pipeline_seconds"]
 exp = sorted({p["expander"] for p in passes})
+cand = sum(p.get("candidates") or 0 for p in passes)
+cand_passes = sum(1 for p in passes if p.get("candidates") is not None)
 print(f"| {label} | {wall:.1f} | {pipe:.1f} | {len(passes)} | {rd/1e9:.2f} | {wr/1e9:.2f} | {req/1e6:.1f} | "
       f"{(rb/req if req else 0):.1f} | {d('h2d_bytes')/1e9:.2f} / {d('h2d_seconds'):.2f} | "
       f"{d('d2h_bytes')/1e9:.2f} / {d('d2h_seconds'):.2f} | {d('kernel_seconds'):.2f} | "
       f"{wt('for_chunk_reads'):.1f} / {wt('for_device'):.1f} / {wt('for_flushers'):.1f} / {wt('for_run_reads'):.1f} | "
       f"{disk:.1f} | {pipe/disk if disk else 0:.2f} | {raw_disk/max(pipe,1e-9):.2f} | {100*d('kernel_seconds')/max(pipe,1e-9):.1f}% | "
-      f"{sum(part['index_size'] * len(part.get('pipeline_passes', [])) for part in log['partitions'])/max(pipe,1e-9)/1e6:.0f} | {', '.join(exp)} |")
+      f"{sum(part['index_size'] * len(part.get('pipeline_passes', [])) for part in log['partitions'])/max(pipe,1e-9)/1e6:.0f} | "
+      f"{cand_passes} / {cand/1e6:.1f} / {s('candidate_seconds'):.1f} | {', '.join(exp)} |")
 EOF
 }
 
-HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | scratch B/request (32 raw) | h2d GB / s | d2h GB / s | kernel s | waits: reads / device / flushers / runs s | disk time s | pipeline / disk | effective rate / disk rate | kernel busy | M index-passes/s | expander |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |"
+HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | scratch B/request (32 raw) | h2d GB / s | d2h GB / s | kernel s | waits: reads / device / flushers / runs s | disk time s | pipeline / disk | effective rate / disk rate | kernel busy | M index-passes/s | passes over candidates / candidates M / marking s | expander |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"
 
 one_game() { # GAME ARGS...: every build gets both
   local name=$1
@@ -117,12 +121,19 @@ one_game() { # GAME ARGS...: every build gets both
   local P=$(python3 -c "import json;print(json.load(open('$base-cpu/build-log.json'))['positions'])")
   # Host memory for the pipeline's buffers: small enough that chunks are many.
   # (half a byte a position, at least 64 MiB: below that, jobs sized to
-  # the write buffers get so small that Morris max=4 takes minutes).
+  # the write buffers get so small that Morris max=4 takes minutes; and at
+  # least 3 bytes an index of the largest partition, so that a pass's
+  # candidate bits, an eighth of a byte an index, fit the sixteenth of the
+  # budget the plan leaves them: without them a Morris pass expands every
+  # pending position, ~170 times over).
+  local L=$(python3 -c "import json;print(max(p['index_size'] for p in json.load(open('$base-cpu/build-log.json'))['partitions']))")
   local MEM=$(( P / 2 > 64 * 1048576 ? P / 2 : 64 * 1048576 ))
-  echo "largest device working set $W bytes; --mem-limit $MEM for the external builds" | tee -a "$SUMMARY"
+  MEM=$(( MEM > 3 * L ? MEM : 3 * L ))
+  echo "largest device working set $W bytes, largest partition $L indices; --mem-limit $MEM for the external builds" | tee -a "$SUMMARY"
   local rows="$HEADER"
-  for f in 8 64; do
-    for n in 1 3; do
+  for combo in ${COMBOS:-8:1 8:3 64:1 64:3}; do
+    local f=${combo%:*} n=${combo#*:}
+    {
       local dir="$base-s$f-$n"
       local disks=""
       for i in $(seq 1 $n); do disks="$disks --disk $dir.d$i"; done
@@ -130,12 +141,14 @@ one_game() { # GAME ARGS...: every build gets both
       echo "streamed, --gpu-mem-limit W/$f, $n disk(s): $t s, $(same "$base-cpu" "$dir")" | tee -a "$SUMMARY"
       [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
 $(timeline "$dir" "GPU W/$f $n disk(s)" "$t")"
-    done
+    }
   done
-  local t=$(build "$base-ext" "$@" --backend cpu --mem-limit $MEM)
-  echo "CPU external, --mem-limit $MEM: $t s, $(same "$base-cpu" "$base-ext")" | tee -a "$SUMMARY"
-  [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
+  if [ -z "${NO_CPU_EXTERNAL:-}" ]; then
+    local t=$(build "$base-ext" "$@" --backend cpu --mem-limit $MEM)
+    echo "CPU external, --mem-limit $MEM: $t s, $(same "$base-cpu" "$base-ext")" | tee -a "$SUMMARY"
+    [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
 $(timeline "$base-ext" "CPU external" "$t")"
+  fi
   echo "$rows" | tee -a "$SUMMARY"
   # Killed and resumed: W/64 over 3 disks, SIGKILL at random moments.
   local dir="$base-kill" disks="--disk $base-kill.d1 --disk $base-kill.d2 --disk $base-kill.d3"
