@@ -38,6 +38,13 @@ fn reference(game: &'static [&'static str]) -> &'static Files {
     })
 }
 
+/// Builds `game` into `out` with `extra` arguments, which must succeed: its files.
+fn built(game: &[&str], out: &Path, extra: &[&str]) -> Files {
+    let o = build_cmd(game, out, extra).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    contents(out)
+}
+
 /// The failed build's one-line error: exit 2, no panic, names `needle`
 /// (a path) and contains each of `words`.
 fn assert_clear_error(o: &Output, needle: &str, words: &[&str]) -> String {
@@ -542,10 +549,7 @@ fn a_checkpoint_without_its_scratch_redoes_the_partition() {
     // resumed build must redo the partition rather than read zeros.
     const GAME: &[&str] = &["foreandaft"];
     let tmp = tempfile::tempdir().unwrap();
-    let reference = tmp.path().join("reference");
-    let o = build_cmd(GAME, &reference, &[]).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let expected = contents(&reference);
+    let expected = built(GAME, &tmp.path().join("reference"), &[]);
     let out = tmp.path().join("out");
     let disk = tmp.path().join("disk");
     let extra = ["--mem-limit", "2M", "--disk", disk.to_str().unwrap()];
@@ -583,17 +587,16 @@ fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
     // again from the values: the same bytes.
     const GAME: &[&str] = &["morris", "--param", "max=3"];
     let tmp = tempfile::tempdir().unwrap();
-    let reference = tmp.path().join("reference");
-    let o = build_cmd(GAME, &reference, &[]).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let expected = contents(&reference);
+    let expected = built(GAME, &tmp.path().join("reference"), &[]);
 
     let whole = tmp.path().join("whole");
     let disk = tmp.path().join("disk-whole");
     let extra = ["--mem-limit", "16M", "--disk", disk.to_str().unwrap()];
-    let o = build_cmd(GAME, &whole, &extra).output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_same(&contents(&whole), &expected, "the pipeline build");
+    assert_same(
+        &built(GAME, &whole, &extra),
+        &expected,
+        "the pipeline build",
+    );
     let log: serde_json::Value =
         serde_json::from_slice(&std::fs::read(whole.join("build-log.json")).unwrap()).unwrap();
     assert_eq!(log["mode"], "external");

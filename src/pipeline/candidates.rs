@@ -105,16 +105,7 @@ impl<G: Game> Solver<'_, G> {
         self.chunk_phase(&format!("pass {d}: candidates"), 0);
         self.for_each_chunk(
             0,
-            |c| {
-                let (lo, hi) = self.chunk_range(size, c);
-                let (values, flags) = self.read_chunk(c)?;
-                let summary = self.read(
-                    &self.summary,
-                    lo * Summary::BYTES as u64,
-                    (hi - lo) as usize * Summary::BYTES,
-                )?;
-                Ok((values, flags, summary))
-            },
+            |c| self.read_chunk_with_summary(c),
             |c, (values, flags, summary)| {
                 let (lo, hi) = self.chunk_range(size, c);
                 values.par_chunks(SLICE).enumerate().for_each_init(

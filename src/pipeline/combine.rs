@@ -323,16 +323,11 @@ impl<G: Game> Solver<'_, G> {
             &format!("pass {d}: combine"),
             first,
             |c| {
-                let (lo, hi) = self.chunk_range(self.size(), c);
-                let (values, mut flags) = self.read_chunk(c)?;
+                let (values, mut flags, summary) = self.read_chunk_with_summary(c)?;
                 if let Some(candidates) = candidates {
+                    let (lo, _) = self.chunk_range(self.size(), c);
                     candidates.keep_in(lo, &values, &mut flags);
                 }
-                let summary = self.read(
-                    &self.summary,
-                    lo * Summary::BYTES as u64,
-                    (hi - lo) as usize * Summary::BYTES,
-                )?;
                 Ok((values, flags, summary))
             },
             |c, (mut values, flags, summary)| {

@@ -435,6 +435,18 @@ impl<G: Game> Solver<'_, G> {
         Ok((values, flags))
     }
 
+    /// Reads chunk `c` of this partition with its positions' summaries.
+    pub(super) fn read_chunk_with_summary(&self, c: u64) -> Result<(Vec<u8>, Vec<u8>, Vec<u8>)> {
+        let (lo, hi) = self.chunk_range(self.size(), c);
+        let (values, flags) = self.read_chunk(c)?;
+        let summary = self.read(
+            &self.summary,
+            lo * Summary::BYTES as u64,
+            (hi - lo) as usize * Summary::BYTES,
+        )?;
+        Ok((values, flags, summary))
+    }
+
     /// Starts a progress phase over the partition's positions, those of the
     /// chunks before `first` (done before an interruption) counted as done.
     pub(super) fn chunk_phase(&self, what: &str, first: u64) {

@@ -1026,14 +1026,31 @@ impl Game for Morris {
         if pos.placing() || pos.mover.count_ones() < 3 || pos.opponent.count_ones() < 3 {
             return true;
         }
-        retro::for_predecessors(pos.mover, pos.opponent, |mover, opponent| {
-            out.push(Position {
-                mover,
-                opponent,
-                white_to_move: !pos.white_to_move,
-                hand: [0, 0],
-            })
-        });
+        // The opponent moved last: one of its pieces goes back from `to` to
+        // an empty `from` (any empty point when it has three and flies),
+        // unless arriving on `to` closed a mill (a capture).
+        let (mover, opponent) = (pos.mover, pos.opponent);
+        let empty = !(mover | opponent) & FULL;
+        let flying = opponent.count_ones() == 3;
+        for to in bits(opponent) {
+            let [m1, m2] = MILLS_AT[to as usize];
+            if opponent & m1 == m1 || opponent & m2 == m2 {
+                continue;
+            }
+            let from = if flying {
+                empty
+            } else {
+                ADJACENT[to as usize] & empty
+            };
+            for from in bits(from) {
+                out.push(Position {
+                    mover: opponent ^ (1 << to) ^ (1 << from),
+                    opponent: mover,
+                    white_to_move: !pos.white_to_move,
+                    hand: [0, 0],
+                });
+            }
+        }
         true
     }
 
