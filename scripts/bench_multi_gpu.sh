@@ -11,7 +11,8 @@
 #    included), passes; totals and the speed-up of the solves and of the build.
 # 3. MPI on the CPU (the scale-out issue's goal): Morris max=CPU_MAX (default
 #    6) with one process of CPU_THREADS (default 16) threads against `mpirun
-#    -np N` ranks of CPU_THREADS/N threads for N in CPU_NPS (default "1 2 4"):
+#    -np N` ranks of CPU_THREADS/N threads for N in CPU_NPS (default "1 2 4"),
+#    and with --no-shared-memory for N in CPU_APART (default 4; "" for none):
 #    same bytes, times, communication, and docs/SCALING.md's model
 #    (scripts/scaling_model.py) beside the measurement.
 # On a one-GPU machine, part 1's MPI build runs two ranks on the one GPU and
@@ -61,11 +62,13 @@ run() {
     all) "$BIN" build "$@" --backend cuda --gpus "$GPU_LIST" --out "$dir" --json ;;
     split) "$BIN" build "$@" --backend cuda --gpus "$GPU_LIST" --side-by-side off --out "$dir" --json ;;
     mpi) $MPIRUN -np "$RANKS" "$BIN" build "$@" --backend cuda --out "$dir" --json ;;
-    cpu*) np=${mode#cpu}
+    cpu*) local np=${mode#cpu} messages=""
+      # cpuNapart: ranks exchange through messages, as on several hosts.
+      case $np in *apart) np=${np%apart}; messages=--no-shared-memory ;; esac
       if [ "$np" = 1 ]; then
         "$BIN" build "$@" --backend cpu --threads "$CPU_THREADS" --out "$dir" --json
       else
-        $MPIRUN -np "$np" "$BIN" build "$@" --backend cpu --threads $(( CPU_THREADS / np )) --out "$dir" --json
+        $MPIRUN -np "$np" "$BIN" build "$@" --backend cpu --threads $(( CPU_THREADS / np )) $messages --out "$dir" --json
       fi ;;
   esac >"$dir.json" 2>"$dir.err" || { status=1; echo "FAILED: $mode $*"; tail -3 "$dir.err"; }
   awk "BEGIN { printf \"%.2f\", $(date +%s.%N) - $t0 }" >"$dir.time"
@@ -204,10 +207,14 @@ done
 cpu=${CPU_MAX:-6}
 if [ "$cpu" != none ]; then
   nps=${CPU_NPS:-1 2 4}
+  apart=${CPU_APART:-4}
   for np in $nps; do run "cpu$np" "$WORK/cpu-$np" morris --param max="$cpu"; done
+  for np in $apart; do run "cpu${np}apart" "$WORK/cpu-${np}apart" morris --param max="$cpu"; done
   echo
   echo "== CPU, Morris max=$cpu, $CPU_THREADS threads in all: one process, and mpirun -np N ranks of $CPU_THREADS/N threads"
-  for np in $nps; do [ "$np" = 1 ] || echo "   -np $np bytes: $(same "$WORK/cpu-1" "$WORK/cpu-$np")"; done
+  echo "   (ranks of this host share the values in memory; 'apart': --no-shared-memory, messages as between hosts)"
+  for np in $nps; do [ "$np" = 1 ] || echo "   -np $np: $(cat "$WORK/cpu-$np.time") s, bytes $(same "$WORK/cpu-1" "$WORK/cpu-$np")"; done
+  for np in $apart; do echo "   -np $np apart: $(cat "$WORK/cpu-${np}apart.time") s, bytes $(same "$WORK/cpu-1" "$WORK/cpu-${np}apart")"; done
   args=""; for np in $nps; do args="$args $np $WORK/cpu-$np/build-log.json $(cat "$WORK/cpu-$np.time")"; done
   python3 "$(dirname "$0")/scaling_model.py" $args
 fi

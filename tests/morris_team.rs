@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use common::morris;
-use tbforge::dist::{slice_of, Blocks, ThreadTeam};
+use tbforge::dist::{slice_of, Blocks, Team, ThreadTeam};
 use tbforge::game::morris::kernels::{dependencies, spec_of, TEAM_ALIGN};
 use tbforge::game::morris::place::PlaceSpec;
 use tbforge::game::morris::retro::CpuTwin;
@@ -24,13 +24,20 @@ use tbforge::Game;
 use tbforge::PartitionId;
 
 /// Partition `p` solved by a team of `n` threads: every member's answer.
+/// `apart`: the members exchange as MPI ranks on several hosts (messages),
+/// else they share memory as threads or ranks of one host.
 fn team_solve(
     kernels: &dyn PartitionKernels,
     p: PartitionId,
     solved: &SolvedPartitions<'_>,
     n: usize,
+    apart: bool,
 ) -> Vec<KernelSolve> {
-    let team = ThreadTeam::new(n);
+    let team = if apart {
+        ThreadTeam::apart(n)
+    } else {
+        ThreadTeam::new(n)
+    };
     std::thread::scope(|s| {
         let handles: Vec<_> = team
             .iter()
@@ -64,8 +71,9 @@ fn assert_team_matches(name: &str, whole: &KernelSolve, members: &[KernelSolve])
 }
 
 /// Every partition of a game's phases II/III (`max`), solved whole and by
-/// teams of each size in `teams`, up to partitions of `max_size` indices.
-fn phase_two(max: u32, symmetry: &str, max_size: u64, teams: &[usize]) -> usize {
+/// teams of each size in `teams` (apart or sharing memory, see
+/// `team_solve`), up to partitions of `max_size` indices.
+fn phase_two(max: u32, symmetry: &str, max_size: u64, teams: &[usize], apart: bool) -> usize {
     let game = morris(max, symmetry);
     let kernels = game.kernels(&Device::Cpu).unwrap().unwrap();
     let layout = Layout::new(&game).unwrap();
@@ -81,7 +89,7 @@ fn phase_two(max: u32, symmetry: &str, max_size: u64, teams: &[usize]) -> usize 
         let before = SolvedPartitions::from_slots(&layout.order()[..slot], &deps);
         let whole = kernels.solve(p, &before).unwrap().unwrap();
         for &n in teams {
-            assert_team_matches(&name, &whole, &team_solve(&*kernels, p, &before, n));
+            assert_team_matches(&name, &whole, &team_solve(&*kernels, p, &before, n, apart));
         }
         checked += 1;
         solved[slot] = Some(whole.values);
@@ -91,24 +99,27 @@ fn phase_two(max: u32, symmetry: &str, max_size: u64, teams: &[usize]) -> usize 
 
 #[test]
 fn team_matches_whole_max4_symmetry_on() {
-    assert_eq!(phase_two(4, "on", u64::MAX, &[2, 3]), 5);
+    for apart in [false, true] {
+        assert_eq!(phase_two(4, "on", u64::MAX, &[2, 3], apart), 5);
+    }
 }
 
 #[test]
 fn team_matches_whole_max4_symmetry_off() {
     // Up to 3-3 (2.7 M indices, flying: 10 s a solve on two cores), by a
     // team of 3 only; 4-3 (24 M) and 4-4 (51 M) would take minutes.
-    assert_eq!(phase_two(4, "off", 1 << 23, &[3]), 3);
+    assert_eq!(phase_two(4, "off", 1 << 23, &[3], true), 3);
 }
 
 #[test]
 fn team_matches_whole_max5_symmetry_on() {
     // Up to 5-3 (5.2 M indices); 5-4 and 5-5 are larger.
-    assert_eq!(phase_two(5, "on", 1 << 23, &[2]), 7);
+    assert_eq!(phase_two(5, "on", 1 << 23, &[2], false), 7);
 }
 
 /// A team whose blocks are so coarse that some members own nothing: the
-/// exchange must still give every member the whole partition.
+/// exchange (or the shared memory) must still give every member the whole
+/// partition.
 #[test]
 fn team_with_empty_slices_matches_whole() {
     let game = morris(3, "on");
@@ -127,25 +138,31 @@ fn team_with_empty_slices_matches_whole() {
             let align = 1 << 16;
             let n = 5;
             assert!((0..n).any(|j| Blocks::new(size, align, n).count(j) == 0));
-            let team = ThreadTeam::new(n);
-            let got: Vec<Vec<u8>> = std::thread::scope(|s| {
-                let handles: Vec<_> = team
-                    .iter()
-                    .map(|member| {
-                        let d = d.clone();
-                        s.spawn(move || {
-                            CpuTwin::new(spec, d)
-                                .unwrap()
-                                .solve_team(member, align)
-                                .unwrap()
-                                .value
+            for team in [ThreadTeam::apart(n), ThreadTeam::new(n)] {
+                let got: Vec<Vec<u8>> = std::thread::scope(|s| {
+                    let handles: Vec<_> = team
+                        .iter()
+                        .map(|member| {
+                            let d = d.clone();
+                            s.spawn(move || {
+                                CpuTwin::new(spec, d)
+                                    .unwrap()
+                                    .solve_team(member, align)
+                                    .unwrap()
+                                    .value
+                            })
                         })
-                    })
-                    .collect();
-                handles.into_iter().map(|h| h.join().unwrap()).collect()
-            });
-            for (rank, g) in got.iter().enumerate() {
-                assert!(g == &whole.values, "{}: member {rank}", spec.name());
+                        .collect();
+                    handles.into_iter().map(|h| h.join().unwrap()).collect()
+                });
+                for (rank, g) in got.iter().enumerate() {
+                    assert!(
+                        g == &whole.values,
+                        "{}: member {rank}, sharing memory: {}",
+                        spec.name(),
+                        team[0].shares_memory()
+                    );
+                }
             }
         }
         solved[slot] = Some(whole.values);
@@ -212,7 +229,7 @@ fn whole_game(pieces: u32, symmetry: bool) -> (usize, usize) {
         }
         let whole = kernels.solve(p, &before).unwrap().unwrap();
         for n in [2, 3] {
-            assert_team_matches(&name, &whole, &team_solve(&*kernels, p, &before, n));
+            assert_team_matches(&name, &whole, &team_solve(&*kernels, p, &before, n, false));
             if spec.is_some()
                 && (0..n).any(|j| slice_of(layout.size(slot), TEAM_ALIGN, j, n).is_empty())
             {

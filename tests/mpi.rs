@@ -53,16 +53,25 @@ fn mpirun_with_1_2_and_3_ranks_writes_the_bytes_of_one_process() {
             "plain build",
         );
         let expected = contents(&plain);
-        for np in [1, 2, 3] {
-            let out = dir.path().join(format!("{}-np{np}", game[0]));
+        // The ranks of one host share a partition's values in memory, or
+        // (--no-shared-memory) exchange them as ranks on several hosts do.
+        for (np, extra) in [
+            (1, &[][..]),
+            (2, &[]),
+            (3, &[]),
+            (3, &["--no-shared-memory"]),
+        ] {
+            let out = dir
+                .path()
+                .join(format!("{}-np{np}{}", game[0], extra.len()));
             let o = ok(
-                mpirun(np, game, &out, &[]).output().unwrap(),
+                mpirun(np, game, &out, extra).output().unwrap(),
                 "mpirun build",
             );
             assert_same(
                 &contents(&out),
                 &expected,
-                &format!("{} with -np {np}", game[0]),
+                &format!("{} with -np {np} {extra:?}", game[0]),
             );
             let log: serde_json::Value =
                 serde_json::from_slice(&std::fs::read(out.join("build-log.json")).unwrap())

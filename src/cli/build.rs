@@ -183,7 +183,7 @@ fn members(args: &BuildArgs) -> anyhow::Result<Vec<Member>> {
         if args.gpus.is_some() {
             bail!("--gpus under MPI: run one rank per GPU instead (mpirun -np <GPUs per host x hosts>)");
         }
-        let team = tbforge::dist::MpiTeam::init()?;
+        let team = tbforge::dist::MpiTeam::init(!args.no_shared_memory)?;
         mpi_stop_message(team.rank(), team.size(), team.host());
         let ordinal = match args.backend {
             Backend::Cpu => 0,
@@ -203,6 +203,9 @@ fn members(args: &BuildArgs) -> anyhow::Result<Vec<Member>> {
         bail!(
             "started by an MPI launcher, but this tbforge was built without the `mpi` feature, so each process would build alone: rebuild with `cargo build --release --features mpi` (needs Open MPI), or run one process"
         );
+    }
+    if args.no_shared_memory {
+        bail!("--no-shared-memory concerns the ranks of an MPI build (mpirun -np N tbforge build ...); leave it out here");
     }
     // The ordinal of each member's GPU.
     let ordinals: Vec<usize> = match args.gpus.as_deref() {

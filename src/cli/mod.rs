@@ -565,6 +565,12 @@ pub(crate) struct BuildArgs {
     /// member has a GPU of its own. The output does not depend on it.
     #[arg(long, value_name = "auto|on|off", default_value = "auto")]
     side_by_side: SideBySide,
+    /// Under MPI: ranks of one host exchange a partition's values through
+    /// messages, as ranks on several hosts do, instead of sharing them in
+    /// memory (the default where every rank runs on one host). To measure
+    /// or check that path; the output does not depend on it.
+    #[arg(long)]
+    no_shared_memory: bool,
     /// A finished build to copy partitions from instead of solving them,
     /// where the game says they hold the same values (`tbforge games` says
     /// which games share partitions across parameters).

@@ -108,6 +108,26 @@ pub trait Team: Send + Sync + std::fmt::Debug {
         broadcast_copied(self, root, mine)
     }
 
+    /// `len` zeroed bytes that every member addresses at once, where the
+    /// members can share memory (threads of one process; MPI ranks of one
+    /// host, through an MPI-3 shared window), or `None` where they cannot
+    /// (then they exchange through the collectives). A collective: every
+    /// member asks for the same `len`, and all get a region or none. What a
+    /// member stores in it before a collective, the others read after.
+    fn shared_region(&self, len: usize) -> Result<Option<SharedRegion>> {
+        let _ = len;
+        Ok(None)
+    }
+
+    /// Gives back a region of [`Self::shared_region`]: a collective, on the
+    /// path where every member succeeded. (A member leaving on an error
+    /// drops its region instead: the team is aborted, and the memory goes
+    /// with the process or the last member.)
+    fn free_region(&self, region: SharedRegion) -> Result<()> {
+        drop(region);
+        Ok(())
+    }
+
     /// Waits until every member has come here.
     fn barrier(&self) -> Result<()> {
         self.all_gather(&[]).map(|_| ())
@@ -123,6 +143,86 @@ pub trait Team: Send + Sync + std::fmt::Debug {
     /// Whether this member writes partition `slot`'s file.
     fn writes(&self, slot: usize) -> bool {
         slot % self.size() == self.rank()
+    }
+}
+
+/// Memory that every member of a team addresses ([`Team::shared_region`]),
+/// read and written as atomics: members store into it concurrently. A region
+/// is used either as bytes or as 64-bit words, never both.
+pub struct SharedRegion {
+    base: std::ptr::NonNull<u8>,
+    len: usize,
+    _owner: RegionOwner,
+}
+
+/// What keeps a region's memory alive.
+pub(crate) enum RegionOwner {
+    /// Threads of one process: the last member's drop frees it.
+    Heap(#[allow(dead_code)] Arc<Vec<AtomicU64>>),
+    /// An MPI shared window, freed by [`Team::free_region`] alone (freeing
+    /// is a collective, which a member leaving on an error must not enter).
+    #[cfg(feature = "mpi")]
+    Window,
+}
+
+// SAFETY: the region is only ever accessed through atomics (`bytes`,
+// `words`), which any thread may use concurrently; the owner is Send and
+// Sync itself (an Arc) or holds nothing.
+unsafe impl Send for SharedRegion {}
+// SAFETY: as for Send.
+unsafe impl Sync for SharedRegion {}
+
+impl std::fmt::Debug for SharedRegion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedRegion({} bytes)", self.len)
+    }
+}
+
+impl SharedRegion {
+    /// A region of `len` bytes at `base`, kept alive by `owner`. `base` must
+    /// be 8-aligned, point to `len` bytes (a multiple of 8) that stay
+    /// mapped while `owner` lives, and be accessed only through atomics.
+    pub(crate) fn new(base: std::ptr::NonNull<u8>, len: usize, owner: RegionOwner) -> SharedRegion {
+        assert!(
+            base.as_ptr() as usize % 8 == 0 && len % 8 == 0,
+            "regions hold whole words"
+        );
+        SharedRegion {
+            base,
+            len,
+            _owner: owner,
+        }
+    }
+
+    /// Threads' region: `words`, shared by every member that holds it.
+    pub(crate) fn from_words(words: Arc<Vec<AtomicU64>>) -> SharedRegion {
+        let base = std::ptr::NonNull::new(words.as_ptr() as *mut u8)
+            .unwrap_or(std::ptr::NonNull::<u64>::dangling().cast());
+        SharedRegion::new(base, words.len() * 8, RegionOwner::Heap(words))
+    }
+
+    /// The region's length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the region holds no byte.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The region as bytes.
+    pub fn bytes(&self) -> &[std::sync::atomic::AtomicU8] {
+        // SAFETY: `new`'s contract: `len` bytes stay mapped while `self`
+        // (its owner) lives, and are only accessed through atomics.
+        unsafe { std::slice::from_raw_parts(self.base.as_ptr().cast(), self.len) }
+    }
+
+    /// The region as 64-bit words.
+    pub fn words(&self) -> &[AtomicU64] {
+        // SAFETY: as in `bytes`; `new` checked that base and length are
+        // whole words.
+        unsafe { std::slice::from_raw_parts(self.base.as_ptr().cast(), self.len / 8) }
     }
 }
 

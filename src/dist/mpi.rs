@@ -1,10 +1,11 @@
 //! MPI ranks as a team (feature `mpi`, the `mpi` crate on the system's Open
 //! MPI): `mpirun -np N tbforge build ...` or `srun`.
 
-use super::{CommStats, Team};
+use super::{slice_of, CommStats, RegionOwner, SharedRegion, Team};
 use crate::{Error, Result};
 use mpi::collective::SystemOperation;
 use mpi::datatype::{Partition, PartitionMut};
+use mpi::raw::AsRaw;
 use mpi::traits::*;
 use mpi::Count;
 use std::sync::Mutex;
@@ -23,10 +24,15 @@ pub struct MpiTeam {
     local_rank: usize,
     host: String,
     stats: CommStats,
+    /// Whether every rank runs on this host and may share memory with the
+    /// others ([`Team::shared_region`]).
+    one_host: bool,
 }
 
 struct Comm {
     world: mpi::topology::SimpleCommunicator,
+    /// Shared windows not freed yet, by their base address.
+    windows: Vec<(usize, mpi::ffi::MPI_Win)>,
     // Finalises MPI when dropped, after the communicator above.
     _universe: mpi::environment::Universe,
 }
@@ -49,8 +55,12 @@ impl std::fmt::Debug for MpiTeam {
 }
 
 impl MpiTeam {
-    /// Initialises MPI for this process (once per process).
-    pub fn init() -> Result<MpiTeam> {
+    /// Initialises MPI for this process (once per process). Where every
+    /// rank runs on one host and `share_host_memory` holds, the ranks share
+    /// memory for what every one of them must hold whole (a partition's
+    /// values); otherwise they exchange it through messages, as ranks on
+    /// several hosts must.
+    pub fn init(share_host_memory: bool) -> Result<MpiTeam> {
         // A rank waiting in a collective spins by default, on a core that
         // the other ranks of its host compute on (ranks share the host's
         // cores): yielding hands it back. Set before MPI reads its
@@ -71,11 +81,14 @@ impl MpiTeam {
         let rank = world.rank() as usize;
         let size = world.size() as usize;
         // Ranks of one host, numbered from 0: which GPU each takes.
-        let local_rank = world.split_shared(world.rank()).rank() as usize;
+        let node = world.split_shared(world.rank());
+        let local_rank = node.rank() as usize;
+        let one_host = share_host_memory && node.size() == world.size();
         let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
         Ok(MpiTeam {
             comm: Mutex::new(Comm {
                 world,
+                windows: Vec::new(),
                 _universe: universe,
             }),
             rank,
@@ -83,6 +96,7 @@ impl MpiTeam {
             local_rank,
             host,
             stats: CommStats::default(),
+            one_host,
         })
     }
 
@@ -188,7 +202,13 @@ impl Team for MpiTeam {
         assert_eq!(parts.len(), self.size, "one part per member");
         let started = Instant::now();
         let comm = self.comm.lock().unwrap_or_else(|e| e.into_inner());
+        // What this rank stored in a shared region before the collective is
+        // seen by the others after it (Open MPI's unified memory model for
+        // shared windows on a cache-coherent host; the fences order the
+        // stores around the collective's own synchronisation).
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         let got = self.exchange(&comm.world, &parts);
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         let others = |v: &[Vec<u8>]| -> u64 {
             v.iter()
                 .enumerate()
@@ -198,6 +218,101 @@ impl Team for MpiTeam {
         };
         self.stats.record(started, others(&parts), others(&got));
         Ok(got)
+    }
+
+    fn shared_region(&self, len: usize) -> Result<Option<SharedRegion>> {
+        if !self.one_host {
+            return Ok(None);
+        }
+        let started = Instant::now();
+        let bytes = len.div_ceil(8) * 8;
+        let mut comm = self.comm.lock().unwrap_or_else(|e| e.into_inner());
+        // Rank 0 holds the memory; the others map it (one contiguous block).
+        let mine = if self.rank == 0 { bytes } else { 0 };
+        let mut own_base: *mut u8 = std::ptr::null_mut();
+        let mut win = std::mem::MaybeUninit::<mpi::ffi::MPI_Win>::uninit();
+        // SAFETY: MPI_Win_allocate_shared, a collective every rank enters
+        // here (the Team contract) over MPI_COMM_WORLD, all of whose ranks
+        // share this host (`one_host`, from MPI_Comm_split_type): it writes
+        // the window handle into `win` and this rank's base into
+        // `own_base`, both valid out-pointers. Errors abort the job (MPI's
+        // default handler); the return code is checked too.
+        let rc = unsafe {
+            mpi::ffi::MPI_Win_allocate_shared(
+                mine as mpi::ffi::MPI_Aint,
+                8,
+                mpi::ffi::RSMPI_INFO_NULL,
+                comm.world.as_raw(),
+                (&mut own_base as *mut *mut u8).cast(),
+                win.as_mut_ptr(),
+            )
+        };
+        if rc != mpi::ffi::MPI_SUCCESS as i32 {
+            return Err(Error::NotAvailable(format!(
+                "MPI could not share {bytes} bytes among the ranks of host {} (MPI_Win_allocate_shared: {rc}); run with --no-shared-memory",
+                self.host
+            )));
+        }
+        // SAFETY: MPI_Win_allocate_shared returned success, so `win` holds a
+        // window handle.
+        let win = unsafe { win.assume_init() };
+        let mut size: mpi::ffi::MPI_Aint = 0;
+        let mut unit: std::os::raw::c_int = 0;
+        let mut base: *mut u8 = std::ptr::null_mut();
+        // SAFETY: `win` is the shared window just made; rank 0's segment is
+        // queried into valid out-pointers.
+        let rc = unsafe {
+            mpi::ffi::MPI_Win_shared_query(
+                win,
+                0,
+                &mut size,
+                &mut unit,
+                (&mut base as *mut *mut u8).cast(),
+            )
+        };
+        let base = std::ptr::NonNull::new(base)
+            .filter(|_| rc == mpi::ffi::MPI_SUCCESS as i32 && size as usize >= bytes);
+        let Some(base) = base.filter(|b| b.as_ptr() as usize % 8 == 0) else {
+            return Err(Error::NotAvailable(format!(
+                "MPI's shared window on host {} is not {bytes} aligned bytes (MPI_Win_shared_query: {rc}, {size} bytes); run with --no-shared-memory",
+                self.host
+            )));
+        };
+        // Each rank zeroes its stripe (the memory's first touch spread
+        // over the ranks), then all wait for all.
+        let stripe = slice_of(bytes as u64, 8, self.rank, self.size);
+        // SAFETY: the stripe lies inside rank 0's segment of `bytes` bytes
+        // (slice_of's ranges partition 0..bytes), mapped in this process by
+        // the window; no rank reads the region before the barrier below.
+        unsafe {
+            std::ptr::write_bytes(
+                base.as_ptr().add(stripe.start as usize),
+                0,
+                (stripe.end - stripe.start) as usize,
+            );
+        }
+        comm.world.barrier();
+        comm.windows.push((base.as_ptr() as usize, win));
+        drop(comm);
+        self.stats.record(started, 0, 0);
+        Ok(Some(SharedRegion::new(base, bytes, RegionOwner::Window)))
+    }
+
+    fn free_region(&self, region: SharedRegion) -> Result<()> {
+        let base = region.bytes().as_ptr() as usize;
+        drop(region);
+        let mut comm = self.comm.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(at) = comm.windows.iter().position(|&(b, _)| b == base) else {
+            return Ok(());
+        };
+        let (_, mut win) = comm.windows.swap_remove(at);
+        // SAFETY: `win` is a window this team made and has not freed; every
+        // rank frees it here (a collective, the Team contract), after its
+        // last use of the region, dropped above.
+        unsafe {
+            mpi::ffi::MPI_Win_free(&mut win);
+        }
+        Ok(())
     }
 
     fn abort(&self, message: &str) {

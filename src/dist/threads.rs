@@ -2,8 +2,9 @@
 //! (`--gpus`), and the stand-in for MPI ranks in tests of machines without
 //! MPI. Members hand each other buffers through shared memory.
 
-use super::{aborted, CommStats, Team};
+use super::{aborted, CommStats, SharedRegion, Team};
 use crate::Result;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -15,6 +16,13 @@ pub struct ThreadTeam {
     stats: CommStats,
     /// False for a team that stands in for separate processes.
     shares_memory: bool,
+}
+
+/// What one member lends the others.
+#[derive(Clone, Debug)]
+enum Lent {
+    Buffer(Arc<Vec<u8>>),
+    Words(Arc<Vec<AtomicU64>>),
 }
 
 #[derive(Debug)]
@@ -34,10 +42,11 @@ struct Round {
     deposits: Vec<Vec<Option<Vec<u8>>>>,
     /// The first failure, by rank and message: every later call fails.
     aborted: Option<(usize, String)>,
-    /// Buffers lent by each member to the others ([`Team::broadcast_shared`]),
-    /// by lender: a lender clears its own place, so a faster member lending
-    /// in the next call never meets it.
-    lent: Vec<Option<Arc<Vec<u8>>>>,
+    /// What each member lends to the others (a buffer of
+    /// [`Team::broadcast_shared`], a [`Team::shared_region`]'s memory), by
+    /// lender: a lender clears its own place, so a faster member lending in
+    /// the next call never meets it.
+    lent: Vec<Option<Lent>>,
 }
 
 impl ThreadTeam {
@@ -75,6 +84,25 @@ impl ThreadTeam {
 
     fn lock(&self) -> MutexGuard<'_, Round> {
         self.shared.round.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Member `root`'s `mine` (given on `root` only) on every member.
+    fn lend(&self, root: usize, mine: Option<Lent>) -> Result<Lent> {
+        let mut round = self.lock();
+        if let Some(m) = mine {
+            round.lent[root] = Some(m);
+        }
+        let round = self.rendezvous(round)?;
+        let got = round.lent[root].clone();
+        drop(round);
+        let got = got.expect("the lender deposits before the rendezvous");
+        // Everyone has taken it; the lender clears its place (a faster
+        // member lending next uses its own).
+        let mut round = self.rendezvous(self.lock())?;
+        if self.rank == root {
+            round.lent[root] = None;
+        }
+        Ok(got)
     }
 
     fn failed(&self, round: &Round) -> Option<crate::Error> {
@@ -159,27 +187,35 @@ impl Team for ThreadTeam {
         assert!(root < self.shared.size, "a member lends");
         let started = Instant::now();
         let len = mine.len() as u64;
-        let mut round = self.lock();
+        let got = self.lend(root, (self.rank == root).then_some(Lent::Buffer(mine)))?;
         if self.rank == root {
-            round.lent[root] = Some(mine);
-        }
-        let round = self.rendezvous(round)?;
-        let got = round.lent[root].clone();
-        drop(round);
-        let got = got.expect("the lender deposits before the rendezvous");
-        // Everyone has taken it; the lender clears its place (a faster
-        // member lending next uses its own).
-        let mut round = self.rendezvous(self.lock())?;
-        if self.rank == root {
-            round.lent[root] = None;
-            drop(round);
             self.stats
                 .record(started, len * (self.shared.size as u64 - 1), 0);
         } else {
-            drop(round);
             self.stats.record(started, 0, len);
         }
-        Ok(got)
+        match got {
+            Lent::Buffer(b) => Ok(b),
+            Lent::Words(_) => unreachable!("members lend in the same order"),
+        }
+    }
+
+    fn shared_region(&self, len: usize) -> Result<Option<SharedRegion>> {
+        if !self.shares_memory {
+            return Ok(None);
+        }
+        let started = Instant::now();
+        let mine = (self.rank == 0).then(|| {
+            Lent::Words(Arc::new(
+                (0..len.div_ceil(8)).map(|_| AtomicU64::new(0)).collect(),
+            ))
+        });
+        let words = match self.lend(0, mine)? {
+            Lent::Words(w) => w,
+            Lent::Buffer(_) => unreachable!("members lend in the same order"),
+        };
+        self.stats.record(started, 0, 0);
+        Ok(Some(SharedRegion::from_words(words)))
     }
 
     fn abort(&self, message: &str) {
@@ -214,6 +250,7 @@ impl Team for ThreadTeam {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering;
 
     #[test]
     fn all_to_all_delivers_each_part_to_its_receiver_many_times_over() {
@@ -271,6 +308,44 @@ mod tests {
                 }
             });
         }
+    }
+
+    #[test]
+    fn a_shared_region_is_one_zeroed_memory_for_every_member_and_none_apart() {
+        let team = ThreadTeam::new(3);
+        std::thread::scope(|s| {
+            for member in &team {
+                s.spawn(move || {
+                    for round in 0..10usize {
+                        let region = member.shared_region(8 * 100 + round).unwrap().unwrap();
+                        assert!(region.len() >= 8 * 100 + round);
+                        assert!(region
+                            .bytes()
+                            .iter()
+                            .all(|b| b.load(Ordering::Relaxed) == 0));
+                        member.barrier().unwrap();
+                        // Every member writes its stripe; after a collective,
+                        // every member reads all of them.
+                        let n = region.words().len();
+                        for w in (member.rank()..n).step_by(3) {
+                            region.words()[w].store((w + round) as u64, Ordering::Relaxed);
+                        }
+                        member.barrier().unwrap();
+                        for (w, x) in region.words().iter().enumerate() {
+                            assert_eq!(x.load(Ordering::Relaxed), (w + round) as u64);
+                        }
+                        member.barrier().unwrap();
+                        member.free_region(region).unwrap();
+                    }
+                });
+            }
+        });
+        let apart = ThreadTeam::apart(2);
+        std::thread::scope(|s| {
+            for member in &apart {
+                s.spawn(move || assert!(member.shared_region(64).unwrap().is_none()));
+            }
+        });
     }
 
     #[test]
