@@ -512,12 +512,7 @@ fn removed_values_of_finished_partitions_are_read_back_from_their_files() {
         "the build ended before three partitions were finished"
     );
     let finished = assert_only_finished_files(&out, expected);
-    let scratch = std::fs::read_dir(&disk)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let scratch = scratch_dir(&disk);
     let mut removed = 0;
     for e in std::fs::read_dir(&scratch).unwrap() {
         let p = e.unwrap().path();
@@ -559,12 +554,7 @@ fn a_checkpoint_without_its_scratch_redoes_the_partition() {
             .is_some_and(|p| p >= 3)
     });
     assert!(checkpointed, "the build ended before its third pass");
-    let scratch = std::fs::read_dir(&disk)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let scratch = scratch_dir(&disk);
     std::fs::remove_file(scratch.join("p00000.values")).expect("the partition's scratch values");
     let o = build_cmd(GAME, &out, &[extra.as_slice(), &["--resume"]].concat())
         .output()
@@ -651,4 +641,14 @@ fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
         &expected,
         "killed inside a pass and resumed",
     );
+}
+
+/// The one build's scratch directory under `disk` (the build names it).
+fn scratch_dir(disk: &Path) -> PathBuf {
+    std::fs::read_dir(disk)
+        .unwrap()
+        .next()
+        .expect("the build's scratch directory")
+        .unwrap()
+        .path()
 }

@@ -49,11 +49,8 @@ impl Candidates {
             .zip(values.par_chunks(64))
             .enumerate()
             .map(|(w, (flags, values))| {
-                let marks = words[w];
+                mask_word(flags, words[w]);
                 let mut kept = 0;
-                for (b, byte) in flags.iter_mut().enumerate() {
-                    *byte &= SPREAD[((marks >> (4 * b)) & 15) as usize];
-                }
                 for (j, &v) in values.iter().enumerate() {
                     if v == PENDING && flag(flags, j) == ONGOING | INTERNAL {
                         kept += 1;
@@ -62,6 +59,24 @@ impl Candidates {
                 kept
             })
             .sum()
+    }
+
+    /// [`Self::keep_in`] without the count, for a step that needs none.
+    pub(super) fn mask_in(&self, lo: u64, flags: &mut [u8]) {
+        debug_assert_eq!(lo % 64, 0, "chunks start on a word of marks");
+        let words = &self.bits[(lo / 64) as usize..];
+        flags
+            .par_chunks_mut(16)
+            .enumerate()
+            .for_each(|(w, flags)| mask_word(flags, words[w]));
+    }
+}
+
+/// Clears the flags (16 bytes, four 2-bit fields each) of the 64 positions
+/// of one word of marks whose mark is unset.
+fn mask_word(flags: &mut [u8], marks: u64) {
+    for (b, byte) in flags.iter_mut().enumerate() {
+        *byte &= SPREAD[((marks >> (4 * b)) & 15) as usize];
     }
 }
 
@@ -177,5 +192,8 @@ mod tests {
         assert!(left.iter().all(|&j| flag(&flags, j) == ONGOING | INTERNAL));
         // Position 5 is marked but decided: three pending candidates.
         assert_eq!(kept, 3);
+        let mut masked = vec![0xffu8; 32];
+        candidates.mask_in(0, &mut masked);
+        assert_eq!(masked, flags, "the mask without the count");
     }
 }

@@ -326,7 +326,7 @@ impl<G: Game> Solver<'_, G> {
                 let (values, mut flags, summary) = self.read_chunk_with_summary(c)?;
                 if let Some(candidates) = candidates {
                     let (lo, _) = self.chunk_range(self.size(), c);
-                    candidates.keep_in(lo, &values, &mut flags);
+                    candidates.mask_in(lo, &mut flags);
                 }
                 Ok((values, flags, summary))
             },
