@@ -586,12 +586,6 @@ impl<'a> CpuTwin<'a> {
             .into_par_iter()
             .map(|_| AtomicU64::new(0))
             .collect();
-        let claim = |p: u64| {
-            let bit = 1u64 << (p % 64);
-            values[p as usize].load(Ordering::Relaxed) == PENDING
-                && marks[(p / 64) as usize].fetch_or(bit, Ordering::Relaxed) & bit == 0
-        };
-        let rank_of = |k: u64| k & (EVENT_CAPTURE - 1);
         let mut decided: Vec<u64> = Vec::new();
         let mut next_event = 0usize;
         let mut d = 1u32;
@@ -601,46 +595,11 @@ impl<'a> CpuTwin<'a> {
                 + events[next_event..].partition_point(|&k| k >> EVENT_SHIFT < u64::from(d));
             let now = &events[next_event..end];
             next_event = end;
-            // Everything decided at distance d - 1: last pass, and the scan.
-            let frontier = decided.par_iter().copied().chain(
-                now.par_iter()
-                    .filter(|&&k| k & EVENT_CAPTURE == 0)
-                    .map(|&k| rank_of(k)),
-            );
-            let t1 = std::time::Instant::now();
-            let mut candidates: Vec<u64> = frontier
-                .fold(Vec::new, |mut acc, s| {
-                    self.predecessor_ranks(s, |p| {
-                        if claim(p) {
-                            acc.push(p);
-                        }
-                    });
-                    acc
-                })
-                .flatten()
-                .collect();
-            candidates.par_extend(
-                now.par_iter()
-                    .filter(|&&k| k & EVENT_CAPTURE != 0)
-                    .map(|&k| rank_of(k))
-                    .filter(|&p| claim(p)),
-            );
-            let t2 = std::time::Instant::now();
-            t_cand += (t2 - t1).as_secs_f64();
-            n_cand += candidates.len();
-            // The check reads distances below d only, and writes d.
-            decided = candidates
-                .par_iter()
-                .filter_map(|&r| {
-                    let v = self.pass(&values, r, d)?;
-                    values[r as usize].store(v, Ordering::Relaxed);
-                    Some(r)
-                })
-                .collect();
-            candidates.par_iter().for_each(|&p| {
-                marks[(p / 64) as usize].fetch_and(!(1u64 << (p % 64)), Ordering::Relaxed);
-            });
-            t_pass += t2.elapsed().as_secs_f64();
+            let pass = self.candidate_pass(&values, &marks, &decided, now, d);
+            t_cand += pass.claim_seconds;
+            t_pass += pass.check_seconds;
+            n_cand += pass.candidates;
+            decided = pass.decided;
             if decided.is_empty() && d > max_seen {
                 break;
             }
@@ -659,6 +618,72 @@ impl<'a> CpuTwin<'a> {
             max_seen,
             lists: ListUse::default(),
         })
+    }
+
+    /// Pass `d` over its candidates: claims (a bit of `marks` each, so a
+    /// position is checked once however often it is named) the
+    /// predecessors of `decided` (positions decided at distance `d - 1`)
+    /// and of `now`'s events without a capture, and `now`'s capture events
+    /// themselves; checks them, writing the values decided at `d`; releases
+    /// the claims. Several callers may run it at once on shared `values`
+    /// and `marks` ([`Self::solve_shared`]): the check reads distances
+    /// below `d` only, and a position claimed again after its release is
+    /// checked again to the same effect.
+    fn candidate_pass(
+        &self,
+        values: &[AtomicU8],
+        marks: &[AtomicU64],
+        decided: &[u64],
+        now: &[u64],
+        d: u32,
+    ) -> CandidatePass {
+        let claim = |p: u64| {
+            let bit = 1u64 << (p % 64);
+            values[p as usize].load(Ordering::Relaxed) == PENDING
+                && marks[(p / 64) as usize].fetch_or(bit, Ordering::Relaxed) & bit == 0
+        };
+        let rank_of = |k: u64| k & (EVENT_CAPTURE - 1);
+        let t1 = std::time::Instant::now();
+        let frontier = decided.par_iter().copied().chain(
+            now.par_iter()
+                .filter(|&&k| k & EVENT_CAPTURE == 0)
+                .map(|&k| rank_of(k)),
+        );
+        let mut candidates: Vec<u64> = frontier
+            .fold(Vec::new, |mut acc, s| {
+                self.predecessor_ranks(s, |p| {
+                    if claim(p) {
+                        acc.push(p);
+                    }
+                });
+                acc
+            })
+            .flatten()
+            .collect();
+        candidates.par_extend(
+            now.par_iter()
+                .filter(|&&k| k & EVENT_CAPTURE != 0)
+                .map(|&k| rank_of(k))
+                .filter(|&p| claim(p)),
+        );
+        let t2 = std::time::Instant::now();
+        let decided = candidates
+            .par_iter()
+            .filter_map(|&r| {
+                let v = self.pass(values, r, d)?;
+                values[r as usize].store(v, Ordering::Relaxed);
+                Some(r)
+            })
+            .collect();
+        candidates.par_iter().for_each(|&p| {
+            marks[(p / 64) as usize].fetch_and(!(1u64 << (p % 64)), Ordering::Relaxed);
+        });
+        CandidatePass {
+            decided,
+            candidates: candidates.len(),
+            claim_seconds: (t2 - t1).as_secs_f64(),
+            check_seconds: t2.elapsed().as_secs_f64(),
+        }
     }
 
     /// The first scan of the indices in `ranges` (one work item each),
@@ -1006,12 +1031,6 @@ impl<'a> CpuTwin<'a> {
         let max_seen = team.all_max(u64::from(seen))? as u32;
         let first_pending = team.all_sum(pending)?;
         events.par_sort_unstable();
-        let claim = |p: u64| {
-            let bit = 1u64 << (p % 64);
-            values[p as usize].load(Ordering::Relaxed) == PENDING
-                && marks[(p / 64) as usize].fetch_or(bit, Ordering::Relaxed) & bit == 0
-        };
-        let rank_of = |k: u64| k & (EVENT_CAPTURE - 1);
         let mut waited = std::time::Duration::ZERO;
         let mut decided: Vec<u64> = Vec::new();
         let mut next_event = 0usize;
@@ -1022,39 +1041,7 @@ impl<'a> CpuTwin<'a> {
                 + events[next_event..].partition_point(|&k| k >> EVENT_SHIFT < u64::from(d));
             let now = &events[next_event..end];
             next_event = end;
-            let frontier = decided.par_iter().copied().chain(
-                now.par_iter()
-                    .filter(|&&k| k & EVENT_CAPTURE == 0)
-                    .map(|&k| rank_of(k)),
-            );
-            let mut candidates: Vec<u64> = frontier
-                .fold(Vec::new, |mut acc, s| {
-                    self.predecessor_ranks(s, |p| {
-                        if claim(p) {
-                            acc.push(p);
-                        }
-                    });
-                    acc
-                })
-                .flatten()
-                .collect();
-            candidates.par_extend(
-                now.par_iter()
-                    .filter(|&&k| k & EVENT_CAPTURE != 0)
-                    .map(|&k| rank_of(k))
-                    .filter(|&p| claim(p)),
-            );
-            decided = candidates
-                .par_iter()
-                .filter_map(|&r| {
-                    let v = self.pass(values, r, d)?;
-                    values[r as usize].store(v, Ordering::Relaxed);
-                    Some(r)
-                })
-                .collect();
-            candidates.par_iter().for_each(|&p| {
-                marks[(p / 64) as usize].fetch_and(!(1u64 << (p % 64)), Ordering::Relaxed);
-            });
+            decided = self.candidate_pass(values, marks, &decided, now, d).decided;
             let t = std::time::Instant::now();
             let total = team.all_sum(decided.len() as u64)?;
             waited += t.elapsed();
@@ -1137,6 +1124,15 @@ impl<'a> CpuTwin<'a> {
             lists: ListUse::default(),
         })
     }
+}
+
+/// What [`CpuTwin::candidate_pass`] did: the positions it decided, how many
+/// it checked, and the seconds of its claims and of its checks.
+struct CandidatePass {
+    decided: Vec<u64>,
+    candidates: usize,
+    claim_seconds: f64,
+    check_seconds: f64,
 }
 
 /// The error for a team member's message that does not fit its slice: a
