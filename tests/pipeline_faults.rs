@@ -643,6 +643,44 @@ fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
     );
 }
 
+#[test]
+fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
+    // Morris max=4 under 22 MiB: 4-4 (3,225,597 indices) in chunks of
+    // 180,224 (18 chunks). Late passes have candidates in few chunks: the
+    // others are neither read nor expanded nor combined, and the marking
+    // reads only the chunks that held the pass before's candidates or
+    // whose values and summaries name the distance it marks from.
+    const GAME: &[&str] = &["morris", "--param", "max=4"];
+    let tmp = tempfile::tempdir().unwrap();
+    let expected = built(GAME, &tmp.path().join("reference"), &[]);
+    let out = tmp.path().join("out");
+    let disk = tmp.path().join("disk");
+    let extra = ["--mem-limit", "22M", "--disk", disk.to_str().unwrap()];
+    assert_same(&built(GAME, &out, &extra), &expected, "the pipeline build");
+    let log: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("build-log.json")).unwrap()).unwrap();
+    let part = log["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "4-4")
+        .expect("4-4 in the build log");
+    let passes = part["pipeline_passes"].as_array().unwrap();
+    let field = |p: &serde_json::Value, k: &str| p[k].as_u64().unwrap();
+    let (scan_jobs, scan_read) = (field(&passes[0], "jobs"), field(&passes[0], "bytes_read"));
+    assert!(scan_jobs >= 18, "{scan_jobs} jobs in the first scan");
+    assert!(passes[1..].iter().all(|p| p["candidates"].is_u64()));
+    let skipping = passes[1..]
+        .iter()
+        .filter(|p| field(p, "jobs") < scan_jobs && field(p, "bytes_read") < scan_read)
+        .count();
+    assert!(
+        skipping * 2 > passes.len() - 1,
+        "{skipping} of {} passes skipped chunks",
+        passes.len() - 1
+    );
+}
+
 /// The one build's scratch directory under `disk` (the build names it).
 fn scratch_dir(disk: &Path) -> PathBuf {
     std::fs::read_dir(disk)

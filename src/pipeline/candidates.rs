@@ -61,6 +61,15 @@ impl Candidates {
             .sum()
     }
 
+    /// Whether any position of `lo..hi` is a candidate: a chunk without
+    /// one is neither read nor expanded nor combined (nothing in it can
+    /// change in the pass).
+    pub(super) fn any_in(&self, lo: u64, hi: u64) -> bool {
+        self.bits[(lo / 64) as usize..hi.div_ceil(64) as usize]
+            .iter()
+            .any(|&w| w != 0)
+    }
+
     /// [`Self::keep_in`] without the count, for a step that needs none.
     pub(super) fn mask_in(&self, lo: u64, flags: &mut [u8]) {
         debug_assert_eq!(lo % 64, 0, "chunks start on a word of marks");
@@ -77,6 +86,41 @@ impl Candidates {
 fn mask_word(flags: &mut [u8], marks: u64) {
     for (b, byte) in flags.iter_mut().enumerate() {
         *byte &= SPREAD[((marks >> (4 * b)) & 15) as usize];
+    }
+}
+
+/// What tells, without reading a chunk, that the marking of the pass after
+/// `pass` finds nothing in it. Pass `d` marks from positions at distance
+/// `d - 1`, which pass `d - 1` decided among its candidates or the first
+/// scan decided anywhere, and from pending positions whose summary
+/// mentions `d - 1` (summaries do not change after the first scan).
+pub(super) struct ChunkHints {
+    /// The pass whose candidates `touched` records.
+    pass: u32,
+    /// Per chunk: whether it held a candidate of that pass.
+    touched: Vec<bool>,
+    /// Per chunk: the distances of its decided values and of its pending
+    /// positions' summaries when it was last read whole (bit `e` of the
+    /// 256: distance `e`; summaries hold distances below 256, and a value
+    /// beyond sets them all).
+    distances: Vec<[u64; 4]>,
+}
+
+impl ChunkHints {
+    /// Whether the marking for pass `d` must read chunk `c`.
+    fn must_read(&self, c: usize, d: u32) -> bool {
+        let e = d - 1;
+        (self.pass == e && self.touched[c])
+            || (e < 256 && self.distances[c][(e / 64) as usize] & (1 << (e % 64)) != 0)
+    }
+}
+
+/// Adds distance `e` to a chunk's set of distances (all of them beyond 255).
+fn add_distance(set: &mut [u64; 4], e: u32) {
+    if e < 256 {
+        set[(e / 64) as usize] |= 1 << (e % 64);
+    } else {
+        *set = [u64::MAX; 4];
     }
 }
 
@@ -117,12 +161,52 @@ impl<G: Game> Solver<'_, G> {
         };
         let cannot = AtomicBool::new(false);
         let game = self.game;
+        // Hints from the pass before tell which chunks can hold marks;
+        // without them (the partition's first marking, or a resume) every
+        // chunk is read and the hints are made.
+        let hints = super::external::lock(&self.chunk_hints)
+            .take()
+            .filter(|h| h.pass + 1 == d);
+        let chunks = self.chunk_count() as usize;
+        let mut distances = match &hints {
+            Some(h) => h.distances.clone(),
+            None => vec![[0u64; 4]; chunks],
+        };
         self.chunk_phase(&format!("pass {d}: candidates"), 0);
         self.for_each_chunk(
             0,
-            |c| self.read_chunk_with_summary(c),
-            |c, (values, flags, summary)| {
+            |c| match &hints {
+                Some(h) if !h.must_read(c as usize, d) => Ok(None),
+                _ => self.read_chunk_with_summary(c).map(Some),
+            },
+            |c, loaded| {
                 let (lo, hi) = self.chunk_range(size, c);
+                let Some((values, flags, summary)) = loaded else {
+                    self.progress.inc(hi - lo);
+                    return Ok(());
+                };
+                if hints.is_none() {
+                    distances[c as usize] = values
+                        .par_iter()
+                        .enumerate()
+                        .fold(
+                            || [0u64; 4],
+                            |mut set, (at, &v)| {
+                                if let Some(e) = Value::from_byte(v).distance() {
+                                    add_distance(&mut set, e);
+                                } else if v == PENDING && flag(&flags, at) == ONGOING | INTERNAL {
+                                    let s = Summary::decode(
+                                        &summary[at * Summary::BYTES..(at + 1) * Summary::BYTES],
+                                    );
+                                    for e in s.distances() {
+                                        add_distance(&mut set, e);
+                                    }
+                                }
+                                set
+                            },
+                        )
+                        .reduce(|| [0u64; 4], |a, b| std::array::from_fn(|i| a[i] | b[i]));
+                }
                 values.par_chunks(SLICE).enumerate().for_each_init(
                     Vec::new,
                     |before, (s, values)| {
@@ -166,9 +250,21 @@ impl<G: Game> Solver<'_, G> {
             self.no_predecessors.store(true, Ordering::Relaxed);
             return Ok(None);
         }
-        Ok(Some(Candidates {
+        let candidates = Candidates {
             bits: bits.into_iter().map(AtomicU64::into_inner).collect(),
-        }))
+        };
+        let touched = (0..chunks as u64)
+            .map(|c| {
+                let (lo, hi) = self.chunk_range(size, c);
+                candidates.any_in(lo, hi)
+            })
+            .collect();
+        *super::external::lock(&self.chunk_hints) = Some(ChunkHints {
+            pass: d,
+            touched,
+            distances,
+        });
+        Ok(Some(candidates))
     }
 }
 
@@ -195,5 +291,10 @@ mod tests {
         let mut masked = vec![0xffu8; 32];
         candidates.mask_in(0, &mut masked);
         assert_eq!(masked, flags, "the mask without the count");
+        assert!(candidates.any_in(0, 64) && candidates.any_in(64, 128));
+        let none = Candidates {
+            bits: vec![0, 0, 1 << 7],
+        };
+        assert!(!none.any_in(0, 128) && none.any_in(128, 136) && none.any_in(64, 136));
     }
 }

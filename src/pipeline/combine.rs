@@ -62,6 +62,14 @@ impl Summary {
         self.nearest_loss.map(u32::from) == e || self.longest_win.map(u32::from) == e
     }
 
+    /// The distances it mentions (those [`Self::mentions`] holds).
+    pub(super) fn distances(&self) -> impl Iterator<Item = u32> {
+        self.nearest_loss
+            .into_iter()
+            .chain(self.longest_win)
+            .map(u32::from)
+    }
+
     /// The largest distance it mentions.
     fn longest(&self) -> u32 {
         u32::from(
@@ -323,16 +331,24 @@ impl<G: Game> Solver<'_, G> {
             &format!("pass {d}: combine"),
             first,
             |c| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                if candidates.is_some_and(|k| !k.any_in(lo, hi)) {
+                    // No candidate, so no answer and no change: not read.
+                    return Ok(None);
+                }
                 let (values, mut flags, summary) = self.read_chunk_with_summary(c)?;
                 if let Some(candidates) = candidates {
-                    let (lo, _) = self.chunk_range(self.size(), c);
                     candidates.mask_in(lo, &mut flags);
                 }
-                Ok((values, flags, summary))
+                Ok(Some((values, flags, summary)))
             },
-            |c, (mut values, flags, summary)| {
+            |c, loaded| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
                 self.prefetch_answers(answers, c + 1);
+                let Some((mut values, flags, summary)) = loaded else {
+                    self.progress.inc(hi - lo);
+                    return self.save_combine(c + 1, (requests, answers), decided, 0, save);
+                };
                 let mut accs: Vec<PassAcc> = summary[..(hi - lo) as usize * Summary::BYTES]
                     .par_chunks_exact(Summary::BYTES)
                     .map(|b| Summary::decode(b).seed(kind, d))

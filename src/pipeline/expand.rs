@@ -108,9 +108,14 @@ impl<'a, G: Game> Solver<'a, G> {
         self.with_chunks(
             first,
             |c| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                if candidates.is_some_and(|k| !k.any_in(lo, hi)) {
+                    // Nothing to expand: the chunk is not read.
+                    self.progress.inc(hi - lo);
+                    return Ok((Vec::new(), Vec::new()));
+                }
                 let (values, mut flags) = self.read_chunk(c)?;
                 if let Some(candidates) = candidates {
-                    let (lo, _) = self.chunk_range(self.size(), c);
                     let n = candidates.keep_in(lo, &values, &mut flags);
                     kept.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
                 }
@@ -131,6 +136,7 @@ impl<'a, G: Game> Solver<'a, G> {
                                 break;
                             };
                             let (lo, _) = self.chunk_range(self.size(), chunk);
+                            let skipped = values.is_empty();
                             open.push_back(OpenChunk {
                                 chunk,
                                 lo,
@@ -140,6 +146,11 @@ impl<'a, G: Game> Solver<'a, G> {
                                 submitted: 0,
                                 outstanding: 0,
                             });
+                            if skipped {
+                                // Done as it is; leaves with the chunks
+                                // before it.
+                                continue;
+                            }
                         }
                         let o = open.back_mut().expect("a chunk is open");
                         let off = o.submitted;

@@ -80,6 +80,9 @@ pub(super) struct Solver<'a, G: Game> {
     /// Set once the game could not list a position's predecessors within
     /// the partition: its passes expand every pending position.
     pub(super) no_predecessors: AtomicBool,
+    /// Which chunks the next pass's marking must read (kept in memory
+    /// only: a resumed partition reads every chunk once, then has them).
+    pub(super) chunk_hints: Mutex<Option<super::candidates::ChunkHints>>,
 }
 
 /// A device the streamed path expands chunks on: the game's kernels there,
@@ -239,6 +242,7 @@ impl<'a, G: Game> Solver<'a, G> {
             expanded: Mutex::new(Expanded::default()),
             expander: Mutex::new(None),
             no_predecessors: AtomicBool::new(false),
+            chunk_hints: Mutex::new(None),
         })
     }
 
