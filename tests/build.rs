@@ -100,14 +100,16 @@ fn refuses_to_resume_another_game() {
     );
 }
 
-/// Kills a CLI build at several moments, resumes it each time, and checks the
-/// result against an uninterrupted build.
+/// Kills a CLI build through the pipeline (`--mem-limit 1M`) at several
+/// moments, resumes it each time, and checks the result against an
+/// uninterrupted build in memory.
 pub fn resume_after_kills(name: &str, params: &[&str], delays_ms: &[u64]) {
-    resume_after_kills_with(name, params, &[], delays_ms);
+    resume_after_kills_with(name, params, &["--mem-limit", "1M"], delays_ms);
 }
 
-/// [`resume_after_kills`] with more build arguments; returns how many kills
-/// hit a build whose last checkpoint lay inside a pass.
+/// [`resume_after_kills`] with other build arguments (`--mem-limit` among
+/// them); returns how many kills hit a build whose last checkpoint lay
+/// inside a pass.
 pub fn resume_after_kills_with(
     name: &str,
     params: &[&str],
@@ -121,13 +123,13 @@ pub fn resume_after_kills_with(
     }
     let run = |out: &Path, extra: &[&str]| build_cmd(&game, out, extra);
     let reference = tmp.path().join("reference");
-    let o = run(&reference, &["--mem-limit", "1M"]).output().unwrap();
+    let o = run(&reference, &[]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let expected = contents(&reference);
 
     let out = tmp.path().join("killed");
     let disk = tmp.path().join("disk");
-    let mut extra = vec!["--mem-limit", "1M", "--disk"];
+    let mut extra = vec!["--disk"];
     extra.push(disk.to_str().unwrap());
     extra.extend_from_slice(more);
     let mut killed = 0;
@@ -176,8 +178,16 @@ fn tictactoe_resumes_after_kill() {
 #[test]
 fn morris_resumes_after_kills() {
     // Kills land in the forward search, inside the passes of a partition
-    // (resumed from its pass checkpoint) and between partitions.
-    resume_after_kills("morris", &["max=3"], &[150, 700, 1500, 2500, 4000]);
+    // (resumed from its pass checkpoint) and between partitions. 16 MiB
+    // leaves room for the candidate bits, so 3-3's 27 passes go over their
+    // candidates (4 s here); under 1 MiB they expand every pending position
+    // (20 s), the path connect4_resumes_from_checkpoints_inside_passes kills.
+    resume_after_kills_with(
+        "morris",
+        &["max=3"],
+        &["--mem-limit", "16M"],
+        &[100, 400, 900, 1600, 2500],
+    );
 }
 
 #[test]
@@ -203,7 +213,7 @@ fn connect4_resumes_from_checkpoints_inside_passes() {
     let inside = resume_after_kills_with(
         "connect4",
         &["width=4", "height=4"],
-        &["--checkpoint-every", "0"],
+        &["--mem-limit", "1M", "--checkpoint-every", "0"],
         &delays,
     );
     assert!(

@@ -6,6 +6,7 @@ use crate::common;
 
 use common::{build_cmd, build_with, open, stderr, tbforge};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use tbforge::compare::{compare_dirs, CompareReport};
 use tbforge::format::{
     read_manifest, write_manifest, write_partition_file_with, TableFile, ValueEncoding,
@@ -21,18 +22,31 @@ fn build(dir: &Path, name: &str, game: &[&str]) -> PathBuf {
     out
 }
 
-fn morris(dir: &Path, symmetry: &str) -> PathBuf {
-    build(
-        dir,
-        &format!("morris-{symmetry}"),
-        &[
-            "morris",
-            "--param",
-            "max=3",
-            "--param",
-            &format!("symmetry={symmetry}"),
-        ],
-    )
+/// Morris max=3 with `symmetry` on or off, built once for every test of
+/// this file (off takes 15 CPU-seconds); tests change copies, never these.
+fn morris(symmetry: &str) -> PathBuf {
+    static BUILT: OnceLock<(tempfile::TempDir, PathBuf, PathBuf)> = OnceLock::new();
+    let (_, on, off) = BUILT.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let [on, off] = ["on", "off"].map(|symmetry| {
+            build(
+                dir.path(),
+                &format!("morris-{symmetry}"),
+                &[
+                    "morris",
+                    "--param",
+                    "max=3",
+                    "--param",
+                    &format!("symmetry={symmetry}"),
+                ],
+            )
+        });
+        (dir, on, off)
+    });
+    match symmetry {
+        "on" => on.clone(),
+        _ => off.clone(),
+    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -97,8 +111,7 @@ fn assert_agree(r: &CompareReport) {
 
 #[test]
 fn symmetry_on_and_off_agree_both_ways() {
-    let t = tempfile::tempdir().unwrap();
-    let (off, on) = (morris(t.path(), "off"), morris(t.path(), "on"));
+    let (off, on) = (morris("off"), morris("on"));
     let (m_off, m_on) = (read_manifest(&off).unwrap(), read_manifest(&on).unwrap());
     // Every board of the plain index (each legal index is one position) is
     // looked up in the class index, and every class the other way.
@@ -138,7 +151,7 @@ fn symmetry_on_and_off_agree_both_ways() {
 #[test]
 fn a_changed_value_is_a_mismatch_with_both_positions() {
     let t = tempfile::tempdir().unwrap();
-    let (off, on) = (morris(t.path(), "off"), morris(t.path(), "on"));
+    let (off, on) = (morris("off"), morris("on"));
     let changed = t.path().join("changed");
     copy_dir(&on, &changed);
     // The first decided class of 3-3 becomes a draw (or a draw a win in 1).
@@ -207,7 +220,7 @@ fn a_changed_value_is_a_mismatch_with_both_positions() {
 #[test]
 fn wdl_against_bytes_compares_outcomes_only() {
     let t = tempfile::tempdir().unwrap();
-    let off = morris(t.path(), "off");
+    let off = morris("off");
     let g = open("morris", &[("max", "3"), ("symmetry", "on")]);
     let wdl = t.path().join("on-wdl");
     build_with(&g, &wdl, 2, |o| o.encoding = ValueEncoding::Wdl2);
@@ -245,7 +258,7 @@ fn wdl_against_bytes_compares_outcomes_only() {
 #[test]
 fn a_partition_missing_in_b_is_named() {
     let t = tempfile::tempdir().unwrap();
-    let (off, on) = (morris(t.path(), "off"), morris(t.path(), "on"));
+    let (off, on) = (morris("off"), morris("on"));
     let partial = t.path().join("partial");
     copy_dir(&on, &partial);
     let mut m = read_manifest(&partial).unwrap();
@@ -276,7 +289,7 @@ fn a_partition_missing_in_b_is_named() {
 #[test]
 fn partitions_that_b_s_parameters_leave_out_are_named() {
     let t = tempfile::tempdir().unwrap();
-    let on = morris(t.path(), "on");
+    let on = morris("on");
     let four = build(
         t.path(),
         "four",
@@ -306,7 +319,7 @@ fn partitions_that_b_s_parameters_leave_out_are_named() {
 #[test]
 fn totals_that_differ_are_printed_and_fail() {
     let t = tempfile::tempdir().unwrap();
-    let (off, on) = (morris(t.path(), "off"), morris(t.path(), "on"));
+    let (off, on) = (morris("off"), morris("on"));
     let edited = t.path().join("edited");
     copy_dir(&on, &edited);
     let mut m = read_manifest(&edited).unwrap();
@@ -373,7 +386,7 @@ fn assert_bad_input(args: &[&str], needles: &[&str]) {
 fn different_games_and_missing_directories_are_bad_input() {
     let t = tempfile::tempdir().unwrap();
     let ttt = build(t.path(), "ttt", &["tictactoe"]);
-    let on = morris(t.path(), "on");
+    let on = morris("on");
     assert_bad_input(
         &["compare", s(&ttt), s(&on)],
         &[

@@ -49,12 +49,13 @@ fn compare(max: u32, symmetry: &str) -> Option<Vec<(String, u32)>> {
     Some(out)
 }
 
+/// Symmetry on only, as the max=4 comparison it vouches for: the
+/// candidate-driven twin meets the generic solver with symmetry off in
+/// tests/cuda_morris_retro.rs, and the full scan here would add 18 s.
 #[test]
 fn candidates_match_full_scan_max3() {
-    for symmetry in ["on", "off"] {
-        if let Some(parts) = compare(3, symmetry) {
-            assert_eq!(parts, [("3-3".to_string(), 27)]);
-        }
+    if let Some(parts) = compare(3, "on") {
+        assert_eq!(parts, [("3-3".to_string(), 27)]);
     }
 }
 
