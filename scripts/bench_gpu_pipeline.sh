@@ -15,7 +15,7 @@
 #    the time the disk needs for the scratch bytes at its sequential rates,
 #    and kernel busy time against wall.
 # GAMES (default "connect4 morris") picks the games; BUILD_TIMEOUT (default 240 s) caps each build; a build that runs out is
-# reported, not compared. COMBOS (default "8:1 8:3 64:1 64:3") picks the streamed builds (W/8 over 1
+# reported, not compared. KILLS (default 4, 0: none) caps the kills of part 3. COMBOS (default "8:1 8:3 64:1 64:3") picks the streamed builds (W/8 over 1
 # disk, ...); NO_CPU_EXTERNAL=1 leaves out the CPU's external build.
 # The binary is built elsewhere (no Rust on the GPU machine):
 #   cargo build --release --features cuda
@@ -150,6 +150,11 @@ $(timeline "$dir" "GPU W/$f $n disk(s)" "$t")"
 $(timeline "$base-ext" "CPU external" "$t")"
   fi
   echo "$rows" | tee -a "$SUMMARY"
+  # Where each streamed build's time went (seconds summed over its threads).
+  for dir in "$base"-s*-? "$base-ext"; do
+    [ -f "$dir/build-log.json" ] && python3 -c "import json,sys;l=json.load(open(sys.argv[1]));print(sys.argv[1].rsplit('/',1)[-1], 'profile:', {k: round(v, 1) for k, v in l.get('pipeline_profile', {}).items() if isinstance(v, (int, float))})" "$dir/build-log.json" | tee -a "$SUMMARY"
+  done
+  [ "$KILLS" -gt 0 ] || return 0
   # Killed and resumed: W/64 over 3 disks, SIGKILL at random moments.
   local dir="$base-kill" disks="--disk $base-kill.d1 --disk $base-kill.d2 --disk $base-kill.d3"
   rm -rf "$dir" "$dir".d*
