@@ -138,14 +138,19 @@ one_game() { # GAME ARGS...: every build gets both
       local disks=""
       for i in $(seq 1 $n); do disks="$disks --disk $dir.d$i"; done
       local t=$(build "$dir" "$@" --backend cuda --gpu-mem-limit $((W / f)) --mem-limit $MEM $disks)
-      echo "streamed, --gpu-mem-limit W/$f, $n disk(s): $t s, $(same "$base-cpu" "$dir")" | tee -a "$SUMMARY"
+      # A build cut short by BUILD_TIMEOUT has fewer files: reported, not compared.
+      local verdict="not compared"
+      [[ $t =~ ^[0-9.]+$ ]] && verdict=$(same "$base-cpu" "$dir")
+      echo "streamed, --gpu-mem-limit W/$f, $n disk(s): $t s, $verdict" | tee -a "$SUMMARY"
       [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
 $(timeline "$dir" "GPU W/$f $n disk(s)" "$t")"
     }
   done
   if [ -z "${NO_CPU_EXTERNAL:-}" ]; then
     local t=$(build "$base-ext" "$@" --backend cpu --mem-limit $MEM)
-    echo "CPU external, --mem-limit $MEM: $t s, $(same "$base-cpu" "$base-ext")" | tee -a "$SUMMARY"
+    local verdict="not compared"
+    [[ $t =~ ^[0-9.]+$ ]] && verdict=$(same "$base-cpu" "$base-ext")
+    echo "CPU external, --mem-limit $MEM: $t s, $verdict" | tee -a "$SUMMARY"
     [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
 $(timeline "$base-ext" "CPU external" "$t")"
   fi
