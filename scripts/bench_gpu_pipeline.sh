@@ -13,7 +13,8 @@
 # 4. Per streamed build, the timeline summed from build-log.json: scratch
 #    bytes, copies and kernels on the device, waits; the wall time against
 #    the time the disk needs for the scratch bytes at its sequential rates,
-#    and kernel busy time against wall.
+#    and kernel busy time against wall. Then its passes by partition and by
+#    groups of passes (scripts/pass_journal.py), also for a build cut short.
 # GAMES (default "connect4 morris") picks the games; BUILD_TIMEOUT (default 240 s) caps each build; a build that runs out is
 # reported, not compared. KILLS (default 4, 0: none) caps the kills of part 3. COMBOS (default "8:1 8:3 64:1 64:3") picks the streamed builds (W/8 over 1
 # disk, ...); NO_CPU_EXTERNAL=1 leaves out the CPU's external build.
@@ -158,6 +159,12 @@ $(timeline "$base-ext" "CPU external" "$t")"
   # Where each streamed build's time went (seconds summed over its threads).
   for dir in "$base"-s*-? "$base-ext"; do
     [ -f "$dir/build-log.json" ] && python3 -c "import json,sys;l=json.load(open(sys.argv[1]));print(sys.argv[1].rsplit('/',1)[-1], 'profile:', {k: round(v, 1) for k, v in l.get('pipeline_profile', {}).items() if isinstance(v, (int, float))})" "$dir/build-log.json" | tee -a "$SUMMARY"
+    # Its passes by partition, and its longest partition's by groups of
+    # passes (from the pass journal where BUILD_TIMEOUT cut the build).
+    if [ -f "$dir/build-log.json" ] || [ -f "$dir/.tbforge-passes.jsonl" ]; then
+      echo "${dir##*/}: passes" | tee -a "$SUMMARY"
+      python3 "$(dirname "$0")/pass_journal.py" "$dir" | tee -a "$SUMMARY"
+    fi
   done
   [ "$KILLS" -gt 0 ] || return 0
   # Killed and resumed: W/64 over 3 disks, SIGKILL at random moments.

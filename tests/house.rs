@@ -257,3 +257,21 @@ fn generic_layers_name_no_game() {
         "games named in generic layers: {found:#?}"
     );
 }
+
+#[test]
+fn the_command_line_holds_no_unit_test() {
+    // Cargo.toml gives the binary `test = false` (its test harness compiled
+    // the whole CLI again in every `cargo test`): a unit test there would
+    // never run. Its tests run it as a process, from tests/.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("src/main.rs")];
+    rust_files(&root.join("src/cli"), &mut files);
+    let holding: Vec<_> = files
+        .iter()
+        .filter(|f| code(f).contains("#[test]") || code(f).contains("#[cfg(test)]"))
+        .collect();
+    assert!(
+        holding.is_empty(),
+        "unit tests in the binary, which `cargo test` does not run: {holding:?}"
+    );
+}

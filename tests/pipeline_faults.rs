@@ -60,11 +60,12 @@ fn assert_clear_error(o: &Output, needle: &str, words: &[&str]) -> String {
 }
 
 /// After a failed build: every file under a final name is finished and equal
-/// to the clean build's; nothing else but the state file is left.
+/// to the clean build's; nothing else but the state file and the pass
+/// journal is left.
 fn assert_only_finished_files(out: &Path, expected: &Files) -> usize {
     let mut finished = 0;
     for (name, bytes) in contents(out) {
-        if name == ".tbforge-build.json" {
+        if name == ".tbforge-build.json" || name == ".tbforge-passes.jsonl" {
             continue;
         }
         assert!(!name.contains(".tmp"), "temporary file left: {name}");
@@ -632,6 +633,21 @@ fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
         killed,
         "the build ended before it was inside its fourth pass"
     );
+    // The passes that ended before the kill are in the pass journal, a
+    // whole JSON line each with its partition: 3-3's first four at least.
+    let journal = out.join(".tbforge-passes.jsonl");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
+        .expect("the pass journal of a build killed inside a pass")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a whole JSON line"))
+        .collect();
+    let passes: Vec<u64> = lines
+        .iter()
+        .filter(|l| l["partition"] == "3-3")
+        .map(|l| l["pass"].as_u64().unwrap())
+        .collect();
+    assert!(passes.starts_with(&[0, 1, 2, 3]), "{lines:?}");
+    assert!(lines.iter().all(|l| l["seconds"].as_f64().is_some()));
     let o = build_cmd(GAME, &out, &[extra.as_slice(), &["--resume"]].concat())
         .output()
         .unwrap();
@@ -640,6 +656,10 @@ fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
         &contents(&out),
         &expected,
         "killed inside a pass and resumed",
+    );
+    assert!(
+        !journal.exists(),
+        "the journal outlived the build log, which holds its passes"
     );
 }
 
@@ -678,6 +698,24 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
         skipping * 2 > passes.len() - 1,
         "{skipping} of {} passes skipped chunks",
         passes.len() - 1
+    );
+    // From pass 2 on, the combine step of the pass before (where it had
+    // requests to combine) marked the candidates in every chunk it visited,
+    // those of its own candidates: the scan before the pass did not read
+    // them again.
+    for (before, pass) in passes[1..].iter().zip(&passes[2..]) {
+        let marked = field(pass, "chunks_marked_by_combine");
+        let combined = field(before, "requests") > 0;
+        assert!(
+            (marked > 0) == combined && marked <= 18,
+            "pass {}: {marked} of 18 chunks marked by the combine step before",
+            pass["pass"]
+        );
+    }
+    assert_eq!(
+        field(&passes[1], "chunks_marked_by_combine"),
+        0,
+        "after the first scan"
     );
 }
 

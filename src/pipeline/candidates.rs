@@ -17,9 +17,14 @@
 //! The marks depend only on values at distance `d - 1`, which pass `d`
 //! does not write: a pass resumed after an interruption marks the same
 //! positions again, so they need no checkpoint.
+//!
+//! The combine step of pass `d - 1` holds each chunk it visits with its
+//! final values for the pass: it marks pass `d`'s candidates from it then
+//! ([`NextMarks`]), and the scan before pass `d` reads only the chunks it did
+//! not visit whose values or summaries name `d - 1`.
 
 use super::combine::Summary;
-use super::external::{flag, Solver, INTERNAL, ONGOING};
+use super::external::{flag, lock, Solver, INTERNAL, ONGOING};
 use super::stats::Part;
 use crate::game::Game;
 use crate::value::rules::PENDING;
@@ -115,6 +120,19 @@ impl ChunkHints {
     }
 }
 
+/// Pass `d`'s candidates as the combine step of pass `d - 1` marks them,
+/// chunk by chunk (memory only: a combine step resumed after an
+/// interruption makes none, and the scan reads every chunk).
+pub(super) struct NextMarks {
+    /// The pass the marks are for.
+    pass: u32,
+    bits: Vec<AtomicU64>,
+    /// Per chunk: whether its marks are in.
+    done: Vec<bool>,
+    /// Set when the game could not list a position's predecessors.
+    cannot: AtomicBool,
+}
+
 /// Adds distance `e` to a chunk's set of distances (all of them beyond 255).
 fn add_distance(set: &mut [u64; 4], e: u32) {
     if e < 256 {
@@ -142,32 +160,45 @@ const SPREAD: [u8; 16] = {
 };
 
 impl<G: Game> Solver<'_, G> {
+    /// Whether pass `d`'s candidate bits fit the memory plan: one bit a
+    /// position, twice over while the combine step of the pass before marks
+    /// the next pass's (the plan leaves a fifth of the budget as slack; two
+    /// bitmaps may take an eighth of it).
+    fn candidates_fit(&self) -> bool {
+        self.size().div_ceil(8) <= self.plan.lookup_chunk / 2
+    }
+
     /// The candidates of pass `d`, or `None` where every pending position
     /// is expanded: the game cannot list predecessors within a partition,
-    /// or one bit a position does not fit the memory plan (it must stay
-    /// within the slack the plan leaves: a sixteenth of the budget).
+    /// or the bits do not fit the memory plan.
     pub(super) fn candidates(&self, d: u32) -> Result<Option<Candidates>> {
         let size = self.size();
-        if self.no_predecessors.load(Ordering::Relaxed)
-            || size.div_ceil(8) > self.plan.lookup_chunk / 2
-        {
+        if self.no_predecessors.load(Ordering::Relaxed) || !self.candidates_fit() {
             return Ok(None);
         }
         let started = std::time::Instant::now();
-        let p = self.layout.order()[self.slot];
-        let bits: Vec<AtomicU64> = (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+        // Hints from the pass before tell which chunks can hold marks;
+        // without them (the partition's first marking, or a resume) every
+        // chunk is read and the hints are made.
+        let hints = lock(&self.chunk_hints).take().filter(|h| h.pass + 1 == d);
+        // Marks the combine step of pass d - 1 made (it kept the hints'
+        // distances of the chunks it visited): those chunks are done.
+        let next = lock(&self.next_marks)
+            .take()
+            .filter(|m| m.pass == d && hints.is_some());
+        let chunks = self.chunk_count() as usize;
+        let (bits, done) = match next {
+            Some(m) => (m.bits, m.done),
+            None => (
+                (0..size.div_ceil(64)).map(|_| AtomicU64::new(0)).collect(),
+                vec![false; chunks],
+            ),
+        };
         let mark = |r: u64| {
             bits[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
         };
         let cannot = AtomicBool::new(false);
-        let game = self.game;
-        // Hints from the pass before tell which chunks can hold marks;
-        // without them (the partition's first marking, or a resume) every
-        // chunk is read and the hints are made.
-        let hints = super::external::lock(&self.chunk_hints)
-            .take()
-            .filter(|h| h.pass + 1 == d);
-        let chunks = self.chunk_count() as usize;
+        lock(&self.expanded).chunks_marked_by_combine = done.iter().filter(|&&d| d).count() as u64;
         let mut distances = match &hints {
             Some(h) => h.distances.clone(),
             None => vec![[0u64; 4]; chunks],
@@ -176,71 +207,20 @@ impl<G: Game> Solver<'_, G> {
         self.for_each_chunk(
             0,
             |c| match &hints {
+                _ if done[c as usize] => Ok(None),
                 Some(h) if !h.must_read(c as usize, d) => Ok(None),
                 _ => self.read_chunk_with_summary(c).map(Some),
             },
             |c, loaded| {
                 let (lo, hi) = self.chunk_range(size, c);
-                let Some((values, flags, summary)) = loaded else {
-                    self.progress.inc(hi - lo);
-                    return Ok(());
-                };
-                if hints.is_none() {
-                    distances[c as usize] = values
-                        .par_iter()
-                        .enumerate()
-                        .fold(
-                            || [0u64; 4],
-                            |mut set, (at, &v)| {
-                                if let Some(e) = Value::from_byte(v).distance() {
-                                    add_distance(&mut set, e);
-                                } else if v == PENDING && flag(&flags, at) == ONGOING | INTERNAL {
-                                    let s = Summary::decode(
-                                        &summary[at * Summary::BYTES..(at + 1) * Summary::BYTES],
-                                    );
-                                    for e in s.distances() {
-                                        add_distance(&mut set, e);
-                                    }
-                                }
-                                set
-                            },
-                        )
-                        .reduce(|| [0u64; 4], |a, b| std::array::from_fn(|i| a[i] | b[i]));
+                if let Some((values, flags, summary)) = loaded {
+                    if hints.is_none() {
+                        distances[c as usize] = chunk_distances(&values, &flags, &summary);
+                    }
+                    if !self.mark_chunk(lo, &values, &flags, &summary, d, &mark) {
+                        cannot.store(true, Ordering::Relaxed);
+                    }
                 }
-                values.par_chunks(SLICE).enumerate().for_each_init(
-                    Vec::new,
-                    |before, (s, values)| {
-                        let base = s * SLICE;
-                        for (j, &v) in values.iter().enumerate() {
-                            let at = base + j;
-                            let r = lo + at as u64;
-                            if Value::from_byte(v).distance() == Some(d - 1) {
-                                let Some(pos) = game.unrank(p, Rank(r)) else {
-                                    continue;
-                                };
-                                before.clear();
-                                if !game.predecessors_within(&pos, before) {
-                                    cannot.store(true, Ordering::Relaxed);
-                                    return;
-                                }
-                                for q in before.iter() {
-                                    let (qp, Rank(qr)) = game.rank(q);
-                                    if qp == p && qr < size {
-                                        mark(qr);
-                                    }
-                                }
-                            } else if v == PENDING
-                                && flag(&flags, at) == ONGOING | INTERNAL
-                                && Summary::decode(
-                                    &summary[at * Summary::BYTES..(at + 1) * Summary::BYTES],
-                                )
-                                .mentions(d - 1)
-                            {
-                                mark(r);
-                            }
-                        }
-                    },
-                );
                 self.progress.inc(hi - lo);
                 Ok(())
             },
@@ -259,13 +239,136 @@ impl<G: Game> Solver<'_, G> {
                 candidates.any_in(lo, hi)
             })
             .collect();
-        *super::external::lock(&self.chunk_hints) = Some(ChunkHints {
+        *lock(&self.chunk_hints) = Some(ChunkHints {
             pass: d,
             touched,
             distances,
         });
         Ok(Some(candidates))
     }
+
+    /// Marks in chunk `lo..` (its values, flags and summaries) pass `d`'s
+    /// candidates that it gives: the predecessors within the partition of
+    /// its positions at distance `d - 1`, and its pending positions whose
+    /// summary mentions `d - 1`. False if the game cannot list predecessors.
+    fn mark_chunk(
+        &self,
+        lo: u64,
+        values: &[u8],
+        flags: &[u8],
+        summary: &[u8],
+        d: u32,
+        mark: &(impl Fn(u64) + Sync),
+    ) -> bool {
+        let (game, size) = (self.game, self.size());
+        let p = self.layout.order()[self.slot];
+        let cannot = AtomicBool::new(false);
+        values
+            .par_chunks(SLICE)
+            .enumerate()
+            .for_each_init(Vec::new, |before, (s, values)| {
+                let base = s * SLICE;
+                for (j, &v) in values.iter().enumerate() {
+                    let at = base + j;
+                    let r = lo + at as u64;
+                    if Value::from_byte(v).distance() == Some(d - 1) {
+                        let Some(pos) = game.unrank(p, Rank(r)) else {
+                            continue;
+                        };
+                        before.clear();
+                        if !game.predecessors_within(&pos, before) {
+                            cannot.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                        for q in before.iter() {
+                            let (qp, Rank(qr)) = game.rank(q);
+                            if qp == p && qr < size {
+                                mark(qr);
+                            }
+                        }
+                    } else if v == PENDING
+                        && flag(flags, at) == ONGOING | INTERNAL
+                        && Summary::decode(&summary[at * Summary::BYTES..(at + 1) * Summary::BYTES])
+                            .mentions(d - 1)
+                    {
+                        mark(r);
+                    }
+                }
+            });
+        !cannot.into_inner()
+    }
+
+    /// Starts pass `d + 1`'s marks for the combine step of pass `d`, where
+    /// they fit and the step starts at its first chunk (`first == 0`): a
+    /// step resumed mid-way has not seen the chunks before `first`.
+    pub(super) fn start_next_marks(&self, d: u32, first: u64) -> Option<NextMarks> {
+        (first == 0 && !self.no_predecessors.load(Ordering::Relaxed) && self.candidates_fit()).then(
+            || NextMarks {
+                pass: d + 1,
+                bits: (0..self.size().div_ceil(64))
+                    .map(|_| AtomicU64::new(0))
+                    .collect(),
+                done: vec![false; self.chunk_count() as usize],
+                cannot: AtomicBool::new(false),
+            },
+        )
+    }
+
+    /// Marks from chunk `c` (its values final for pass `next.pass - 1`)
+    /// the next pass's candidates, and refreshes its distances in the
+    /// hints.
+    pub(super) fn mark_next(
+        &self,
+        next: &mut NextMarks,
+        c: u64,
+        (values, flags, summary): (&[u8], &[u8], &[u8]),
+    ) {
+        let (lo, _) = self.chunk_range(self.size(), c);
+        let bits = &next.bits;
+        let mark = |r: u64| {
+            bits[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
+        };
+        if !self.mark_chunk(lo, values, flags, summary, next.pass, &mark) {
+            next.cannot.store(true, Ordering::Relaxed);
+        }
+        next.done[c as usize] = true;
+        if let Some(h) = lock(&self.chunk_hints).as_mut() {
+            h.distances[c as usize] = chunk_distances(values, flags, summary);
+        }
+    }
+
+    /// Keeps the marks a combine step made for the next pass's scan.
+    pub(super) fn finish_next_marks(&self, next: NextMarks) {
+        if next.cannot.load(Ordering::Relaxed) {
+            self.no_predecessors.store(true, Ordering::Relaxed);
+        } else {
+            *lock(&self.next_marks) = Some(next);
+        }
+    }
+}
+
+/// The distances of a chunk's decided values and of its pending positions'
+/// summaries (see [`ChunkHints`]).
+fn chunk_distances(values: &[u8], flags: &[u8], summary: &[u8]) -> [u64; 4] {
+    values
+        .par_iter()
+        .enumerate()
+        .fold(
+            || [0u64; 4],
+            |mut set, (at, &v)| {
+                if let Some(e) = Value::from_byte(v).distance() {
+                    add_distance(&mut set, e);
+                } else if v == PENDING && flag(flags, at) == ONGOING | INTERNAL {
+                    let s =
+                        Summary::decode(&summary[at * Summary::BYTES..(at + 1) * Summary::BYTES]);
+                    for e in s.distances() {
+                        add_distance(&mut set, e);
+                    }
+                }
+                set
+            },
+        )
+        .reduce(|| [0u64; 4], |a, b| std::array::from_fn(|i| a[i] | b[i]))
 }
 
 #[cfg(test)]

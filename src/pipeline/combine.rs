@@ -13,7 +13,8 @@ use crate::value::rules::{at, PassAcc, PENDING};
 use crate::value::Value;
 use crate::{Error, Result};
 use rayon::prelude::*;
-use std::time::Instant;
+use std::cell::Cell;
+use std::time::{Duration, Instant};
 
 /// Per-position summary of successors in earlier partitions, kept on disk
 /// between passes: nearest loss (puzzles: nearest goal distance), longest win,
@@ -192,18 +193,23 @@ impl<G: Game> Solver<'_, G> {
     }
 
     /// Runs `work` on the chunks from `first` on (those before it were
-    /// combined before an interruption), timed as the combine step.
+    /// combined before an interruption), timed as the combine step but for
+    /// what `work` counts in `marking` (the next pass's marks).
     fn combine_chunks<T: Send>(
         &self,
         what: &str,
         first: u64,
         load: impl Fn(u64) -> Result<T> + Sync,
         work: impl FnMut(u64, T) -> Result<()>,
+        marking: &Cell<Duration>,
     ) -> Result<()> {
         self.chunk_phase(what, first);
         let started = Instant::now();
         self.for_each_chunk(first, load, work)?;
-        self.stats.profile.add(Part::Combine, started.elapsed());
+        let marking = marking.get();
+        let profile = &self.stats.profile;
+        profile.add(Part::Combine, started.elapsed().saturating_sub(marking));
+        profile.add(Part::Candidates, marking);
         Ok(())
     }
 
@@ -308,6 +314,7 @@ impl<G: Game> Solver<'_, G> {
                 left_for_passes |= internal;
                 self.save_combine(c + 1, (requests, answers), 0, max_seen, save)
             },
+            &Cell::new(Duration::ZERO),
         )?;
         Ok((max_seen, left_for_passes))
     }
@@ -327,6 +334,11 @@ impl<G: Game> Solver<'_, G> {
         let kind = self.kind;
         let (first, mut decided) = from.map_or((0, 0), |w| (w.next, w.decided));
         let decided_byte = at(d).to_byte();
+        // With candidates, the chunks this step visits are those whose
+        // values can change, and it marks the next pass's candidates in
+        // them (see candidates.rs).
+        let mut next = candidates.and_then(|_| self.start_next_marks(d, first));
+        let marking = Cell::new(Duration::ZERO);
         self.combine_chunks(
             &format!("pass {d}: combine"),
             first,
@@ -336,16 +348,17 @@ impl<G: Game> Solver<'_, G> {
                     // No candidate, so no answer and no change: not read.
                     return Ok(None);
                 }
-                let (values, mut flags, summary) = self.read_chunk_with_summary(c)?;
+                let (values, all_flags, summary) = self.read_chunk_with_summary(c)?;
+                let mut flags = all_flags.clone();
                 if let Some(candidates) = candidates {
                     candidates.mask_in(lo, &mut flags);
                 }
-                Ok(Some((values, flags, summary)))
+                Ok(Some((values, flags, all_flags, summary)))
             },
             |c, loaded| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
                 self.prefetch_answers(answers, c + 1);
-                let Some((mut values, flags, summary)) = loaded else {
+                let Some((mut values, flags, all_flags, summary)) = loaded else {
                     self.progress.inc(hi - lo);
                     return self.save_combine(c + 1, (requests, answers), decided, 0, save);
                 };
@@ -388,9 +401,18 @@ impl<G: Game> Solver<'_, G> {
                 if changed {
                     self.write(&self.values, lo, &values)?;
                 }
+                if let Some(next) = next.as_mut() {
+                    let started = Instant::now();
+                    self.mark_next(next, c, (&values, &all_flags, &summary));
+                    marking.set(marking.get() + started.elapsed());
+                }
                 self.save_combine(c + 1, (requests, answers), decided, 0, save)
             },
+            &marking,
         )?;
+        if let Some(next) = next {
+            self.finish_next_marks(next);
+        }
         Ok(decided)
     }
 }

@@ -102,6 +102,9 @@ impl<'a, G: Game> Solver<'a, G> {
         let mut expanded = Expanded {
             expander: expander.name(),
             candidates: candidates.map(|_| 0),
+            // The marking before the step counted these.
+            chunks_marked_by_combine: super::external::lock(&self.expanded)
+                .chunks_marked_by_combine,
             ..Expanded::default()
         };
         let kept = std::sync::atomic::AtomicU64::new(0);

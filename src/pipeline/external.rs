@@ -83,6 +83,8 @@ pub(super) struct Solver<'a, G: Game> {
     /// Which chunks the next pass's marking must read (kept in memory
     /// only: a resumed partition reads every chunk once, then has them).
     pub(super) chunk_hints: Mutex<Option<super::candidates::ChunkHints>>,
+    /// The next pass's candidates, as the combine step marked them.
+    pub(super) next_marks: Mutex<Option<super::candidates::NextMarks>>,
 }
 
 /// A device the streamed path expands chunks on: the game's kernels there,
@@ -107,6 +109,8 @@ pub(super) struct Expanded {
     /// Pending positions left to expand where the pass took only its
     /// candidates.
     pub(super) candidates: Option<u64>,
+    /// Chunks whose candidates the combine step of the pass before marked.
+    pub(super) chunks_marked_by_combine: u64,
     pub(super) timing: ChunkTiming,
 }
 
@@ -243,6 +247,7 @@ impl<'a, G: Game> Solver<'a, G> {
             expander: Mutex::new(None),
             no_predecessors: AtomicBool::new(false),
             chunk_hints: Mutex::new(None),
+            next_marks: Mutex::new(None),
         })
     }
 
@@ -275,7 +280,7 @@ impl<'a, G: Game> Solver<'a, G> {
             };
             let mark = self.mark();
             let (max_seen, left_for_passes) = self.first_scan(within, &mut save)?;
-            self.record(0, mark);
+            self.record(0, mark)?;
             state.max_seen = max_seen;
             state.next_pass = 1;
             self.end_pass(&state, checkpoint)?;
@@ -305,7 +310,7 @@ impl<'a, G: Game> Solver<'a, G> {
             };
             let mark = self.mark();
             let (decided, requests, candidates) = self.pass(d, within, &mut save)?;
-            self.record(d, mark);
+            self.record(d, mark)?;
             state.next_pass = d + 1;
             self.end_pass(&state, checkpoint)?;
             // No requests in a pass over every pending position: none has a
@@ -357,7 +362,7 @@ impl<G: Game> Solver<'_, G> {
     }
 
     /// Adds pass `d`, begun at `mark`, to the timeline.
-    fn record(&self, d: u32, mark: Mark) {
+    fn record(&self, d: u32, mark: Mark) -> Result<()> {
         let profile = &self.stats.profile;
         let since = |part| profile.since(&mark.profile, part);
         let expanded = std::mem::take(&mut *lock(&self.expanded));
@@ -370,25 +375,30 @@ impl<G: Game> Solver<'_, G> {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        self.stats.record_pass(PassRecord {
-            pass: d,
-            expander: expanded.expander,
-            seconds: mark.at.elapsed().as_secs_f64(),
-            expand_seconds: since(Part::Expand),
-            candidate_seconds: since(Part::Candidates),
-            candidates: expanded.candidates,
-            answer_seconds: since(Part::Answer),
-            combine_seconds: since(Part::Combine),
-            bytes_read: self.stats.bytes_read() - mark.read,
-            bytes_written: self.stats.bytes_written() - mark.written,
-            jobs: expanded.chunks,
-            requests: expanded.requests,
-            scratch_bytes_per_request: (expanded.requests > 0).then(|| {
-                (expanded.request_bytes + expanded.answer_bytes) as f64 / expanded.requests as f64
-            }),
-            device: expanded.timing,
-            waits,
-        });
+        self.stats.record_pass(
+            &self.name(),
+            PassRecord {
+                pass: d,
+                expander: expanded.expander,
+                seconds: mark.at.elapsed().as_secs_f64(),
+                expand_seconds: since(Part::Expand),
+                candidate_seconds: since(Part::Candidates),
+                candidates: expanded.candidates,
+                chunks_marked_by_combine: expanded.chunks_marked_by_combine,
+                answer_seconds: since(Part::Answer),
+                combine_seconds: since(Part::Combine),
+                bytes_read: self.stats.bytes_read() - mark.read,
+                bytes_written: self.stats.bytes_written() - mark.written,
+                jobs: expanded.chunks,
+                requests: expanded.requests,
+                scratch_bytes_per_request: (expanded.requests > 0).then(|| {
+                    (expanded.request_bytes + expanded.answer_bytes) as f64
+                        / expanded.requests as f64
+                }),
+                device: expanded.timing,
+                waits,
+            },
+        )
     }
 
     pub(super) fn name(&self) -> String {

@@ -14,6 +14,24 @@ pub struct IoStats {
     pub(crate) profile: Arc<Profile>,
     /// The timeline of the passes since [`IoStats::take_passes`].
     passes: std::sync::Mutex<Vec<PassRecord>>,
+    /// Where each pass is also appended as it ends (see
+    /// [`IoStats::journal_passes_to`]).
+    journal: std::sync::Mutex<Option<Journal>>,
+}
+
+/// The pass journal: an append-only file of one JSON object a line.
+#[derive(Debug)]
+struct Journal {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+}
+
+/// A line of the pass journal: the pass and its partition.
+#[derive(serde::Serialize)]
+struct JournalLine<'a> {
+    partition: &'a str,
+    #[serde(flatten)]
+    pass: &'a PassRecord,
 }
 
 /// One pass of an external partition solve (the first scan is pass 0):
@@ -36,6 +54,11 @@ pub struct PassRecord {
     /// those it can decide (`None`: every pending position).
     #[serde(default)]
     pub candidates: Option<u64>,
+    /// Chunks whose candidates for this pass the pass before marked in its
+    /// combine step, which held them: the scan before this pass did not
+    /// read them again.
+    #[serde(default)]
+    pub chunks_marked_by_combine: u64,
     /// See `expand_seconds`.
     pub answer_seconds: f64,
     /// See `expand_seconds`.
@@ -204,12 +227,42 @@ impl IoStats {
         self.written.load(Ordering::Relaxed)
     }
 
-    /// Adds a pass to the timeline.
-    pub(crate) fn record_pass(&self, pass: PassRecord) {
+    /// Appends every pass, as it ends, to the file at `path` (created if
+    /// missing; a resumed build adds to what the interrupted one wrote), one
+    /// JSON object a line with its partition's name: the build log has the
+    /// passes only once the build ends, and a build stopped by a time limit
+    /// can be profiled from this file.
+    pub fn journal_passes_to(&self, path: &std::path::Path) -> crate::Result<()> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| crate::Error::io("opening the pass journal", path, e))?;
+        *self.journal.lock().unwrap_or_else(|e| e.into_inner()) = Some(Journal {
+            path: path.to_path_buf(),
+            file,
+        });
+        Ok(())
+    }
+
+    /// Adds a pass of `partition` to the timeline, and to the journal.
+    pub(crate) fn record_pass(&self, partition: &str, pass: PassRecord) -> crate::Result<()> {
+        if let Some(journal) = &mut *self.journal.lock().unwrap_or_else(|e| e.into_inner()) {
+            let mut line = serde_json::to_vec(&JournalLine {
+                partition,
+                pass: &pass,
+            })
+            .expect("a pass record serialises");
+            line.push(b'\n');
+            // One write a line: an interrupted build leaves whole lines.
+            std::io::Write::write_all(&mut journal.file, &line)
+                .map_err(|e| crate::Error::io("appending to the pass journal", &journal.path, e))?;
+        }
         self.passes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(pass);
+        Ok(())
     }
 
     /// The passes recorded since the last call (one partition's, when

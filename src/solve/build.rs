@@ -176,6 +176,9 @@ pub struct BuildReport {
 }
 
 const STATE_FILE: &str = ".tbforge-build.json";
+/// The pipeline's passes as they end (see `IoStats::journal_passes_to`),
+/// until the build log holds them.
+const PASS_JOURNAL: &str = ".tbforge-passes.jsonl";
 /// Part of every scratch directory's name (see `ScratchDisks::open`).
 const SCRATCH_MARK: &str = ".tbforge-scratch-";
 /// The build log's name inside the output directory.
@@ -591,6 +594,9 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         }
         (false, _) => plan,
     };
+    if external && leader {
+        stats.journal_passes_to(&out.join(PASS_JOURNAL))?;
+    }
 
     // The file writer's threads, each with its zstd context, so that writing
     // a partition fits the budget too (it never runs during a solve).
@@ -1118,6 +1124,11 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             serde_json::to_vec_pretty(&report).expect("report serialises"),
         )
         .map_err(|e| Error::io("writing build log", &log, e))?;
+        let journal = out.join(PASS_JOURNAL);
+        if journal.exists() {
+            std::fs::remove_file(&journal)
+                .map_err(|e| Error::io("removing the pass journal", &journal, e))?;
+        }
     }
     // Nobody returns before the manifest stands: a script that waits for
     // any member may read the tablebase at once.

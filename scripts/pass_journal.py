@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Where a pipeline build's passes spent their time, from its pass journal.
+
+    python3 scripts/pass_journal.py OUT_DIR [GROUPS]
+
+Reads OUT_DIR/.tbforge-passes.jsonl (a build still running or cut short) or,
+failing that, the passes of OUT_DIR/build-log.json (a finished build). Prints
+one row per partition, then the passes of the partition with the most of
+them in GROUPS (default 10) groups of consecutive passes: early passes,
+whose candidates reach every chunk, and late ones differ.
+"""
+import json
+import os
+import sys
+
+
+def load(out):
+    journal = os.path.join(out, ".tbforge-passes.jsonl")
+    if os.path.exists(journal):
+        with open(journal) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    with open(os.path.join(out, "build-log.json")) as f:
+        log = json.load(f)
+    return [dict(p, partition=part["name"]) for part in log["partitions"]
+            for p in part.get("pipeline_passes", [])]
+
+
+COLUMNS = ["passes", "wall s", "marking s", "expand s", "answer s", "combine s",
+           "read GB", "written GB", "requests M", "candidates M", "kernel s",
+           "wait reads s", "wait device s", "wait flushers s", "wait runs s"]
+
+
+def row(label, passes):
+    s = lambda k: sum(p.get(k) or 0 for p in passes)
+    w = lambda k: sum(p["waits"].get(k, 0) for p in passes)
+    kernel = sum(p["device"].get("kernel_seconds", 0) for p in passes)
+    cells = [len(passes), s("seconds"), s("candidate_seconds"), s("expand_seconds"),
+             s("answer_seconds"), s("combine_seconds"), s("bytes_read") / 1e9,
+             s("bytes_written") / 1e9, s("requests") / 1e6, s("candidates") / 1e6, kernel,
+             w("for_chunk_reads"), w("for_device"), w("for_flushers"), w("for_run_reads")]
+    text = [str(cells[0])] + [f"{c:.2f}" for c in cells[1:]]
+    return f"| {label} | " + " | ".join(text) + " |"
+
+
+def table(title, rows):
+    print(f"| {title} | " + " | ".join(COLUMNS) + " |")
+    print("| --- |" + " ---: |" * len(COLUMNS))
+    for r in rows:
+        print(r)
+
+
+def main():
+    out = sys.argv[1]
+    groups = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    passes = load(out)
+    if not passes:
+        print(f"{out}: no pipeline pass recorded")
+        return
+    by = {}
+    for p in passes:
+        by.setdefault(p["partition"], []).append(p)
+    table("partition", [row(name, ps) for name, ps in by.items()])
+    name, ps = max(by.items(), key=lambda kv: len(kv[1]))
+    step = max(1, -(-len(ps) // groups))
+    print()
+    table(f"{name}: passes", [row(f"{g[0]['pass']}-{g[-1]['pass']}", g)
+                              for g in (ps[i:i + step] for i in range(0, len(ps), step))])
+
+
+if __name__ == "__main__":
+    main()
