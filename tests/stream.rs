@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 use tbforge::game::{
     expand_chunk_on_cpu, ChunkDone, ChunkExpander, ChunkJob, KernelSolve, PartitionKernels,
-    SolvedPartitions, StreamTargets,
+    SolvedPartitions, StreamTargets, STREAM_INTERNAL, STREAM_ONGOING, STREAM_PENDING,
 };
 use tbforge::pipeline::ExternalPlan;
 use tbforge::registry::{AnyGame, GameVisitor};
@@ -58,12 +58,14 @@ impl PartitionKernels for StandIn {
         targets: &StreamTargets,
         device_bytes: u64,
     ) -> Option<Result<Box<dyn ChunkExpander>>> {
-        // As a device would: the chunk its memory holds, two buffers in flight.
+        // As a device would: the chunk its memory holds, two buffers in
+        // flight, and requests of a quarter of its indices at most.
         let chunk = (device_bytes / 2 / 64 * 64).clamp(64, targets.max_chunk);
         Some(Ok(Box::new(StandInExpander {
             game: self.game.clone(),
             targets: targets.clone(),
             chunk,
+            expanding: (chunk / 4).max(64),
             depth: self.depth,
             queue: VecDeque::new(),
             fails_after: self.fails_after.clone(),
@@ -79,6 +81,7 @@ struct StandInExpander {
     game: AnyGame,
     targets: StreamTargets,
     chunk: u64,
+    expanding: u64,
     depth: usize,
     queue: VecDeque<Result<ChunkDone>>,
     fails_after: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
@@ -102,6 +105,10 @@ impl ChunkExpander for StandInExpander {
         self.chunk
     }
 
+    fn max_expanding(&self) -> u64 {
+        self.expanding
+    }
+
     fn name(&self) -> String {
         "stand-in device".into()
     }
@@ -120,6 +127,26 @@ impl ChunkExpander for StandInExpander {
         assert!(
             job.values.len() as u64 <= self.chunk,
             "a job larger than max_chunk"
+        );
+        let expanding = if job.first_scan {
+            job.values.len()
+        } else {
+            let flag = |j: usize| (job.flags[j / 4] >> (2 * (j % 4))) & 3;
+            (0..job.values.len())
+                .filter(|&j| {
+                    job.values[j] == STREAM_PENDING && flag(j) == STREAM_ONGOING | STREAM_INTERNAL
+                })
+                .count()
+        };
+        assert!(
+            expanding as u64 <= self.expanding || job.values.len() <= 64,
+            "a job of {} indices with {expanding} positions to expand, more than max_expanding",
+            job.values.len()
+        );
+        // A pass's job starts and ends on positions that expand.
+        assert!(
+            job.first_scan || expanding > 0,
+            "a pass's job with nothing to expand"
         );
         let done = self.game.visit(Expand(&self.targets, job)).map(|mut done| {
             // A device's atomics leave any order inside a bucket: reverse each bucket.

@@ -152,6 +152,14 @@ pub trait ChunkExpander: Send {
     /// device's memory allows, at most [`StreamTargets::max_chunk`].
     fn max_chunk(&self) -> u64;
 
+    /// The most expanding positions one chunk should hold (every index in
+    /// a first scan; in a pass, a pending one with flags exactly `ONGOING |
+    /// INTERNAL`), so that its requests fit the expander's buffers: the
+    /// pipeline cuts jobs by this as well as by [`ChunkExpander::max_chunk`].
+    fn max_expanding(&self) -> u64 {
+        self.max_chunk()
+    }
+
     /// "cpu", or the device's name, for logs.
     fn name(&self) -> String;
 

@@ -42,30 +42,6 @@ pub(super) struct Candidates {
 }
 
 impl Candidates {
-    /// Clears the flags of every position of the chunk at `lo` that is not a
-    /// candidate, so that the expander and the combine rule pass over it as
-    /// over a position without moves inside the partition. Returns how many
-    /// pending positions with such moves are left.
-    pub(super) fn keep_in(&self, lo: u64, values: &[u8], flags: &mut [u8]) -> u64 {
-        debug_assert_eq!(lo % 64, 0, "chunks start on a word of marks");
-        let words = &self.bits[(lo / 64) as usize..];
-        flags
-            .par_chunks_mut(16)
-            .zip(values.par_chunks(64))
-            .enumerate()
-            .map(|(w, (flags, values))| {
-                mask_word(flags, words[w]);
-                let mut kept = 0;
-                for (j, &v) in values.iter().enumerate() {
-                    if v == PENDING && flag(flags, j) == ONGOING | INTERNAL {
-                        kept += 1;
-                    }
-                }
-                kept
-            })
-            .sum()
-    }
-
     /// Whether any position of `lo..hi` is a candidate: a chunk without
     /// one is neither read nor expanded nor combined (nothing in it can
     /// change in the pass).
@@ -75,7 +51,9 @@ impl Candidates {
             .any(|&w| w != 0)
     }
 
-    /// [`Self::keep_in`] without the count, for a step that needs none.
+    /// Clears the flags of every position of the chunk at `lo` that is not a
+    /// candidate, so that the expander and the combine rule pass over it as
+    /// over a position without moves inside the partition.
     pub(super) fn mask_in(&self, lo: u64, flags: &mut [u8]) {
         debug_assert_eq!(lo % 64, 0, "chunks start on a word of marks");
         let words = &self.bits[(lo / 64) as usize..];
@@ -385,15 +363,16 @@ mod tests {
         let candidates = Candidates {
             bits: vec![0b10_0110, 1 << 63],
         };
-        let kept = candidates.keep_in(0, &values, &mut flags);
+        candidates.mask_in(0, &mut flags);
         let left: Vec<usize> = (0..128).filter(|&j| flag(&flags, j) != 0).collect();
         assert_eq!(left, vec![1, 2, 5, 127]);
         assert!(left.iter().all(|&j| flag(&flags, j) == ONGOING | INTERNAL));
-        // Position 5 is marked but decided: three pending candidates.
-        assert_eq!(kept, 3);
-        let mut masked = vec![0xffu8; 32];
-        candidates.mask_in(0, &mut masked);
-        assert_eq!(masked, flags, "the mask without the count");
+        // Position 5 is marked but decided: three pending candidates, in
+        // the first word two, in the second one.
+        assert_eq!(
+            super::super::expand::expanding_per_word(&values, &flags),
+            [2, 1]
+        );
         assert!(candidates.any_in(0, 64) && candidates.any_in(64, 128));
         let none = Candidates {
             bits: vec![0, 0, 1 << 7],

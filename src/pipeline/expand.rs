@@ -10,9 +10,10 @@
 
 use super::candidates::Candidates;
 use super::checkpoint::{SaveWithin, Step, WithinPass};
-use super::external::{Expanded, Solver};
-use super::runs::{Record, RunIndex, LOW_BITS};
+use super::external::{flag, Expanded, Solver, INTERNAL, ONGOING};
+use super::runs::{RunIndex, LOW_BITS};
 use crate::game::{ChunkExpander, ChunkJob, CpuExpander, Game, StreamTargets};
+use crate::value::rules::PENDING;
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::collections::VecDeque;
@@ -28,9 +29,60 @@ struct OpenChunk {
     len: usize,
     values: Vec<u8>,
     flags: Vec<u8>,
-    /// Indices handed to the expander so far.
+    /// Positions that expand per word of 64 indices, in a pass (in a first
+    /// scan every index does).
+    expanding: Option<Vec<u32>>,
+    /// Indices handed to the expander, or passed over, so far.
     submitted: usize,
     outstanding: usize,
+}
+
+impl OpenChunk {
+    /// The next job's first index and length within the chunk: at most
+    /// `max_len` indices (a multiple of 64) and, but for a single word,
+    /// `max_expanding` positions that expand. A pass's job starts and ends
+    /// on words that hold such positions: the words between jobs have
+    /// nothing to expand, and are not sent. `None`: nothing left.
+    fn next_job(&self, max_len: usize, max_expanding: u64) -> Option<(usize, usize)> {
+        let from = self.submitted;
+        if from >= self.len {
+            return None;
+        }
+        let Some(words) = &self.expanding else {
+            let len = max_len.min((max_expanding as usize / 64 * 64).max(64));
+            return Some((from, len.min(self.len - from)));
+        };
+        let first = from / 64 + words[from / 64..].iter().position(|&n| n > 0)?;
+        let (mut last, mut count) = (first, 0u64);
+        for (w, &n) in words.iter().enumerate().skip(first) {
+            if (w + 1 - first) * 64 > max_len || (w > first && count + u64::from(n) > max_expanding)
+            {
+                break;
+            }
+            count += u64::from(n);
+            if n > 0 {
+                last = w;
+            }
+        }
+        let start = first * 64;
+        Some((start, ((last + 1) * 64).min(self.len) - start))
+    }
+}
+
+/// How many positions of each word of 64 indices expand in a pass: pending,
+/// with flags exactly `ONGOING | INTERNAL` (see `StreamTargets`).
+pub(super) fn expanding_per_word(values: &[u8], flags: &[u8]) -> Vec<u32> {
+    values
+        .par_chunks(64)
+        .zip(flags.par_chunks(16))
+        .map(|(values, flags)| {
+            values
+                .iter()
+                .enumerate()
+                .filter(|&(j, &v)| v == PENDING && flag(flags, j) == ONGOING | INTERNAL)
+                .count() as u32
+        })
+        .collect()
 }
 
 impl<'a, G: Game> Solver<'a, G> {
@@ -98,6 +150,7 @@ impl<'a, G: Game> Solver<'a, G> {
             None => self.new_expander()?,
         };
         let job_size = (expander.max_chunk().min(self.plan.chunk) / 64 * 64).max(64) as usize;
+        let max_expanding = expander.max_expanding().max(64);
         let depth = expander.depth().max(1);
         let mut expanded = Expanded {
             expander: expander.name(),
@@ -115,49 +168,78 @@ impl<'a, G: Game> Solver<'a, G> {
                 if candidates.is_some_and(|k| !k.any_in(lo, hi)) {
                     // Nothing to expand: the chunk is not read.
                     self.progress.inc(hi - lo);
-                    return Ok((Vec::new(), Vec::new()));
+                    return Ok((Vec::new(), Vec::new(), None));
                 }
                 let (values, mut flags) = self.read_chunk(c)?;
+                if first_scan {
+                    return Ok((values, flags, None));
+                }
                 if let Some(candidates) = candidates {
-                    let n = candidates.keep_in(lo, &values, &mut flags);
+                    candidates.mask_in(lo, &mut flags);
+                }
+                let words = expanding_per_word(&values, &flags);
+                if candidates.is_some() {
+                    let n: u64 = words.iter().map(|&n| u64::from(n)).sum();
                     kept.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
                 }
-                Ok((values, flags))
+                Ok((values, flags, Some(words)))
             },
             |next| {
                 let mut open: VecDeque<OpenChunk> = VecDeque::new();
                 let mut in_flight = 0usize;
                 let mut read_all = false;
                 loop {
+                    // Chunks whose jobs are all back leave in order: a
+                    // first scan writes them, a checkpoint may follow.
+                    while open
+                        .front()
+                        .is_some_and(|o| o.submitted >= o.len && o.outstanding == 0)
+                    {
+                        let o = open.pop_front().expect("checked above");
+                        if first_scan {
+                            self.write(&self.values, o.lo, &o.values)?;
+                            self.write(&self.flags, o.lo / 4, &o.flags)?;
+                        }
+                        self.progress.inc(o.len as u64);
+                        let c = o.chunk;
+                        self.save_when_due(c + 1, chunks, save, || {
+                            Ok(WithinPass {
+                                next: c + 1,
+                                requests: requests.durable()?,
+                                ..WithinPass::at(Step::Expand)
+                            })
+                        })?;
+                    }
                     while in_flight < depth {
-                        if open.back().is_none_or(|o| o.submitted >= o.len) {
+                        let job = open
+                            .back()
+                            .and_then(|o| o.next_job(job_size, max_expanding));
+                        let Some((off, len)) = job else {
+                            if let Some(o) = open.back_mut() {
+                                // What is left has nothing to expand.
+                                o.submitted = o.len;
+                            }
                             if read_all {
                                 break;
                             }
-                            let Some((chunk, (values, flags))) = next()? else {
+                            let Some((chunk, (values, flags, expanding))) = next()? else {
                                 read_all = true;
                                 break;
                             };
                             let (lo, _) = self.chunk_range(self.size(), chunk);
-                            let skipped = values.is_empty();
                             open.push_back(OpenChunk {
                                 chunk,
                                 lo,
                                 len: values.len(),
                                 values,
                                 flags,
+                                expanding,
                                 submitted: 0,
                                 outstanding: 0,
                             });
-                            if skipped {
-                                // Done as it is; leaves with the chunks
-                                // before it.
-                                continue;
-                            }
-                        }
-                        let o = open.back_mut().expect("a chunk is open");
-                        let off = o.submitted;
-                        let len = job_size.min(o.len - off);
+                            continue;
+                        };
+                        let o = open.back_mut().expect("a job comes from an open chunk");
                         let (values, flags) = if off == 0 && len == o.len {
                             (std::mem::take(&mut o.values), std::mem::take(&mut o.flags))
                         } else {
@@ -173,12 +255,16 @@ impl<'a, G: Game> Solver<'a, G> {
                             values,
                             flags,
                         })?;
-                        o.submitted += len;
+                        o.submitted = off + len;
                         o.outstanding += 1;
                         in_flight += 1;
                     }
                     if in_flight == 0 {
-                        break;
+                        if open.is_empty() {
+                            break;
+                        }
+                        // Only chunks with nothing left to expand: they leave above.
+                        continue;
                     }
                     let done = expander.collect()?;
                     in_flight -= 1;
@@ -198,35 +284,11 @@ impl<'a, G: Game> Solver<'a, G> {
                         let fb = n.div_ceil(4);
                         o.flags[off / 4..off / 4 + fb].copy_from_slice(&done.flags[..fb]);
                     }
-                    let records: Vec<Record> = done
-                        .requests
-                        .par_iter()
-                        .map(|&[key, payload]| Record { key, payload })
-                        .collect();
-                    requests.push(&records)?;
-                    expanded.requests += records.len() as u64;
+                    requests.push_pairs(&done.requests)?;
+                    expanded.requests += done.requests.len() as u64;
                     expanded.chunks += 1;
                     expanded.timing.add(&done.timing);
-                    self.progress.inc(n as u64);
                     o.outstanding -= 1;
-                    while open
-                        .front()
-                        .is_some_and(|o| o.submitted >= o.len && o.outstanding == 0)
-                    {
-                        let o = open.pop_front().expect("checked above");
-                        if first_scan {
-                            self.write(&self.values, o.lo, &o.values)?;
-                            self.write(&self.flags, o.lo / 4, &o.flags)?;
-                        }
-                        let c = o.chunk;
-                        self.save_when_due(c + 1, chunks, save, || {
-                            Ok(WithinPass {
-                                next: c + 1,
-                                requests: requests.durable()?,
-                                ..WithinPass::at(Step::Expand)
-                            })
-                        })?;
-                    }
                 }
                 Ok(())
             },
@@ -239,5 +301,60 @@ impl<'a, G: Game> Solver<'a, G> {
         expanded.request_bytes = index.bytes;
         *super::external::lock(&self.expanded) = expanded;
         Ok(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(len: usize, expanding: Option<Vec<u32>>) -> OpenChunk {
+        OpenChunk {
+            chunk: 0,
+            lo: 0,
+            len,
+            values: vec![PENDING; len],
+            flags: vec![0; len.div_ceil(4)],
+            expanding,
+            submitted: 0,
+            outstanding: 0,
+        }
+    }
+
+    /// Every job the chunk gives, in order.
+    fn jobs(mut o: OpenChunk, max_len: usize, max_expanding: u64) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        while let Some((off, len)) = o.next_job(max_len, max_expanding) {
+            assert!(off >= o.submitted && len > 0, "{off} {len}");
+            o.submitted = off + len;
+            out.push((off, len));
+        }
+        out
+    }
+
+    #[test]
+    fn a_first_scan_cuts_jobs_by_indices_and_by_requests() {
+        assert_eq!(
+            jobs(open(300, None), 128, 1000),
+            [(0, 128), (128, 128), (256, 44)]
+        );
+        // Every index expands: 64 of them fill the requests' room.
+        assert_eq!(
+            jobs(open(150, None), 128, 100),
+            [(0, 64), (64, 64), (128, 22)]
+        );
+    }
+
+    #[test]
+    fn a_pass_sends_only_the_words_with_positions_that_expand() {
+        // Words 0, 1, 4 and 5 empty; the chunk ends inside word 7.
+        let words = vec![0, 0, 3, 1, 0, 0, 2, 5];
+        let o = || open(7 * 64 + 10, Some(words.clone()));
+        assert_eq!(jobs(o(), 1024, 1000), [(128, 5 * 64 + 10)]);
+        // Four words at most: the job ends on its last word that expands.
+        assert_eq!(jobs(o(), 256, 1000), [(128, 128), (384, 64 + 10)]);
+        // Four positions at most, but never less than a word.
+        assert_eq!(jobs(o(), 1024, 4), [(128, 128), (384, 64), (448, 10)]);
+        assert_eq!(jobs(open(128, Some(vec![0, 0])), 1024, 10), []);
     }
 }

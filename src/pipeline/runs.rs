@@ -433,12 +433,22 @@ impl RunWriter {
 
     /// Adds records; hands the buffer to a flusher when it is full.
     pub fn push(&self, records: &[Record]) -> Result<()> {
+        self.push_as(records, |r| *r)
+    }
+
+    /// Adds (key, payload) pairs as records, as an expander hands them
+    /// back: copied once, into the buffer.
+    pub fn push_pairs(&self, pairs: &[[u64; 2]]) -> Result<()> {
+        self.push_as(pairs, |&[key, payload]| Record { key, payload })
+    }
+
+    fn push_as<T>(&self, items: &[T], record: impl Fn(&T) -> Record) -> Result<()> {
         let mut buf = lock(&self.buffer);
-        let mut rest = records;
+        let mut rest = items;
         while !rest.is_empty() {
             let room = self.capacity - buf.len();
             let (now, later) = rest.split_at(room.min(rest.len()));
-            buf.extend_from_slice(now);
+            buf.extend(now.iter().map(&record));
             rest = later;
             if buf.len() >= self.capacity {
                 let spare = lock(&self.empty)

@@ -143,11 +143,9 @@ pub struct Stager {
     queue: std::collections::VecDeque<usize>,
     next: usize,
     chunk: u64,
-}
-
-/// Device bytes one slot of `chunk` indices and `cap` request pairs takes.
-fn slot_bytes(chunk: u64, cap: u64, buckets: u64) -> u64 {
-    chunk + chunk / 4 + chunk / 8 + 32 * cap + 4 * (buckets + 1) + 16
+    /// The most expanding positions a chunk should hold: its requests'
+    /// room divided by the game's requests per position.
+    expanding: u64,
 }
 
 impl Stager {
@@ -159,17 +157,24 @@ impl Stager {
         device_bytes: u64,
     ) -> Result<Stager> {
         let hint = u64::from(launch.requests_per_index().max(1));
-        // Per index: a value, a quarter byte of flags, an eighth of reached
-        // bits, and `hint` request pairs twice (as emitted, as grouped).
-        let per_index = 1.375 + 32.0 * hint as f64;
         let fixed = 4 * (targets.buckets + 1) + 64;
         let room = (device_bytes / SLOTS as u64).saturating_sub(fixed);
-        let chunk = (((room as f64 / per_index) as u64) / 64 * 64).min(targets.max_chunk);
-        if chunk < 64 {
+        // An eighth of a slot for the chunk itself (a value, a quarter byte
+        // of flags, an eighth of reached bits per index), the rest for
+        // request pairs, held twice (as emitted, as grouped). The pipeline
+        // cuts a job by both: a first scan's job by its requests (every
+        // index expands), a pass's by its indices, as few of those expand.
+        // Sizing both by the first scan's need made a pass's jobs tiny: a
+        // Morris pass at a 25 MB limit went through 1,800 jobs of 48 K
+        // indices, each paying its launches and round trips.
+        let chunk = (room / 11 / 64 * 64).min(targets.max_chunk);
+        let cap = ((room - room.min(chunk * 11 / 8)) / 32).min(targets.max_chunk * hint);
+        if chunk < 64 || cap < 64 * hint {
             return Err(Error::NotAvailable(format!(
                 "--gpu-mem-limit {device_bytes} bytes leaves no room for the streamed path's buffers of partition {} ({} bytes at least): raise it",
                 launch.partition_name(targets.partition),
-                SLOTS as u64 * slot_bytes(64, 64 * hint, targets.buckets)
+                // 64 indices, and room for 64 indices' requests in seven eighths.
+                SLOTS as u64 * (fixed + (64 * 32 * hint * 8).div_ceil(7).max(64 * 11))
             )));
         }
         let ctx = device.context();
@@ -194,10 +199,11 @@ impl Stager {
             queue: Default::default(),
             next: 0,
             chunk,
+            expanding: cap / hint,
             targets,
         };
         for _ in 0..SLOTS {
-            let slot = stager.new_slot((chunk * hint) as usize)?;
+            let slot = stager.new_slot(cap as usize)?;
             stager.slots.push(slot);
         }
         Ok(stager)
@@ -501,6 +507,10 @@ impl ChunkExpander for Stager {
 
     fn max_chunk(&self) -> u64 {
         self.chunk
+    }
+
+    fn max_expanding(&self) -> u64 {
+        self.expanding
     }
 
     fn name(&self) -> String {

@@ -1054,7 +1054,13 @@ fn stream_compare(
     } else {
         STREAM.to_string()
     };
-    let chunk = side.max_chunk().min(targets.max_chunk) / 64 * 64;
+    // Jobs a first scan may expand whole: within the requests' room too.
+    let chunk = side
+        .max_chunk()
+        .min(side.max_expanding())
+        .min(targets.max_chunk)
+        / 64
+        * 64;
     let jobs = random_jobs(range.clone(), chunk, seed);
     let copy = |jobs: &[ChunkJob]| -> Vec<ChunkJob> {
         jobs.iter()

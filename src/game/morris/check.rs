@@ -1316,7 +1316,11 @@ fn stream_rows(
                 continue;
             }
         };
-        let chunk = max_chunk.min(ex.max_chunk()).max(64);
+        // Jobs a first scan may expand whole: within the requests' room too.
+        let chunk = max_chunk
+            .min(ex.max_chunk())
+            .min(ex.max_expanding())
+            .max(64);
         let jobs = stream_jobs(lo, hi, chunk, mix64(s ^ 2));
         let chunks = jobs.len();
         let mut next_jobs = Vec::new();
