@@ -88,7 +88,7 @@ impl<G: Game> Solver<'_, G> {
             })?;
         }
         let index = self.finish_runs(answers)?;
-        super::external::lock(&self.expanded).answer_bytes = index.bytes;
+        super::external::lock(&self.figures).answer_bytes = index.bytes;
         Ok(index)
     }
 }

@@ -176,7 +176,7 @@ impl<G: Game> Solver<'_, G> {
             bits[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
         };
         let cannot = AtomicBool::new(false);
-        lock(&self.expanded).chunks_marked_by_combine = done.iter().filter(|&&d| d).count() as u64;
+        lock(&self.figures).chunks_marked_by_combine = done.iter().filter(|&&d| d).count() as u64;
         let mut distances = match &hints {
             Some(h) => h.distances.clone(),
             None => vec![[0u64; 4]; chunks],
@@ -192,11 +192,9 @@ impl<G: Game> Solver<'_, G> {
             |c, loaded| {
                 let (lo, hi) = self.chunk_range(size, c);
                 if let Some((values, flags, summary)) = loaded {
-                    if hints.is_none() {
-                        distances[c as usize] = chunk_distances(&values, &flags, &summary);
-                    }
-                    if !self.mark_chunk(lo, &values, &flags, &summary, d, &mark) {
-                        cannot.store(true, Ordering::Relaxed);
+                    match self.mark_chunk(lo, (&values, &flags, &summary), d, &mark) {
+                        Some(set) => distances[c as usize] = set,
+                        None => cannot.store(true, Ordering::Relaxed),
                     }
                 }
                 self.progress.inc(hi - lo);
@@ -228,52 +226,70 @@ impl<G: Game> Solver<'_, G> {
     /// Marks in chunk `lo..` (its values, flags and summaries) pass `d`'s
     /// candidates that it gives: the predecessors within the partition of
     /// its positions at distance `d - 1`, and its pending positions whose
-    /// summary mentions `d - 1`. False if the game cannot list predecessors.
+    /// summary mentions `d - 1`. Returns the chunk's distances for the
+    /// hints, found in the same scan (see [`ChunkHints`]); `None` if the
+    /// game cannot list predecessors.
     fn mark_chunk(
         &self,
         lo: u64,
-        values: &[u8],
-        flags: &[u8],
-        summary: &[u8],
+        (values, flags, summary): (&[u8], &[u8], &[u8]),
         d: u32,
         mark: &(impl Fn(u64) + Sync),
-    ) -> bool {
+    ) -> Option<[u64; 4]> {
         let (game, size) = (self.game, self.size());
         let p = self.layout.order()[self.slot];
-        let cannot = AtomicBool::new(false);
         values
             .par_chunks(SLICE)
             .enumerate()
-            .for_each_init(Vec::new, |before, (s, values)| {
-                let base = s * SLICE;
-                for (j, &v) in values.iter().enumerate() {
-                    let at = base + j;
-                    let r = lo + at as u64;
-                    if Value::from_byte(v).distance() == Some(d - 1) {
-                        let Some(pos) = game.unrank(p, Rank(r)) else {
-                            continue;
-                        };
-                        before.clear();
-                        if !game.predecessors_within(&pos, before) {
-                            cannot.store(true, Ordering::Relaxed);
-                            return;
-                        }
-                        for q in before.iter() {
-                            let (qp, Rank(qr)) = game.rank(q);
-                            if qp == p && qr < size {
-                                mark(qr);
+            .try_fold(
+                || (Vec::new(), [0u64; 4]),
+                |(mut before, mut set), (s, values)| {
+                    let base = s * SLICE;
+                    for (j, &v) in values.iter().enumerate() {
+                        let at = base + j;
+                        let r = lo + at as u64;
+                        match Value::from_byte(v).distance() {
+                            Some(e) => {
+                                add_distance(&mut set, e);
+                                if e + 1 != d {
+                                    continue;
+                                }
+                                let Some(pos) = game.unrank(p, Rank(r)) else {
+                                    continue;
+                                };
+                                before.clear();
+                                if !game.predecessors_within(&pos, &mut before) {
+                                    return None;
+                                }
+                                for q in before.iter() {
+                                    let (qp, Rank(qr)) = game.rank(q);
+                                    if qp == p && qr < size {
+                                        mark(qr);
+                                    }
+                                }
                             }
+                            None if v == PENDING && flag(flags, at) == ONGOING | INTERNAL => {
+                                let s = Summary::decode(
+                                    &summary[at * Summary::BYTES..(at + 1) * Summary::BYTES],
+                                );
+                                for e in s.distances() {
+                                    add_distance(&mut set, e);
+                                }
+                                if s.mentions(d - 1) {
+                                    mark(r);
+                                }
+                            }
+                            None => {}
                         }
-                    } else if v == PENDING
-                        && flag(flags, at) == ONGOING | INTERNAL
-                        && Summary::decode(&summary[at * Summary::BYTES..(at + 1) * Summary::BYTES])
-                            .mentions(d - 1)
-                    {
-                        mark(r);
                     }
-                }
-            });
-        !cannot.into_inner()
+                    Some((before, set))
+                },
+            )
+            .map(|scanned| scanned.map(|(_, set)| set))
+            .try_reduce(
+                || [0u64; 4],
+                |a, b| Some(std::array::from_fn(|i| a[i] | b[i])),
+            )
     }
 
     /// Starts pass `d + 1`'s marks for the combine step of pass `d`, where
@@ -306,12 +322,15 @@ impl<G: Game> Solver<'_, G> {
         let mark = |r: u64| {
             bits[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
         };
-        if !self.mark_chunk(lo, values, flags, summary, next.pass, &mark) {
-            next.cannot.store(true, Ordering::Relaxed);
-        }
+        let distances = self.mark_chunk(lo, (values, flags, summary), next.pass, &mark);
         next.done[c as usize] = true;
-        if let Some(h) = lock(&self.chunk_hints).as_mut() {
-            h.distances[c as usize] = chunk_distances(values, flags, summary);
+        match distances {
+            Some(set) => {
+                if let Some(h) = lock(&self.chunk_hints).as_mut() {
+                    h.distances[c as usize] = set;
+                }
+            }
+            None => next.cannot.store(true, Ordering::Relaxed),
         }
     }
 
@@ -323,30 +342,6 @@ impl<G: Game> Solver<'_, G> {
             *lock(&self.next_marks) = Some(next);
         }
     }
-}
-
-/// The distances of a chunk's decided values and of its pending positions'
-/// summaries (see [`ChunkHints`]).
-fn chunk_distances(values: &[u8], flags: &[u8], summary: &[u8]) -> [u64; 4] {
-    values
-        .par_iter()
-        .enumerate()
-        .fold(
-            || [0u64; 4],
-            |mut set, (at, &v)| {
-                if let Some(e) = Value::from_byte(v).distance() {
-                    add_distance(&mut set, e);
-                } else if v == PENDING && flag(flags, at) == ONGOING | INTERNAL {
-                    let s =
-                        Summary::decode(&summary[at * Summary::BYTES..(at + 1) * Summary::BYTES]);
-                    for e in s.distances() {
-                        add_distance(&mut set, e);
-                    }
-                }
-                set
-            },
-        )
-        .reduce(|| [0u64; 4], |a, b| std::array::from_fn(|i| a[i] | b[i]))
 }
 
 #[cfg(test)]

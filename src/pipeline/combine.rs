@@ -338,6 +338,7 @@ impl<G: Game> Solver<'_, G> {
         // values can change, and it marks the next pass's candidates in
         // them (see candidates.rs).
         let mut next = candidates.and_then(|_| self.start_next_marks(d, first));
+        let marking_next = next.is_some();
         let marking = Cell::new(Duration::ZERO);
         self.combine_chunks(
             &format!("pass {d}: combine"),
@@ -348,8 +349,10 @@ impl<G: Game> Solver<'_, G> {
                     // No candidate, so no answer and no change: not read.
                     return Ok(None);
                 }
-                let (values, all_flags, summary) = self.read_chunk_with_summary(c)?;
-                let mut flags = all_flags.clone();
+                let (values, mut flags, summary) = self.read_chunk_with_summary(c)?;
+                // The marking needs the flags as stored, the decisions
+                // those of the candidates alone.
+                let all_flags = marking_next.then(|| flags.clone());
                 if let Some(candidates) = candidates {
                     candidates.mask_in(lo, &mut flags);
                 }
@@ -401,9 +404,9 @@ impl<G: Game> Solver<'_, G> {
                 if changed {
                     self.write(&self.values, lo, &values)?;
                 }
-                if let Some(next) = next.as_mut() {
+                if let (Some(next), Some(all_flags)) = (next.as_mut(), &all_flags) {
                     let started = Instant::now();
-                    self.mark_next(next, c, (&values, &all_flags, &summary));
+                    self.mark_next(next, c, (&values, all_flags, &summary));
                     marking.set(marking.get() + started.elapsed());
                 }
                 self.save_combine(c + 1, (requests, answers), decided, 0, save)

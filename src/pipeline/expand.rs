@@ -10,7 +10,7 @@
 
 use super::candidates::Candidates;
 use super::checkpoint::{SaveWithin, Step, WithinPass};
-use super::external::{flag, Expanded, Solver, INTERNAL, ONGOING};
+use super::external::{flag, ExpandStep, Solver, INTERNAL, ONGOING};
 use super::runs::{RunIndex, LOW_BITS};
 use crate::game::{ChunkExpander, ChunkJob, CpuExpander, Game, StreamTargets};
 use crate::value::rules::PENDING;
@@ -152,13 +152,10 @@ impl<'a, G: Game> Solver<'a, G> {
         let job_size = (expander.max_chunk().min(self.plan.chunk) / 64 * 64).max(64) as usize;
         let max_expanding = expander.max_expanding().max(64);
         let depth = expander.depth().max(1);
-        let mut expanded = Expanded {
+        let mut expanded = ExpandStep {
             expander: expander.name(),
             candidates: candidates.map(|_| 0),
-            // The marking before the step counted these.
-            chunks_marked_by_combine: super::external::lock(&self.expanded)
-                .chunks_marked_by_combine,
-            ..Expanded::default()
+            ..ExpandStep::default()
         };
         let kept = std::sync::atomic::AtomicU64::new(0);
         self.with_chunks(
@@ -299,7 +296,7 @@ impl<'a, G: Game> Solver<'a, G> {
         }
         let index = self.finish_runs(requests)?;
         expanded.request_bytes = index.bytes;
-        *super::external::lock(&self.expanded) = expanded;
+        super::external::lock(&self.figures).expand = expanded;
         Ok(index)
     }
 }

@@ -73,8 +73,8 @@ pub(super) struct Solver<'a, G: Game> {
     pub(super) last_saved: Mutex<Instant>,
     /// The device the expand step streams chunks through, if any.
     pub(super) device: Option<StreamDevice<'a>>,
-    /// What the current pass's expand step did on its expander.
-    pub(super) expanded: Mutex<Expanded>,
+    /// What the current pass's steps did, for its timeline.
+    pub(super) figures: Mutex<PassFigures>,
     /// The expander, kept between the passes of the partition.
     pub(super) expander: Mutex<Option<Box<dyn crate::game::ChunkExpander + 'a>>>,
     /// Set once the game could not list a position's predecessors within
@@ -97,20 +97,27 @@ pub struct StreamDevice<'a> {
     pub device_bytes: u64,
 }
 
-/// One expand step on its expander: for the pass's timeline.
+/// What a pass's steps tell its timeline.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Expanded {
+pub(super) struct PassFigures {
+    /// The expand step's figures: it sets them whole.
+    pub(super) expand: ExpandStep,
+    /// Bytes of the answer runs the pass wrote.
+    pub(super) answer_bytes: u64,
+    /// Chunks whose candidates the combine step of the pass before marked.
+    pub(super) chunks_marked_by_combine: u64,
+}
+
+/// One expand step on its expander.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ExpandStep {
     pub(super) expander: String,
     pub(super) chunks: u64,
     pub(super) requests: u64,
     pub(super) request_bytes: u64,
-    /// Bytes of the answer runs the pass wrote.
-    pub(super) answer_bytes: u64,
     /// Pending positions left to expand where the pass took only its
     /// candidates.
     pub(super) candidates: Option<u64>,
-    /// Chunks whose candidates the combine step of the pass before marked.
-    pub(super) chunks_marked_by_combine: u64,
     pub(super) timing: ChunkTiming,
 }
 
@@ -243,7 +250,7 @@ impl<'a, G: Game> Solver<'a, G> {
             flags: ByteFile::create_or_open(&disks.side_path(slot, "flags"), size.div_ceil(4))?,
             last_saved: Mutex::new(Instant::now()),
             device: None,
-            expanded: Mutex::new(Expanded::default()),
+            figures: Mutex::new(PassFigures::default()),
             expander: Mutex::new(None),
             no_predecessors: AtomicBool::new(false),
             chunk_hints: Mutex::new(None),
@@ -352,7 +359,7 @@ pub(super) struct Mark {
 
 impl<G: Game> Solver<'_, G> {
     fn mark(&self) -> Mark {
-        *lock(&self.expanded) = Expanded::default();
+        *lock(&self.figures) = PassFigures::default();
         Mark {
             at: Instant::now(),
             read: self.stats.bytes_read(),
@@ -365,10 +372,14 @@ impl<G: Game> Solver<'_, G> {
     fn record(&self, d: u32, mark: Mark) -> Result<()> {
         let profile = &self.stats.profile;
         let since = |part| profile.since(&mark.profile, part);
-        let expanded = std::mem::take(&mut *lock(&self.expanded));
+        let PassFigures {
+            expand,
+            answer_bytes,
+            chunks_marked_by_combine,
+        } = std::mem::take(&mut *lock(&self.figures));
         let waits = [
             ("for_chunk_reads", since(Part::WaitChunkRead)),
-            ("for_device", expanded.timing.host_wait_seconds),
+            ("for_device", expand.timing.host_wait_seconds),
             ("for_flushers", since(Part::WaitFlusher)),
             ("for_run_reads", since(Part::WaitRunRead)),
         ]
@@ -379,23 +390,21 @@ impl<G: Game> Solver<'_, G> {
             &self.name(),
             PassRecord {
                 pass: d,
-                expander: expanded.expander,
+                expander: expand.expander,
                 seconds: mark.at.elapsed().as_secs_f64(),
                 expand_seconds: since(Part::Expand),
                 candidate_seconds: since(Part::Candidates),
-                candidates: expanded.candidates,
-                chunks_marked_by_combine: expanded.chunks_marked_by_combine,
+                candidates: expand.candidates,
+                chunks_marked_by_combine,
                 answer_seconds: since(Part::Answer),
                 combine_seconds: since(Part::Combine),
                 bytes_read: self.stats.bytes_read() - mark.read,
                 bytes_written: self.stats.bytes_written() - mark.written,
-                jobs: expanded.chunks,
-                requests: expanded.requests,
-                scratch_bytes_per_request: (expanded.requests > 0).then(|| {
-                    (expanded.request_bytes + expanded.answer_bytes) as f64
-                        / expanded.requests as f64
-                }),
-                device: expanded.timing,
+                jobs: expand.chunks,
+                requests: expand.requests,
+                scratch_bytes_per_request: (expand.requests > 0)
+                    .then(|| (expand.request_bytes + answer_bytes) as f64 / expand.requests as f64),
+                device: expand.timing,
                 waits,
             },
         )
