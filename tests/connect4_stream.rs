@@ -51,6 +51,7 @@ fn targets(game: &Connect4, p: PartitionId, lookup_chunk: u64) -> StreamTargets 
         low_bits: 64 - (lookup_chunk - 1).leading_zeros(),
         reached: None,
         max_chunk: 1 << 12,
+        max_expanding: 1 << 12,
         buckets: base,
     }
 }

@@ -59,6 +59,7 @@ fn targets(game: &Morris, p: PartitionId, lookup_chunk: u64, max_chunk: u64) -> 
         low_bits: 64 - (lookup_chunk - 1).leading_zeros(),
         reached,
         max_chunk,
+        max_expanding: max_chunk,
         buckets,
     }
 }

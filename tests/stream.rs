@@ -65,7 +65,7 @@ impl PartitionKernels for StandIn {
             game: self.game.clone(),
             targets: targets.clone(),
             chunk,
-            expanding: (chunk / 4).max(64),
+            expanding: (chunk / 4).clamp(64, targets.max_expanding.max(64)),
             depth: self.depth,
             queue: VecDeque::new(),
             fails_after: self.fails_after.clone(),

@@ -46,6 +46,9 @@ pub struct StreamTargets {
     pub reached: Option<std::sync::Arc<[u64]>>,
     /// The most indices a chunk holds (a multiple of 64).
     pub max_chunk: u64,
+    /// The most positions that expand (see [`ChunkExpander::max_expanding`])
+    /// a chunk holds: what bounds the requests held at once.
+    pub max_expanding: u64,
     /// Buckets in all: every key's bucket is below this.
     pub buckets: u64,
 }
@@ -156,9 +159,8 @@ pub trait ChunkExpander: Send {
     /// a first scan; in a pass, a pending one with flags exactly `ONGOING |
     /// INTERNAL`), so that its requests fit the expander's buffers: the
     /// pipeline cuts jobs by this as well as by [`ChunkExpander::max_chunk`].
-    fn max_expanding(&self) -> u64 {
-        self.max_chunk()
-    }
+    /// At most [`StreamTargets::max_expanding`].
+    fn max_expanding(&self) -> u64;
 
     /// "cpu", or the device's name, for logs.
     fn name(&self) -> String;

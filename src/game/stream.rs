@@ -204,6 +204,10 @@ impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
         self.targets.max_chunk
     }
 
+    fn max_expanding(&self) -> u64 {
+        self.targets.max_expanding
+    }
+
     fn submit(&mut self, job: ChunkJob) -> Result<()> {
         if self.done.is_some() {
             return Err(Error::NotAvailable(

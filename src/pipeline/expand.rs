@@ -90,11 +90,14 @@ impl<'a, G: Game> Solver<'a, G> {
     fn stream_targets(&self) -> StreamTargets {
         let order = self.layout.order();
         let own = self.layout.size(self.slot).div_ceil(self.plan.lookup_chunk);
-        // Jobs bounded by the write buffers' size, so that a job's
-        // requests, held at once, stay a fraction of the memory budget; but
-        // not below 1024 indices: tiny jobs cost more in hand-offs
-        // than they expand (64-index jobs made a pass of a 1.5 M-index partition 4x slower).
-        let job = ((self.plan.run_capacity as u64 / 16) / 64 * 64)
+        // Positions that expand in a job bounded by the write buffers'
+        // size, so that a job's requests, held at once, stay a fraction of
+        // the memory budget; but not below 1024: tiny jobs cost more in
+        // hand-offs than they expand (64-index jobs made a pass of a 1.5
+        // M-index partition 4x slower). Its indices only by the chunk: a
+        // pass expands few of them (bounding them by the requests' room too
+        // made a Morris max=6 pass 580 jobs).
+        let expanding = ((self.plan.run_capacity as u64 / 16) / 64 * 64)
             .max(MIN_JOB)
             .min(self.plan.chunk);
         StreamTargets {
@@ -105,7 +108,8 @@ impl<'a, G: Game> Solver<'a, G> {
             lookup_chunk: self.plan.lookup_chunk,
             low_bits: LOW_BITS,
             reached: self.reached.map(Arc::from),
-            max_chunk: job,
+            max_chunk: self.plan.chunk,
+            max_expanding: expanding,
             buckets: self.bucket_base[self.slot] + own,
         }
     }

@@ -168,7 +168,7 @@ impl Stager {
         // Morris pass at a 25 MB limit went through 1,800 jobs of 48 K
         // indices, each paying its launches and round trips.
         let chunk = (room / 11 / 64 * 64).min(targets.max_chunk);
-        let cap = ((room - room.min(chunk * 11 / 8)) / 32).min(targets.max_chunk * hint);
+        let cap = ((room - room.min(chunk * 11 / 8)) / 32).min(targets.max_expanding * hint);
         if chunk < 64 || cap < 64 * hint {
             return Err(Error::NotAvailable(format!(
                 "--gpu-mem-limit {device_bytes} bytes leaves no room for the streamed path's buffers of partition {} ({} bytes at least): raise it",

@@ -758,6 +758,7 @@ fn throughput_row(
     let lo = (mix(bump(seed)) % (size - span + 1)) / 64 * 64;
     let targets = StreamTargets {
         max_chunk: THROUGHPUT_CHUNK,
+        max_expanding: THROUGHPUT_CHUNK,
         ..stream_targets(tables, spec, seed)
     };
     let target = format!(
@@ -842,6 +843,7 @@ fn stream_targets(
         low_bits,
         reached: None,
         max_chunk: STREAM_CHUNK,
+        max_expanding: STREAM_CHUNK,
         buckets: base,
     }
 }
@@ -862,6 +864,10 @@ impl ChunkExpander for TwinExpander<'_> {
 
     fn max_chunk(&self) -> u64 {
         self.targets.max_chunk
+    }
+
+    fn max_expanding(&self) -> u64 {
+        self.targets.max_expanding
     }
 
     fn name(&self) -> String {

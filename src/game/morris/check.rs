@@ -1236,6 +1236,7 @@ fn stream_targets(
         low_bits: 64 - (lookup_chunk - 1).leading_zeros(),
         reached,
         max_chunk,
+        max_expanding: max_chunk,
         buckets,
     }
 }
