@@ -64,6 +64,12 @@ impl Candidates {
     }
 }
 
+/// Whether a pass over `candidates` (where it has them) leaves the chunk
+/// `lo..hi` unread: without a candidate, nothing in it can change.
+pub(super) fn leaves_unread(candidates: Option<&Candidates>, lo: u64, hi: u64) -> bool {
+    candidates.is_some_and(|k| !k.any_in(lo, hi))
+}
+
 /// Clears the flags (16 bytes, four 2-bit fields each) of the 64 positions
 /// of one word of marks whose mark is unset.
 fn mask_word(flags: &mut [u8], marks: u64) {

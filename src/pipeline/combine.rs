@@ -3,7 +3,7 @@
 //! per-position summary of earlier partitions' successors that the first
 //! scan leaves to the passes.
 
-use super::candidates::Candidates;
+use super::candidates::{leaves_unread, Candidates};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::external::{flag, Solver, INTERNAL, ONGOING};
 use super::runs::{Order, Record, RunIndex};
@@ -345,7 +345,7 @@ impl<G: Game> Solver<'_, G> {
             first,
             |c| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
-                if candidates.is_some_and(|k| !k.any_in(lo, hi)) {
+                if leaves_unread(candidates, lo, hi) {
                     // No candidate, so no answer and no change: not read.
                     return Ok(None);
                 }

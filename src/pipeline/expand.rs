@@ -8,7 +8,7 @@
 //! is in its kernels and a third's requests come back, and the reader
 //! thread fetches the next chunk from disk meanwhile.
 
-use super::candidates::Candidates;
+use super::candidates::{leaves_unread, Candidates};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::external::{flag, ExpandStep, Solver, INTERNAL, ONGOING};
 use super::runs::{RunIndex, LOW_BITS};
@@ -166,7 +166,7 @@ impl<'a, G: Game> Solver<'a, G> {
             first,
             |c| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
-                if candidates.is_some_and(|k| !k.any_in(lo, hi)) {
+                if leaves_unread(candidates, lo, hi) {
                     // Nothing to expand: the chunk is not read.
                     self.progress.inc(hi - lo);
                     return Ok((Vec::new(), Vec::new(), None));
