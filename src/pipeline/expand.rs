@@ -96,7 +96,7 @@ impl<'a, G: Game> Solver<'a, G> {
         // hand-offs than they expand (64-index jobs made a pass of a 1.5
         // M-index partition 4x slower). Its indices only by the chunk: a
         // pass expands few of them (bounding them by the requests' room too
-        // made a Morris max=6 pass 580 jobs).
+        // cut a pass of a 144 M-index partition into 580 jobs).
         let expanding = ((self.plan.run_capacity as u64 / 16) / 64 * 64)
             .max(MIN_JOB)
             .min(self.plan.chunk);

@@ -164,9 +164,9 @@ impl Stager {
         // request pairs, held twice (as emitted, as grouped). The pipeline
         // cuts a job by both: a first scan's job by its requests (every
         // index expands), a pass's by its indices, as few of those expand.
-        // Sizing both by the first scan's need made a pass's jobs tiny: a
-        // Morris pass at a 25 MB limit went through 1,800 jobs of 48 K
-        // indices, each paying its launches and round trips.
+        // Sizing both by the first scan's need made a pass's jobs tiny: at
+        // a 25 MB limit, 1,800 jobs of 48 K indices a pass, each paying its
+        // launches and round trips.
         let chunk = (room / 11 / 64 * 64).min(targets.max_chunk);
         let cap = ((room - room.min(chunk * 11 / 8)) / 32).min(targets.max_expanding * hint);
         if chunk < 64 || cap < 64 * hint {
