@@ -25,7 +25,7 @@ def load(out):
             for p in part.get("pipeline_passes", [])]
 
 
-COLUMNS = ["passes", "wall s", "marking s", "expand s", "answer s", "combine s",
+COLUMNS = ["passes", "jobs", "wall s", "marking s", "expand s", "answer s", "combine s",
            "read GB", "written GB", "requests M", "candidates M", "kernel s",
            "wait reads s", "wait device s", "wait flushers s", "wait runs s"]
 
@@ -34,11 +34,11 @@ def row(label, passes):
     s = lambda k: sum(p.get(k) or 0 for p in passes)
     w = lambda k: sum(p["waits"].get(k, 0) for p in passes)
     kernel = sum(p["device"].get("kernel_seconds", 0) for p in passes)
-    cells = [len(passes), s("seconds"), s("candidate_seconds"), s("expand_seconds"),
+    cells = [len(passes), s("jobs"), s("seconds"), s("candidate_seconds"), s("expand_seconds"),
              s("answer_seconds"), s("combine_seconds"), s("bytes_read") / 1e9,
              s("bytes_written") / 1e9, s("requests") / 1e6, s("candidates") / 1e6, kernel,
              w("for_chunk_reads"), w("for_device"), w("for_flushers"), w("for_run_reads")]
-    text = [str(cells[0])] + [f"{c:.2f}" for c in cells[1:]]
+    text = [str(cells[0]), str(cells[1])] + [f"{c:.2f}" for c in cells[2:]]
     return f"| {label} | " + " | ".join(text) + " |"
 
 
