@@ -62,6 +62,13 @@ impl Candidates {
             .enumerate()
             .for_each(|(w, flags)| mask_word(flags, words[w]));
     }
+
+    /// [`Self::mask_in`] for word `w` of the chunk at `lo` alone (its 16
+    /// flag bytes), for a scan that does more with each word.
+    pub(super) fn mask_word_in(&self, lo: u64, w: usize, flags: &mut [u8]) {
+        debug_assert_eq!(lo % 64, 0, "chunks start on a word of marks");
+        mask_word(flags, self.bits[(lo / 64) as usize + w]);
+    }
 }
 
 /// Whether a pass over `candidates` (where it has them) leaves the chunk
@@ -371,9 +378,14 @@ mod tests {
         // Position 5 is marked but decided: three pending candidates, in
         // the first word two, in the second one.
         assert_eq!(
-            super::super::expand::expanding_per_word(&values, &flags),
+            super::super::expand::expanding_per_word(&values, &mut flags, None),
             [2, 1]
         );
+        // Masked and counted in one scan: the same flags, the same counts.
+        let mut fused = vec![0xffu8; 32];
+        let words =
+            super::super::expand::expanding_per_word(&values, &mut fused, Some((&candidates, 0)));
+        assert_eq!((fused, words), (flags.clone(), vec![2, 1]));
         assert!(candidates.any_in(0, 64) && candidates.any_in(64, 128));
         let none = Candidates {
             bits: vec![0, 0, 1 << 7],

@@ -70,12 +70,22 @@ impl OpenChunk {
 }
 
 /// How many positions of each word of 64 indices expand in a pass: pending,
-/// with flags exactly `ONGOING | INTERNAL` (see `StreamTargets`).
-pub(super) fn expanding_per_word(values: &[u8], flags: &[u8]) -> Vec<u32> {
+/// with flags exactly `ONGOING | INTERNAL` (see `StreamTargets`). Where the
+/// pass takes `candidates` (with the chunk's first index), the flags of the
+/// others are cleared first, in the same scan.
+pub(super) fn expanding_per_word(
+    values: &[u8],
+    flags: &mut [u8],
+    candidates: Option<(&Candidates, u64)>,
+) -> Vec<u32> {
     values
         .par_chunks(64)
-        .zip(flags.par_chunks(16))
-        .map(|(values, flags)| {
+        .zip(flags.par_chunks_mut(16))
+        .enumerate()
+        .map(|(w, (values, flags))| {
+            if let Some((candidates, lo)) = candidates {
+                candidates.mask_word_in(lo, w, flags);
+            }
             values
                 .iter()
                 .enumerate()
@@ -175,10 +185,7 @@ impl<'a, G: Game> Solver<'a, G> {
                 if first_scan {
                     return Ok((values, flags, None));
                 }
-                if let Some(candidates) = candidates {
-                    candidates.mask_in(lo, &mut flags);
-                }
-                let words = expanding_per_word(&values, &flags);
+                let words = expanding_per_word(&values, &mut flags, candidates.map(|k| (k, lo)));
                 if candidates.is_some() {
                     let n: u64 = words.iter().map(|&n| u64::from(n)).sum();
                     kept.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
