@@ -101,6 +101,7 @@ cand_passes = sum(1 for p in passes if p.get("candidates") is not None)
 print(f"| {label} | {wall:.1f} | {pipe:.1f} | {len(passes)} | {rd/1e9:.2f} | {wr/1e9:.2f} | {req/1e6:.1f} | "
       f"{(rb/req if req else 0):.1f} | {d('h2d_bytes')/1e9:.2f} / {d('h2d_seconds'):.2f} | "
       f"{d('d2h_bytes')/1e9:.2f} / {d('d2h_seconds'):.2f} | {d('kernel_seconds'):.2f} | "
+      f"{s('jobs')} / {sum(p['device'].get('host_stage_seconds', 0) for p in passes):.2f} | "
       f"{wt('for_chunk_reads'):.1f} / {wt('for_device'):.1f} / {wt('for_flushers'):.1f} / {wt('for_run_reads'):.1f} | "
       f"{disk:.1f} | {pipe/disk if disk else 0:.2f} | {raw_disk/max(pipe,1e-9):.2f} | {100*d('kernel_seconds')/max(pipe,1e-9):.1f}% | "
       f"{sum(part['index_size'] * len(part.get('pipeline_passes', [])) for part in log['partitions'])/max(pipe,1e-9)/1e6:.0f} | "
@@ -108,8 +109,8 @@ print(f"| {label} | {wall:.1f} | {pipe:.1f} | {len(passes)} | {rd/1e9:.2f} | {wr
 EOF
 }
 
-HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | scratch B/request (32 raw) | h2d GB / s | d2h GB / s | kernel s | waits: reads / device / flushers / runs s | disk time s | pipeline / disk | effective rate / disk rate | kernel busy | M index-passes/s | passes over candidates / candidates M / marking s | expander |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"
+HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | scratch B/request (32 raw) | h2d GB / s | d2h GB / s | kernel s | jobs / host staging s | waits: reads / device / flushers / runs s | disk time s | pipeline / disk | effective rate / disk rate | kernel busy | M index-passes/s | passes over candidates / candidates M / marking s | expander |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"
 
 one_game() { # GAME ARGS...: every build gets both
   local name=$1

@@ -131,6 +131,11 @@ pub struct ChunkTiming {
     pub d2h_seconds: f64,
     /// Seconds the host waited for the device to hand the chunk back.
     pub host_wait_seconds: f64,
+    /// Seconds the host spent staging the chunk outside those waits:
+    /// copies into and out of page-locked buffers, enqueueing copies and
+    /// launches. A tiny job costs about this much however small it is.
+    #[serde(default)]
+    pub host_stage_seconds: f64,
 }
 
 impl ChunkTiming {
@@ -142,6 +147,7 @@ impl ChunkTiming {
         self.kernel_seconds += other.kernel_seconds;
         self.d2h_seconds += other.d2h_seconds;
         self.host_wait_seconds += other.host_wait_seconds;
+        self.host_stage_seconds += other.host_stage_seconds;
     }
 }
 
