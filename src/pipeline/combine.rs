@@ -91,10 +91,10 @@ impl Summary {
         }
     }
 
-    /// Seeds pass `d`'s accumulator with the earlier partitions' successors:
-    /// the nearest loss and the longest win stand for all of them.
-    fn seed(self, kind: GameKind, d: u32) -> PassAcc {
-        let mut acc = PassAcc::default();
+    /// Adds the earlier partitions' successors to pass `d`'s accumulator:
+    /// the nearest loss and the longest win stand for all of them. (Adding
+    /// is order-free, so this may come after the pass's answers.)
+    fn add_to(self, acc: &mut PassAcc, kind: GameKind, d: u32) {
         if let Some(e) = self.nearest_loss {
             acc.add(kind, d, at(u32::from(e)));
         }
@@ -104,7 +104,6 @@ impl Summary {
         if self.blocked {
             acc.add(kind, d, Value::DRAW);
         }
-        acc
     }
 }
 
@@ -365,10 +364,10 @@ impl<G: Game> Solver<'_, G> {
                     self.progress.inc(hi - lo);
                     return self.save_combine(c + 1, (requests, answers), decided, 0, save);
                 };
-                let mut accs: Vec<PassAcc> = summary[..(hi - lo) as usize * Summary::BYTES]
-                    .par_chunks_exact(Summary::BYTES)
-                    .map(|b| Summary::decode(b).seed(kind, d))
-                    .collect();
+                // The summaries of earlier partitions' successors join a
+                // position's answers when it is decided: only the pending
+                // candidates need them, often a small part of the chunk.
+                let mut accs = vec![PassAcc::default(); (hi - lo) as usize];
                 self.apply_answers(answers, c, &mut accs, |acc, a| {
                     acc.add(kind, d, Value::from_byte(a.payload as u8))
                 })?;
@@ -376,13 +375,18 @@ impl<G: Game> Solver<'_, G> {
                     .par_chunks_mut(SLICE)
                     .zip(accs.par_chunks(SLICE))
                     .zip(flags.par_chunks(SLICE / 4))
-                    .map(|((values, accs), flags)| {
+                    .zip(summary.par_chunks(SLICE * Summary::BYTES))
+                    .map(|(((values, accs), flags), summary)| {
                         let (mut changed, mut decided) = (false, 0u64);
                         for (j, acc) in accs.iter().enumerate() {
                             if flag(flags, j) != ONGOING | INTERNAL {
                                 continue;
                             }
                             if values[j] == PENDING {
+                                let mut acc = *acc;
+                                let earlier =
+                                    &summary[j * Summary::BYTES..(j + 1) * Summary::BYTES];
+                                Summary::decode(earlier).add_to(&mut acc, kind, d);
                                 if let Some(v) = acc.decide(kind, d) {
                                     values[j] = v.to_byte();
                                     changed = true;

@@ -25,8 +25,11 @@ pub(crate) struct PassAcc {
     hit: bool,
     /// Some successor is not a win decided below `d` (two-player only).
     blocked: bool,
-    /// The longest win among the successors (two-player only).
-    longest: u32,
+    /// The longest win among the successors (two-player only). A byte, as
+    /// distances are (`Value::MAX_DISTANCE`): the external pipeline holds an
+    /// accumulator per position of a chunk, and three bytes a position
+    /// instead of eight keep more of a chunk in cache.
+    longest: u8,
 }
 
 impl PassAcc {
@@ -38,7 +41,8 @@ impl PassAcc {
             self.hit = true;
         }
         match e {
-            Some(e) if e % 2 == 1 => self.longest = self.longest.max(e),
+            // A value byte's distance is at most MAX_DISTANCE: it fits.
+            Some(e) if e % 2 == 1 => self.longest = self.longest.max(e as u8),
             _ => self.blocked = true,
         }
     }
@@ -60,7 +64,7 @@ impl PassAcc {
             GameKind::TwoPlayer if d % 2 == 1 => self.hit.then(|| at(d)),
             // Every successor is a win below d; the longest is d - 1 (a shorter one
             // would have decided this position in an earlier pass).
-            GameKind::TwoPlayer => (!self.blocked).then(|| at(self.longest + 1)),
+            GameKind::TwoPlayer => (!self.blocked).then(|| at(u32::from(self.longest) + 1)),
         }
     }
 }
