@@ -180,8 +180,8 @@ fn morris_resumes_after_kills() {
     // Kills land in the forward search, inside the passes of a partition
     // (resumed from its pass checkpoint) and between partitions. 16 MiB
     // leaves room for the candidate bits, so 3-3's 27 passes go over their
-    // candidates (4 s here); under 1 MiB they expand every pending position
-    // (20 s), the path connect4_resumes_from_checkpoints_inside_passes kills.
+    // candidates (4 s here); expanding every pending position (20 s) is the
+    // path connect4_resumes_from_checkpoints_inside_passes kills.
     resume_after_kills_with(
         "morris",
         &["max=3"],

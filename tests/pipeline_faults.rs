@@ -568,6 +568,24 @@ fn a_checkpoint_without_its_scratch_redoes_the_partition() {
     );
 }
 
+/// Candidates of each pass as the build log of `out` lists them for
+/// `partition` (`None`: every pending position expanded).
+fn candidates_per_pass(out: &Path, partition: &str) -> Vec<Option<u64>> {
+    let log: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("build-log.json")).unwrap()).unwrap();
+    log["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == partition)
+        .unwrap_or_else(|| panic!("{partition} in the build log"))["pipeline_passes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["candidates"].as_u64())
+        .collect()
+}
+
 #[test]
 fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
     // Morris max=3 under 16 MiB: 3-3 (169,626 indices, 28 passes) goes
@@ -613,6 +631,32 @@ fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
     assert!(
         expanded.iter().all(|&n| n < size / 2) && expanded.iter().sum::<u64>() > 0,
         "candidates per pass {expanded:?} of {size} indices"
+    );
+
+    // Under 1 MiB a bit a position (21 KB, twice) does not fit the plan, a
+    // bit per 16 positions does: the passes take every pending position of
+    // a marked group, a superset of the candidates above, pass by pass
+    // (every pending position, the path before, logs no candidates).
+    let grouped = tmp.path().join("grouped");
+    let disk = tmp.path().join("disk-grouped");
+    let extra = ["--mem-limit", "1M", "--disk", disk.to_str().unwrap()];
+    assert_same(
+        &built(GAME, &grouped, &extra),
+        &expected,
+        "the pipeline build under 1 MiB",
+    );
+    let coarse = candidates_per_pass(&grouped, "3-3");
+    assert_eq!(coarse.len(), passes.len(), "{coarse:?}");
+    assert!(coarse[0].is_none());
+    let pairs: Vec<(u64, u64)> = expanded
+        .iter()
+        .zip(&coarse[1..])
+        .map(|(&f, c)| (f, c.expect("a pass over groups of candidates")))
+        .collect();
+    assert!(pairs.iter().all(|&(f, c)| f <= c), "{pairs:?}");
+    assert!(
+        pairs.iter().any(|&(f, c)| f < c),
+        "no group took more than its marks: {pairs:?}"
     );
 
     let out = tmp.path().join("out");
