@@ -221,8 +221,8 @@ impl Stager {
     /// allocates carry none: tracking records an event on a stream and
     /// makes the next stream wait for it for every buffer of every copy
     /// and launch, a few dozen driver calls a job (measured on an H200
-    /// host, Connect Four 5x5 under W/64, 72,666 jobs: the host's staging
-    /// took 8.1 s tracked and 6.3 s untracked). The stager orders its
+    /// host, a build of 72,666 jobs: the host's staging took 8.1 s
+    /// tracked and 6.3 s untracked). The stager orders its
     /// three streams itself (events 1, 3 and the waits in `collect`), and
     /// its drop waits for them before the buffers are freed.
     fn untracked<T>(&self, make: impl FnOnce(&Self) -> T) -> T {
@@ -689,8 +689,8 @@ impl ChunkExpander for Stager {
         let pairs = slot.pin_out.as_slice().map_err(e("pinned memory"))?;
         // One plain copy out of the page-locked buffer: a parallel copy
         // woke the thread pool for every job, most of them a few hundred
-        // KB (Connect Four 5x5 under W/64 on an H200 host: the expand step
-        // took 17.4 s with it, 7.7 s without).
+        // KB (a build of 72,666 jobs on an H200 host: the expand step took
+        // 17.4 s with it, 7.7 s without).
         let requests: Vec<[u64; 2]> = pairs[..2 * count]
             .chunks_exact(2)
             .map(|p| [p[0], p[1]])
