@@ -66,6 +66,13 @@ pub trait Team: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// How many members run in this process (threads), sharing its cores
+    /// and its thread pool; 1 for members that are processes (MPI ranks,
+    /// each with its own `--threads`).
+    fn members_in_process(&self) -> usize {
+        1
+    }
+
     /// Every member's `mine`, in rank order (this member's own included).
     fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>> {
         self.all_to_all(vec![mine.to_vec(); self.size()])

@@ -238,6 +238,10 @@ impl Team for ThreadTeam {
         self.shares_memory
     }
 
+    fn members_in_process(&self) -> usize {
+        self.size()
+    }
+
     /// One rendezvous (the default, an empty all-gather, takes two).
     fn barrier(&self) -> Result<()> {
         let started = Instant::now();
@@ -273,6 +277,8 @@ mod tests {
             }
         });
         assert!(team[0].stats().read().bytes_sent > 0);
+        assert!(team.iter().all(|m| m.members_in_process() == 3));
+        assert_eq!(crate::dist::Solo::default().members_in_process(), 1);
     }
 
     #[test]

@@ -628,7 +628,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     // thread of its own while partition n + 1 is solved (on a device, the CPU
     // would idle otherwise). Files are finished in order, each entering the
     // build state only once it is on disk: an interruption redoes the rest.
-    let (mut writer, done_rx) = Writer::start(&info, opts.encoding, out)?;
+    let (mut writer, done_rx) =
+        Writer::start(&info, opts.encoding, out, team.members_in_process())?;
     let mut writing = 0usize;
     // Partitions queued for the writer hold their values: a device that
     // solves faster than files are written waits here rather than filling
@@ -1506,6 +1507,43 @@ fn solve_side_by_side(
     Ok(())
 }
 
+/// The file writers' threads, one pool for every member of a team in this
+/// process: the cores less one for each member, whose thread drives its
+/// device and waits on it spinning. A writer on every core slowed the GPU
+/// solves of a 1.8 G-index build from 3.8 s to 5.1 s (kernels/PERF.md);
+/// two GPU members with a writer of all cores less one each solved 5-20 %
+/// slower than alone (Morris max=9 on two H200s: 8-8 1.44 s against 1.29 s;
+/// 1.28 s under --threads 16, which left them two cores). One pool rather
+/// than one each: the build's
+/// last file is written by all the cores, not its member's share.
+fn write_pool(members_in_process: usize) -> Result<Arc<rayon::ThreadPool>> {
+    use std::sync::{Mutex, Weak};
+    // By thread count, shared while a build holds it: builds of another
+    // count at the same time (tests side by side) get their own.
+    static SHARED: Mutex<Vec<(usize, Weak<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let threads = rayon::current_num_threads()
+        .saturating_sub(members_in_process)
+        .max(1);
+    let mut shared = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    shared.retain(|(_, pool)| pool.strong_count() > 0);
+    if let Some(pool) = shared
+        .iter()
+        .find(|(n, _)| *n == threads)
+        .and_then(|(_, pool)| pool.upgrade())
+    {
+        return Ok(pool);
+    }
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("tbforge-write-{i}"))
+            .build()
+            .map_err(|e| Error::NotAvailable(format!("starting the file writer's threads: {e}")))?,
+    );
+    shared.push((threads, Arc::downgrade(&pool)));
+    Ok(pool)
+}
+
 /// Finished files on their way into the build state (see `build`).
 struct Told {
     /// Written by this member since it last shared: (slot, entry, stage).
@@ -1570,19 +1608,12 @@ impl Writer {
         info: &GameInfo,
         encoding: ValueEncoding,
         out: &Path,
+        members_in_process: usize,
     ) -> Result<(Writer, std::sync::mpsc::Receiver<WriteResult>)> {
         let (job_tx, job_rx) = std::sync::mpsc::channel::<WriteJob>();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<WriteResult>();
         let info = info.clone();
-        // One core fewer than the build's: the thread that drives a device
-        // waits on it spinning, and a writer on every core slowed the GPU
-        // solves of a 1.8 G-index build from 3.8 s to 5.1 s (kernels/PERF.md).
-        let threads = rayon::current_num_threads().saturating_sub(1).max(1);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("tbforge-write-{i}"))
-            .build()
-            .map_err(|e| Error::NotAvailable(format!("starting the file writer's threads: {e}")))?;
+        let pool = write_pool(members_in_process)?;
         let thread = std::thread::Builder::new()
             .name("tbforge-writer".into())
             .spawn(move || {
@@ -2012,4 +2043,28 @@ fn read_values(path: &Path, size: u64) -> Result<(Vec<u8>, LongDistances)> {
         )));
     }
     Ok((values, file.long().clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_of_one_process_share_one_writer_pool_of_the_cores_they_leave() {
+        let cores = rayon::ThreadPoolBuilder::new()
+            .num_threads(9)
+            .build()
+            .unwrap();
+        cores.install(|| {
+            let first = write_pool(2).unwrap();
+            let second = write_pool(2).unwrap();
+            assert!(Arc::ptr_eq(&first, &second));
+            assert_eq!(first.current_num_threads(), 7);
+            let alone = write_pool(1).unwrap();
+            assert_eq!(alone.current_num_threads(), 8);
+            assert!(Arc::ptr_eq(&first, &write_pool(2).unwrap()));
+            drop((first, second));
+            assert_eq!(write_pool(9).unwrap().current_num_threads(), 1);
+        });
+    }
 }

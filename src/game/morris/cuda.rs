@@ -784,6 +784,8 @@ impl MorrisCuda {
         };
         let (local_pending, n_events) = (st[0], st[3]);
         let scanned = t0.elapsed().as_secs_f64();
+        // When the first scan's exchange reached each step (trace).
+        let (mut gathered, mut copied) = (0.0, 0.0);
         let (mut first_pending, mut max_seen, mut fail) = (st[0], st[1] as u32, st[2] as u32);
         if split {
             // Every member must take the same decisions: the loop's bound
@@ -805,11 +807,13 @@ impl MorrisCuda {
             pendings = decode_u64s(&team.all_gather(&local_pending.to_le_bytes())?.concat())?;
             first_pending = pendings.iter().sum();
         }
+        let agreed = t0.elapsed().as_secs_f64();
         if peer {
             // Every member's first scan is finished (each read its counts
             // back before the collectives above): take the others' slices.
             let t = Instant::now();
             let of = self.gather_peers(team, &[PeerBuffer::of(&self.device, &values)], &spec)?;
+            gathered = t0.elapsed().as_secs_f64();
             let mut moved = 0u64;
             for &j in &others {
                 let r = &slices[j];
@@ -830,6 +834,7 @@ impl MorrisCuda {
             }
             s.synchronize()
                 .map_err(e("copying the other slices' values"))?;
+            copied = t0.elapsed().as_secs_f64();
             team.barrier()?;
             team.stats().record(t, 0, moved);
         } else if split {
@@ -872,7 +877,8 @@ impl MorrisCuda {
         let t_passes = std::time::Instant::now();
         if trace {
             eprintln!(
-                "gpu {}: first scan {:.3} s (dependencies uploaded after {uploaded:.3} s, scanned after {scanned:.3} s), \
+                "gpu {}: first scan {:.3} s (dependencies uploaded after {uploaded:.3} s, scanned after {scanned:.3} s, \
+                 agreed after {agreed:.3} s, peers' buffers after {gathered:.3} s, slices copied after {copied:.3} s), \
                  {n_events} events, {local_pending} pending (of {first_pending})",
                 spec.name(),
                 t0.elapsed().as_secs_f64()
@@ -1535,6 +1541,7 @@ impl MorrisCuda {
         team: &dyn Team,
     ) -> Result<()> {
         let name = spec.name();
+        let t0 = Instant::now();
         let held = (team.rank() == owner)
             .then(|| self.resident_copy(&name, spec.symmetry, host))
             .flatten();
@@ -1555,7 +1562,9 @@ impl MorrisCuda {
             if !self.device.enable_peer_access(&theirs)? {
                 self.indirect_peers.store(true, Ordering::Relaxed);
             }
+            let named_at = t0.elapsed().as_secs_f64();
             self.make_room(host.len() as u64)?;
+            let room_at = t0.elapsed().as_secs_f64();
             let s = &self.stream;
             // SAFETY: written whole by the copy below before anything reads it.
             let mut mine = unsafe { s.alloc::<u8>(host.len().max(1)) }
@@ -1568,8 +1577,17 @@ impl MorrisCuda {
                 self.device
                     .copy_from_peer(s, &mut mine, 0, &theirs, 0, host.len())?
             };
+            let alloc_at = t0.elapsed().as_secs_f64();
             s.synchronize()
                 .map_err(cuda_err("copying a partition's values from another GPU"))?;
+            if std::env::var_os("TBFORGE_TWIN_TRACE").is_some() {
+                eprintln!(
+                    "gpu {name} adopted by member {}: named after {named_at:.3} s, room after {room_at:.3} s, \
+                     allocated and queued after {alloc_at:.3} s, copied after {:.3} s",
+                    team.rank(),
+                    t0.elapsed().as_secs_f64()
+                );
+            }
             self.keep_resident(spec, mine, host);
         }
         // The owner keeps its copy alive (`held`) until every member has it.
