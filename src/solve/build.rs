@@ -892,18 +892,6 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                 {
                     *held.0 = None;
                 }
-                // A team's member whose queued values are kept for later
-                // partitions anyway (never dropped) queues on: waiting here
-                // would hold up the others in the next collective.
-                let kept_anyway = team.size() > 1 && last_reader[slot] == usize::MAX;
-                while writing >= MAX_WRITING && !kept_anyway {
-                    let Ok(done) = done_rx.recv() else { break };
-                    writing -= 1;
-                    told.mine.push(done?);
-                    if team.size() == 1 {
-                        told.share(team, &mut state, &mut stages, leader, out)?;
-                    }
-                }
                 // A partition solved side by side is written by its owner
                 // (the rounds deal the work evenly, so do the writes).
                 let writes = stage
@@ -914,6 +902,19 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     // Another member writes this one; its values stay here
                     // for the partitions that read them.
                     continue;
+                }
+                // A team's member whose queued values are kept for later
+                // partitions anyway (never dropped) queues on: waiting here
+                // would hold up the others in the next collective. A member
+                // that does not write this one adds nothing to its queue.
+                let kept_anyway = team.size() > 1 && last_reader[slot] == usize::MAX;
+                while writing >= MAX_WRITING && !kept_anyway {
+                    let Ok(done) = done_rx.recv() else { break };
+                    writing -= 1;
+                    told.mine.push(done?);
+                    if team.size() == 1 {
+                        told.share(team, &mut state, &mut stages, leader, out)?;
+                    }
                 }
                 let job = WriteJob {
                     slot,

@@ -336,9 +336,8 @@ impl Connect4Cuda {
                 // members would otherwise wait on itself.
                 drop(state);
                 let exchange = Instant::now();
-                let values = gather_slices(spec, reached, &dir, team, fail, &piece)?;
+                let values = gather_slices(spec, reached, &dir, team, fail, piece)?;
                 waited = exchange.elapsed().as_secs_f64();
-                drop(piece);
                 for member in (0..team.size()).filter(|&m| m != team.rank()) {
                     let slots = member_slots(reached, &dir, member, team.size());
                     if slots.is_empty() {

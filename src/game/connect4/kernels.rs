@@ -115,7 +115,7 @@ impl Connect4Kernels {
                 let (piece, failed) = twin.solve_words_dir(reached, &dir, words)?;
                 Ok(KernelSolve {
                     long: Default::default(),
-                    values: twin::gather_slices(spec, reached, &dir, team, failed, &piece)?,
+                    values: twin::gather_slices(spec, reached, &dir, team, failed, piece)?,
                     compact: true,
                     passes: None,
                     device_seconds: None,
