@@ -179,10 +179,11 @@ unsafe impl Sync for Pool {}
 /// Makes the device's memory pool keep what is freed instead of giving it
 /// back to the driver at every synchronisation (its default): a solve frees
 /// and allocates gigabytes per partition, and memory given back must be
-/// mapped again, for every GPU the pool is open to. Measured on two H200s,
-/// Morris max=9: one GPU 18.2 s -> 17.5 s; two GPUs splitting every
-/// partition 21.6 s -> 15.0 s (taking the other GPU's slice after the first
-/// scan: 50-130 ms -> 2 ms a partition); side by side 12.8 -> 11.9 s.
+/// mapped again, for every GPU the pool is open to. Measured on two H200s
+/// (docs/SCALING.md): a 9 G-index build on one GPU 18.2 s -> 17.5 s; on two
+/// splitting every partition 21.6 s -> 15.0 s (taking the other GPU's slice
+/// after a first scan: 50-130 ms -> 2 ms a partition); side by side
+/// 12.8 -> 11.9 s.
 /// [`CudaDevice::free_memory`] counts what the pool keeps as free. `None`
 /// where the driver has no memory pools (cudarc then allocates directly).
 fn keep_freed_memory(ctx: &CudaContext) -> Result<Option<Pool>> {

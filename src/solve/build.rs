@@ -1513,9 +1513,9 @@ fn solve_side_by_side(
 /// device and waits on it spinning. A writer on every core slowed the GPU
 /// solves of a 1.8 G-index build from 3.8 s to 5.1 s (kernels/PERF.md);
 /// two GPU members with a writer of all cores less one each solved 5-20 %
-/// slower than alone (Morris max=9 on two H200s: 8-8 1.44 s against 1.29 s;
-/// 1.28 s under --threads 16, which left them two cores). One pool rather
-/// than one each: the build's
+/// slower than alone on two H200s (a 0.6 G-index partition 1.44 s against
+/// 1.29 s; 1.28 s under --threads 16, which left them two cores;
+/// docs/SCALING.md). One pool rather than one each: the build's
 /// last file is written by all the cores, not its member's share.
 fn write_pool(members_in_process: usize) -> Result<Arc<rayon::ThreadPool>> {
     use std::sync::{Mutex, Weak};
