@@ -155,6 +155,63 @@ fn word_ranges_of_the_twin_tile_its_whole_solve() {
     assert!(t.solve_words(reached, 0..words + 1).is_err());
 }
 
+/// The members' slices of a ply joined by `gather_slices`: in rank order
+/// and the same on every member, through shared memory and apart (as MPI
+/// ranks exchange); one member's failure bits fail every member alike, and a
+/// slice of the wrong length is an error on every member, never a hang.
+#[test]
+fn gathered_slices_join_in_rank_order_and_fail_alike() {
+    let plies = reached_plies(5, 4);
+    let n = 10;
+    let reached = &plies[n];
+    let spec = Connect4SolveSpec::new(5, 4, n as u32).unwrap();
+    let total: usize = reached.iter().map(|w| w.count_ones() as usize).sum();
+    let whole: Vec<u8> = (0..total).map(|i| (i * 7 + 3) as u8).collect();
+    let held = ReachedValues::from_compact(reached.clone(), whole.clone()).unwrap();
+    let dir = held.view().block_ranks.to_vec();
+    for (members, team) in [(3, ThreadTeam::new(3)), (2, ThreadTeam::apart(2))] {
+        for case in ["whole", "a member failed", "a torn slice"] {
+            let (dir, whole) = (&dir, &whole);
+            let got: Vec<tbforge::Result<Vec<u8>>> = std::thread::scope(|s| {
+                let handles: Vec<_> = team
+                    .iter()
+                    .map(|member| {
+                        s.spawn(move || {
+                            let slots = twin::member_slots(reached, dir, member.rank(), members);
+                            let mut piece = whole[slots].to_vec();
+                            let last = member.rank() == members - 1;
+                            let failed = if case == "a member failed" && last {
+                                twin::fail::ILLEGAL_SUCCESSOR
+                            } else {
+                                0
+                            };
+                            if case == "a torn slice" && member.rank() == 0 {
+                                piece.push(0);
+                            }
+                            twin::gather_slices(spec, reached, dir, member, failed, piece)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for (rank, got) in got.into_iter().enumerate() {
+                let what = format!("{case}, member {rank} of {members}");
+                match case {
+                    "whole" => assert_eq!(got.unwrap(), *whole, "{what}"),
+                    "a member failed" => {
+                        let e = got.expect_err(&what).to_string();
+                        assert!(e.contains("illegal"), "{what}: {e}");
+                    }
+                    _ => {
+                        let e = got.expect_err(&what).to_string();
+                        assert!(e.contains("rank 0 sent"), "{what}: {e}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Ply `n`'s compact values by the twin, solved down from the full board.
 fn twin_values(width: u32, height: u32, plies: &[Vec<u64>], n: usize) -> Vec<u8> {
     let mut prev: Option<ReachedValues> = None;
