@@ -233,7 +233,7 @@ fn verify<S: VisitGame>(
 fn check_manifest(m: &Manifest, failures: &mut Vec<String>) {
     if m.param_hash_value().is_none() {
         failures.push(format!(
-            "param_hash `{}` is not 16 hex digits",
+            "param_hash `{}` is not 16 lowercase hex digits",
             m.param_hash
         ));
     }

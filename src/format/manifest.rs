@@ -545,9 +545,13 @@ impl Manifest {
         }
     }
 
-    /// The parameter hash as a number, if the text is 16 hex digits.
+    /// The parameter hash as a number, if the text is 16 lowercase hex digits.
+    ///
+    /// Uppercase digits are refused: the manifest is compared byte for byte with
+    /// what the build writes, and a text that parses to the same number but is
+    /// not those bytes is a changed manifest.
     pub fn param_hash_value(&self) -> Option<u64> {
-        (self.param_hash.len() == 16)
+        lowercase_hex(&self.param_hash, 16)
             .then(|| u64::from_str_radix(&self.param_hash, 16).ok())
             .flatten()
     }
@@ -633,6 +637,12 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, FormatError> {
     Ok(manifest)
 }
 
+/// Whether `s` is exactly `digits` lowercase hex digits, the only spelling the
+/// format writes (`from_str_radix` alone would also take uppercase and a sign).
+fn lowercase_hex(s: &str, digits: usize) -> bool {
+    s.len() == digits && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 mod hex32 {
     use serde::{Deserialize, Deserializer, Serializer};
 
@@ -642,13 +652,12 @@ mod hex32 {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
         let s = String::deserialize(d)?;
-        if s.len() != 8 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(serde::de::Error::custom(format!(
-                "crc32 `{s}` is not 8 hex digits"
-            )));
+        let refuse =
+            || serde::de::Error::custom(format!("crc32 `{s}` is not 8 lowercase hex digits"));
+        if !super::lowercase_hex(&s, 8) {
+            return Err(refuse());
         }
-        u32::from_str_radix(&s, 16)
-            .map_err(|_| serde::de::Error::custom(format!("crc32 `{s}` is not 8 hex digits")))
+        u32::from_str_radix(&s, 16).map_err(|_| refuse())
     }
 }
 
@@ -717,6 +726,33 @@ mod tests {
             let e = serde_json::from_value::<FileEntry>(v.clone()).err();
             let f = serde_json::from_value::<Totals>(v).err();
             assert!(e.is_some() && f.is_some(), "{e:?} {f:?}");
+        }
+    }
+
+    #[test]
+    fn hex_fields_take_only_the_lowercase_spelling_the_format_writes() {
+        let summary = crate::format::FileSummary {
+            bytes: 9,
+            crc32: 0x00ab_cdef,
+        };
+        let c = Counts::default();
+        let entry = FileEntry::from_counts(PartitionId(0), "p0", &c, None, summary);
+        let json = serde_json::to_value(&entry).unwrap();
+        assert_eq!(json["crc32"], "00abcdef");
+        for spelling in ["00ABCDEF", "00abcdeF", "+0abcdef", "0abcdef", "000abcdef"] {
+            let mut v = json.clone();
+            v["crc32"] = spelling.into();
+            let refused = serde_json::from_value::<FileEntry>(v).err();
+            assert!(refused.is_some(), "crc32 {spelling} was taken");
+        }
+        assert!(lowercase_hex("da7bd31e2dbaaeb0", 16));
+        for spelling in [
+            "da7bd31e2dbaaEb0",
+            "+a7bd31e2dbaaeb0",
+            "da7bd31e2dbaaeb",
+            "da7bd31e2dbaaeb0 ",
+        ] {
+            assert!(!lowercase_hex(spelling, 16), "{spelling}");
         }
     }
 

@@ -126,7 +126,7 @@ impl Tablebase {
         };
         let param_hash = manifest.param_hash_value().ok_or_else(|| {
             bad(format!(
-                "param_hash `{}` is not 16 hex digits",
+                "param_hash `{}` is not 16 lowercase hex digits",
                 manifest.param_hash
             ))
         })?;
