@@ -165,8 +165,13 @@ impl ChunkHints {
     /// Whether the marking for pass `d` must read chunk `c`.
     fn must_read(&self, c: usize, d: u32) -> bool {
         let e = d - 1;
-        (self.pass == e && self.touched[c])
-            || (e < 256 && self.distances[c][(e / 64) as usize] & (1 << (e % 64)) != 0)
+        (self.pass == e && self.touched[c]) || self.names(c, e)
+    }
+
+    /// Whether chunk `c`'s distances hold `e` (every distance beyond 255
+    /// is held).
+    fn names(&self, c: usize, e: u32) -> bool {
+        e >= 256 || self.distances[c][(e / 64) as usize] & (1 << (e % 64)) != 0
     }
 }
 
@@ -316,8 +321,6 @@ impl<G: Game> Solver<'_, G> {
         d: u32,
         mark: &(impl Fn(u64) + Sync),
     ) -> Option<[u64; 4]> {
-        let (game, size) = (self.game, self.size());
-        let p = self.layout.order()[self.slot];
         values
             .par_chunks(SLICE)
             .enumerate()
@@ -331,21 +334,8 @@ impl<G: Game> Solver<'_, G> {
                         match Value::from_byte(v).distance() {
                             Some(e) => {
                                 add_distance(&mut set, e);
-                                if e + 1 != d {
-                                    continue;
-                                }
-                                let Some(pos) = game.unrank(p, Rank(r)) else {
-                                    continue;
-                                };
-                                before.clear();
-                                if !game.predecessors_within(&pos, &mut before) {
+                                if e + 1 == d && !self.mark_predecessors(r, &mut before, mark) {
                                     return None;
-                                }
-                                for q in before.iter() {
-                                    let (qp, Rank(qr)) = game.rank(q);
-                                    if qp == p && qr < size {
-                                        mark(qr);
-                                    }
                                 }
                             }
                             None if v == PENDING && flag(flags, at) == ONGOING | INTERNAL => {
@@ -370,6 +360,78 @@ impl<G: Game> Solver<'_, G> {
                 || [0u64; 4],
                 |a, b| Some(std::array::from_fn(|i| a[i] | b[i])),
             )
+    }
+
+    /// Marks the predecessors within the partition of position `r`;
+    /// `false` if the game cannot list them. `before` is scratch space.
+    fn mark_predecessors(
+        &self,
+        r: u64,
+        before: &mut Vec<G::Position>,
+        mark: &(impl Fn(u64) + Sync),
+    ) -> bool {
+        let (game, size) = (self.game, self.size());
+        let p = self.layout.order()[self.slot];
+        let Some(pos) = game.unrank(p, Rank(r)) else {
+            return true;
+        };
+        before.clear();
+        if !game.predecessors_within(&pos, before) {
+            return false;
+        }
+        for q in before.iter() {
+            let (qp, Rank(qr)) = game.rank(q);
+            if qp == p && qr < size {
+                mark(qr);
+            }
+        }
+        true
+    }
+
+    /// Whether the combine step may mark the next pass's candidates of
+    /// chunk `c` from the positions it decided alone
+    /// ([`Self::mark_next_from_decided`]): the hints, from the chunk's last
+    /// whole read and every pass since, say it held no value at the
+    /// combining pass's distance and no pending position whose summary
+    /// mentions it. (A chunk redone after an interruption has some of its
+    /// decisions written already; the marking scan before the resumed pass
+    /// read it whole and saw them, so it takes the whole scan.)
+    pub(super) fn marks_from_decided_alone(&self, next: &NextMarks, c: u64) -> bool {
+        let d = next.pass - 1;
+        self.plan.chunk <= u64::from(u32::MAX)
+            && lock(&self.chunk_hints)
+                .as_ref()
+                .is_some_and(|h| h.pass == d && !h.names(c as usize, d))
+    }
+
+    /// [`Self::mark_next`] where [`Self::marks_from_decided_alone`] holds:
+    /// the positions the pass decided in chunk `c`, `decided` (offsets in
+    /// the chunk), are then all its positions at the pass's distance, and
+    /// their predecessors are the next pass's candidates the chunk gives;
+    /// no pending summary mentions the distance, and the chunk's other
+    /// distances are as the hints hold them. This spares a scan of the
+    /// whole chunk, which late passes, deciding a few positions a chunk,
+    /// spent most of their marking on.
+    pub(super) fn mark_next_from_decided(&self, next: &mut NextMarks, c: u64, decided: &[u32]) {
+        let (lo, _) = self.chunk_range(self.size(), c);
+        let (bits, shift) = (&next.bits, next.shift);
+        let mark = |r: u64| set_bit(bits, shift, r);
+        let listed = decided
+            .par_chunks(1024)
+            .try_for_each_init(Vec::new, |before, js| {
+                js.iter()
+                    .all(|&j| self.mark_predecessors(lo + u64::from(j), before, &mark))
+                    .then_some(())
+                    .ok_or(())
+            });
+        next.done[c as usize] = true;
+        if listed.is_err() {
+            next.cannot.store(true, Ordering::Relaxed);
+        } else if !decided.is_empty() {
+            if let Some(h) = lock(&self.chunk_hints).as_mut() {
+                add_distance(&mut h.distances[c as usize], next.pass - 1);
+            }
+        }
     }
 
     /// Starts pass `d + 1`'s marks for the combine step of pass `d`, where

@@ -371,13 +371,20 @@ impl<G: Game> Solver<'_, G> {
                 self.apply_answers(answers, c, &mut accs, |acc, a| {
                     acc.add(kind, d, Value::from_byte(a.payload as u8))
                 })?;
-                let (changed, decided_here) = values
+                // Where the next pass's marks can come from this pass's
+                // decisions alone, they are listed (offsets in the chunk).
+                let list_decided = next
+                    .as_ref()
+                    .is_some_and(|n| self.marks_from_decided_alone(n, c));
+                let (changed, decided_here, listed) = values
                     .par_chunks_mut(SLICE)
+                    .enumerate()
                     .zip(accs.par_chunks(SLICE))
                     .zip(flags.par_chunks(SLICE / 4))
                     .zip(summary.par_chunks(SLICE * Summary::BYTES))
-                    .map(|(((values, accs), flags), summary)| {
+                    .map(|((((s, values), accs), flags), summary)| {
                         let (mut changed, mut decided) = (false, 0u64);
+                        let mut listed = Vec::new();
                         for (j, acc) in accs.iter().enumerate() {
                             if flag(flags, j) != ONGOING | INTERNAL {
                                 continue;
@@ -398,11 +405,20 @@ impl<G: Game> Solver<'_, G> {
                             // needs the full count.
                             if values[j] == decided_byte {
                                 decided += 1;
+                                if list_decided {
+                                    listed.push((s * SLICE + j) as u32);
+                                }
                             }
                         }
-                        (changed, decided)
+                        (changed, decided, listed)
                     })
-                    .reduce(|| (false, 0), |a, b| (a.0 | b.0, a.1 + b.1));
+                    .reduce(
+                        || (false, 0, Vec::new()),
+                        |mut a, b| {
+                            a.2.extend(b.2);
+                            (a.0 | b.0, a.1 + b.1, a.2)
+                        },
+                    );
                 decided += decided_here;
                 self.progress.inc(hi - lo);
                 if changed {
@@ -410,7 +426,11 @@ impl<G: Game> Solver<'_, G> {
                 }
                 if let (Some(next), Some(all_flags)) = (next.as_mut(), &all_flags) {
                     let started = Instant::now();
-                    self.mark_next(next, c, (&values, all_flags, &summary));
+                    if list_decided {
+                        self.mark_next_from_decided(next, c, &listed);
+                    } else {
+                        self.mark_next(next, c, (&values, all_flags, &summary));
+                    }
                     marking.set(marking.get() + started.elapsed());
                 }
                 self.save_combine(c + 1, (requests, answers), decided, 0, save)
