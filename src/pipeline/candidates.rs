@@ -388,7 +388,7 @@ impl<G: Game> Solver<'_, G> {
         true
     }
 
-    /// Whether the combine step may mark the next pass's candidates of
+    /// Whether the combine step may mark pass `next_pass`'s candidates of
     /// chunk `c` from the positions it decided alone
     /// ([`Self::mark_next_from_decided`]): the hints, from the chunk's last
     /// whole read and every pass since, say it held no value at the
@@ -396,8 +396,8 @@ impl<G: Game> Solver<'_, G> {
     /// mentions it. (A chunk redone after an interruption has some of its
     /// decisions written already; the marking scan before the resumed pass
     /// read it whole and saw them, so it takes the whole scan.)
-    pub(super) fn marks_from_decided_alone(&self, next: &NextMarks, c: u64) -> bool {
-        let d = next.pass - 1;
+    pub(super) fn marks_from_decided_alone(&self, next_pass: u32, c: u64) -> bool {
+        let d = next_pass - 1;
         self.plan.chunk <= u64::from(u32::MAX)
             && lock(&self.chunk_hints)
                 .as_ref()

@@ -164,7 +164,62 @@ fn apply_in_parallel<T: Send>(
     }
 }
 
+/// Positions between two pending candidates below which their summaries
+/// are read in one stretch rather than two (3 KiB of summaries: about what
+/// a read call costs in copying).
+const SUMMARY_GAP: usize = 1024;
+
 impl<G: Game> Solver<'_, G> {
+    /// The summaries of chunk `lo..`'s pending positions whose flags (as
+    /// the pass takes them, masked to its candidates) say ongoing with a
+    /// move inside the partition: the only ones the combine step decodes.
+    /// They sit at their places in a chunk-long buffer, the rest zero.
+    /// Where they are few and far apart they are read in short stretches:
+    /// the summaries are three quarters of a chunk's bytes, and a late pass
+    /// has a few candidates a chunk. Otherwise the chunk's are read whole.
+    fn read_pending_summaries(&self, lo: u64, values: &[u8], flags: &[u8]) -> Result<Vec<u8>> {
+        let n = values.len();
+        let mut stretches: Vec<(usize, usize)> = Vec::new();
+        let mut covered = 0usize;
+        for (b, &byte) in flags.iter().enumerate() {
+            if byte == 0 {
+                continue;
+            }
+            let first = 4 * b;
+            for (j, &v) in values.iter().enumerate().skip(first).take(4) {
+                if flag(flags, j) != ONGOING | INTERNAL || v != PENDING {
+                    continue;
+                }
+                match stretches.last_mut() {
+                    Some((_, end)) if j - *end < SUMMARY_GAP => {
+                        covered += j + 1 - *end;
+                        *end = j + 1;
+                    }
+                    _ => {
+                        stretches.push((j, j + 1));
+                        covered += 1;
+                    }
+                }
+            }
+            if 2 * covered > n {
+                return self.read(
+                    &self.summary,
+                    lo * Summary::BYTES as u64,
+                    n * Summary::BYTES,
+                );
+            }
+        }
+        let mut summary = vec![0u8; n * Summary::BYTES];
+        for (start, end) in stretches {
+            let bytes = &mut summary[start * Summary::BYTES..end * Summary::BYTES];
+            self.summary
+                .read_at((lo + start as u64) * Summary::BYTES as u64, bytes)?;
+            self.stats.read(bytes.len() as u64);
+            self.progress.bytes(bytes.len() as u64);
+        }
+        Ok(summary)
+    }
+
     /// Answers are applied to a chunk's accumulators.
     fn answer_order(&self) -> Order {
         let per_position = std::mem::size_of::<PassAcc>().max(std::mem::size_of::<Summary>());
@@ -348,19 +403,34 @@ impl<G: Game> Solver<'_, G> {
                     // No candidate, so no answer and no change: not read.
                     return Ok(None);
                 }
-                let (values, mut flags, summary) = self.read_chunk_with_summary(c)?;
+                let (values, mut flags) = self.read_chunk(c)?;
                 // The marking needs the flags as stored, the decisions
                 // those of the candidates alone.
                 let all_flags = marking_next.then(|| flags.clone());
                 if let Some(candidates) = candidates {
                     candidates.mask_in(lo, &mut flags);
                 }
-                Ok(Some((values, flags, all_flags, summary)))
+                // Where the next pass's marks can come from this pass's
+                // decisions alone, they are listed (offsets in the chunk),
+                // and only the positions the pass may decide need their
+                // summaries; the marking's scan of the whole chunk needs
+                // them all.
+                let list_decided = marking_next && self.marks_from_decided_alone(d + 1, c);
+                let summary = if marking_next && !list_decided {
+                    self.read(
+                        &self.summary,
+                        lo * Summary::BYTES as u64,
+                        (hi - lo) as usize * Summary::BYTES,
+                    )?
+                } else {
+                    self.read_pending_summaries(lo, &values, &flags)?
+                };
+                Ok(Some((values, flags, all_flags, summary, list_decided)))
             },
             |c, loaded| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
                 self.prefetch_answers(answers, c + 1);
-                let Some((mut values, flags, all_flags, summary)) = loaded else {
+                let Some((mut values, flags, all_flags, summary, list_decided)) = loaded else {
                     self.progress.inc(hi - lo);
                     return self.save_combine(c + 1, (requests, answers), decided, 0, save);
                 };
@@ -371,11 +441,6 @@ impl<G: Game> Solver<'_, G> {
                 self.apply_answers(answers, c, &mut accs, |acc, a| {
                     acc.add(kind, d, Value::from_byte(a.payload as u8))
                 })?;
-                // Where the next pass's marks can come from this pass's
-                // decisions alone, they are listed (offsets in the chunk).
-                let list_decided = next
-                    .as_ref()
-                    .is_some_and(|n| self.marks_from_decided_alone(n, c));
                 let (changed, decided_here, listed) = values
                     .par_chunks_mut(SLICE)
                     .enumerate()
