@@ -43,6 +43,11 @@ use crate::Result;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// Positions between two stretches of a chunk below which they are read
+/// as one (3 KiB of summaries, 1 KiB of values: about what a read call
+/// costs in copying).
+pub(super) const STRETCH_GAP: usize = 1024;
+
 /// Positions a thread marks from at a time (a multiple of 64).
 const SLICE: usize = 1 << 14;
 
@@ -84,6 +89,39 @@ impl Candidates {
             b += n;
         }
         false
+    }
+
+    /// The stretches of chunk `lo..hi` (offsets in it, whole words of 64
+    /// positions) that hold its candidates, two joined where fewer than
+    /// [`STRETCH_GAP`] positions part them; `None` where they would cover
+    /// more than half the chunk, which is then cheaper read whole. A late
+    /// pass has a few candidates a chunk: reading only around them spares
+    /// it the rest of the chunk's bytes.
+    pub(super) fn stretches(&self, lo: u64, hi: u64) -> Option<Vec<(usize, usize)>> {
+        debug_assert_eq!(lo % 64, 0, "chunks start on a word of marks");
+        let len = (hi - lo) as usize;
+        let mut stretches: Vec<(usize, usize)> = Vec::new();
+        let mut covered = 0usize;
+        for w in 0..len.div_ceil(64) {
+            if self.word((lo / 64) as usize + w) == 0 {
+                continue;
+            }
+            let (start, end) = (64 * w, (64 * w + 64).min(len));
+            match stretches.last_mut() {
+                Some((_, last)) if start - *last < STRETCH_GAP => {
+                    covered += end - *last;
+                    *last = end;
+                }
+                _ => {
+                    stretches.push((start, end));
+                    covered += end - start;
+                }
+            }
+            if 2 * covered > len {
+                return None;
+            }
+        }
+        Some(stretches)
     }
 
     /// The marks of word `w` of 64 positions (positions `64 w ..`), a bit
@@ -490,6 +528,35 @@ impl<G: Game> Solver<'_, G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stretches_cover_the_marked_words_joined_across_short_gaps() {
+        // 8192 positions (128 words), a bit a position.
+        let mut bits = vec![0u64; 128];
+        bits[2] = 1 << 5; // positions 128..192
+        bits[10] = 1; // 640..704: 448 positions after the first, joined
+        bits[100] = 1 << 63; // 6400..6464: far, a stretch of its own
+        let k = Candidates { bits, shift: 0 };
+        assert_eq!(k.stretches(0, 8192), Some(vec![(128, 704), (6400, 6464)]));
+        // The chunk at 6400 (a partition's last, 1000 positions) sees only
+        // the last mark, its stretch cut at the chunk's end.
+        assert_eq!(k.stretches(6400, 7400), Some(vec![(0, 64)]));
+        // A one-position chunk that is a candidate: whole.
+        assert_eq!(k.stretches(128, 129), None);
+        assert_eq!(k.stretches(1024, 6400), Some(vec![]));
+        // More than half the chunk marked: read whole.
+        let dense = Candidates {
+            bits: (0..128).map(|w| u64::from(w % 3 != 0)).collect(),
+            shift: 0,
+        };
+        assert_eq!(dense.stretches(0, 8192), None);
+        // A bit for 8 positions: group 20 is positions 160..168, in word 2.
+        let coarse = Candidates {
+            bits: vec![1 << 20, 0],
+            shift: 3,
+        };
+        assert_eq!(coarse.stretches(0, 1024), Some(vec![(128, 192)]));
+    }
 
     #[test]
     fn keeping_candidates_clears_the_flags_of_the_others() {

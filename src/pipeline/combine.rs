@@ -3,7 +3,7 @@
 //! per-position summary of earlier partitions' successors that the first
 //! scan leaves to the passes.
 
-use super::candidates::{leaves_unread, Candidates};
+use super::candidates::{leaves_unread, Candidates, STRETCH_GAP};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::external::{flag, Solver, INTERNAL, ONGOING};
 use super::runs::{Order, Record, RunIndex};
@@ -164,11 +164,6 @@ fn apply_in_parallel<T: Send>(
     }
 }
 
-/// Positions between two pending candidates below which their summaries
-/// are read in one stretch rather than two (3 KiB of summaries: about what
-/// a read call costs in copying).
-const SUMMARY_GAP: usize = 1024;
-
 impl<G: Game> Solver<'_, G> {
     /// The summaries of chunk `lo..`'s pending positions whose flags (as
     /// the pass takes them, masked to its candidates) say ongoing with a
@@ -191,7 +186,7 @@ impl<G: Game> Solver<'_, G> {
                     continue;
                 }
                 match stretches.last_mut() {
-                    Some((_, end)) if j - *end < SUMMARY_GAP => {
+                    Some((_, end)) if j - *end < STRETCH_GAP => {
                         covered += j + 1 - *end;
                         *end = j + 1;
                     }
@@ -403,20 +398,27 @@ impl<G: Game> Solver<'_, G> {
                     // No candidate, so no answer and no change: not read.
                     return Ok(None);
                 }
-                let (values, mut flags) = self.read_chunk(c)?;
+                // Where the next pass's marks can come from this pass's
+                // decisions alone, they are listed (offsets in the chunk),
+                // and only the positions the pass may decide are read:
+                // their stretches of values and flags, their summaries. The
+                // marking's scan of the whole chunk needs it all.
+                let list_decided = marking_next && self.marks_from_decided_alone(d + 1, c);
+                let scan_whole = marking_next && !list_decided;
+                let stretches = candidates
+                    .filter(|_| !scan_whole)
+                    .and_then(|k| k.stretches(lo, hi));
+                let (values, mut flags) = match &stretches {
+                    Some(stretches) => self.read_chunk_in(c, stretches)?,
+                    None => self.read_chunk(c)?,
+                };
                 // The marking needs the flags as stored, the decisions
                 // those of the candidates alone.
-                let all_flags = marking_next.then(|| flags.clone());
+                let all_flags = scan_whole.then(|| flags.clone());
                 if let Some(candidates) = candidates {
                     candidates.mask_in(lo, &mut flags);
                 }
-                // Where the next pass's marks can come from this pass's
-                // decisions alone, they are listed (offsets in the chunk),
-                // and only the positions the pass may decide need their
-                // summaries; the marking's scan of the whole chunk needs
-                // them all.
-                let list_decided = marking_next && self.marks_from_decided_alone(d + 1, c);
-                let summary = if marking_next && !list_decided {
+                let summary = if scan_whole {
                     self.read(
                         &self.summary,
                         lo * Summary::BYTES as u64,
@@ -425,12 +427,20 @@ impl<G: Game> Solver<'_, G> {
                 } else {
                     self.read_pending_summaries(lo, &values, &flags)?
                 };
-                Ok(Some((values, flags, all_flags, summary, list_decided)))
+                Ok(Some((
+                    values,
+                    flags,
+                    all_flags,
+                    summary,
+                    list_decided,
+                    stretches,
+                )))
             },
             |c, loaded| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
                 self.prefetch_answers(answers, c + 1);
-                let Some((mut values, flags, all_flags, summary, list_decided)) = loaded else {
+                let Some((mut values, flags, all_flags, summary, list_decided, stretches)) = loaded
+                else {
                     self.progress.inc(hi - lo);
                     return self.save_combine(c + 1, (requests, answers), decided, 0, save);
                 };
@@ -487,14 +497,22 @@ impl<G: Game> Solver<'_, G> {
                 decided += decided_here;
                 self.progress.inc(hi - lo);
                 if changed {
-                    self.write(&self.values, lo, &values)?;
+                    // Read in stretches, written back so: the rest of the
+                    // buffer is not the chunk's.
+                    match &stretches {
+                        Some(stretches) => {
+                            for &(start, end) in stretches {
+                                self.write(&self.values, lo + start as u64, &values[start..end])?;
+                            }
+                        }
+                        None => self.write(&self.values, lo, &values)?,
+                    }
                 }
-                if let (Some(next), Some(all_flags)) = (next.as_mut(), &all_flags) {
+                if let Some(next) = next.as_mut() {
                     let started = Instant::now();
-                    if list_decided {
-                        self.mark_next_from_decided(next, c, &listed);
-                    } else {
-                        self.mark_next(next, c, (&values, all_flags, &summary));
+                    match &all_flags {
+                        Some(all_flags) => self.mark_next(next, c, (&values, all_flags, &summary)),
+                        None => self.mark_next_from_decided(next, c, &listed),
                     }
                     marking.set(marking.get() + started.elapsed());
                 }

@@ -181,10 +181,16 @@ impl<'a, G: Game> Solver<'a, G> {
                     self.progress.inc(hi - lo);
                     return Ok((Vec::new(), Vec::new(), None));
                 }
-                let (values, mut flags) = self.read_chunk(c)?;
                 if first_scan {
+                    let (values, flags) = self.read_chunk(c)?;
                     return Ok((values, flags, None));
                 }
+                // Only the candidates expand: where they are few, only
+                // their stretches of the chunk are read.
+                let (values, mut flags) = match candidates.and_then(|k| k.stretches(lo, hi)) {
+                    Some(stretches) => self.read_chunk_in(c, &stretches)?,
+                    None => self.read_chunk(c)?,
+                };
                 let words = expanding_per_word(&values, &mut flags, candidates.map(|k| (k, lo)));
                 if candidates.is_some() {
                     let n: u64 = words.iter().map(|&n| u64::from(n)).sum();

@@ -458,6 +458,32 @@ impl<G: Game> Solver<'_, G> {
         Ok((values, flags))
     }
 
+    /// [`Self::read_chunk`] of the `stretches` of chunk `c` alone (offsets
+    /// in the chunk, whole words of 64 positions but for the chunk's end):
+    /// elsewhere values and flags are zero, flags that neither expand nor
+    /// decide a position.
+    pub(super) fn read_chunk_in(
+        &self,
+        c: u64,
+        stretches: &[(usize, usize)],
+    ) -> Result<(Vec<u8>, Vec<u8>)> {
+        let (lo, hi) = self.chunk_range(self.size(), c);
+        let len = (hi - lo) as usize;
+        let (mut values, mut flags) = (vec![0u8; len], vec![0u8; len.div_ceil(4)]);
+        for &(start, end) in stretches {
+            let (v, f) = (
+                &mut values[start..end],
+                &mut flags[start / 4..end.div_ceil(4)],
+            );
+            self.values.read_at(lo + start as u64, v)?;
+            self.flags.read_at((lo + start as u64) / 4, f)?;
+            let bytes = (v.len() + f.len()) as u64;
+            self.stats.read(bytes);
+            self.progress.bytes(bytes);
+        }
+        Ok((values, flags))
+    }
+
     /// Reads chunk `c` of this partition with its positions' summaries.
     pub(super) fn read_chunk_with_summary(&self, c: u64) -> Result<(Vec<u8>, Vec<u8>, Vec<u8>)> {
         let (lo, hi) = self.chunk_range(self.size(), c);
