@@ -48,6 +48,47 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 /// costs in copying).
 pub(super) const STRETCH_GAP: usize = 1024;
 
+/// The stretches of a chunk to read (offsets in it, ascending), from the
+/// ranges that must be read, two joined where fewer than [`STRETCH_GAP`]
+/// positions part them.
+pub(super) struct Stretches {
+    list: Vec<(usize, usize)>,
+    covered: usize,
+    len: usize,
+}
+
+impl Stretches {
+    /// None yet, in a chunk of `len` positions.
+    pub(super) fn new(len: usize) -> Stretches {
+        Stretches {
+            list: Vec::new(),
+            covered: 0,
+            len,
+        }
+    }
+
+    /// Adds `start..end`, which lies after every range added before;
+    /// `false` once the stretches cover more than half the chunk, which is
+    /// then cheaper read whole.
+    pub(super) fn add(&mut self, start: usize, end: usize) -> bool {
+        match self.list.last_mut() {
+            Some((_, last)) if start - *last < STRETCH_GAP => {
+                self.covered += end - *last;
+                *last = end;
+            }
+            _ => {
+                self.list.push((start, end));
+                self.covered += end - start;
+            }
+        }
+        2 * self.covered <= self.len
+    }
+
+    pub(super) fn into_vec(self) -> Vec<(usize, usize)> {
+        self.list
+    }
+}
+
 /// Positions a thread marks from at a time (a multiple of 64).
 const SLICE: usize = 1 << 14;
 
@@ -100,28 +141,15 @@ impl Candidates {
     pub(super) fn stretches(&self, lo: u64, hi: u64) -> Option<Vec<(usize, usize)>> {
         debug_assert_eq!(lo % 64, 0, "chunks start on a word of marks");
         let len = (hi - lo) as usize;
-        let mut stretches: Vec<(usize, usize)> = Vec::new();
-        let mut covered = 0usize;
+        let mut stretches = Stretches::new(len);
         for w in 0..len.div_ceil(64) {
-            if self.word((lo / 64) as usize + w) == 0 {
-                continue;
-            }
-            let (start, end) = (64 * w, (64 * w + 64).min(len));
-            match stretches.last_mut() {
-                Some((_, last)) if start - *last < STRETCH_GAP => {
-                    covered += end - *last;
-                    *last = end;
-                }
-                _ => {
-                    stretches.push((start, end));
-                    covered += end - start;
-                }
-            }
-            if 2 * covered > len {
+            if self.word((lo / 64) as usize + w) != 0
+                && !stretches.add(64 * w, (64 * w + 64).min(len))
+            {
                 return None;
             }
         }
-        Some(stretches)
+        Some(stretches.into_vec())
     }
 
     /// The marks of word `w` of 64 positions (positions `64 w ..`), a bit

@@ -3,7 +3,7 @@
 //! per-position summary of earlier partitions' successors that the first
 //! scan leaves to the passes.
 
-use super::candidates::{leaves_unread, Candidates, STRETCH_GAP};
+use super::candidates::{leaves_unread, Candidates, Stretches};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::external::{flag, Solver, INTERNAL, ONGOING};
 use super::runs::{Order, Record, RunIndex};
@@ -174,43 +174,33 @@ impl<G: Game> Solver<'_, G> {
     /// has a few candidates a chunk. Otherwise the chunk's are read whole.
     fn read_pending_summaries(&self, lo: u64, values: &[u8], flags: &[u8]) -> Result<Vec<u8>> {
         let n = values.len();
-        let mut stretches: Vec<(usize, usize)> = Vec::new();
-        let mut covered = 0usize;
+        let whole = || {
+            self.read(
+                &self.summary,
+                lo * Summary::BYTES as u64,
+                n * Summary::BYTES,
+            )
+        };
+        let mut stretches = Stretches::new(n);
         for (b, &byte) in flags.iter().enumerate() {
             if byte == 0 {
                 continue;
             }
-            let first = 4 * b;
-            for (j, &v) in values.iter().enumerate().skip(first).take(4) {
-                if flag(flags, j) != ONGOING | INTERNAL || v != PENDING {
-                    continue;
+            for (j, &v) in values.iter().enumerate().skip(4 * b).take(4) {
+                if flag(flags, j) == ONGOING | INTERNAL && v == PENDING && !stretches.add(j, j + 1)
+                {
+                    return whole();
                 }
-                match stretches.last_mut() {
-                    Some((_, end)) if j - *end < STRETCH_GAP => {
-                        covered += j + 1 - *end;
-                        *end = j + 1;
-                    }
-                    _ => {
-                        stretches.push((j, j + 1));
-                        covered += 1;
-                    }
-                }
-            }
-            if 2 * covered > n {
-                return self.read(
-                    &self.summary,
-                    lo * Summary::BYTES as u64,
-                    n * Summary::BYTES,
-                );
             }
         }
         let mut summary = vec![0u8; n * Summary::BYTES];
-        for (start, end) in stretches {
-            let bytes = &mut summary[start * Summary::BYTES..end * Summary::BYTES];
-            self.summary
-                .read_at((lo + start as u64) * Summary::BYTES as u64, bytes)?;
-            self.stats.read(bytes.len() as u64);
-            self.progress.bytes(bytes.len() as u64);
+        for (start, end) in stretches.into_vec() {
+            let at = (lo + start as u64) * Summary::BYTES as u64;
+            self.read_into(
+                &self.summary,
+                at,
+                &mut summary[start * Summary::BYTES..end * Summary::BYTES],
+            )?;
         }
         Ok(summary)
     }

@@ -437,10 +437,16 @@ impl<G: Game> Solver<'_, G> {
 
     pub(super) fn read(&self, file: &ByteFile, offset: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len];
-        file.read_at(offset, &mut buf)?;
-        self.stats.read(len as u64);
-        self.progress.bytes(len as u64);
+        self.read_into(file, offset, &mut buf)?;
         Ok(buf)
+    }
+
+    /// Reads `buf.len()` bytes at `offset` into `buf`, counted as read.
+    pub(super) fn read_into(&self, file: &ByteFile, offset: u64, buf: &mut [u8]) -> Result<()> {
+        file.read_at(offset, buf)?;
+        self.stats.read(buf.len() as u64);
+        self.progress.bytes(buf.len() as u64);
+        Ok(())
     }
 
     pub(super) fn write(&self, file: &ByteFile, offset: u64, buf: &[u8]) -> Result<()> {
@@ -471,15 +477,9 @@ impl<G: Game> Solver<'_, G> {
         let len = (hi - lo) as usize;
         let (mut values, mut flags) = (vec![0u8; len], vec![0u8; len.div_ceil(4)]);
         for &(start, end) in stretches {
-            let (v, f) = (
-                &mut values[start..end],
-                &mut flags[start / 4..end.div_ceil(4)],
-            );
-            self.values.read_at(lo + start as u64, v)?;
-            self.flags.read_at((lo + start as u64) / 4, f)?;
-            let bytes = (v.len() + f.len()) as u64;
-            self.stats.read(bytes);
-            self.progress.bytes(bytes);
+            let at = lo + start as u64;
+            self.read_into(&self.values, at, &mut values[start..end])?;
+            self.read_into(&self.flags, at / 4, &mut flags[start / 4..end.div_ceil(4)])?;
         }
         Ok((values, flags))
     }
