@@ -178,14 +178,25 @@ impl Candidates {
 
     /// Clears the flags of every position of the chunk at `lo` that is not a
     /// candidate, so that the expander and the combine rule pass over it as
-    /// over a position without moves inside the partition.
-    pub(super) fn mask_in(&self, lo: u64, flags: &mut [u8]) {
+    /// over a position without moves inside the partition. Where the chunk
+    /// was read in stretches (`within`), only they hold flags to clear.
+    pub(super) fn mask_in(&self, lo: u64, flags: &mut [u8], within: Option<&[(usize, usize)]>) {
         debug_assert_eq!(lo % 64, 0, "chunks start on a word of marks");
         let first = (lo / 64) as usize;
-        flags
-            .par_chunks_mut(16)
-            .enumerate()
-            .for_each(|(w, flags)| mask_word(flags, self.word(first + w)));
+        let Some(stretches) = within else {
+            flags
+                .par_chunks_mut(16)
+                .enumerate()
+                .for_each(|(w, flags)| mask_word(flags, self.word(first + w)));
+            return;
+        };
+        for &(start, end) in stretches {
+            let (from, to) = (start / 64, end.div_ceil(64));
+            let bytes = (16 * to).min(flags.len());
+            for (k, flags) in flags[16 * from..bytes].chunks_mut(16).enumerate() {
+                mask_word(flags, self.word(first + from + k));
+            }
+        }
     }
 
     /// [`Self::mask_in`] for word `w` of the chunk at `lo` alone (its 16
@@ -597,21 +608,33 @@ mod tests {
             bits: vec![0b10_0110, 1 << 63],
             shift: 0,
         };
-        candidates.mask_in(0, &mut flags);
+        candidates.mask_in(0, &mut flags, None);
         let left: Vec<usize> = (0..128).filter(|&j| flag(&flags, j) != 0).collect();
         assert_eq!(left, vec![1, 2, 5, 127]);
         assert!(left.iter().all(|&j| flag(&flags, j) == ONGOING | INTERNAL));
         // Position 5 is marked but decided: three pending candidates, in
         // the first word two, in the second one.
-        assert_eq!(
-            super::super::expand::expanding_per_word(&values, &mut flags, None),
-            [2, 1]
-        );
+        let expanding = super::super::expand::expanding_per_word;
+        assert_eq!(expanding(&values, &mut flags, None, None), [2, 1]);
         // Masked and counted in one scan: the same flags, the same counts.
         let mut fused = vec![0xffu8; 32];
-        let words =
-            super::super::expand::expanding_per_word(&values, &mut fused, Some((&candidates, 0)));
+        let words = expanding(&values, &mut fused, Some((&candidates, 0)), None);
         assert_eq!((fused, words), (flags.clone(), vec![2, 1]));
+        // Read in a stretch (the second word), zero elsewhere: only the
+        // stretch is looked at, with the same result there.
+        let mut read = vec![0u8; 32];
+        read[16..].fill(0xff);
+        let mut masked = read.clone();
+        candidates.mask_in(0, &mut masked, Some(&[(64, 128)]));
+        assert_eq!(masked[..16], [0; 16]);
+        assert_eq!(masked[16..], flags[16..]);
+        let words = expanding(
+            &values,
+            &mut read,
+            Some((&candidates, 0)),
+            Some(&[(64, 128)]),
+        );
+        assert_eq!((read, words), (masked, vec![0, 1]));
         assert!(candidates.any_in(0, 64) && candidates.any_in(64, 128));
         let none = Candidates {
             bits: vec![0, 0, 1 << 7],
@@ -681,9 +704,21 @@ mod tests {
                 );
             }
             let (mut a, mut b) = (vec![0xffu8; 250], vec![0xffu8; 250]);
-            coarse.mask_in(0, &mut a);
-            fine.mask_in(0, &mut b);
+            coarse.mask_in(0, &mut a, None);
+            fine.mask_in(0, &mut b, None);
             assert_eq!(a, b, "shift {shift}");
+            // Masked in its stretches alone (flags read there only), the
+            // chunk's last word short: the same flags.
+            let stretches: Vec<(usize, usize)> = (0..words_for(size, 0))
+                .filter(|&w| fine.word(w) != 0)
+                .map(|w| (64 * w, (64 * w + 64).min(size as usize)))
+                .collect();
+            let mut c = vec![0u8; 250];
+            for &(start, end) in &stretches {
+                c[start / 4..end.div_ceil(4)].fill(0xff);
+            }
+            coarse.mask_in(0, &mut c, Some(&stretches));
+            assert_eq!(c, b, "shift {shift}, in stretches");
         }
         // Some ranges with and some without a mark, so the test can tell.
         let fine = |r: u64| marked.contains(&r);

@@ -111,41 +111,117 @@ impl Summary {
 /// multiple of 4: flags are packed four to a byte).
 const SLICE: usize = 1 << 14;
 
-/// Applies each record to `targets[record.index()]`, on all threads: each
-/// thread owns a contiguous slice of the targets and applies the records
-/// that fall in it. Every thread scans the whole block, which costs less
-/// than the scattered writes it shares out; applying is order-independent,
-/// so the result is the serial one.
+/// A piece of a chunk: `(start, end, at)`, offsets in the chunk and where
+/// its accumulators start.
+type Piece = (usize, usize, usize);
+
+/// The parts of a chunk a pass's combine step decides in, in order, none
+/// longer than [`SLICE`]: the whole chunk, or the stretches around the
+/// pass's candidates. Accumulators are held for these positions alone,
+/// packed one after another: a late pass has a few candidates a chunk, and
+/// filling and scanning an accumulator for each of its positions cost more
+/// than the rest of its work.
+struct Pieces {
+    list: Vec<Piece>,
+    /// Accumulators in all.
+    held: usize,
+    /// Whether they are packed (`at` differs from `start`).
+    packed: bool,
+}
+
+impl Pieces {
+    /// The pieces of a chunk of `len` positions, within `stretches` (sorted,
+    /// apart) where given.
+    fn of(len: usize, stretches: Option<&[(usize, usize)]>) -> Pieces {
+        let whole = [(0, len)];
+        let (mut list, mut held) = (Vec::new(), 0);
+        for &(start, end) in stretches.unwrap_or(&whole) {
+            for from in (start..end).step_by(SLICE) {
+                let to = (from + SLICE).min(end);
+                list.push((from, to, held));
+                held += to - from;
+            }
+        }
+        Pieces {
+            list,
+            held,
+            packed: stretches.is_some(),
+        }
+    }
+
+    /// The accumulator of chunk offset `offset`, if a piece holds it.
+    fn slot(&self, offset: u64) -> Option<usize> {
+        let offset = usize::try_from(offset).ok()?;
+        let k = self.list.partition_point(|&(start, _, _)| start <= offset);
+        let &(start, end, at) = self.list.get(k.checked_sub(1)?)?;
+        (offset < end).then(|| at + offset - start)
+    }
+
+    /// `values` (the chunk's) cut into the pieces' parts, with their pieces.
+    fn carve<'v>(&self, values: &'v mut [u8]) -> Vec<(Piece, &'v mut [u8])> {
+        let (mut rest, mut cut) = (values, 0);
+        let mut parts = Vec::with_capacity(self.list.len());
+        for &piece in &self.list {
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(piece.0 - cut);
+            let (part, tail) = tail.split_at_mut(piece.1 - piece.0);
+            parts.push((piece, part));
+            (rest, cut) = (tail, piece.1);
+        }
+        parts
+    }
+}
+
+/// Applies each record to the target of its index (`targets[record.index()]`,
+/// or the packed slot `pieces` give it), on all threads: each thread owns a
+/// contiguous slice of the targets and applies the records that fall in it.
+/// Every thread scans the whole block, which costs less than the scattered
+/// writes it shares out; applying is order-independent, so the result is
+/// the serial one.
 ///
 /// A record outside the targets (a damaged run file) is an error, not a panic.
 fn apply_in_parallel<T: Send>(
     targets: &mut [T],
+    pieces: Option<&Pieces>,
     records: &[Record],
     apply: impl Fn(&mut T, &Record) + Sync,
 ) -> Result<()> {
+    let slot = |r: &Record| match pieces {
+        Some(pieces) => pieces.slot(r.index()),
+        None => usize::try_from(r.index()).ok(),
+    };
     let threads = rayon::current_num_threads();
     let applied = if threads == 1 || records.len() < 4 * SLICE {
         let mut applied = 0;
         for r in records {
-            if let Some(t) = targets.get_mut(r.index() as usize) {
+            if let Some(t) = slot(r).and_then(|i| targets.get_mut(i)) {
                 apply(t, r);
                 applied += 1;
             }
         }
         applied
     } else {
+        // Packed slots are found once, not by every thread.
+        let slots: Option<Vec<usize>> = pieces.map(|_| {
+            records
+                .par_iter()
+                .map(|r| slot(r).unwrap_or(usize::MAX))
+                .collect()
+        });
         let per_thread = targets.len().div_ceil(threads).max(1);
         targets
             .par_chunks_mut(per_thread)
             .enumerate()
             .map(|(t, slice)| {
-                let lo = (t * per_thread) as u64;
-                let hi = lo + slice.len() as u64;
+                let lo = t * per_thread;
+                let hi = lo + slice.len();
                 let mut applied = 0;
-                for r in records {
-                    let i = r.index();
+                for (k, r) in records.iter().enumerate() {
+                    let i = match &slots {
+                        Some(slots) => slots[k],
+                        None => r.index().try_into().unwrap_or(usize::MAX),
+                    };
                     if (lo..hi).contains(&i) {
-                        apply(&mut slice[(i - lo) as usize], r);
+                        apply(&mut slice[i - lo], r);
                         applied += 1;
                     }
                 }
@@ -157,7 +233,7 @@ fn apply_in_parallel<T: Send>(
         Ok(())
     } else {
         Err(Error::NotAvailable(format!(
-            "a run file holds {} records outside their chunk of {} positions: scratch is damaged; delete the scratch directories and build again",
+            "a run file holds {} records outside the positions of their chunk the pass looks at ({}): scratch is damaged; delete the scratch directories and build again",
             records.len() - applied,
             targets.len()
         )))
@@ -172,7 +248,15 @@ impl<G: Game> Solver<'_, G> {
     /// Where they are few and far apart they are read in short stretches:
     /// the summaries are three quarters of a chunk's bytes, and a late pass
     /// has a few candidates a chunk. Otherwise the chunk's are read whole.
-    fn read_pending_summaries(&self, lo: u64, values: &[u8], flags: &[u8]) -> Result<Vec<u8>> {
+    /// Where the chunk was read in stretches (`within`), only they are
+    /// looked at.
+    fn read_pending_summaries(
+        &self,
+        lo: u64,
+        values: &[u8],
+        flags: &[u8],
+        within: Option<&[(usize, usize)]>,
+    ) -> Result<Vec<u8>> {
         let n = values.len();
         let whole = || {
             self.read(
@@ -181,15 +265,21 @@ impl<G: Game> Solver<'_, G> {
                 n * Summary::BYTES,
             )
         };
+        // Flags are zero outside the stretches a chunk was read in.
+        let all = [(0, n)];
         let mut stretches = Stretches::new(n);
-        for (b, &byte) in flags.iter().enumerate() {
-            if byte == 0 {
-                continue;
-            }
-            for (j, &v) in values.iter().enumerate().skip(4 * b).take(4) {
-                if flag(flags, j) == ONGOING | INTERNAL && v == PENDING && !stretches.add(j, j + 1)
-                {
-                    return whole();
+        for &(start, end) in within.unwrap_or(&all) {
+            for b in start / 4..end.div_ceil(4) {
+                if flags[b] == 0 {
+                    continue;
+                }
+                for (j, &v) in values.iter().enumerate().take(4 * b + 4).skip(4 * b) {
+                    if flag(flags, j) == ONGOING | INTERNAL
+                        && v == PENDING
+                        && !stretches.add(j, j + 1)
+                    {
+                        return whole();
+                    }
                 }
             }
         }
@@ -218,16 +308,17 @@ impl<G: Game> Solver<'_, G> {
         }
     }
 
-    /// Applies chunk `c`'s answers to `targets`, one per position of the chunk.
+    /// Applies chunk `c`'s answers to `targets`, one per position of the
+    /// chunk or of its `pieces`.
     fn apply_answers<T: Send>(
         &self,
         answers: &RunIndex,
         c: u64,
-        targets: &mut [T],
+        (targets, pieces): (&mut [T], Option<&Pieces>),
         apply: impl Fn(&mut T, &Record) + Sync,
     ) -> Result<()> {
         self.read_runs("ans", answers, c, self.answer_order(), |records| {
-            apply_in_parallel(targets, records, &apply)
+            apply_in_parallel(targets, pieces, records, &apply)
         })
     }
 
@@ -297,7 +388,7 @@ impl<G: Game> Solver<'_, G> {
                 let (lo, hi) = self.chunk_range(self.size(), c);
                 self.prefetch_answers(answers, c + 1);
                 let mut summaries = vec![Summary::default(); (hi - lo) as usize];
-                self.apply_answers(answers, c, &mut summaries, |s, a| {
+                self.apply_answers(answers, c, (&mut summaries, None), |s, a| {
                     s.add(kind, Value::from_byte(a.payload as u8))
                 })?;
                 let mut packed = vec![0u8; summaries.len() * Summary::BYTES];
@@ -406,7 +497,7 @@ impl<G: Game> Solver<'_, G> {
                 // those of the candidates alone.
                 let all_flags = scan_whole.then(|| flags.clone());
                 if let Some(candidates) = candidates {
-                    candidates.mask_in(lo, &mut flags);
+                    candidates.mask_in(lo, &mut flags, stretches.as_deref());
                 }
                 let summary = if scan_whole {
                     self.read(
@@ -415,7 +506,7 @@ impl<G: Game> Solver<'_, G> {
                         (hi - lo) as usize * Summary::BYTES,
                     )?
                 } else {
-                    self.read_pending_summaries(lo, &values, &flags)?
+                    self.read_pending_summaries(lo, &values, &flags, stretches.as_deref())?
                 };
                 Ok(Some((
                     values,
@@ -437,27 +528,29 @@ impl<G: Game> Solver<'_, G> {
                 // The summaries of earlier partitions' successors join a
                 // position's answers when it is decided: only the pending
                 // candidates need them, often a small part of the chunk.
-                let mut accs = vec![PassAcc::default(); (hi - lo) as usize];
-                self.apply_answers(answers, c, &mut accs, |acc, a| {
-                    acc.add(kind, d, Value::from_byte(a.payload as u8))
-                })?;
-                let (changed, decided_here, listed) = values
-                    .par_chunks_mut(SLICE)
-                    .enumerate()
-                    .zip(accs.par_chunks(SLICE))
-                    .zip(flags.par_chunks(SLICE / 4))
-                    .zip(summary.par_chunks(SLICE * Summary::BYTES))
-                    .map(|((((s, values), accs), flags), summary)| {
+                let pieces = Pieces::of((hi - lo) as usize, stretches.as_deref());
+                let mut accs = vec![PassAcc::default(); pieces.held];
+                self.apply_answers(
+                    answers,
+                    c,
+                    (&mut accs, pieces.packed.then_some(&pieces)),
+                    |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
+                )?;
+                let (changed, decided_here, listed) = pieces
+                    .carve(&mut values)
+                    .into_par_iter()
+                    .map(|((start, _, at), values)| {
                         let (mut changed, mut decided) = (false, 0u64);
                         let mut listed = Vec::new();
-                        for (j, acc) in accs.iter().enumerate() {
-                            if flag(flags, j) != ONGOING | INTERNAL {
+                        for (j, acc) in accs[at..at + values.len()].iter().enumerate() {
+                            let offset = start + j;
+                            if flag(&flags, offset) != ONGOING | INTERNAL {
                                 continue;
                             }
                             if values[j] == PENDING {
                                 let mut acc = *acc;
-                                let earlier =
-                                    &summary[j * Summary::BYTES..(j + 1) * Summary::BYTES];
+                                let earlier = &summary
+                                    [offset * Summary::BYTES..(offset + 1) * Summary::BYTES];
                                 Summary::decode(earlier).add_to(&mut acc, kind, d);
                                 if let Some(v) = acc.decide(kind, d) {
                                     values[j] = v.to_byte();
@@ -471,7 +564,7 @@ impl<G: Game> Solver<'_, G> {
                             if values[j] == decided_byte {
                                 decided += 1;
                                 if list_decided {
-                                    listed.push((s * SLICE + j) as u32);
+                                    listed.push(offset as u32);
                                 }
                             }
                         }
@@ -541,16 +634,56 @@ mod tests {
             .unwrap();
         let parallel = pool.install(|| {
             let mut t = vec![0u64; n];
-            apply_in_parallel(&mut t, &records, |x, r| *x = x.wrapping_mul(31) ^ r.payload)
-                .unwrap();
+            apply_in_parallel(&mut t, None, &records, |x, r| {
+                *x = x.wrapping_mul(31) ^ r.payload
+            })
+            .unwrap();
             t
         });
         assert_eq!(parallel, serial);
         let mut short = vec![0u64; n - 1];
-        let outside = pool.install(|| apply_in_parallel(&mut short, &records, |_, _| {}));
-        assert!(outside
-            .unwrap_err()
-            .to_string()
-            .contains("outside their chunk"));
+        let outside = pool.install(|| apply_in_parallel(&mut short, None, &records, |_, _| {}));
+        assert!(outside.unwrap_err().to_string().contains("outside"));
+        // Packed into pieces: the records of the pieces' positions, each at
+        // its packed slot, give the serial result there; one outside them
+        // is an error.
+        let stretches = [(0, 70_000), (80_000, 80_064), (99_968, n)];
+        let pieces = Pieces::of(n, Some(&stretches));
+        assert!(pieces.packed && pieces.list.iter().all(|p| p.1 - p.0 <= SLICE));
+        assert_eq!(pieces.held, 70_000 + 64 + (n - 99_968));
+        let inside: Vec<Record> = records
+            .iter()
+            .filter(|r| {
+                stretches
+                    .iter()
+                    .any(|&(a, b)| (a..b).contains(&(r.index() as usize)))
+            })
+            .copied()
+            .collect();
+        assert!(inside.len() > 4 * SLICE, "takes the parallel way");
+        for records in [&inside[..], &inside[..1000]] {
+            let mut packed = vec![0u64; pieces.held];
+            pool.install(|| {
+                apply_in_parallel(&mut packed, Some(&pieces), records, |x, r| {
+                    *x = x.wrapping_mul(31) ^ r.payload
+                })
+            })
+            .unwrap();
+            let mut dense = vec![0u64; n];
+            for r in records {
+                let x = &mut dense[r.index() as usize];
+                *x = x.wrapping_mul(31) ^ r.payload;
+            }
+            for &(start, end) in &stretches {
+                for i in start..end {
+                    assert_eq!(packed[pieces.slot(i as u64).unwrap()], dense[i], "{i}");
+                }
+            }
+        }
+        assert_eq!(pieces.slot(75_000), None);
+        let mut packed = vec![0u64; pieces.held];
+        let stray = [Record::new(0, 75_000, 1)];
+        let outside = apply_in_parallel(&mut packed, Some(&pieces), &stray, |_, _| {});
+        assert!(outside.unwrap_err().to_string().contains("outside"));
     }
 }

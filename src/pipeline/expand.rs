@@ -72,27 +72,45 @@ impl OpenChunk {
 /// How many positions of each word of 64 indices expand in a pass: pending,
 /// with flags exactly `ONGOING | INTERNAL` (see `StreamTargets`). Where the
 /// pass takes `candidates` (with the chunk's first index), the flags of the
-/// others are cleared first, in the same scan.
+/// others are cleared first, in the same scan. Where the chunk was read in
+/// stretches (`within`), only their words are looked at: elsewhere flags
+/// are zero and nothing expands.
 pub(super) fn expanding_per_word(
     values: &[u8],
     flags: &mut [u8],
     candidates: Option<(&Candidates, u64)>,
+    within: Option<&[(usize, usize)]>,
 ) -> Vec<u32> {
-    values
-        .par_chunks(64)
-        .zip(flags.par_chunks_mut(16))
-        .enumerate()
-        .map(|(w, (values, flags))| {
-            if let Some((candidates, lo)) = candidates {
-                candidates.mask_word_in(lo, w, flags);
-            }
-            values
-                .iter()
-                .enumerate()
-                .filter(|&(j, &v)| v == PENDING && flag(flags, j) == ONGOING | INTERNAL)
-                .count() as u32
-        })
-        .collect()
+    let count = |w: usize, values: &[u8], flags: &mut [u8]| {
+        if let Some((candidates, lo)) = candidates {
+            candidates.mask_word_in(lo, w, flags);
+        }
+        values
+            .iter()
+            .enumerate()
+            .filter(|&(j, &v)| v == PENDING && flag(flags, j) == ONGOING | INTERNAL)
+            .count() as u32
+    };
+    let Some(stretches) = within else {
+        return values
+            .par_chunks(64)
+            .zip(flags.par_chunks_mut(16))
+            .enumerate()
+            .map(|(w, (values, flags))| count(w, values, flags))
+            .collect();
+    };
+    let mut words = vec![0u32; values.len().div_ceil(64)];
+    for &(start, end) in stretches {
+        let (from, to) = (start / 64, end.div_ceil(64));
+        let (ends, flag_end) = ((64 * to).min(values.len()), (16 * to).min(flags.len()));
+        values[64 * from..ends]
+            .par_chunks(64)
+            .zip(flags[16 * from..flag_end].par_chunks_mut(16))
+            .zip(words[from..to].par_iter_mut())
+            .enumerate()
+            .for_each(|(k, ((values, flags), n))| *n = count(from + k, values, flags));
+    }
+    words
 }
 
 impl<'a, G: Game> Solver<'a, G> {
@@ -187,11 +205,17 @@ impl<'a, G: Game> Solver<'a, G> {
                 }
                 // Only the candidates expand: where they are few, only
                 // their stretches of the chunk are read.
-                let (values, mut flags) = match candidates.and_then(|k| k.stretches(lo, hi)) {
-                    Some(stretches) => self.read_chunk_in(c, &stretches)?,
+                let stretches = candidates.and_then(|k| k.stretches(lo, hi));
+                let (values, mut flags) = match &stretches {
+                    Some(stretches) => self.read_chunk_in(c, stretches)?,
                     None => self.read_chunk(c)?,
                 };
-                let words = expanding_per_word(&values, &mut flags, candidates.map(|k| (k, lo)));
+                let words = expanding_per_word(
+                    &values,
+                    &mut flags,
+                    candidates.map(|k| (k, lo)),
+                    stretches.as_deref(),
+                );
                 if candidates.is_some() {
                     let n: u64 = words.iter().map(|&n| u64::from(n)).sum();
                     kept.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
