@@ -77,6 +77,10 @@ pub(super) struct Solver<'a, G: Game> {
     pub(super) figures: Mutex<PassFigures>,
     /// The expander, kept between the passes of the partition.
     pub(super) expander: Mutex<Option<Box<dyn crate::game::ChunkExpander + 'a>>>,
+    /// The answer step's lookup range buffer, kept between its ranges and
+    /// passes: fresh pages cost a fault and a zeroing each, more than the
+    /// copy into them when a range is read whole.
+    pub(super) lookup_values: Mutex<Vec<u8>>,
     /// Set once the game could not list a position's predecessors within
     /// the partition: its passes expand every pending position.
     pub(super) no_predecessors: AtomicBool,
@@ -252,6 +256,7 @@ impl<'a, G: Game> Solver<'a, G> {
             device: None,
             figures: Mutex::new(PassFigures::default()),
             expander: Mutex::new(None),
+            lookup_values: Mutex::new(Vec::new()),
             no_predecessors: AtomicBool::new(false),
             chunk_hints: Mutex::new(None),
             next_marks: Mutex::new(None),
