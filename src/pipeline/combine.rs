@@ -218,7 +218,7 @@ fn apply_in_parallel<T: Send>(
                 for (k, r) in records.iter().enumerate() {
                     let i = match &slots {
                         Some(slots) => slots[k],
-                        None => r.index().try_into().unwrap_or(usize::MAX),
+                        None => slot(r).unwrap_or(usize::MAX),
                     };
                     if (lo..hi).contains(&i) {
                         apply(&mut slice[i - lo], r);

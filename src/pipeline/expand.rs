@@ -91,26 +91,25 @@ pub(super) fn expanding_per_word(
             .filter(|&(j, &v)| v == PENDING && flag(flags, j) == ONGOING | INTERNAL)
             .count() as u32
     };
-    let Some(stretches) = within else {
-        return values
-            .par_chunks(64)
-            .zip(flags.par_chunks_mut(16))
-            .enumerate()
-            .map(|(w, (values, flags))| count(w, values, flags))
-            .collect();
-    };
-    let mut words = vec![0u32; values.len().div_ceil(64)];
-    for &(start, end) in stretches {
-        let (from, to) = (start / 64, end.div_ceil(64));
-        let (ends, flag_end) = ((64 * to).min(values.len()), (16 * to).min(flags.len()));
-        values[64 * from..ends]
-            .par_chunks(64)
-            .zip(flags[16 * from..flag_end].par_chunks_mut(16))
-            .zip(words[from..to].par_iter_mut())
-            .enumerate()
-            .for_each(|(k, ((values, flags), n))| *n = count(from + k, values, flags));
+    // Words outside the stretches are skipped in the same single parallel
+    // scan: a parallel scan a stretch, from the loader's thread, cost a
+    // hand-off to the pool each, and a middle pass has thousands a chunk.
+    let mut inside = vec![within.is_none(); values.len().div_ceil(64)];
+    for &(start, end) in within.unwrap_or(&[]) {
+        inside[start / 64..end.div_ceil(64)].fill(true);
     }
-    words
+    values
+        .par_chunks(64)
+        .zip(flags.par_chunks_mut(16))
+        .enumerate()
+        .map(|(w, (values, flags))| {
+            if inside[w] {
+                count(w, values, flags)
+            } else {
+                0
+            }
+        })
+        .collect()
 }
 
 impl<'a, G: Game> Solver<'a, G> {
