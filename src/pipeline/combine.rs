@@ -5,6 +5,7 @@
 
 use super::candidates::{leaves_unread, Candidates, Stretches};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
+use super::disks::cut_apart;
 use super::external::{flag, Solver, INTERNAL, ONGOING};
 use super::runs::{Order, Record, RunIndex};
 use super::stats::Part;
@@ -159,15 +160,11 @@ impl Pieces {
 
     /// `values` (the chunk's) cut into the pieces' parts, with their pieces.
     fn carve<'v>(&self, values: &'v mut [u8]) -> Vec<(Piece, &'v mut [u8])> {
-        let (mut rest, mut cut) = (values, 0);
-        let mut parts = Vec::with_capacity(self.list.len());
-        for &piece in &self.list {
-            let (_, tail) = std::mem::take(&mut rest).split_at_mut(piece.0 - cut);
-            let (part, tail) = tail.split_at_mut(piece.1 - piece.0);
-            parts.push((piece, part));
-            (rest, cut) = (tail, piece.1);
-        }
-        parts
+        let parts = cut_apart(
+            values,
+            self.list.iter().map(|&(start, end, _)| (start, end)),
+        );
+        self.list.iter().copied().zip(parts).collect()
     }
 }
 
@@ -284,14 +281,15 @@ impl<G: Game> Solver<'_, G> {
             }
         }
         let mut summary = vec![0u8; n * Summary::BYTES];
-        for (start, end) in stretches.into_vec() {
-            let at = (lo + start as u64) * Summary::BYTES as u64;
-            self.read_into(
-                &self.summary,
-                at,
-                &mut summary[start * Summary::BYTES..end * Summary::BYTES],
-            )?;
-        }
+        let stretches = stretches.into_vec();
+        let bytes = |&(start, end): &(usize, usize)| (start * Summary::BYTES, end * Summary::BYTES);
+        let parts = cut_apart(&mut summary, stretches.iter().map(bytes));
+        let mut parts: Vec<(u64, &mut [u8])> = stretches
+            .iter()
+            .map(|&(start, _)| (lo + start as u64) * Summary::BYTES as u64)
+            .zip(parts)
+            .collect();
+        self.read_parts(&self.summary, &mut parts)?;
         Ok(summary)
     }
 

@@ -230,6 +230,27 @@ impl ScratchDisks {
     }
 }
 
+/// Threads [`ByteFile::read_parts`] reads with at most.
+const READERS: usize = 8;
+/// Bytes a reader thread is worth starting for.
+const READ_SHARE: usize = 256 << 10;
+
+/// `buf` cut into the parts `ranges` (sorted, apart, within `buf`) name.
+pub(super) fn cut_apart(
+    buf: &mut [u8],
+    ranges: impl IntoIterator<Item = (usize, usize)>,
+) -> Vec<&mut [u8]> {
+    let (mut rest, mut cut) = (buf, 0);
+    let mut parts = Vec::new();
+    for (start, end) in ranges {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(start - cut);
+        let (part, tail) = tail.split_at_mut(end - start);
+        parts.push(part);
+        (rest, cut) = (tail, end);
+    }
+    parts
+}
+
 /// A fixed-size file of bytes read and written at offsets (pread/pwrite).
 pub struct ByteFile {
     file: File,
@@ -307,6 +328,37 @@ impl ByteFile {
         self.file
             .read_exact_at(buf, offset)
             .map_err(|e| Error::io("reading scratch file", &self.path, e))
+    }
+
+    /// Reads each part `(offset, buf)` of `parts`, several at a time: the
+    /// stretches of a sparse pass are many small reads, and one after
+    /// another they wait for the disk's latency each (or copy from the page
+    /// cache on one core). Threads of their own rather than the compute pool:
+    /// the reads block, and the pool is busy with the chunk before.
+    pub fn read_parts(&self, parts: &mut [(u64, &mut [u8])]) -> Result<()> {
+        let bytes: usize = parts.iter().map(|(_, b)| b.len()).sum();
+        let readers = READERS.min(parts.len()).min(bytes.div_ceil(READ_SHARE));
+        if readers <= 1 {
+            return parts
+                .iter_mut()
+                .try_for_each(|(at, buf)| self.read_at(*at, buf));
+        }
+        let per = parts.len().div_ceil(readers);
+        std::thread::scope(|scope| {
+            let shares: Vec<_> = parts
+                .chunks_mut(per)
+                .map(|share| {
+                    scope.spawn(move || {
+                        share
+                            .iter_mut()
+                            .try_for_each(|(at, buf)| self.read_at(*at, buf))
+                    })
+                })
+                .collect();
+            shares
+                .into_iter()
+                .try_for_each(|s| s.join().expect("a scratch reader panicked"))
+        })
     }
 
     /// Writes `buf` at `offset`.
@@ -396,4 +448,52 @@ fn hint(file: &File, offset: u64, len: u64, what: Hint) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = (file, offset, len, what);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parts read several at a time land where they belong, each with its
+    /// own offset's bytes, and nothing between them is touched.
+    #[test]
+    fn parts_read_at_their_offsets_into_their_places() {
+        let dir = tempfile::tempdir().unwrap();
+        let len = 4 << 20;
+        let file = ByteFile::create_or_open(&dir.path().join("f"), len as u64).unwrap();
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+        file.write_at(0, &bytes).unwrap();
+        // Enough bytes for several readers, in parts of odd sizes and gaps.
+        let ranges: Vec<(usize, usize)> = (0..40)
+            .map(|k| {
+                (
+                    k * 100_000 + k * 13,
+                    k * 100_000 + k * 13 + 60_000 + k * 977,
+                )
+            })
+            .collect();
+        assert!(ranges.iter().map(|(a, b)| b - a).sum::<usize>() > 4 * READ_SHARE);
+        let mut buf = vec![0xAA; len];
+        let parts = cut_apart(&mut buf, ranges.iter().copied());
+        // Read from elsewhere in the file than where they land: offsets are
+        // the parts' own, not their places in the buffer.
+        let shift = |start: usize| ((start + 12_345) % (len - 100_000)) as u64;
+        let mut parts: Vec<(u64, &mut [u8])> = ranges
+            .iter()
+            .map(|&(start, _)| shift(start))
+            .zip(parts)
+            .collect();
+        file.read_parts(&mut parts).unwrap();
+        let mut expected = vec![0xAA; len];
+        for &(start, end) in &ranges {
+            let at = shift(start) as usize;
+            expected[start..end].copy_from_slice(&bytes[at..at + end - start]);
+        }
+        assert!(buf == expected, "parts read to the wrong places");
+        // A part past the end is the file's error, not a panic.
+        let mut tail = [0u8; 16];
+        assert!(file
+            .read_parts(&mut [(len as u64 - 8, &mut tail[..])])
+            .is_err());
+    }
 }

@@ -24,7 +24,7 @@
 use super::candidates::Candidates;
 use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
 use super::combine::Summary;
-use super::disks::{ByteFile, ScratchDisks};
+use super::disks::{cut_apart, ByteFile, ScratchDisks};
 use super::plan::ExternalPlan;
 use super::runs::{
     prefetch_bucket, read_bucket, Blocks, Order, Record, RunIndex, RunWriter, MAX_BUCKETS,
@@ -454,6 +454,15 @@ impl<G: Game> Solver<'_, G> {
         Ok(())
     }
 
+    /// [`ByteFile::read_parts`], counted as read.
+    pub(super) fn read_parts(&self, file: &ByteFile, parts: &mut [(u64, &mut [u8])]) -> Result<()> {
+        file.read_parts(parts)?;
+        let bytes: usize = parts.iter().map(|(_, b)| b.len()).sum();
+        self.stats.read(bytes as u64);
+        self.progress.bytes(bytes as u64);
+        Ok(())
+    }
+
     pub(super) fn write(&self, file: &ByteFile, offset: u64, buf: &[u8]) -> Result<()> {
         file.write_at(offset, buf)?;
         self.stats.wrote(buf.len() as u64);
@@ -481,11 +490,22 @@ impl<G: Game> Solver<'_, G> {
         let (lo, hi) = self.chunk_range(self.size(), c);
         let len = (hi - lo) as usize;
         let (mut values, mut flags) = (vec![0u8; len], vec![0u8; len.div_ceil(4)]);
-        for &(start, end) in stretches {
-            let at = lo + start as u64;
-            self.read_into(&self.values, at, &mut values[start..end])?;
-            self.read_into(&self.flags, at / 4, &mut flags[start / 4..end.div_ceil(4)])?;
-        }
+        let at = |&(start, _): &(usize, usize)| lo + start as u64;
+        // Flag bytes hold four positions: stretches start on whole words, so
+        // their flag bytes are apart too.
+        let flag_bytes = |&(start, end): &(usize, usize)| (start / 4, end.div_ceil(4));
+        let mut value_parts: Vec<(u64, &mut [u8])> = stretches
+            .iter()
+            .map(at)
+            .zip(cut_apart(&mut values, stretches.iter().copied()))
+            .collect();
+        let mut flag_parts: Vec<(u64, &mut [u8])> = stretches
+            .iter()
+            .map(|s| at(s) / 4)
+            .zip(cut_apart(&mut flags, stretches.iter().map(flag_bytes)))
+            .collect();
+        self.read_parts(&self.values, &mut value_parts)?;
+        self.read_parts(&self.flags, &mut flag_parts)?;
         Ok((values, flags))
     }
 
