@@ -281,15 +281,17 @@ impl<G: Game> Solver<'_, G> {
             }
         }
         let mut summary = vec![0u8; n * Summary::BYTES];
-        let stretches = stretches.into_vec();
-        let bytes = |&(start, end): &(usize, usize)| (start * Summary::BYTES, end * Summary::BYTES);
-        let parts = cut_apart(&mut summary, stretches.iter().map(bytes));
-        let mut parts: Vec<(u64, &mut [u8])> = stretches
-            .iter()
-            .map(|&(start, _)| (lo + start as u64) * Summary::BYTES as u64)
-            .zip(parts)
+        let bytes: Vec<(usize, usize)> = stretches
+            .into_vec()
+            .into_iter()
+            .map(|(start, end)| (start * Summary::BYTES, end * Summary::BYTES))
             .collect();
-        self.read_parts(&self.summary, &mut parts)?;
+        self.read_ranges(
+            &self.summary,
+            lo * Summary::BYTES as u64,
+            &mut summary,
+            &bytes,
+        )?;
         Ok(summary)
     }
 

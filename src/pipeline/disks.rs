@@ -330,18 +330,24 @@ impl ByteFile {
             .map_err(|e| Error::io("reading scratch file", &self.path, e))
     }
 
-    /// Reads each part `(offset, buf)` of `parts`, several at a time: the
+    /// Reads the `ranges` of `buf` (sorted, apart) from this file, where
+    /// `buf` mirrors the file from offset `base` on, several at a time: the
     /// stretches of a sparse pass are many small reads, and one after
     /// another they wait for the disk's latency each (or copy from the page
     /// cache on one core). Threads of their own rather than the compute pool:
     /// the reads block, and the pool is busy with the chunk before.
-    pub fn read_parts(&self, parts: &mut [(u64, &mut [u8])]) -> Result<()> {
-        let bytes: usize = parts.iter().map(|(_, b)| b.len()).sum();
+    pub fn read_ranges(&self, base: u64, buf: &mut [u8], ranges: &[(usize, usize)]) -> Result<()> {
+        let mut parts: Vec<(u64, &mut [u8])> = ranges
+            .iter()
+            .map(|&(start, _)| base + start as u64)
+            .zip(cut_apart(buf, ranges.iter().copied()))
+            .collect();
+        let bytes: usize = ranges.iter().map(|(start, end)| end - start).sum();
         let readers = READERS.min(parts.len()).min(bytes.div_ceil(READ_SHARE));
         if readers <= 1 {
             return parts
                 .iter_mut()
-                .try_for_each(|(at, buf)| self.read_at(*at, buf));
+                .try_for_each(|(at, part)| self.read_at(*at, part));
         }
         let per = parts.len().div_ceil(readers);
         std::thread::scope(|scope| {
@@ -351,7 +357,7 @@ impl ByteFile {
                     scope.spawn(move || {
                         share
                             .iter_mut()
-                            .try_for_each(|(at, buf)| self.read_at(*at, buf))
+                            .try_for_each(|(at, part)| self.read_at(*at, part))
                     })
                 })
                 .collect();
@@ -474,26 +480,20 @@ mod tests {
             .collect();
         assert!(ranges.iter().map(|(a, b)| b - a).sum::<usize>() > 4 * READ_SHARE);
         let mut buf = vec![0xAA; len];
-        let parts = cut_apart(&mut buf, ranges.iter().copied());
-        // Read from elsewhere in the file than where they land: offsets are
-        // the parts' own, not their places in the buffer.
-        let shift = |start: usize| ((start + 12_345) % (len - 100_000)) as u64;
-        let mut parts: Vec<(u64, &mut [u8])> = ranges
-            .iter()
-            .map(|&(start, _)| shift(start))
-            .zip(parts)
-            .collect();
-        file.read_parts(&mut parts).unwrap();
+        // Read from elsewhere in the file than where they land: the ranges
+        // are the buffer's, the file's bytes start at `base`.
+        let base = 12_345;
+        file.read_ranges(base, &mut buf, &ranges).unwrap();
         let mut expected = vec![0xAA; len];
         for &(start, end) in &ranges {
-            let at = shift(start) as usize;
+            let at = base as usize + start;
             expected[start..end].copy_from_slice(&bytes[at..at + end - start]);
         }
         assert!(buf == expected, "parts read to the wrong places");
         // A part past the end is the file's error, not a panic.
         let mut tail = [0u8; 16];
         assert!(file
-            .read_parts(&mut [(len as u64 - 8, &mut tail[..])])
+            .read_ranges(len as u64 - 8, &mut tail, &[(0, 16)])
             .is_err());
     }
 }

@@ -24,7 +24,7 @@
 use super::candidates::Candidates;
 use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
 use super::combine::Summary;
-use super::disks::{cut_apart, ByteFile, ScratchDisks};
+use super::disks::{ByteFile, ScratchDisks};
 use super::plan::ExternalPlan;
 use super::runs::{
     prefetch_bucket, read_bucket, Blocks, Order, Record, RunIndex, RunWriter, MAX_BUCKETS,
@@ -454,10 +454,16 @@ impl<G: Game> Solver<'_, G> {
         Ok(())
     }
 
-    /// [`ByteFile::read_parts`], counted as read.
-    pub(super) fn read_parts(&self, file: &ByteFile, parts: &mut [(u64, &mut [u8])]) -> Result<()> {
-        file.read_parts(parts)?;
-        let bytes: usize = parts.iter().map(|(_, b)| b.len()).sum();
+    /// [`ByteFile::read_ranges`], counted as read.
+    pub(super) fn read_ranges(
+        &self,
+        file: &ByteFile,
+        base: u64,
+        buf: &mut [u8],
+        ranges: &[(usize, usize)],
+    ) -> Result<()> {
+        file.read_ranges(base, buf, ranges)?;
+        let bytes: usize = ranges.iter().map(|(start, end)| end - start).sum();
         self.stats.read(bytes as u64);
         self.progress.bytes(bytes as u64);
         Ok(())
@@ -490,22 +496,14 @@ impl<G: Game> Solver<'_, G> {
         let (lo, hi) = self.chunk_range(self.size(), c);
         let len = (hi - lo) as usize;
         let (mut values, mut flags) = (vec![0u8; len], vec![0u8; len.div_ceil(4)]);
-        let at = |&(start, _): &(usize, usize)| lo + start as u64;
         // Flag bytes hold four positions: stretches start on whole words, so
         // their flag bytes are apart too.
-        let flag_bytes = |&(start, end): &(usize, usize)| (start / 4, end.div_ceil(4));
-        let mut value_parts: Vec<(u64, &mut [u8])> = stretches
+        let flag_bytes: Vec<(usize, usize)> = stretches
             .iter()
-            .map(at)
-            .zip(cut_apart(&mut values, stretches.iter().copied()))
+            .map(|&(start, end)| (start / 4, end.div_ceil(4)))
             .collect();
-        let mut flag_parts: Vec<(u64, &mut [u8])> = stretches
-            .iter()
-            .map(|s| at(s) / 4)
-            .zip(cut_apart(&mut flags, stretches.iter().map(flag_bytes)))
-            .collect();
-        self.read_parts(&self.values, &mut value_parts)?;
-        self.read_parts(&self.flags, &mut flag_parts)?;
+        self.read_ranges(&self.values, lo, &mut values, stretches)?;
+        self.read_ranges(&self.flags, lo / 4, &mut flags, &flag_bytes)?;
         Ok((values, flags))
     }
 
