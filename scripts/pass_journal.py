@@ -27,7 +27,8 @@ def load(out):
 
 COLUMNS = ["passes", "jobs", "wall s", "marking s", "expand s", "answer s", "combine s",
            "read GB", "written GB", "requests M", "candidates M", "kernel s", "staging s",
-           "wait reads s", "wait device s", "wait flushers s", "wait runs s"]
+           "wait reads s", "wait device s", "wait flushers s", "wait runs s",
+           "cores busy: pass / expand / answer / combine and marking"]
 
 
 def row(label, passes):
@@ -40,6 +41,13 @@ def row(label, passes):
              sum(p["device"].get("host_stage_seconds", 0) for p in passes),
              w("for_chunk_reads"), w("for_device"), w("for_flushers"), w("for_run_reads")]
     text = [str(cells[0]), str(cells[1])] + [f"{c:.2f}" for c in cells[2:]]
+    # Process CPU seconds (all threads) over wall seconds, where recorded.
+    cpu = lambda k: sum(p.get("cpu_seconds", {}).get(k, 0) for p in passes)
+    cores = lambda c, wall: f"{c / wall:.1f}" if wall > 0 and c > 0 else "-"
+    text.append(" / ".join([
+        cores(cpu("pass"), s("seconds")), cores(cpu("expand"), s("expand_seconds")),
+        cores(cpu("answer"), s("answer_seconds")),
+        cores(cpu("combine") + cpu("marking"), s("combine_seconds") + s("candidate_seconds"))]))
     return f"| {label} | " + " | ".join(text) + " |"
 
 

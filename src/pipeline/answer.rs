@@ -104,6 +104,9 @@ impl<G: Game> Solver<'_, G> {
             })
             .collect();
         let mut file: Option<(usize, ByteFile)> = None;
+        // The answers to a block, kept between blocks: fresh pages cost a
+        // fault and a zeroing each.
+        let mut out: Vec<Record> = Vec::new();
         for (ordinal, &(s, c)) in buckets.iter().enumerate().skip(first as usize) {
             {
                 let size = self.layout.size(s);
@@ -129,7 +132,7 @@ impl<G: Game> Solver<'_, G> {
                             LookupRange::new(lo, (hi - lo) as usize, kept)
                         })
                         .read_for(records, |at, into| self.read_into(file, at, into))?;
-                    let out: Vec<Record> = records
+                    records
                         .par_iter()
                         .map(|q| {
                             let v = values[q.index() as usize];
@@ -140,7 +143,7 @@ impl<G: Game> Solver<'_, G> {
                                 u64::from(v),
                             )
                         })
-                        .collect();
+                        .collect_into_vec(&mut out);
                     self.progress.inc(records.len() as u64);
                     answers.push(&out)
                 })?;

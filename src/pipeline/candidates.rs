@@ -35,7 +35,7 @@
 
 use super::combine::Summary;
 use super::external::{flag, lock, Solver, INTERNAL, ONGOING};
-use super::stats::Part;
+use super::stats::{process_cpu_nanos, Part};
 use crate::game::Game;
 use crate::value::rules::PENDING;
 use crate::value::{Rank, Value};
@@ -316,6 +316,7 @@ impl<G: Game> Solver<'_, G> {
             return Ok(None);
         };
         let started = std::time::Instant::now();
+        let cpu = process_cpu_nanos();
         // Hints from the pass before tell which chunks can hold marks;
         // without them (the partition's first marking, or a resume) every
         // chunk is read and the hints are made.
@@ -363,6 +364,9 @@ impl<G: Game> Solver<'_, G> {
             },
         )?;
         self.stats.profile.add(Part::Candidates, started.elapsed());
+        self.stats
+            .profile
+            .add_cpu(Part::Candidates, process_cpu_nanos().saturating_sub(cpu));
         if cannot.into_inner() {
             self.no_predecessors.store(true, Ordering::Relaxed);
             return Ok(None);

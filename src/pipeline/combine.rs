@@ -8,7 +8,7 @@ use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::disks::cut_apart;
 use super::external::{flag, Solver, INTERNAL, ONGOING};
 use super::runs::{Order, Record, RunIndex};
-use super::stats::Part;
+use super::stats::{process_cpu_nanos, Part};
 use crate::game::{Game, GameKind};
 use crate::value::rules::{at, PassAcc, PENDING};
 use crate::value::Value;
@@ -335,11 +335,15 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<()> {
         self.chunk_phase(what, first);
         let started = Instant::now();
-        self.for_each_chunk(first, load, work)?;
+        let cpu = process_cpu_nanos();
+        let done = self.for_each_chunk(first, load, work);
+        self.end_step();
+        done?;
         let marking = marking.get();
         let profile = &self.stats.profile;
         profile.add(Part::Combine, started.elapsed().saturating_sub(marking));
         profile.add(Part::Candidates, marking);
+        profile.add_cpu(Part::Combine, process_cpu_nanos().saturating_sub(cpu));
         Ok(())
     }
 
@@ -470,6 +474,7 @@ impl<G: Game> Solver<'_, G> {
         let mut next = candidates.and_then(|_| self.start_next_marks(d, first));
         let marking_next = next.is_some();
         let marking = Cell::new(Duration::ZERO);
+        let mut kept_accs: Vec<PassAcc> = Vec::new();
         self.combine_chunks(
             &format!("pass {d}: combine"),
             first,
@@ -529,11 +534,19 @@ impl<G: Game> Solver<'_, G> {
                 // position's answers when it is decided: only the pending
                 // candidates need them, often a small part of the chunk.
                 let pieces = Pieces::of((hi - lo) as usize, stretches.as_deref());
-                let mut accs = vec![PassAcc::default(); pieces.held];
+                // Kept between chunks and cleared on all threads: a fresh
+                // chunk's worth, faulted in and zeroed on this thread, held
+                // every core up.
+                if kept_accs.len() < pieces.held {
+                    kept_accs.resize(pieces.held, PassAcc::default());
+                }
+                let accs = &mut kept_accs[..pieces.held];
+                accs.par_chunks_mut(SLICE)
+                    .for_each(|part| part.fill(PassAcc::default()));
                 self.apply_answers(
                     answers,
                     c,
-                    (&mut accs, pieces.packed.then_some(&pieces)),
+                    (&mut *accs, pieces.packed.then_some(&pieces)),
                     |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
                 )?;
                 let (changed, decided_here, listed) = pieces

@@ -230,10 +230,12 @@ impl ScratchDisks {
     }
 }
 
-/// Threads [`ByteFile::read_parts`] reads with at most.
+/// Threads [`ByteFile::read_ranges`] reads with at most.
 const READERS: usize = 8;
 /// Bytes a reader thread is worth starting for.
 const READ_SHARE: usize = 256 << 10;
+/// The least piece [`ByteFile::read_whole`] cuts a read into.
+const WHOLE_SHARE: usize = 1 << 20;
 
 /// `buf` cut into the parts `ranges` (sorted, apart, within `buf`) name.
 pub(super) fn cut_apart(
@@ -328,6 +330,24 @@ impl ByteFile {
         self.file
             .read_exact_at(buf, offset)
             .map_err(|e| Error::io("reading scratch file", &self.path, e))
+    }
+
+    /// Reads `buf.len()` bytes at `offset` into `buf`, a long read cut into
+    /// pieces read side by side ([`Self::read_ranges`]): a chunk's reads
+    /// come from the page cache as often as from the disk, and one thread
+    /// copying them (and faulting in the buffer's fresh pages) held up the
+    /// step that waited for the chunk.
+    pub fn read_whole(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let len = buf.len();
+        if len < 2 * WHOLE_SHARE {
+            return self.read_at(offset, buf);
+        }
+        let piece = len.div_ceil(READERS).max(WHOLE_SHARE);
+        let pieces: Vec<(usize, usize)> = (0..len)
+            .step_by(piece)
+            .map(|start| (start, (start + piece).min(len)))
+            .collect();
+        self.read_ranges(offset, buf, &pieces)
     }
 
     /// Reads the `ranges` of `buf` (sorted, apart) from this file, where
@@ -495,5 +515,13 @@ mod tests {
         assert!(file
             .read_ranges(len as u64 - 8, &mut tail, &[(0, 16)])
             .is_err());
+        // A long read in pieces side by side, of a length no piece divides,
+        // from an odd offset: the bytes as one pread reads them.
+        let (at, long) = (4_321usize, 3 * WHOLE_SHARE + 12_345);
+        let mut whole = vec![0u8; long];
+        file.read_whole(at as u64, &mut whole).unwrap();
+        assert!(whole == bytes[at..at + long], "a long read differs");
+        let mut over = vec![0u8; long];
+        assert!(file.read_whole((len - long + 1) as u64, &mut over).is_err());
     }
 }

@@ -29,7 +29,7 @@ use super::plan::ExternalPlan;
 use super::runs::{
     prefetch_bucket, read_bucket, Blocks, Order, Record, RunIndex, RunWriter, MAX_BUCKETS,
 };
-use super::stats::{IoStats, Part, PassRecord};
+use super::stats::{process_cpu_nanos, IoStats, Part, PassRecord, Snapshot};
 use crate::game::{ChunkTiming, Game, GameKind, Layout, PartitionKernels};
 use crate::progress::Progress;
 use crate::value::Value;
@@ -81,6 +81,9 @@ pub(super) struct Solver<'a, G: Game> {
     /// passes: fresh pages cost a fault and a zeroing each, more than the
     /// copy into them when a range is read whole.
     pub(super) lookup_values: Mutex<Vec<u8>>,
+    /// The block of run records a step's reads decode into, kept between
+    /// the buckets of a step (see [`read_bucket`]) and let go at its end.
+    pub(super) decoded: Mutex<Vec<Record>>,
     /// Set once the game could not list a position's predecessors within
     /// the partition: its passes expand every pending position.
     pub(super) no_predecessors: AtomicBool,
@@ -257,6 +260,7 @@ impl<'a, G: Game> Solver<'a, G> {
             figures: Mutex::new(PassFigures::default()),
             expander: Mutex::new(None),
             lookup_values: Mutex::new(Vec::new()),
+            decoded: Mutex::new(Vec::new()),
             no_predecessors: AtomicBool::new(false),
             chunk_hints: Mutex::new(None),
             next_marks: Mutex::new(None),
@@ -357,9 +361,10 @@ impl<'a, G: Game> Solver<'a, G> {
 /// Counters at the start of a pass.
 pub(super) struct Mark {
     at: Instant,
+    cpu: u64,
     read: u64,
     written: u64,
-    profile: [u64; Part::COUNT],
+    profile: Snapshot,
 }
 
 impl<G: Game> Solver<'_, G> {
@@ -367,6 +372,7 @@ impl<G: Game> Solver<'_, G> {
         *lock(&self.figures) = PassFigures::default();
         Mark {
             at: Instant::now(),
+            cpu: process_cpu_nanos(),
             read: self.stats.bytes_read(),
             written: self.stats.bytes_written(),
             profile: self.stats.profile.snapshot(),
@@ -377,6 +383,19 @@ impl<G: Game> Solver<'_, G> {
     fn record(&self, d: u32, mark: Mark) -> Result<()> {
         let profile = &self.stats.profile;
         let since = |part| profile.since(&mark.profile, part);
+        let cpu_seconds = [
+            ("expand", Part::Expand),
+            ("answer", Part::Answer),
+            ("combine", Part::Combine),
+            ("marking", Part::Candidates),
+        ]
+        .into_iter()
+        .map(|(k, part)| (k.to_string(), profile.cpu_since(&mark.profile, part)))
+        .chain(std::iter::once((
+            "pass".to_string(),
+            process_cpu_nanos().saturating_sub(mark.cpu) as f64 / 1e9,
+        )))
+        .collect();
         let PassFigures {
             expand,
             answer_bytes,
@@ -405,6 +424,7 @@ impl<G: Game> Solver<'_, G> {
                 combine_seconds: since(Part::Combine),
                 bytes_read: self.stats.bytes_read() - mark.read,
                 bytes_written: self.stats.bytes_written() - mark.written,
+                cpu_seconds,
                 jobs: expand.chunks,
                 requests: expand.requests,
                 scratch_bytes_per_request: (expand.requests > 0)
@@ -448,7 +468,7 @@ impl<G: Game> Solver<'_, G> {
 
     /// Reads `buf.len()` bytes at `offset` into `buf`, counted as read.
     pub(super) fn read_into(&self, file: &ByteFile, offset: u64, buf: &mut [u8]) -> Result<()> {
-        file.read_at(offset, buf)?;
+        file.read_whole(offset, buf)?;
         self.stats.read(buf.len() as u64);
         self.progress.bytes(buf.len() as u64);
         Ok(())
@@ -631,15 +651,18 @@ impl<G: Game> Solver<'_, G> {
             records: self.plan.run_capacity,
             order,
         };
+        let mut decoded = std::mem::take(&mut *lock(&self.decoded));
         let read = read_bucket(
-            self.disks,
-            kind,
+            (self.disks, kind),
             runs,
             bucket,
             blocks,
             &self.stats.profile,
+            &mut decoded,
             apply,
-        )?;
+        );
+        *lock(&self.decoded) = decoded;
+        let read = read?;
         self.stats.read(read);
         self.progress.bytes(read);
         Ok(())
@@ -705,6 +728,12 @@ impl<G: Game> Solver<'_, G> {
         Ok((requests, answers, from))
     }
 
+    /// Lets go of the buffers a step kept between its buckets or chunks, so
+    /// that the next step's are not held beside them.
+    pub(super) fn end_step(&self) {
+        *lock(&self.decoded) = Vec::new();
+    }
+
     /// Runs `step` (timed as `part`) from where `from` stands in it; when a
     /// checkpoint is past the step, its runs are the ones it recorded
     /// (`wrote`). Returns them, and where the steps after it start.
@@ -717,7 +746,11 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<(RunIndex, Option<WithinPass>)> {
         match from {
             Some(w) if w.step != step => Ok((wrote(&w).clone(), Some(w))),
-            from => Ok((self.stats.profile.time(part, || run(from))?, None)),
+            from => {
+                let runs = self.stats.profile.time_step(part, || run(from));
+                self.end_step();
+                Ok((runs?, None))
+            }
         }
     }
 }

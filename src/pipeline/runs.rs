@@ -123,6 +123,16 @@ pub const SWEEPS: usize = 8;
 
 /// Whether `records` are at most `runs` ascending runs of keys.
 fn ascending_runs_at_most(records: &[Record], runs: usize) -> bool {
+    // A block of many records is looked at on all threads: on the reading
+    // thread alone, the look held every core up.
+    if records.len() >= PARALLEL_LOOK {
+        use rayon::prelude::*;
+        let descents = records
+            .par_windows(2)
+            .filter(|w| w[1].key < w[0].key)
+            .count();
+        return descents < runs;
+    }
     let mut descents = 0;
     for w in records.windows(2) {
         if w[1].key < w[0].key {
@@ -134,6 +144,9 @@ fn ascending_runs_at_most(records: &[Record], runs: usize) -> bool {
     }
     true
 }
+
+/// Records from which [`ascending_runs_at_most`] looks on all threads.
+const PARALLEL_LOOK: usize = 1 << 16;
 
 /// How a reader hands a bucket's records over.
 #[derive(Clone, Copy, Debug)]
@@ -422,7 +435,10 @@ impl RunWriter {
         // free, which bounds the buffers in memory.
         let (full_tx, full_rx) = sync_channel::<Vec<Record>>(0);
         let full_rx = Arc::new(Mutex::new(full_rx));
-        let (empty_tx, empty_rx) = sync_channel::<Vec<Record>>(1);
+        // Every emptied buffer comes back for reuse (a buffer is made only
+        // when none is spare, so no more are alive than without it): a
+        // fresh one's pages cost a fault and a zeroing each on the producer.
+        let (empty_tx, empty_rx) = sync_channel::<Vec<Record>>(flushers + 1);
         let flushers = (0..flushers)
             .map(|_| {
                 let shared = Arc::clone(&shared);
@@ -776,14 +792,17 @@ pub fn prefetch_bucket(
 
 /// Streams bucket `bucket`'s records of `kind` in blocks of at most `block`
 /// records (a reader thread reads the next frames while this block's are
-/// decoded, on all cores, and applied); returns the bytes read.
+/// decoded, on all cores, and applied); returns the bytes read. Blocks are
+/// decoded into `decoded`, which a caller keeps between buckets: a fresh
+/// block's pages cost a fault and a zeroing each, on the thread every
+/// core then waits for.
 pub fn read_bucket(
-    disks: &ScratchDisks,
-    kind: &str,
+    (disks, kind): (&ScratchDisks, &str),
     index: &RunIndex,
     bucket: u64,
     blocks: Blocks,
     profile: &Profile,
+    decoded: &mut Vec<Record>,
     mut apply: impl FnMut(&[Record]) -> Result<()>,
 ) -> Result<u64> {
     let Blocks {
@@ -809,10 +828,10 @@ pub fn read_bucket(
     if have != expected {
         return Err(reader.damaged(format!("{have} bytes, {expected} were written")));
     }
-    let mut records = Vec::new();
+    let records = decoded;
     let mut consume = |batch: &FrameBatch| -> Result<()> {
         profile
-            .time(Part::RunDecode, || batch.decode(bucket, &mut records))
+            .time(Part::RunDecode, || batch.decode(bucket, records))
             .map_err(|what| reader.damaged(what))?;
         for piece in records.chunks_mut(block) {
             if order == Order::Sorted && !ascending_runs_at_most(piece, SWEEPS) {
@@ -899,8 +918,13 @@ impl FrameBatch {
         // took a `--mem-limit 16M` build over its limit), while no more
         // than a batch's frames are ever decoded at once.
         static CODECS: Mutex<Vec<FrameCodec>> = Mutex::new(Vec::new());
-        out.clear();
-        out.resize(self.records, Record::default());
+        // Every record is decoded into its place (or the batch fails), so
+        // what `out` held is not cleared first: zeroing a block on this
+        // thread held every core up.
+        if out.len() < self.records {
+            out.resize(self.records, Record::default());
+        }
+        out.truncate(self.records);
         let mut places = Vec::with_capacity(self.frames.len());
         let mut rest = &mut out[..];
         for &at in &self.frames {
@@ -1021,12 +1045,15 @@ mod tests {
             .collect()
     }
 
-    /// The blocks the reader hands over, of 100 records at most.
+    /// The blocks the reader hands over, of 100 records at most, decoded
+    /// into `decoded` (which holds an earlier bucket's records: they must
+    /// not leak into this one's).
     fn read_all(
         disks: &ScratchDisks,
         index: &RunIndex,
         bucket: u64,
         order: Order,
+        decoded: &mut Vec<Record>,
     ) -> Vec<Vec<Record>> {
         let mut out = Vec::new();
         let profile = Profile::default();
@@ -1034,11 +1061,19 @@ mod tests {
             records: 100,
             order,
         };
-        read_bucket(disks, "req", index, bucket, blocks, &profile, |r| {
-            assert!(!r.is_empty() && r.len() <= 100, "{} records", r.len());
-            out.push(r.to_vec());
-            Ok(())
-        })
+        read_bucket(
+            (disks, "req"),
+            index,
+            bucket,
+            blocks,
+            &profile,
+            decoded,
+            |r| {
+                assert!(!r.is_empty() && r.len() <= 100, "{} records", r.len());
+                out.push(r.to_vec());
+                Ok(())
+            },
+        )
         .unwrap();
         out
     }
@@ -1091,8 +1126,9 @@ mod tests {
                 "{} bytes",
                 index.bytes
             );
+            let mut decoded = Vec::new();
             for bucket in 0..5 {
-                let blocks = read_all(&disks, &index, bucket, order);
+                let blocks = read_all(&disks, &index, bucket, order, &mut decoded);
                 if order == Order::Sorted {
                     // Each block the reader hands over is a few ascending runs.
                     for block in &blocks {
@@ -1122,6 +1158,14 @@ mod tests {
         assert!(ascending_runs_at_most(&keys(&[1, 2, 0, 9]), 2));
         assert!(ascending_runs_at_most(&keys(&[5, 6, 1, 2, 0, 3]), 3));
         assert!(!ascending_runs_at_most(&keys(&[5, 6, 1, 2, 0, 3]), 2));
+        // Long enough to be looked at on all threads: three runs, the
+        // descents at the ends of the pieces threads may split it at.
+        let n = PARALLEL_LOOK as u64 * 3;
+        let three: Vec<u64> = (0..n).map(|i| i % (n / 3) + i / (n / 3)).collect();
+        assert!(ascending_runs_at_most(&keys(&three), 3));
+        assert!(!ascending_runs_at_most(&keys(&three), 2));
+        let one: Vec<u64> = (0..n).collect();
+        assert!(ascending_runs_at_most(&keys(&one), 1));
     }
 
     #[test]
@@ -1175,7 +1219,15 @@ mod tests {
                 records: 100,
                 order: Order::Grouped,
             };
-            read_bucket(&disks, "req", index, 0, blocks, &profile, |_| Ok(()))
+            read_bucket(
+                (&disks, "req"),
+                index,
+                0,
+                blocks,
+                &profile,
+                &mut Vec::new(),
+                |_| Ok(()),
+            )
         };
         assert_eq!(read(&index).unwrap(), good.len() as u64);
         for at in [0, 5, 17, good.len() / 2, good.len() - 1] {

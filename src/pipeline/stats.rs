@@ -67,6 +67,12 @@ pub struct PassRecord {
     pub bytes_read: u64,
     /// Scratch bytes written.
     pub bytes_written: u64,
+    /// The process's CPU seconds (all threads) while the pass ran, and while
+    /// each of its steps did ("expand", "answer", "combine" (with the
+    /// marking it does), "marking"): against the wall seconds, the cores
+    /// each kept busy.
+    #[serde(default)]
+    pub cpu_seconds: std::collections::BTreeMap<String, f64>,
     /// Jobs the expander ran.
     pub jobs: u64,
     /// Requests the expand step wrote.
@@ -86,6 +92,26 @@ pub struct PassRecord {
 #[derive(Debug, Default)]
 pub(crate) struct Profile {
     nanos: [AtomicU64; Part::COUNT],
+    /// The process's CPU time (all threads) while a step ran, for the
+    /// steps timed by [`Profile::time_step`]: over their wall time, how
+    /// many cores the step kept busy.
+    cpu_nanos: [AtomicU64; Part::COUNT],
+}
+
+/// CPU time this process has used so far, all threads, in nanoseconds.
+pub(crate) fn process_cpu_nanos() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through the pointer, which
+    // points at the local above; the clock id is a constant Linux knows.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) } == 0;
+    if ok {
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    } else {
+        0
+    }
 }
 
 /// A part of the pipeline whose time is counted.
@@ -121,6 +147,13 @@ pub(crate) enum Part {
     RunDecode,
     /// Marking the positions a pass can decide (`candidates.rs`).
     Candidates,
+}
+
+/// [`Profile`]'s counters at one moment.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Snapshot {
+    wall: [u64; Part::COUNT],
+    cpu: [u64; Part::COUNT],
 }
 
 impl Part {
@@ -173,16 +206,41 @@ impl Profile {
         );
     }
 
+    /// Counts `cpu` nanoseconds of the process's CPU time against `part`.
+    pub(crate) fn add_cpu(&self, part: Part, cpu: u64) {
+        self.cpu_nanos[part as usize].fetch_add(cpu, Ordering::Relaxed);
+    }
+
+    /// Runs `f`, a step of a pass, counting its wall time and the process's
+    /// CPU time meanwhile against `part`.
+    pub(crate) fn time_step<T>(&self, part: Part, f: impl FnOnce() -> T) -> T {
+        let cpu = process_cpu_nanos();
+        let out = self.time(part, f);
+        self.add_cpu(part, process_cpu_nanos().saturating_sub(cpu));
+        out
+    }
+
     /// The counters now, to take differences of.
-    pub(crate) fn snapshot(&self) -> [u64; Part::COUNT] {
-        std::array::from_fn(|i| self.nanos[i].load(Ordering::Relaxed))
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            wall: std::array::from_fn(|i| self.nanos[i].load(Ordering::Relaxed)),
+            cpu: std::array::from_fn(|i| self.cpu_nanos[i].load(Ordering::Relaxed)),
+        }
+    }
+
+    /// CPU seconds counted against `part` between snapshot `before` and now.
+    pub(crate) fn cpu_since(&self, before: &Snapshot, part: Part) -> f64 {
+        self.cpu_nanos[part as usize]
+            .load(Ordering::Relaxed)
+            .saturating_sub(before.cpu[part as usize]) as f64
+            / 1e9
     }
 
     /// Seconds of `part` between snapshot `before` and now.
-    pub(crate) fn since(&self, before: &[u64; Part::COUNT], part: Part) -> f64 {
+    pub(crate) fn since(&self, before: &Snapshot, part: Part) -> f64 {
         self.nanos[part as usize]
             .load(Ordering::Relaxed)
-            .saturating_sub(before[part as usize]) as f64
+            .saturating_sub(before.wall[part as usize]) as f64
             / 1e9
     }
 
@@ -194,15 +252,19 @@ impl Profile {
         out
     }
 
-    /// Seconds per part, keyed by name (for the build log).
-    pub(crate) fn seconds(&self) -> std::collections::BTreeMap<&'static str, f64> {
-        Part::ALL
-            .iter()
-            .map(|&p| {
-                let n = self.nanos[p as usize].load(Ordering::Relaxed);
-                (p.key(), n as f64 / 1e9)
-            })
-            .collect()
+    /// Seconds per part, keyed by name (for the build log); for the steps
+    /// timed with their CPU time, also that, as `STEP_cpu`.
+    pub(crate) fn seconds(&self) -> std::collections::BTreeMap<String, f64> {
+        let mut out = std::collections::BTreeMap::new();
+        for &p in &Part::ALL {
+            let n = self.nanos[p as usize].load(Ordering::Relaxed);
+            out.insert(p.key().to_string(), n as f64 / 1e9);
+            let cpu = self.cpu_nanos[p as usize].load(Ordering::Relaxed);
+            if cpu > 0 {
+                out.insert(format!("{}_cpu", p.key()), cpu as f64 / 1e9);
+            }
+        }
+        out
     }
 }
 
@@ -286,7 +348,7 @@ impl IoStats {
 
     /// Seconds per part of the pipeline (steps' wall time, flusher threads'
     /// busy time, waits), summed over threads where several run at once.
-    pub fn profile_seconds(&self) -> std::collections::BTreeMap<&'static str, f64> {
+    pub fn profile_seconds(&self) -> std::collections::BTreeMap<String, f64> {
         self.profile.seconds()
     }
 }

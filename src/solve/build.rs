@@ -131,10 +131,11 @@ pub struct BuildReport {
     pub scratch_bytes_written: u64,
     /// Seconds spent in the pipeline's passes (external partitions only).
     pub pipeline_seconds: f64,
-    /// Where the pipeline's time went: steps' wall seconds, flusher threads'
+    /// Where the pipeline's time went: steps' wall seconds (and, as
+    /// `STEP_cpu`, the process's CPU seconds meanwhile), flusher threads'
     /// sort and write seconds, and seconds spent waiting on flushers and
     /// readers (summed over threads).
-    pub pipeline_profile: std::collections::BTreeMap<&'static str, f64>,
+    pub pipeline_profile: std::collections::BTreeMap<String, f64>,
     /// What the process read from and wrote to storage, below the page cache
     /// (Linux `/proc/self/io`; written bytes less those dropped before
     /// write-back), if known.

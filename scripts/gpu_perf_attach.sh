@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Samples a running build with perf for a while, on a machine without perf
+# installed: the development machine's perf and its libraries are carried
+# in PERF_KIT (perf, ld-linux-x86-64.so.2, lib/), made with
+#   mkdir -p .device/perfkit/lib && cp /usr/bin/perf /lib64/ld-linux-x86-64.so.2 .device/perfkit/ &&
+#   for l in $(ldd /usr/bin/perf | awk '{print $3}' | grep /); do cp -L $l .device/perfkit/lib/; done
+# and the binary keeps its symbols (strip --strip-debug, not strip).
+#   bash scripts/gpu_perf_attach.sh PATTERN DELAY SECONDS
+# waits for a tbforge process whose command line matches PATTERN, DELAY seconds
+# more, then samples it SECONDS seconds (call graphs by DWARF unwinding, 49
+# samples a second a thread) and writes to $OUT: where its threads spent
+# their time (by thread; by function, self and with callees; the callers of
+# page faults), as text.
+set -uo pipefail
+pattern=${1:?a pattern of the command line}
+delay=${2:-0}
+seconds=${3:-30}
+KIT=${PERF_KIT:-.device/perfkit}
+OUT=${OUT:-/tmp/perf-attach}
+mkdir -p "$OUT"
+perf() { "$KIT/ld-linux-x86-64.so.2" --library-path "$KIT/lib" "$KIT/perf" "$@"; }
+if ! perf stat -e task-clock -o "$OUT/perf-check.txt" true 2> "$OUT/perf-check.err"; then
+  echo "perf does not run here: $(tail -1 "$OUT/perf-check.err")"
+  exit 1
+fi
+pid=""
+for _ in $(seq 1 600); do
+  # The newest tbforge process (not this script, whose arguments match too).
+  pid=$(pgrep -n -x tbforge -f -- "$pattern" 2>/dev/null || true)
+  [ -z "$pid" ] && for p in $(pgrep -f -- "$pattern"); do
+    [ "$(cat /proc/$p/comm 2>/dev/null)" = tbforge ] && pid=$p
+  done
+  [ -n "$pid" ] && break
+  sleep 1
+done
+[ -n "$pid" ] || { echo "no process matches $pattern"; exit 1; }
+sleep "$delay"
+echo "sampling pid $pid for $seconds s"
+perf record -F 49 --call-graph dwarf,4096 -p "$pid" -o "$OUT/perf.data" -- sleep "$seconds" \
+  > "$OUT/record.log" 2>&1 || { echo "perf record failed: $(tail -2 "$OUT/record.log")"; exit 1; }
+report() { perf report -i "$OUT/perf.data" --stdio "$@" 2>/dev/null; }
+report --no-children --sort pid -g none | grep '%' | head -40 > "$OUT/threads.txt"
+report --no-children --sort symbol -g none | grep '%' | head -80 | cut -c1-180 > "$OUT/self.txt"
+report --children --sort symbol -g none | grep '%' | head -200 | cut -c1-220 > "$OUT/children.txt"
+# The main thread's own work (what the pool threads wait for, if they do).
+report --tid "$pid" --percentage relative --no-children --sort symbol -g caller,0.5,callee,function,percent \
+  --percent-limit 1 | grep -v '^$' | head -400 | cut -c1-220 > "$OUT/main-thread.txt"
+report --no-children --sort symbol -g caller,0.5,callee,function,percent --percent-limit 2 \
+  | grep -v '^$' | head -600 | cut -c1-220 > "$OUT/callers.txt"
+rm -f "$OUT/perf.data"
+echo "perf reports in $OUT: $(ls "$OUT" | tr '\n' ' ')"
