@@ -176,4 +176,11 @@ pub trait ChunkExpander: Send {
 
     /// The oldest submitted chunk, expanded (waits for it).
     fn collect(&mut self) -> Result<ChunkDone>;
+
+    /// Takes back a collected chunk's requests once they are written out,
+    /// for a later [`ChunkExpander::collect`] to fill again: a fresh buffer
+    /// a chunk cost page faults, and its release a TLB flush on every core.
+    fn recycle(&mut self, requests: Vec<[u64; 2]>) {
+        drop(requests);
+    }
 }

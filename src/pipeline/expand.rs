@@ -323,6 +323,7 @@ impl<'a, G: Game> Solver<'a, G> {
                     }
                     requests.push_pairs(&done.requests)?;
                     expanded.requests += done.requests.len() as u64;
+                    expander.recycle(done.requests);
                     expanded.chunks += 1;
                     expanded.timing.add(&done.timing);
                     o.outstanding -= 1;
