@@ -180,7 +180,5 @@ pub trait ChunkExpander: Send {
     /// Takes back a collected chunk's requests once they are written out,
     /// for a later [`ChunkExpander::collect`] to fill again: a fresh buffer
     /// a chunk cost page faults, and its release a TLB flush on every core.
-    fn recycle(&mut self, requests: Vec<[u64; 2]>) {
-        drop(requests);
-    }
+    fn recycle(&mut self, _requests: Vec<[u64; 2]>) {}
 }

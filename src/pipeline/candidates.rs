@@ -35,7 +35,7 @@
 
 use super::combine::Summary;
 use super::external::{flag, lock, Solver, INTERNAL, ONGOING};
-use super::stats::{process_cpu_nanos, Part};
+use super::stats::{Part, StepClock};
 use crate::game::Game;
 use crate::value::rules::PENDING;
 use crate::value::{Rank, Value};
@@ -315,8 +315,7 @@ impl<G: Game> Solver<'_, G> {
         let Some(shift) = self.candidate_shift() else {
             return Ok(None);
         };
-        let started = std::time::Instant::now();
-        let cpu = process_cpu_nanos();
+        let clock = StepClock::start();
         // Hints from the pass before tell which chunks can hold marks;
         // without them (the partition's first marking, or a resume) every
         // chunk is read and the hints are made.
@@ -363,10 +362,8 @@ impl<G: Game> Solver<'_, G> {
                 Ok(())
             },
         )?;
-        self.stats.profile.add(Part::Candidates, started.elapsed());
-        self.stats
-            .profile
-            .add_cpu(Part::Candidates, process_cpu_nanos().saturating_sub(cpu));
+        let (wall, cpu) = clock.read();
+        self.stats.profile.add_step(Part::Candidates, wall, cpu);
         if cannot.into_inner() {
             self.no_predecessors.store(true, Ordering::Relaxed);
             return Ok(None);

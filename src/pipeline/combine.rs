@@ -8,7 +8,7 @@ use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::disks::cut_apart;
 use super::external::{flag, Solver, INTERNAL, ONGOING};
 use super::runs::{Order, Record, RunIndex};
-use super::stats::{process_cpu_nanos, Part};
+use super::stats::{Part, StepClock};
 use crate::game::{Game, GameKind};
 use crate::value::rules::{at, PassAcc, PENDING};
 use crate::value::Value;
@@ -334,16 +334,16 @@ impl<G: Game> Solver<'_, G> {
         marking: &Cell<Duration>,
     ) -> Result<()> {
         self.chunk_phase(what, first);
-        let started = Instant::now();
-        let cpu = process_cpu_nanos();
+        let clock = StepClock::start();
         let done = self.for_each_chunk(first, load, work);
         self.end_step();
         done?;
         let marking = marking.get();
         let profile = &self.stats.profile;
-        profile.add(Part::Combine, started.elapsed().saturating_sub(marking));
+        // The CPU time of the marking inside stays the combine step's.
+        let (wall, cpu) = clock.read();
+        profile.add_step(Part::Combine, wall.saturating_sub(marking), cpu);
         profile.add(Part::Candidates, marking);
-        profile.add_cpu(Part::Combine, process_cpu_nanos().saturating_sub(cpu));
         Ok(())
     }
 

@@ -29,7 +29,7 @@ use super::plan::ExternalPlan;
 use super::runs::{
     prefetch_bucket, read_bucket, Blocks, Order, Record, RunIndex, RunWriter, MAX_BUCKETS,
 };
-use super::stats::{process_cpu_nanos, IoStats, Part, PassRecord, Snapshot};
+use super::stats::{IoStats, Part, PassRecord, Snapshot, StepClock};
 use crate::game::{ChunkTiming, Game, GameKind, Layout, PartitionKernels};
 use crate::progress::Progress;
 use crate::value::Value;
@@ -360,8 +360,7 @@ impl<'a, G: Game> Solver<'a, G> {
 
 /// Counters at the start of a pass.
 pub(super) struct Mark {
-    at: Instant,
-    cpu: u64,
+    clock: StepClock,
     read: u64,
     written: u64,
     profile: Snapshot,
@@ -371,8 +370,7 @@ impl<G: Game> Solver<'_, G> {
     fn mark(&self) -> Mark {
         *lock(&self.figures) = PassFigures::default();
         Mark {
-            at: Instant::now(),
-            cpu: process_cpu_nanos(),
+            clock: StepClock::start(),
             read: self.stats.bytes_read(),
             written: self.stats.bytes_written(),
             profile: self.stats.profile.snapshot(),
@@ -383,6 +381,7 @@ impl<G: Game> Solver<'_, G> {
     fn record(&self, d: u32, mark: Mark) -> Result<()> {
         let profile = &self.stats.profile;
         let since = |part| profile.since(&mark.profile, part);
+        let (wall, cpu) = mark.clock.read();
         let cpu_seconds = [
             ("expand", Part::Expand),
             ("answer", Part::Answer),
@@ -391,10 +390,7 @@ impl<G: Game> Solver<'_, G> {
         ]
         .into_iter()
         .map(|(k, part)| (k.to_string(), profile.cpu_since(&mark.profile, part)))
-        .chain(std::iter::once((
-            "pass".to_string(),
-            process_cpu_nanos().saturating_sub(mark.cpu) as f64 / 1e9,
-        )))
+        .chain(std::iter::once(("pass".to_string(), cpu as f64 / 1e9)))
         .collect();
         let PassFigures {
             expand,
@@ -415,7 +411,7 @@ impl<G: Game> Solver<'_, G> {
             PassRecord {
                 pass: d,
                 expander: expand.expander,
-                seconds: mark.at.elapsed().as_secs_f64(),
+                seconds: wall.as_secs_f64(),
                 expand_seconds: since(Part::Expand),
                 candidate_seconds: since(Part::Candidates),
                 candidates: expand.candidates,

@@ -98,8 +98,33 @@ pub(crate) struct Profile {
     cpu_nanos: [AtomicU64; Part::COUNT],
 }
 
+/// The wall clock and the process's CPU time (all threads) at a step's or
+/// a pass's start: against both, the cores it kept busy.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StepClock {
+    at: Instant,
+    cpu: u64,
+}
+
+impl StepClock {
+    pub(crate) fn start() -> StepClock {
+        StepClock {
+            at: Instant::now(),
+            cpu: process_cpu_nanos(),
+        }
+    }
+
+    /// Wall time and CPU nanoseconds since the start.
+    pub(crate) fn read(&self) -> (Duration, u64) {
+        (
+            self.at.elapsed(),
+            process_cpu_nanos().saturating_sub(self.cpu),
+        )
+    }
+}
+
 /// CPU time this process has used so far, all threads, in nanoseconds.
-pub(crate) fn process_cpu_nanos() -> u64 {
+fn process_cpu_nanos() -> u64 {
     let mut t = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -206,17 +231,20 @@ impl Profile {
         );
     }
 
-    /// Counts `cpu` nanoseconds of the process's CPU time against `part`.
-    pub(crate) fn add_cpu(&self, part: Part, cpu: u64) {
+    /// Counts a step's `wall` time and `cpu` nanoseconds of the process's
+    /// CPU time against `part`.
+    pub(crate) fn add_step(&self, part: Part, wall: Duration, cpu: u64) {
+        self.add(part, wall);
         self.cpu_nanos[part as usize].fetch_add(cpu, Ordering::Relaxed);
     }
 
     /// Runs `f`, a step of a pass, counting its wall time and the process's
     /// CPU time meanwhile against `part`.
     pub(crate) fn time_step<T>(&self, part: Part, f: impl FnOnce() -> T) -> T {
-        let cpu = process_cpu_nanos();
-        let out = self.time(part, f);
-        self.add_cpu(part, process_cpu_nanos().saturating_sub(cpu));
+        let clock = StepClock::start();
+        let out = f();
+        let (wall, cpu) = clock.read();
+        self.add_step(part, wall, cpu);
         out
     }
 
