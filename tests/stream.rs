@@ -298,7 +298,29 @@ fn streamed_builds_agree(g: &AnyGame) {
                 assert!(per > 0.0 && per <= 16.0, "{what}: {per} bytes per request");
             }
             assert!(p["bytes_read"].as_u64().unwrap() > 0, "{what}");
+            // The steps run one after another within the pass, so the
+            // process's CPU seconds counted against them are parts of the
+            // pass's (a step counted twice, or outside its pass, breaks it).
+            let cpu = |k: &str| {
+                p["cpu_seconds"][k]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{what}: no {k} CPU seconds"))
+            };
+            let steps: f64 = ["expand", "answer", "combine", "marking"]
+                .into_iter()
+                .map(cpu)
+                .sum();
+            assert!(
+                steps <= cpu("pass") + 1e-3,
+                "{what}: steps took {steps} CPU s of a pass's {}",
+                cpu("pass")
+            );
         }
+        let pass_cpu: f64 = passes
+            .iter()
+            .map(|p| p["cpu_seconds"]["pass"].as_f64().unwrap())
+            .sum();
+        assert!(pass_cpu > 0.0, "{what}: the passes used no CPU time");
     }
     assert!(
         mixed > 0,
