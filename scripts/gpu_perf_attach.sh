@@ -8,9 +8,8 @@
 #   bash scripts/gpu_perf_attach.sh PATTERN DELAY SECONDS
 # waits for a tbforge process whose command line matches PATTERN, DELAY seconds
 # more, then samples it SECONDS seconds (call graphs by DWARF unwinding, 49
-# samples a second a thread) and writes to $OUT: where its threads spent
-# their time (by thread; by function, self and with callees; the callers of
-# page faults), as text.
+# samples a second a thread) and writes to $OUT/perf-report.txt where its
+# threads spent their time: by thread name, then each kind's functions.
 set -uo pipefail
 pattern=${1:?a pattern of the command line}
 delay=${2:-0}
@@ -23,6 +22,7 @@ if ! perf stat -e task-clock -o "$OUT/perf-check.txt" true 2> "$OUT/perf-check.e
   echo "perf does not run here: $(tail -1 "$OUT/perf-check.err")"
   exit 1
 fi
+rm -f "$OUT/perf-check.txt" "$OUT/perf-check.err"
 pid=""
 for _ in $(seq 1 600); do
   # The newest tbforge process (not this script, whose arguments match too).
@@ -39,13 +39,21 @@ echo "sampling pid $pid for $seconds s"
 perf record -F 49 --call-graph dwarf,4096 -p "$pid" -o "$OUT/perf.data" -- sleep "$seconds" \
   > "$OUT/record.log" 2>&1 || { echo "perf record failed: $(tail -2 "$OUT/record.log")"; exit 1; }
 report() { perf report -i "$OUT/perf.data" --stdio "$@" 2>/dev/null; }
-report --no-children --sort pid -g none | grep '%' | head -40 > "$OUT/threads.txt"
-report --no-children --sort symbol -g none | grep '%' | head -80 | cut -c1-180 > "$OUT/self.txt"
-report --children --sort symbol -g none | grep '%' | head -200 | cut -c1-220 > "$OUT/children.txt"
-# The main thread's own work (what the pool threads wait for, if they do).
-report --tid "$pid" --percentage relative --no-children --sort symbol -g caller,0.5,callee,function,percent \
-  --percent-limit 1 | grep -v '^$' | head -400 | cut -c1-220 > "$OUT/main-thread.txt"
-report --no-children --sort symbol -g caller,0.5,callee,function,percent --percent-limit 2 \
-  | grep -v '^$' | head -600 | cut -c1-220 > "$OUT/callers.txt"
-rm -f "$OUT/perf.data"
+# One file (the device machine sends back few): the threads by name (the
+# pipeline names its own: tbforge-pool, -flush, -chunks, -runread, -read;
+# tbforge is the main thread), then each kind's own work, then what the
+# main thread's time went to with callees.
+{
+  echo "== samples by thread name ($seconds s at 49 a second: samples / $((seconds * 49)) = threads of that name busy)"
+  report --no-children --sort comm -g none --show-nr-samples | grep '%' | head -30
+  for comm in tbforge tbforge-pool tbforge-flush tbforge-chunks tbforge-runread tbforge-read; do
+    echo "== $comm: own work by function"
+    report --comms "$comm" --no-children --sort symbol -g none --show-nr-samples | grep '%' | head -30 | cut -c1-180
+  done
+  echo "== tbforge (main thread): with callees"
+  report --comms tbforge --children --sort symbol -g none | grep '%' | head -60 | cut -c1-180
+  echo "== every thread: own work by function"
+  report --no-children --sort symbol -g none | grep '%' | head -60 | cut -c1-180
+} > "$OUT/perf-report.txt"
+rm -f "$OUT/perf.data" "$OUT/record.log"
 echo "perf reports in $OUT: $(ls "$OUT" | tr '\n' ' ')"

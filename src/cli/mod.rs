@@ -753,14 +753,17 @@ pub(crate) fn plural(n: u64, thing: &str) -> String {
 }
 
 pub(crate) fn set_threads(threads: Option<usize>) -> anyhow::Result<()> {
-    if let Some(n) = threads {
-        if n == 0 {
-            bail!("--threads 0: give at least 1 thread");
-        }
-        rayon::ThreadPoolBuilder::new()
+    // Named, so that a profile (perf's `--sort comm`, `top -H`) tells the
+    // pool's threads from the pipeline's readers and flushers.
+    let pool = rayon::ThreadPoolBuilder::new().thread_name(|_| "tbforge-pool".into());
+    match threads {
+        Some(0) => bail!("--threads 0: give at least 1 thread"),
+        Some(n) => pool
             .num_threads(n)
             .build_global()
-            .context("cannot start the worker threads")?;
+            .context("cannot start the worker threads")?,
+        // A pool already started (a second command in one process) is kept.
+        None => drop(pool.build_global()),
     }
     Ok(())
 }

@@ -370,20 +370,26 @@ impl ByteFile {
                 .try_for_each(|(at, part)| self.read_at(*at, part));
         }
         let per = parts.len().div_ceil(readers);
+        let stopped =
+            |what: String| Error::NotAvailable(format!("{what} ({})", self.path.display()));
         std::thread::scope(|scope| {
-            let shares: Vec<_> = parts
+            let shares = parts
                 .chunks_mut(per)
                 .map(|share| {
-                    scope.spawn(move || {
-                        share
-                            .iter_mut()
-                            .try_for_each(|(at, part)| self.read_at(*at, part))
-                    })
+                    std::thread::Builder::new()
+                        .name("tbforge-read".into())
+                        .spawn_scoped(scope, move || {
+                            share
+                                .iter_mut()
+                                .try_for_each(|(at, part)| self.read_at(*at, part))
+                        })
+                        .map_err(|e| stopped(format!("cannot start a scratch reader thread: {e}")))
                 })
-                .collect();
-            shares
-                .into_iter()
-                .try_for_each(|s| s.join().expect("a scratch reader panicked"))
+                .collect::<Result<Vec<_>>>()?;
+            shares.into_iter().try_for_each(|s| {
+                s.join()
+                    .unwrap_or_else(|_| Err(stopped("a scratch reader thread panicked".into())))
+            })
         })
     }
 

@@ -573,15 +573,20 @@ impl<G: Game> Solver<'_, G> {
         std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Result<T>>(1);
             let load = &load;
-            scope.spawn(move || {
-                for c in first..n {
-                    let loaded = load(c);
-                    let failed = loaded.is_err();
-                    if tx.send(loaded).is_err() || failed {
-                        return;
+            std::thread::Builder::new()
+                .name("tbforge-chunks".into())
+                .spawn_scoped(scope, move || {
+                    for c in first..n {
+                        let loaded = load(c);
+                        let failed = loaded.is_err();
+                        if tx.send(loaded).is_err() || failed {
+                            return;
+                        }
                     }
-                }
-            });
+                })
+                .map_err(|e| {
+                    Error::NotAvailable(format!("cannot start the chunk reader thread: {e}"))
+                })?;
             let mut c = first;
             let mut next = || -> Result<Option<(u64, T)>> {
                 if c >= n {

@@ -313,7 +313,7 @@ impl FrameCodec {
 /// previous ones, so expansion never waits for the disk unless the disk is
 /// slower than the producers (then `push` blocks: back-pressure). On a
 /// machine of many cores one flusher could not keep up with the producers,
-/// so there are several (a quarter of the cores, at most four), each on its
+/// so there are several (half the cores, at most eight), each on its
 /// own buffer, and the buffers are smaller in proportion: the records held
 /// at once stay about three buffers' worth of the given capacity (the one
 /// being filled, the one being flushed, and a sort's scratch).
@@ -377,10 +377,23 @@ pub struct RunIndex {
     pub records: u64,
 }
 
-/// Flusher threads per writer: a quarter of the pool's threads, one to four.
-fn flusher_count() -> usize {
-    (rayon::current_num_threads() / 4).clamp(1, 4)
+/// Flusher threads per writer: half the pool's threads, one to eight. Four
+/// on a 16-core H200 host held the expand and answer steps of Morris max=6
+/// streamed to their pace (18 s of waits in a 307 s build); with eight the
+/// build took 256 s, its expand steps 68 s against 94 (the pool is idle
+/// while the device expands). But a flusher has buffers and a compressor of
+/// its own, about 1 MiB outside the write buffers' `capacity`, so a small
+/// capacity gets one flusher per [`FLUSHER_RECORDS`] of it: eight under a
+/// 20 MiB `--mem-limit` took the process's peak over it.
+fn flusher_count(capacity: usize) -> usize {
+    (rayon::current_num_threads() / 2)
+        .clamp(1, 8)
+        .min((capacity / FLUSHER_RECORDS).max(1))
 }
+
+/// Records of a writer's capacity per flusher (2 MiB of records), but for
+/// the unit tests, whose writers are small and must still have several.
+const FLUSHER_RECORDS: usize = if cfg!(test) { 100 } else { 128 << 10 };
 
 impl RunWriter {
     /// A writer of new run files of `kind` (any left by an interrupted step
@@ -415,7 +428,7 @@ impl RunWriter {
         at: RunIndex,
         profile: &Arc<Profile>,
     ) -> RunWriter {
-        let flushers = flusher_count();
+        let flushers = flusher_count(capacity);
         // Buffers alive at once: the one being filled, one per flusher, and
         // a spare coming back; a flusher's grouping sort works in place.
         let capacity = (capacity * 3 / (flushers + 2)).max(1);
@@ -444,20 +457,25 @@ impl RunWriter {
                 let shared = Arc::clone(&shared);
                 let full_rx = Arc::clone(&full_rx);
                 let empty_tx = empty_tx.clone();
-                std::thread::spawn(move || {
-                    let mut codec = FrameCodec::default();
-                    loop {
-                        let Ok(buf) = lock(&full_rx).recv() else {
-                            return;
-                        };
-                        let mut buf = shared.flush_or_record(buf, &mut codec);
-                        buf.clear();
-                        // The writer may be gone or already hold a spare: then drop it.
-                        let _ = empty_tx.try_send(buf);
-                        shared.settle_one();
-                    }
-                })
+                std::thread::Builder::new()
+                    .name("tbforge-flush".into())
+                    .spawn(move || {
+                        let mut codec = FrameCodec::default();
+                        loop {
+                            let Ok(buf) = lock(&full_rx).recv() else {
+                                return;
+                            };
+                            let mut buf = shared.flush_or_record(buf, &mut codec);
+                            buf.clear();
+                            // The writer may be gone or already hold a spare: then drop it.
+                            let _ = empty_tx.try_send(buf);
+                            shared.settle_one();
+                        }
+                    })
             })
+            // A flusher the system would not start is one fewer; with none,
+            // the first hand-over finds no receiver and says so.
+            .filter_map(|spawned| spawned.ok())
             .collect();
         RunWriter {
             shared,
@@ -856,13 +874,17 @@ pub fn read_bucket(
         let reader = &reader;
         // The reader stops at its first error and drops its sender; the
         // error comes back through its join.
-        let read = scope.spawn(move || {
-            reader.read(file, |batch| {
-                tx.send(batch)
-                    .map_err(|_| Error::NotAvailable("the run reader's consumer stopped".into()))?;
-                Ok(spare_rx.try_recv().unwrap_or_default())
+        let read = std::thread::Builder::new()
+            .name("tbforge-runread".into())
+            .spawn_scoped(scope, move || {
+                reader.read(file, |batch| {
+                    tx.send(batch).map_err(|_| {
+                        Error::NotAvailable("the run reader's consumer stopped".into())
+                    })?;
+                    Ok(spare_rx.try_recv().unwrap_or_default())
+                })
             })
-        });
+            .map_err(|e| Error::NotAvailable(format!("cannot start a run reader thread: {e}")))?;
         let mut applied = Ok(());
         while let Ok(batch) = profile.time(Part::WaitRunRead, || rx.recv()) {
             applied = consume(&batch);
@@ -1083,7 +1105,7 @@ mod tests {
         every_record_comes_back(1);
     }
 
-    /// Sixteen threads: four flushers write pieces of the same buckets side
+    /// Sixteen threads: eight flushers write pieces of the same buckets side
     /// by side, producers push at once, a checkpoint comes in between.
     #[test]
     fn every_record_comes_back_from_several_flushers() {
@@ -1092,7 +1114,7 @@ mod tests {
             .build()
             .unwrap();
         pool.install(|| {
-            assert_eq!(flusher_count(), 4);
+            assert_eq!(flusher_count(2000), 8);
             every_record_comes_back(16)
         });
     }
@@ -1105,7 +1127,10 @@ mod tests {
             let disks =
                 ScratchDisks::open(&[dir.path().join("a"), dir.path().join("b")], "t").unwrap();
             let profile = Arc::new(Profile::default());
-            let capacity = 1000;
+            // Enough for pieces of a flush long enough for their deltas to
+            // stay small with eight flushers (300 records each over 5 buckets
+            // made 5.2 bytes a record), and still many flushes.
+            let capacity = 2000;
             let writer = RunWriter::new(&disks, "req", capacity, &profile).unwrap();
             let (first, second) = records.split_at(records.len() / 3);
             for half in [first, second] {
