@@ -378,8 +378,8 @@ pub struct RunIndex {
 }
 
 /// Flusher threads per writer: half the pool's threads, one to eight. Four
-/// on a 16-core H200 host held the expand and answer steps of Morris max=6
-/// streamed to their pace (18 s of waits in a 307 s build); with eight the
+/// on a 16-core H200 host held the expand and answer steps of a streamed
+/// build to their pace (18 s of waits in a 307 s build); with eight the
 /// build took 256 s, its expand steps 68 s against 94 (the pool is idle
 /// while the device expands). But a flusher has buffers and a compressor of
 /// its own, about 1 MiB outside the write buffers' `capacity`, so a small
