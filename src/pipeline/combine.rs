@@ -673,6 +673,19 @@ impl<G: Game> Solver<'_, G> {
 mod tests {
     use super::*;
 
+    /// The records whose indices lie in `stretches`.
+    fn within(records: &[Record], stretches: &[(usize, usize)]) -> Vec<Record> {
+        records
+            .iter()
+            .filter(|r| {
+                stretches
+                    .iter()
+                    .any(|&(a, b)| (a..b).contains(&(r.index() as usize)))
+            })
+            .copied()
+            .collect()
+    }
+
     #[test]
     fn parallel_apply_equals_serial_apply() {
         let n = 100_003usize;
@@ -710,15 +723,7 @@ mod tests {
         let pieces = Pieces::of(n, Some(&stretches));
         assert!(pieces.packed && pieces.list.iter().all(|p| p.1 - p.0 <= SLICE));
         assert_eq!(pieces.held, 70_000 + 64 + (n - 99_968));
-        let inside: Vec<Record> = records
-            .iter()
-            .filter(|r| {
-                stretches
-                    .iter()
-                    .any(|&(a, b)| (a..b).contains(&(r.index() as usize)))
-            })
-            .copied()
-            .collect();
+        let inside = within(&records, &stretches);
         assert!(inside.len() > 4 * SLICE, "takes the parallel way");
         for records in [&inside[..], &inside[..1000]] {
             let mut packed = vec![0u64; pieces.held];
@@ -781,15 +786,7 @@ mod tests {
 
         let stretches = [(0, 70_000), (80_000, 80_064), (99_968, n)];
         let pieces = Pieces::of(n, Some(&stretches));
-        let inside: Vec<Record> = records
-            .iter()
-            .filter(|r| {
-                stretches
-                    .iter()
-                    .any(|&(a, b)| (a..b).contains(&(r.index() as usize)))
-            })
-            .copied()
-            .collect();
+        let inside = within(&records, &stretches);
         let mut packed = vec![0u64; pieces.held];
         pool.install(|| apply_in_parallel(&mut packed, Some(&pieces), &inside, apply))
             .unwrap();
