@@ -164,7 +164,7 @@ $(timeline "$base-ext" "CPU external" "$t")"
     # passes (from the pass journal where BUILD_TIMEOUT cut the build).
     if [ -f "$dir/build-log.json" ] || [ -f "$dir/.tbforge-passes.jsonl" ]; then
       echo "${dir##*/}: passes" | tee -a "$SUMMARY"
-      python3 "$(dirname "$0")/pass_journal.py" "$dir" | tee -a "$SUMMARY"
+      python3 "$(dirname "$0")/pass_journal.py" "$dir" 10 "$DISK_W" "$DISK_R" | tee -a "$SUMMARY"
     fi
   done
   [ "$KILLS" -gt 0 ] || return 0

@@ -36,8 +36,33 @@ done
 [ -n "$pid" ] || { echo "no process matches $pattern"; exit 1; }
 sleep "$delay"
 echo "sampling pid $pid for $seconds s"
+# Beside perf (which sees threads on a CPU only): ten times a second, each
+# thread's state and, off the CPU, the kernel function it sleeps in: R runs,
+# D waits for the disk, S sleeps (futex: a lock, a channel or rayon).
+python3 - "$pid" "$seconds" > "$OUT/states.txt" <<'PY' &
+import collections, glob, sys, time
+pid, seconds = sys.argv[1], float(sys.argv[2])
+counts, samples, end = collections.Counter(), 0, time.time() + seconds
+while time.time() < end:
+    for t in glob.glob(f"/proc/{pid}/task/*"):
+        try:
+            comm = open(f"{t}/comm").read().strip()
+            state = open(f"{t}/stat").read().rsplit(")", 1)[1].split()[0]
+            wchan = "" if state == "R" else open(f"{t}/wchan").read().strip()
+        except OSError:
+            continue
+        counts[(comm, state, wchan)] += 1
+    samples += 1
+    time.sleep(0.1)
+print(f"{samples} samples: threads in each state on average")
+for (comm, state, wchan), n in sorted(counts.items(), key=lambda kv: (kv[0][0], -kv[1])):
+    if n / samples >= 0.01:
+        print(f"{comm:16} {state} {wchan:28} {n / samples:6.2f}")
+PY
+states=$!
 perf record -F 49 --call-graph dwarf,4096 -p "$pid" -o "$OUT/perf.data" -- sleep "$seconds" \
   > "$OUT/record.log" 2>&1 || { echo "perf record failed: $(tail -2 "$OUT/record.log")"; exit 1; }
+wait "$states"
 report() { perf report -i "$OUT/perf.data" --stdio "$@" 2>/dev/null; }
 # One file (the device machine sends back few): the threads by name (the
 # pipeline names its own: tbforge-pool, -flush, -chunks, -runread, -read;
@@ -54,6 +79,8 @@ report() { perf report -i "$OUT/perf.data" --stdio "$@" 2>/dev/null; }
   report --comms tbforge --children --sort symbol -g none | grep '%' | head -60 | cut -c1-180
   echo "== every thread: own work by function"
   report --no-children --sort symbol -g none | grep '%' | head -60 | cut -c1-180
+  echo "== thread states"
+  cat "$OUT/states.txt"
 } > "$OUT/perf-report.txt"
-rm -f "$OUT/perf.data" "$OUT/record.log"
+rm -f "$OUT/perf.data" "$OUT/record.log" "$OUT/states.txt"
 echo "perf reports in $OUT: $(ls "$OUT" | tr '\n' ' ')"

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Where a pipeline build's passes spent their time, from its pass journal.
 
-    python3 scripts/pass_journal.py OUT_DIR [GROUPS]
+    python3 scripts/pass_journal.py OUT_DIR [GROUPS [WRITE_RATE READ_RATE]]
 
 Reads OUT_DIR/.tbforge-passes.jsonl (a build still running or cut short) or,
 failing that, the passes of OUT_DIR/build-log.json (a finished build). Prints
 one row per partition, then the passes of the partition with the most of
 them in GROUPS (default 10) groups of consecutive passes: early passes,
-whose candidates reach every chunk, and late ones differ.
+whose candidates reach every chunk, and late ones differ. With the disk's
+sequential rates (bytes per second), a last column sets each step's wall
+seconds beside the seconds the disk needs for the step's scratch bytes.
 """
 import json
 import os
@@ -31,6 +33,10 @@ COLUMNS = ["passes", "jobs", "wall s", "marking s", "expand s", "answer s", "com
            "cores busy: pass / expand / answer / combine and marking"]
 
 
+STEPS = ["marking", "expand", "answer", "combine"]
+RATES = None
+
+
 def row(label, passes):
     s = lambda k: sum(p.get(k) or 0 for p in passes)
     w = lambda k: sum(p["waits"].get(k, 0) for p in passes)
@@ -48,6 +54,13 @@ def row(label, passes):
         cores(cpu("pass"), s("seconds")), cores(cpu("expand"), s("expand_seconds")),
         cores(cpu("answer"), s("answer_seconds")),
         cores(cpu("combine") + cpu("marking"), s("combine_seconds") + s("candidate_seconds"))]))
+    if RATES:
+        w, r = RATES
+        wall = {"marking": s("candidate_seconds"), "expand": s("expand_seconds"),
+                "answer": s("answer_seconds"), "combine": s("combine_seconds")}
+        disk = lambda k: sum(p.get("step_bytes", {}).get(k, [0, 0])[0] / r +
+                             p.get("step_bytes", {}).get(k, [0, 0])[1] / w for p in passes)
+        text.append(" / ".join(f"{wall[k]:.1f}:{disk(k):.1f}" for k in STEPS))
     return f"| {label} | " + " | ".join(text) + " |"
 
 
@@ -59,8 +72,12 @@ def table(title, rows):
 
 
 def main():
+    global RATES
     out = sys.argv[1]
     groups = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    if len(sys.argv) > 4:
+        RATES = (float(sys.argv[3]), float(sys.argv[4]))
+        COLUMNS.append("wall s : disk s by step: " + " / ".join(STEPS))
     passes = load(out)
     if not passes:
         print(f"{out}: no pipeline pass recorded")

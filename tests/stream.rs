@@ -315,6 +315,15 @@ fn streamed_builds_agree(g: &AnyGame) {
                 "{what}: steps took {steps} CPU s of a pass's {}",
                 cpu("pass")
             );
+            // Every scratch byte a pass moves is moved by one of its steps
+            // (a step's bytes uncounted, or counted twice, breaks it).
+            for (i, key) in ["bytes_read", "bytes_written"].into_iter().enumerate() {
+                let by_step: u64 = ["expand", "answer", "combine", "marking"]
+                    .into_iter()
+                    .map(|k| p["step_bytes"][k][i].as_u64().unwrap_or(0))
+                    .sum();
+                assert_eq!(by_step, p[key].as_u64().unwrap(), "{what}: {key} by step");
+            }
         }
         let pass_cpu: f64 = passes
             .iter()

@@ -343,25 +343,28 @@ impl<G: Game> Solver<'_, G> {
             None => vec![[0u64; 4]; chunks],
         };
         self.chunk_phase(&format!("pass {d}: candidates"), 0);
-        self.for_each_chunk(
-            0,
-            |c| match &hints {
-                _ if done[c as usize] => Ok(None),
-                Some(h) if !h.must_read(c as usize, d) => Ok(None),
-                _ => self.read_chunk_with_summary(c).map(Some),
-            },
-            |c, loaded| {
-                let (lo, hi) = self.chunk_range(size, c);
-                if let Some((values, flags, summary)) = loaded {
-                    match self.mark_chunk(lo, (&values, &flags, &summary), d, &mark) {
-                        Some(set) => distances[c as usize] = set,
-                        None => cannot.store(true, Ordering::Relaxed),
+        let marked = self.stats.profile.in_step(Part::Candidates, || {
+            self.for_each_chunk(
+                0,
+                |c| match &hints {
+                    _ if done[c as usize] => Ok(None),
+                    Some(h) if !h.must_read(c as usize, d) => Ok(None),
+                    _ => self.read_chunk_with_summary(c).map(Some),
+                },
+                |c, loaded| {
+                    let (lo, hi) = self.chunk_range(size, c);
+                    if let Some((values, flags, summary)) = loaded {
+                        match self.mark_chunk(lo, (&values, &flags, &summary), d, &mark) {
+                            Some(set) => distances[c as usize] = set,
+                            None => cannot.store(true, Ordering::Relaxed),
+                        }
                     }
-                }
-                self.progress.inc(hi - lo);
-                Ok(())
-            },
-        )?;
+                    self.progress.inc(hi - lo);
+                    Ok(())
+                },
+            )
+        });
+        marked?;
         let (wall, cpu) = clock.read();
         self.stats.profile.add_step(Part::Candidates, wall, cpu);
         if cannot.into_inner() {

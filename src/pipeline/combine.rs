@@ -381,7 +381,10 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<()> {
         self.chunk_phase(what, first);
         let clock = StepClock::start();
-        let done = self.for_each_chunk(first, load, work);
+        let done = self
+            .stats
+            .profile
+            .in_step(Part::Combine, || self.for_each_chunk(first, load, work));
         self.end_step();
         done?;
         let marking = marking.get();

@@ -382,16 +382,21 @@ impl<G: Game> Solver<'_, G> {
         let profile = &self.stats.profile;
         let since = |part| profile.since(&mark.profile, part);
         let (wall, cpu) = mark.clock.read();
-        let cpu_seconds = [
+        let steps = [
             ("expand", Part::Expand),
             ("answer", Part::Answer),
             ("combine", Part::Combine),
             ("marking", Part::Candidates),
-        ]
-        .into_iter()
-        .map(|(k, part)| (k.to_string(), profile.cpu_since(&mark.profile, part)))
-        .chain(std::iter::once(("pass".to_string(), cpu as f64 / 1e9)))
-        .collect();
+        ];
+        let step_bytes = steps
+            .into_iter()
+            .map(|(k, part)| (k.to_string(), profile.bytes_since(&mark.profile, part)))
+            .collect();
+        let cpu_seconds = steps
+            .into_iter()
+            .map(|(k, part)| (k.to_string(), profile.cpu_since(&mark.profile, part)))
+            .chain(std::iter::once(("pass".to_string(), cpu as f64 / 1e9)))
+            .collect();
         let PassFigures {
             expand,
             answer_bytes,
@@ -427,6 +432,7 @@ impl<G: Game> Solver<'_, G> {
                     .then(|| (expand.request_bytes + answer_bytes) as f64 / expand.requests as f64),
                 device: expand.timing,
                 waits,
+                step_bytes,
             },
         )
     }

@@ -85,6 +85,11 @@ pub struct PassRecord {
     /// Seconds spent waiting: for chunk reads from disk, for the device, for
     /// write-buffer flushers (back-pressure from the disk), for run reads.
     pub waits: std::collections::BTreeMap<String, f64>,
+    /// Scratch bytes read and written during each step ("marking",
+    /// "expand", "answer", "combine" with the marking it does): against the
+    /// disk's rates, the least time each step could take.
+    #[serde(default)]
+    pub step_bytes: std::collections::BTreeMap<String, [u64; 2]>,
 }
 
 /// Where the pipeline's time went, in nanoseconds, so a benchmark can tell
@@ -96,6 +101,12 @@ pub(crate) struct Profile {
     /// steps timed by [`Profile::time_step`]: over their wall time, how
     /// many cores the step kept busy.
     cpu_nanos: [AtomicU64; Part::COUNT],
+    /// The step under way (its [`Part`] plus one; zero: none), which the
+    /// bytes read and written are counted against.
+    step: std::sync::atomic::AtomicUsize,
+    /// Scratch bytes read and written during each step: against the disk's
+    /// rates, the least time the step could take.
+    bytes: [[AtomicU64; 2]; Part::COUNT],
 }
 
 /// The wall clock and the process's CPU time (all threads) at a step's or
@@ -179,6 +190,7 @@ pub(crate) enum Part {
 pub(crate) struct Snapshot {
     wall: [u64; Part::COUNT],
     cpu: [u64; Part::COUNT],
+    bytes: [[u64; 2]; Part::COUNT],
 }
 
 impl Part {
@@ -242,10 +254,36 @@ impl Profile {
     /// CPU time meanwhile against `part`.
     pub(crate) fn time_step<T>(&self, part: Part, f: impl FnOnce() -> T) -> T {
         let clock = StepClock::start();
-        let out = f();
+        let out = self.in_step(part, f);
         let (wall, cpu) = clock.read();
         self.add_step(part, wall, cpu);
         out
+    }
+
+    /// Runs `f` with the bytes read and written meanwhile counted against
+    /// step `part` (a step inside another counts its own).
+    pub(crate) fn in_step<T>(&self, part: Part, f: impl FnOnce() -> T) -> T {
+        let before = self.step.swap(part as usize + 1, Ordering::Relaxed);
+        let out = f();
+        self.step.store(before, Ordering::Relaxed);
+        out
+    }
+
+    /// Counts `n` bytes read (`direction` 0) or written (1) against the
+    /// step under way, if any.
+    fn count_bytes(&self, direction: usize, n: u64) {
+        if let Some(part) = self.step.load(Ordering::Relaxed).checked_sub(1) {
+            self.bytes[part][direction].fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Bytes read and written during step `part` since snapshot `before`.
+    pub(crate) fn bytes_since(&self, before: &Snapshot, part: Part) -> [u64; 2] {
+        std::array::from_fn(|d| {
+            self.bytes[part as usize][d]
+                .load(Ordering::Relaxed)
+                .saturating_sub(before.bytes[part as usize][d])
+        })
     }
 
     /// The counters now, to take differences of.
@@ -253,6 +291,9 @@ impl Profile {
         Snapshot {
             wall: std::array::from_fn(|i| self.nanos[i].load(Ordering::Relaxed)),
             cpu: std::array::from_fn(|i| self.cpu_nanos[i].load(Ordering::Relaxed)),
+            bytes: std::array::from_fn(|i| {
+                std::array::from_fn(|d| self.bytes[i][d].load(Ordering::Relaxed))
+            }),
         }
     }
 
@@ -300,11 +341,13 @@ impl IoStats {
     /// Counts `n` bytes read.
     pub fn read(&self, n: u64) {
         self.read.fetch_add(n, Ordering::Relaxed);
+        self.profile.count_bytes(0, n);
     }
 
     /// Counts `n` bytes written.
     pub fn wrote(&self, n: u64) {
         self.written.fetch_add(n, Ordering::Relaxed);
+        self.profile.count_bytes(1, n);
     }
 
     /// Bytes read so far.

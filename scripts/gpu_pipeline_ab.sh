@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Two binaries' streamed GPU builds on one host, one after the other: the
+# host's speed drifts between device sessions (the same binary's Morris
+# max=6 build took 243 s on one H200 host and, its CPU steps a fifth
+# slower throughout, 260 s on another), so a change is measured against
+# the binary before it in the same run.
+#   BIN_A=.device/tbforge-a BIN_B=.device/tbforge bash scripts/gpu_pipeline_ab.sh
+# Morris max=MORRIS_MAX (default 6), --gpu-mem-limit W/64 of the GPU build's
+# largest working set, 3 scratch directories, --mem-limit as in
+# bench_gpu_pipeline.sh; both must match the CPU build byte for byte.
+. "$(dirname "$0")/gpu_env.sh" tbforge-gpu-ab
+BIN_A=${BIN_A:?the binary before the change}
+BIN_B=${BIN_B:?the binary with it}
+MORRIS_MAX=${MORRIS_MAX:-6}
+GAME=(morris --param max="$MORRIS_MAX")
+same() {
+  python3 - "$1" "$2" <<'PY'
+import os, sys, hashlib
+def files(d):
+    return {f: hashlib.sha256(open(os.path.join(d, f), 'rb').read()).hexdigest()
+            for f in sorted(os.listdir(d)) if f != 'build-log.json' and not f.startswith('.')}
+a, b = files(sys.argv[1]), files(sys.argv[2])
+print("identical" if a == b and a else f"DIFFERENT ({len(a)} vs {len(b)} files)")
+PY
+}
+"$BIN_A" build "${GAME[@]}" --backend cpu --out "$WORK/cpu" --json > /dev/null || exit 1
+"$BIN_A" build "${GAME[@]}" --backend cuda --out "$WORK/gpu" --json > /dev/null || exit 1
+W=$(python3 -c "import json;print(json.load(open('$WORK/gpu/build-log.json')).get('largest_working_set', 0))")
+P=$(python3 -c "import json;print(json.load(open('$WORK/cpu/build-log.json'))['positions'])")
+L=$(python3 -c "import json;print(max(p['index_size'] for p in json.load(open('$WORK/cpu/build-log.json'))['partitions']))")
+MEM=$(( P / 2 > 64 * 1048576 ? P / 2 : 64 * 1048576 ))
+MEM=$(( MEM > 3 * L ? MEM : 3 * L ))
+echo "| binary | wall s | pipeline s | expand / answer / combine / marking s | CPU s: expand / answer / combine / flushers | same bytes |"
+echo "| --- | ---: | ---: | --- | --- | --- |"
+for which in A B; do
+  bin=BIN_$which; dir="$WORK/$which"
+  rm -rf "$dir" "$dir".d*
+  t0=$(date +%s.%N)
+  "${!bin}" build "${GAME[@]}" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM \
+    --disk "$dir.d1" --disk "$dir.d2" --disk "$dir.d3" --out "$dir" --json > /dev/null 2> "$dir.err" \
+    || { echo "$which failed: $(tail -1 "$dir.err")"; status=1; continue; }
+  wall=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))")
+  python3 - "$dir/build-log.json" "$which" "$wall" "$(same "$WORK/cpu" "$dir")" <<'PY'
+import json, sys
+log = json.load(open(sys.argv[1])); p = log["pipeline_profile"]
+f = lambda *ks: " / ".join(f"{p.get(k, 0):.1f}" for k in ks)
+print(f"| {sys.argv[2]} | {sys.argv[3]} | {log['pipeline_seconds']:.1f} | {f('expand', 'answer', 'combine', 'candidates')} | "
+      f"{f('expand_cpu', 'answer_cpu', 'combine_cpu')} / {p.get('flusher_group', 0) + p.get('flusher_encode', 0):.1f} | {sys.argv[4]} |")
+PY
+  grep -q DIFFERENT <<< "$(same "$WORK/cpu" "$dir")" && status=1
+  rm -rf "$dir".d*
+done
+exit $status
