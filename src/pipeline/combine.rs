@@ -229,16 +229,11 @@ fn apply_in_parallel<T: Send>(
                 starts.zip(ends).collect()
             });
         // The first record of `a..b` (ascending slots) at or past `bound`.
-        let first_at_least = |(mut a, mut b): (usize, usize), bound: usize| {
-            while a < b {
-                let m = a + (b - a) / 2;
-                if slot_of(m) < bound {
-                    a = m + 1;
-                } else {
-                    b = m;
-                }
+        let first_at_least = |(a, b): (usize, usize), bound: usize| {
+            a + match &slots {
+                Some(slots) => slots[a..b].partition_point(|&s| s < bound),
+                None => records[a..b].partition_point(|r| slot(r).unwrap_or(usize::MAX) < bound),
             }
-            a
         };
         let per_thread = targets.len().div_ceil(threads).max(1);
         targets
