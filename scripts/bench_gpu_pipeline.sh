@@ -63,18 +63,6 @@ build() {
   python3 -c "print(round($(date +%s.%N) - $t0, 2))"
 }
 
-# Same bytes as the reference (build-log.json aside)?
-same() {
-  python3 - "$1" "$2" <<'EOF'
-import os, sys, hashlib
-def files(d):
-    return {f: hashlib.sha256(open(os.path.join(d, f), 'rb').read()).hexdigest()
-            for f in sorted(os.listdir(d)) if f != 'build-log.json' and not f.startswith('.')}
-a, b = files(sys.argv[1]), files(sys.argv[2])
-print("identical" if a == b and a else f"DIFFERENT ({len(a)} vs {len(b)} files)")
-EOF
-}
-
 # The timeline of a build's log as one table row.
 timeline() {
   python3 - "$1" "$2" "$DISK_W" "$DISK_R" "$3" <<'EOF'

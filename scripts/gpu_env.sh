@@ -1,7 +1,8 @@
 # Sourced by the GPU machine's scripts (`. "$(dirname "$0")/gpu_env.sh" NAME`):
 # the binary (BIN, default .device/tbforge), the log and work folders (OUT,
 # WORK, default /tmp/NAME and /tmp/NAME-work), the machine's own NVRTC (PTX
-# from a newer NVRTC is refused by an older driver) and the exit status.
+# from a newer NVRTC is refused by an older driver), the exit status, and
+# `same`, which compares two build directories byte for byte.
 set -uo pipefail
 BIN=${BIN:-.device/tbforge}
 OUT=${OUT:-/tmp/$1}
@@ -9,3 +10,16 @@ WORK=${WORK:-/tmp/$1-work}
 mkdir -p "$OUT" "$WORK"
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 status=0
+
+# Whether two build directories hold the same bytes (build-log.json and
+# hidden files aside): prints "identical" or "DIFFERENT (...)".
+same() {
+  python3 - "$1" "$2" <<'PY'
+import os, sys, hashlib
+def files(d):
+    return {f: hashlib.sha256(open(os.path.join(d, f), 'rb').read()).hexdigest()
+            for f in sorted(os.listdir(d)) if f != 'build-log.json' and not f.startswith('.')}
+a, b = files(sys.argv[1]), files(sys.argv[2])
+print("identical" if a == b and a else f"DIFFERENT ({len(a)} vs {len(b)} files)")
+PY
+}

@@ -13,16 +13,6 @@ BIN_A=${BIN_A:?the binary before the change}
 BIN_B=${BIN_B:?the binary with it}
 MORRIS_MAX=${MORRIS_MAX:-6}
 GAME=(morris --param max="$MORRIS_MAX")
-same() {
-  python3 - "$1" "$2" <<'PY'
-import os, sys, hashlib
-def files(d):
-    return {f: hashlib.sha256(open(os.path.join(d, f), 'rb').read()).hexdigest()
-            for f in sorted(os.listdir(d)) if f != 'build-log.json' and not f.startswith('.')}
-a, b = files(sys.argv[1]), files(sys.argv[2])
-print("identical" if a == b and a else f"DIFFERENT ({len(a)} vs {len(b)} files)")
-PY
-}
 "$BIN_A" build "${GAME[@]}" --backend cpu --out "$WORK/cpu" --json > /dev/null || exit 1
 "$BIN_A" build "${GAME[@]}" --backend cuda --out "$WORK/gpu" --json > /dev/null || exit 1
 W=$(python3 -c "import json;print(json.load(open('$WORK/gpu/build-log.json')).get('largest_working_set', 0))")
