@@ -5,6 +5,8 @@
 # slower throughout, 260 s on another), so a change is measured against
 # the binary before it in the same run.
 #   BIN_A=.device/tbforge-a BIN_B=.device/tbforge bash scripts/gpu_pipeline_ab.sh
+# ARGS_A and ARGS_B add options to one build (a setting against another
+# with one binary: BIN_B may be BIN_A, ARGS_B="--threads 12").
 # Morris max=MORRIS_MAX (default 6), --gpu-mem-limit W/64 of the GPU build's
 # largest working set, 3 scratch directories, --mem-limit as in
 # bench_gpu_pipeline.sh; both must match the CPU build byte for byte.
@@ -23,11 +25,11 @@ MEM=$(( MEM > 3 * L ? MEM : 3 * L ))
 echo "| binary | wall s | pipeline s | expand / answer / combine / marking s | CPU s: expand / answer / combine / flushers | same bytes |"
 echo "| --- | ---: | ---: | --- | --- | --- |"
 for which in A B; do
-  bin=BIN_$which; dir="$WORK/$which"
+  bin=BIN_$which; args=ARGS_$which; dir="$WORK/$which"
   rm -rf "$dir" "$dir".d*
   t0=$(date +%s.%N)
   "${!bin}" build "${GAME[@]}" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM \
-    --disk "$dir.d1" --disk "$dir.d2" --disk "$dir.d3" --out "$dir" --json > /dev/null 2> "$dir.err" \
+    --disk "$dir.d1" --disk "$dir.d2" --disk "$dir.d3" ${!args:-} --out "$dir" --json > /dev/null 2> "$dir.err" \
     || { echo "$which failed: $(tail -1 "$dir.err")"; status=1; continue; }
   wall=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))")
   python3 - "$dir/build-log.json" "$which" "$wall" "$(same "$WORK/cpu" "$dir")" <<'PY'
