@@ -108,17 +108,8 @@ one_game() { # GAME ARGS...: every build gets both
   local t_gpu=$(build "$base-gpu" "$@" --backend cuda)
   echo "in memory: CPU $t_cpu s, GPU $t_gpu s; GPU $(same "$base-cpu" "$base-gpu")" | tee -a "$SUMMARY"
   local W=$(python3 -c "import json;print(json.load(open('$base-gpu/build-log.json')).get('largest_working_set',0))")
-  local P=$(python3 -c "import json;print(json.load(open('$base-cpu/build-log.json'))['positions'])")
-  # Host memory for the pipeline's buffers: small enough that chunks are many.
-  # (half a byte a position, at least 64 MiB: below that, jobs sized to
-  # the write buffers get so small that Morris max=4 takes minutes; and at
-  # least 3 bytes an index of the largest partition, so that a pass's
-  # candidate bits, an eighth of a byte an index, fit the sixteenth of the
-  # budget the plan leaves them: without them a Morris pass expands every
-  # pending position, ~170 times over).
   local L=$(python3 -c "import json;print(max(p['index_size'] for p in json.load(open('$base-cpu/build-log.json'))['partitions']))")
-  local MEM=$(( P / 2 > 64 * 1048576 ? P / 2 : 64 * 1048576 ))
-  MEM=$(( MEM > 3 * L ? MEM : 3 * L ))
+  local MEM=$(streamed_mem_limit "$base-cpu")
   echo "largest device working set $W bytes, largest partition $L indices; --mem-limit $MEM for the external builds" | tee -a "$SUMMARY"
   local rows="$HEADER"
   for combo in ${COMBOS:-8:1 8:3 64:1 64:3}; do

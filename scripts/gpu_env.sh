@@ -2,7 +2,8 @@
 # the binary (BIN, default .device/tbforge), the log and work folders (OUT,
 # WORK, default /tmp/NAME and /tmp/NAME-work), the machine's own NVRTC (PTX
 # from a newer NVRTC is refused by an older driver), the exit status, and
-# `same`, which compares two build directories byte for byte.
+# `same`, which compares two build directories byte for byte, and
+# `streamed_mem_limit`, the --mem-limit streamed builds are measured under.
 set -uo pipefail
 BIN=${BIN:-.device/tbforge}
 OUT=${OUT:-/tmp/$1}
@@ -21,5 +22,22 @@ def files(d):
             for f in sorted(os.listdir(d)) if f != 'build-log.json' and not f.startswith('.')}
 a, b = files(sys.argv[1]), files(sys.argv[2])
 print("identical" if a == b and a else f"DIFFERENT ({len(a)} vs {len(b)} files)")
+PY
+}
+
+# The --mem-limit for a streamed build of the game whose in-memory CPU build
+# is in directory $1: small enough that chunks are many. Half a byte a
+# position, at least 64 MiB (below that, jobs sized to the write buffers
+# get so small that Morris max=4 takes minutes), and at least 3 bytes an
+# index of the largest partition, so that a pass's candidate bits, an
+# eighth of a byte an index, fit the sixteenth of the budget the plan
+# leaves them (without them a Morris pass expands every pending position,
+# ~170 times over).
+streamed_mem_limit() {
+  python3 - "$1/build-log.json" <<'PY'
+import json, sys
+log = json.load(open(sys.argv[1]))
+largest = max(p["index_size"] for p in log["partitions"])
+print(max(log["positions"] // 2, 64 * 1048576, 3 * largest))
 PY
 }

@@ -18,10 +18,7 @@ GAME=(morris --param max="$MORRIS_MAX")
 "$BIN_A" build "${GAME[@]}" --backend cpu --out "$WORK/cpu" --json > /dev/null || exit 1
 "$BIN_A" build "${GAME[@]}" --backend cuda --out "$WORK/gpu" --json > /dev/null || exit 1
 W=$(python3 -c "import json;print(json.load(open('$WORK/gpu/build-log.json')).get('largest_working_set', 0))")
-P=$(python3 -c "import json;print(json.load(open('$WORK/cpu/build-log.json'))['positions'])")
-L=$(python3 -c "import json;print(max(p['index_size'] for p in json.load(open('$WORK/cpu/build-log.json'))['partitions']))")
-MEM=$(( P / 2 > 64 * 1048576 ? P / 2 : 64 * 1048576 ))
-MEM=$(( MEM > 3 * L ? MEM : 3 * L ))
+MEM=$(streamed_mem_limit "$WORK/cpu")
 echo "| binary | wall s | pipeline s | expand / answer / combine / marking s | CPU s: expand / answer / combine / flushers | same bytes |"
 echo "| --- | ---: | ---: | --- | --- | --- |"
 for which in A B; do
