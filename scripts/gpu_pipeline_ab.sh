@@ -9,7 +9,8 @@
 # with one binary: BIN_B may be BIN_A, ARGS_B="--threads 12").
 # Morris max=MORRIS_MAX (default 6), --gpu-mem-limit W/64 of the GPU build's
 # largest working set, 3 scratch directories, --mem-limit as in
-# bench_gpu_pipeline.sh; both must match the CPU build byte for byte.
+# bench_gpu_pipeline.sh; both must match the CPU build byte for byte. Each
+# build's log is left in $OUT as build-log-A.json and build-log-B.json.
 . "$(dirname "$0")/gpu_env.sh" tbforge-gpu-ab
 BIN_A=${BIN_A:?the binary before the change}
 BIN_B=${BIN_B:?the binary with it}
@@ -37,6 +38,8 @@ print(f"| {sys.argv[2]} | {sys.argv[3]} | {log['pipeline_seconds']:.1f} | {f('ex
       f"{f('expand_cpu', 'answer_cpu', 'combine_cpu')} / {p.get('flusher_group', 0) + p.get('flusher_encode', 0):.1f} | {sys.argv[4]} |")
 PY
   grep -q DIFFERENT <<< "$(same "$WORK/cpu" "$dir")" && status=1
+  # Kept for scripts/pass_journal.py: where each build's passes went.
+  cp "$dir/build-log.json" "$OUT/build-log-$which.json"
   rm -rf "$dir".d*
 done
 exit $status

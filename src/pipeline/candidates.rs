@@ -104,6 +104,13 @@ pub(super) struct Candidates {
 /// The largest [`Candidates::shift`]: a bit per word of 64 positions.
 const MAX_SHIFT: u32 = 6;
 
+/// Positions a pool thread takes at once when it marks the predecessors of
+/// a chunk's decided positions. A late pass decides a few hundred a chunk:
+/// in batches of 1,024 the whole list ran on the calling thread, the one
+/// the combine step's chunks wait for, while a predecessor list costs
+/// microseconds, far above the hand-off to another thread.
+const MARK_BATCH: usize = 64;
+
 /// Words of bits for `size` positions, a bit per `1 << shift` of them.
 fn words_for(size: u64, shift: u32) -> usize {
     size.div_ceil(64 << shift) as usize
@@ -498,7 +505,7 @@ impl<G: Game> Solver<'_, G> {
         let (bits, shift) = (&next.bits, next.shift);
         let mark = |r: u64| set_bit(bits, shift, r);
         let listed = decided
-            .par_chunks(1024)
+            .par_chunks(MARK_BATCH)
             .try_for_each_init(Vec::new, |before, js| {
                 js.iter()
                     .all(|&j| self.mark_predecessors(lo + u64::from(j), before, &mark))
