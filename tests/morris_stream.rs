@@ -207,6 +207,13 @@ fn cpu_reference_follows_the_game_rules() {
                     assert_eq!(first.sorted_requests(), sorted(want_first));
                     assert_eq!(pass.sorted_requests(), sorted(want_pass));
                     assert_eq!(pass.flags, first.flags, "a pass leaves flags alone");
+                    // The same pass sent without values asks the same.
+                    let mut bare = pass_job(&first);
+                    bare.drop_values();
+                    assert!(bare.flags_only());
+                    let bare = expand_chunk_on_cpu(&game, &t, bare).unwrap();
+                    assert_eq!(bare.sorted_requests(), pass.sorted_requests());
+                    assert!(bare.values.is_empty(), "it comes back without values");
                 }
             }
         }
@@ -394,6 +401,22 @@ mod gpu {
                         .collect();
                     let pass_got = run(ex.as_mut(), want.iter().map(pass_job).collect());
                     same(&pass_want, &pass_got, t.low_bits, &format!("{name} pass"));
+                    let bare = |d: &ChunkDone| {
+                        let mut job = pass_job(d);
+                        job.drop_values();
+                        job
+                    };
+                    let bare_want: Vec<ChunkDone> = want
+                        .iter()
+                        .map(|d| expand_chunk_on_cpu(&game, &t, bare(d)).unwrap())
+                        .collect();
+                    let bare_got = run(ex.as_mut(), want.iter().map(bare).collect());
+                    same(
+                        &bare_want,
+                        &bare_got,
+                        t.low_bits,
+                        &format!("{name} pass without values"),
+                    );
                 }
             }
         }

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 use tbforge::game::{
     expand_chunk_on_cpu, ChunkDone, ChunkExpander, ChunkJob, KernelSolve, PartitionKernels,
-    SolvedPartitions, StreamTargets, STREAM_INTERNAL, STREAM_ONGOING, STREAM_PENDING,
+    SolvedPartitions, StreamTargets, STREAM_INTERNAL, STREAM_ONGOING,
 };
 use tbforge::pipeline::ExternalPlan;
 use tbforge::registry::{AnyGame, GameVisitor};
@@ -124,24 +124,24 @@ impl ChunkExpander for StandInExpander {
             self.queue.len() < self.depth,
             "more jobs in flight than the depth"
         );
+        let n = job.indices();
+        assert!(n as u64 <= self.chunk, "a job larger than max_chunk");
+        // A pass's jobs go without values: their flags say what expands.
         assert!(
-            job.values.len() as u64 <= self.chunk,
-            "a job larger than max_chunk"
+            job.first_scan || job.flags_only(),
+            "a pass's job sent with values"
         );
         let expanding = if job.first_scan {
-            job.values.len()
+            n
         } else {
             let flag = |j: usize| (job.flags[j / 4] >> (2 * (j % 4))) & 3;
-            (0..job.values.len())
-                .filter(|&j| {
-                    job.values[j] == STREAM_PENDING && flag(j) == STREAM_ONGOING | STREAM_INTERNAL
-                })
+            (0..n)
+                .filter(|&j| flag(j) == STREAM_ONGOING | STREAM_INTERNAL)
                 .count()
         };
         assert!(
-            expanding as u64 <= self.expanding || job.values.len() <= 64,
-            "a job of {} indices with {expanding} positions to expand, more than max_expanding",
-            job.values.len()
+            expanding as u64 <= self.expanding || n <= 64,
+            "a job of {n} indices with {expanding} positions to expand, more than max_expanding"
         );
         // A pass's job starts and ends on positions that expand.
         assert!(

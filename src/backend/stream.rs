@@ -26,7 +26,9 @@ use crate::Result;
 ///   partition;
 /// - **a pass**: an index whose flags are exactly `ONGOING | INTERNAL` and
 ///   whose value is `PENDING` requests every successor in its own partition;
-///   values and flags are left as they are.
+///   values and flags are left as they are. A pass's job may come without
+///   values (see [`ChunkJob::values`]): its flags are then cleared wherever
+///   the value is not `PENDING`, and they alone say what expands.
 ///
 /// A successor in a partition without a bucket base (solved later, or not
 /// the game's) breaks the game's contract: the chunk fails with
@@ -91,14 +93,63 @@ pub struct ChunkJob {
     pub lo: u64,
     /// The first scan, or a pass (see [`StreamTargets`]).
     pub first_scan: bool,
-    /// One byte per index.
+    /// One byte per index; or, in a pass, none at all: then the flags alone
+    /// say what expands (every index with flags `ONGOING | INTERNAL` is
+    /// `PENDING`), and a device is spared a byte an index of copies, most of
+    /// what a pass sent it (its candidates are a few in a word).
     pub values: Vec<u8>,
     /// Two bits per index, four to a byte.
     pub flags: Vec<u8>,
 }
 
-/// A chunk expanded: its values and flags (changed by a first scan only)
-/// and its requests, grouped by bucket in ascending order.
+impl ChunkJob {
+    /// Whether the job is a pass's sent without values.
+    pub fn flags_only(&self) -> bool {
+        !self.first_scan && self.values.is_empty()
+    }
+
+    /// Indices in the job: a value byte each, or, in a job sent without
+    /// values, four a flag byte (those past the chunk's end have no flags
+    /// set, and do nothing).
+    pub fn indices(&self) -> usize {
+        if self.flags_only() {
+            4 * self.flags.len()
+        } else {
+            self.values.len()
+        }
+    }
+
+    /// Gives a job sent without values the values its flags imply, for an
+    /// expander that reads them: `PENDING` at every index (the others'
+    /// flags are clear, so they do not expand whatever their value).
+    pub fn fill_values(&mut self) {
+        if self.flags_only() {
+            self.values = vec![STREAM_PENDING; self.indices()];
+        }
+    }
+
+    /// Makes a pass's job the same job sent without values: the flags of
+    /// every index whose value is not `PENDING` cleared, and those past the
+    /// last value in its flag byte (they would count as indices), the
+    /// values gone.
+    pub fn drop_values(&mut self) {
+        if self.first_scan {
+            return;
+        }
+        let n = self.values.len();
+        for j in 0..4 * self.flags.len() {
+            if self.values.get(j) != Some(&STREAM_PENDING) {
+                self.flags[j / 4] &= !(3 << (2 * (j % 4)));
+            }
+        }
+        self.flags.truncate(n.div_ceil(4));
+        self.values = Vec::new();
+    }
+}
+
+/// A chunk expanded: its values and flags (changed by a first scan only;
+/// a job sent without values comes back without them) and its requests,
+/// grouped by bucket in ascending order.
 #[derive(Debug, Default)]
 pub struct ChunkDone {
     /// [`ChunkJob::chunk`].

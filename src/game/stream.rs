@@ -34,9 +34,11 @@ fn set_flag(flags: &mut [u8], j: usize, f: u8) {
 pub fn expand_chunk_on_cpu<G: Game>(
     game: &G,
     targets: &StreamTargets,
-    job: ChunkJob,
+    mut job: ChunkJob,
 ) -> Result<ChunkDone> {
     let started = Instant::now();
+    let without_values = job.flags_only();
+    job.fill_values();
     let ChunkJob {
         chunk,
         lo,
@@ -140,7 +142,7 @@ pub fn expand_chunk_on_cpu<G: Game>(
     Ok(ChunkDone {
         chunk,
         lo,
-        values,
+        values: if without_values { Vec::new() } else { values },
         flags,
         requests,
         timing: ChunkTiming {

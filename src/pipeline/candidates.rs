@@ -627,6 +627,10 @@ mod tests {
         // the first word two, in the second one.
         let expanding = super::super::expand::expanding_per_word;
         assert_eq!(expanding(&values, &mut flags, None, None), [2, 1]);
+        // Its flags are cleared in the same scan: the pass's jobs go
+        // without values, their flags alone say what expands.
+        let left: Vec<usize> = (0..128).filter(|&j| flag(&flags, j) != 0).collect();
+        assert_eq!(left, vec![1, 2, 127]);
         // Masked and counted in one scan: the same flags, the same counts.
         let mut fused = vec![0xffu8; 32];
         let words = expanding(&values, &mut fused, Some((&candidates, 0)), None);

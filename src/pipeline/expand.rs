@@ -27,6 +27,8 @@ struct OpenChunk {
     chunk: u64,
     lo: u64,
     len: usize,
+    /// A first scan's values; a pass's chunk holds none (its flags say what
+    /// expands).
     values: Vec<u8>,
     flags: Vec<u8>,
     /// Positions that expand per word of 64 indices, in a pass (in a first
@@ -70,9 +72,11 @@ impl OpenChunk {
 }
 
 /// How many positions of each word of 64 indices expand in a pass: pending,
-/// with flags exactly `ONGOING | INTERNAL` (see `StreamTargets`). Where the
-/// pass takes `candidates` (with the chunk's first index), the flags of the
-/// others are cleared first, in the same scan. Where the chunk was read in
+/// with flags exactly `ONGOING | INTERNAL` (see `StreamTargets`). The flags
+/// of the others are cleared in the same scan, so that the flags alone say
+/// what expands (the pass's jobs go without values), and where the pass
+/// takes `candidates` (with the chunk's first index), so are those of the
+/// positions that are not candidates. Where the chunk was read in
 /// stretches (`within`), only their words are looked at: elsewhere flags
 /// are zero and nothing expands.
 pub(super) fn expanding_per_word(
@@ -85,11 +89,17 @@ pub(super) fn expanding_per_word(
         if let Some((candidates, lo)) = candidates {
             candidates.mask_word_in(lo, w, flags);
         }
-        values
-            .iter()
-            .enumerate()
-            .filter(|&(j, &v)| v == PENDING && flag(flags, j) == ONGOING | INTERNAL)
-            .count() as u32
+        // Past a partial word's last value too: a job sent without values
+        // has four indices a flag byte.
+        let mut n = 0;
+        for j in 0..4 * flags.len() {
+            if values.get(j) != Some(&PENDING) {
+                flags[j / 4] &= !(3 << (2 * (j % 4)));
+            } else if flag(flags, j) == ONGOING | INTERNAL {
+                n += 1;
+            }
+        }
+        n
     };
     // Words outside the stretches are skipped in the same single parallel
     // scan: a parallel scan a stretch, from the loader's thread, cost a
@@ -196,11 +206,11 @@ impl<'a, G: Game> Solver<'a, G> {
                 if leaves_unread(candidates, lo, hi) {
                     // Nothing to expand: the chunk is not read.
                     self.progress.inc(hi - lo);
-                    return Ok((Vec::new(), Vec::new(), None));
+                    return Ok((0, Vec::new(), Vec::new(), None));
                 }
                 if first_scan {
                     let (values, flags) = self.read_chunk(c)?;
-                    return Ok((values, flags, None));
+                    return Ok(((hi - lo) as usize, values, flags, None));
                 }
                 // Only the candidates expand: where they are few, only
                 // their stretches of the chunk are read.
@@ -219,7 +229,8 @@ impl<'a, G: Game> Solver<'a, G> {
                     let n: u64 = words.iter().map(|&n| u64::from(n)).sum();
                     kept.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
                 }
-                Ok((values, flags, Some(words)))
+                // The flags now say what expands: the values stay behind.
+                Ok(((hi - lo) as usize, Vec::new(), flags, Some(words)))
             },
             |next| {
                 let mut open: VecDeque<OpenChunk> = VecDeque::new();
@@ -259,7 +270,7 @@ impl<'a, G: Game> Solver<'a, G> {
                             if read_all {
                                 break;
                             }
-                            let Some((chunk, (values, flags, expanding))) = next()? else {
+                            let Some((chunk, (len, values, flags, expanding))) = next()? else {
                                 read_all = true;
                                 break;
                             };
@@ -267,7 +278,7 @@ impl<'a, G: Game> Solver<'a, G> {
                             open.push_back(OpenChunk {
                                 chunk,
                                 lo,
-                                len: values.len(),
+                                len,
                                 values,
                                 flags,
                                 expanding,
@@ -280,8 +291,10 @@ impl<'a, G: Game> Solver<'a, G> {
                         let (values, flags) = if off == 0 && len == o.len {
                             (std::mem::take(&mut o.values), std::mem::take(&mut o.flags))
                         } else {
+                            // A pass's chunk holds no values (its flags say
+                            // what expands): its jobs go without.
                             (
-                                o.values[off..off + len].to_vec(),
+                                o.values.get(off..off + len).unwrap_or_default().to_vec(),
                                 o.flags[off / 4..(off + len).div_ceil(4)].to_vec(),
                             )
                         };
@@ -311,9 +324,11 @@ impl<'a, G: Game> Solver<'a, G> {
                             done.chunk
                         )));
                     };
+                    // A first scan's values and flags go back into the
+                    // chunk, which writes them; a pass leaves both alone.
                     let off = (done.lo - o.lo) as usize;
                     let n = done.values.len();
-                    if o.values.is_empty() && n == o.len {
+                    if first_scan && o.values.is_empty() && n == o.len {
                         o.values = done.values;
                         o.flags = done.flags;
                     } else if first_scan {

@@ -19,7 +19,9 @@ use cudarc::driver::{
 };
 
 use super::{cuda_err, CudaDevice};
-use crate::backend::stream::{ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, StreamTargets};
+use crate::backend::stream::{
+    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, StreamTargets, STREAM_PENDING,
+};
 use crate::{Error, Result};
 
 /// Chunks in flight at once: one per slot.
@@ -331,7 +333,7 @@ impl Stager {
         let targets = &self.targets;
         let slot = &mut self.slots[i];
         let job = slot.job.as_ref().expect("a job is in the slot");
-        let n = job.values.len();
+        let n = job.indices();
         let flag_bytes = n.div_ceil(4);
         let chunk = self.chunk as usize;
         let (h2d, compute, d2h) = (&self.h2d, &self.compute, &self.d2h);
@@ -339,13 +341,20 @@ impl Stager {
             .record(h2d)
             .map_err(e("recording an event"))?;
         {
-            let host = slot.pin_in.as_slice().map_err(e("pinned memory"))?;
             let (dv, _gv) = slot.values.device_ptr_mut(h2d);
-            // SAFETY: `host` is page-locked and outlives the copy (the slot
-            // is not refilled before `collect` waited for event 1, recorded
-            // behind it); the device buffer holds `chunk >= n` bytes.
-            unsafe { result::memcpy_htod_async(dv, &host[..n], h2d.cu_stream()) }
-                .map_err(e("copying a chunk's values to the device"))?;
+            if job.flags_only() {
+                // SAFETY: the device buffer holds `chunk >= n` bytes.
+                unsafe { result::memset_d8_async(dv, STREAM_PENDING, n, h2d.cu_stream()) }
+                    .map_err(e("setting a chunk's values"))?;
+            } else {
+                let host = slot.pin_in.as_slice().map_err(e("pinned memory"))?;
+                // SAFETY: `host` is page-locked and outlives the copy (the
+                // slot is not refilled before `collect` waited for event 1,
+                // recorded behind it); the device buffer holds `chunk >= n`
+                // bytes.
+                unsafe { result::memcpy_htod_async(dv, &host[..n], h2d.cu_stream()) }
+                    .map_err(e("copying a chunk's values to the device"))?;
+            }
         }
         {
             let (df, _gf) = slot.flags.device_ptr_mut(h2d);
@@ -573,7 +582,7 @@ impl ChunkExpander for Stager {
 
     fn submit(&mut self, job: ChunkJob) -> Result<()> {
         let started = Instant::now();
-        let n = job.values.len();
+        let n = job.indices();
         if self.queue.len() >= SLOTS || n as u64 > self.chunk || job.flags.len() < n.div_ceil(4) {
             return Err(Error::NotAvailable(format!(
                 "chunk {} of {n} indices does not fit the stager ({} in flight, {} indices at most); report this as a bug",
@@ -601,7 +610,8 @@ impl ChunkExpander for Stager {
                 .pin_in
                 .as_mut_slice()
                 .map_err(cuda_err("pinned memory"))?;
-            host[..n].copy_from_slice(&job.values);
+            // A job without values has them set on the device.
+            host[..job.values.len()].copy_from_slice(&job.values);
             let fb = n.div_ceil(4);
             host[chunk..chunk + fb].copy_from_slice(&job.flags[..fb]);
             if let Some(words) = reached_words {
@@ -687,7 +697,8 @@ impl ChunkExpander for Stager {
             .map_err(e("recording an event"))?;
         wait(&slot.events[7], "waiting for requests")?;
         let mut job = slot.job.take().expect("a submitted slot holds its job");
-        let n = job.values.len();
+        let n = job.indices();
+        let values_in = job.values.len();
         let first_scan = job.first_scan;
         let chunk = self.chunk as usize;
         if first_scan {
@@ -706,7 +717,7 @@ impl ChunkExpander for Stager {
         requests.extend(pairs[..2 * count].chunks_exact(2).map(|p| [p[0], p[1]]));
         let ev = &slot.events;
         let back_bytes = if first_scan { n + n.div_ceil(4) } else { 0 };
-        let in_bytes = n
+        let in_bytes = values_in
             + if first_scan { 0 } else { n.div_ceil(4) }
             + if self.targets.reached.is_some() && first_scan {
                 n.div_ceil(64) * 8

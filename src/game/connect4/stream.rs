@@ -67,9 +67,11 @@ pub fn expand_twin(
     spec: Connect4SolveSpec,
     tables: &Connect4Tables,
     targets: &StreamTargets,
-    job: ChunkJob,
+    mut job: ChunkJob,
 ) -> Result<ChunkDone> {
     let started = Instant::now();
+    let without_values = job.flags_only();
+    job.fill_values();
     let ChunkJob {
         chunk,
         lo,
@@ -150,7 +152,7 @@ pub fn expand_twin(
     Ok(ChunkDone {
         chunk,
         lo,
-        values,
+        values: if without_values { Vec::new() } else { values },
         flags,
         requests,
         timing: ChunkTiming {

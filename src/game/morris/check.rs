@@ -1324,15 +1324,18 @@ fn stream_rows(
             .max(64);
         let jobs = stream_jobs(lo, hi, chunk, mix64(s ^ 2));
         let chunks = jobs.len();
-        let mut next_jobs = Vec::new();
-        for first_scan in [true, false] {
-            let what = if first_scan {
-                "stream expand: first scan"
-            } else {
-                "stream expand: pass"
+        let (mut next_jobs, mut bare_jobs) = (Vec::new(), Vec::new());
+        // The first scan, a pass, the same pass sent without values.
+        for (first_scan, bare) in [(true, false), (false, false), (false, true)] {
+            let what = match (first_scan, bare) {
+                (true, _) => "stream expand: first scan",
+                (false, false) => "stream expand: pass",
+                (false, true) => "stream expand: pass without values",
             };
             let jobs: Vec<_> = if first_scan {
                 jobs.iter().map(copy_job).collect()
+            } else if bare {
+                std::mem::take(&mut bare_jobs)
             } else {
                 std::mem::take(&mut next_jobs)
             };
@@ -1342,11 +1345,18 @@ fn stream_rows(
                     .collect::<Result<Vec<_>>>()
             })?;
             let requests: usize = want.iter().map(|d| d.requests.len()).sum();
-            let pending = want
-                .iter()
-                .flat_map(|d| d.values.iter())
-                .filter(|&&v| v == STREAM_PENDING)
-                .count();
+            // Without values, the positions that expand are told by their flags alone.
+            let pending = if bare {
+                jobs.iter()
+                    .flat_map(|j| j.flags.iter())
+                    .map(|&b| (0..4).filter(|k| (b >> (2 * k)) & 3 == 3).count())
+                    .sum()
+            } else {
+                want.iter()
+                    .flat_map(|d| d.values.iter())
+                    .filter(|&&v| v == STREAM_PENDING)
+                    .count()
+            };
             let got = timed(|| run_chunks(ex.as_mut(), jobs));
             let row = DeviceCheckRow::new(what, target.clone(), n).cpu(n, cs);
             let row = match got {
@@ -1408,6 +1418,14 @@ fn stream_rows(
                             values,
                             flags: d.flags,
                         }
+                    })
+                    .collect();
+                bare_jobs = next_jobs
+                    .iter()
+                    .map(|j| {
+                        let mut bare = copy_job(j);
+                        bare.drop_values();
+                        bare
                     })
                     .collect();
             }
