@@ -23,7 +23,6 @@
 #   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh scripts/*.py .device/
 . "$(dirname "$0")/gpu_env.sh" tbforge-gpu-pipeline
 MORRIS_MAX=${MORRIS_MAX:-6}
-DISK_GB=${DISK_GB:-4}
 BUILD_TIMEOUT=${BUILD_TIMEOUT:-240}
 KILLS=${KILLS:-4}
 SUMMARY="$OUT/summary.txt"
@@ -32,15 +31,7 @@ nvidia-smi --query-gpu=name,memory.total,memory.free --format=csv,noheader
 echo "== $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, scratch on $(df -h "$WORK" | awk 'NR==2{print $1, $2}')"
 
 # 1. Rates.
-rate() { # dd's last line -> bytes per second
-  python3 -c 'import sys,re
-l=sys.stdin.read().strip().splitlines()[-1]
-m=re.match(r"(\d+) bytes.*copied, ([0-9.]+) s", l); print(int(m.group(1))/float(m.group(2)))'
-}
-sync
-DISK_W=$(dd if=/dev/zero of="$WORK/seq" bs=16M count=$((DISK_GB * 64)) oflag=direct conv=fdatasync 2>&1 | rate)
-DISK_R=$(dd if="$WORK/seq" of=/dev/null bs=16M iflag=direct 2>&1 | rate)
-rm -f "$WORK/seq"
+disk_rates
 PCIE=$("$BIN" bench pcie --size-mb 512 --json)
 echo "$PCIE"
 python3 - "$DISK_W" "$DISK_R" "$PCIE" <<'EOF' | tee -a "$SUMMARY"

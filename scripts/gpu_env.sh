@@ -2,8 +2,9 @@
 # the binary (BIN, default .device/tbforge), the log and work folders (OUT,
 # WORK, default /tmp/NAME and /tmp/NAME-work), the machine's own NVRTC (PTX
 # from a newer NVRTC is refused by an older driver), the exit status, and
-# `same`, which compares two build directories byte for byte, and
-# `streamed_mem_limit`, the --mem-limit streamed builds are measured under.
+# `same`, which compares two build directories byte for byte,
+# `streamed_mem_limit`, the --mem-limit streamed builds are measured under,
+# and `disk_rates`, the scratch disk's sequential rates.
 set -uo pipefail
 BIN=${BIN:-.device/tbforge}
 OUT=${OUT:-/tmp/$1}
@@ -40,4 +41,20 @@ log = json.load(open(sys.argv[1]))
 largest = max(p["index_size"] for p in log["partitions"])
 print(max(log["positions"] // 2, 64 * 1048576, 3 * largest))
 PY
+}
+
+# The scratch disk's sequential rates, in bytes per second, into DISK_W and
+# DISK_R: dd with direct I/O (the page cache aside) of DISK_GB GiB (default
+# 4) in $WORK.
+disk_rates() {
+  local gb=${DISK_GB:-4}
+  rate() { # dd's last line -> bytes per second
+    python3 -c 'import sys,re
+l=sys.stdin.read().strip().splitlines()[-1]
+m=re.match(r"(\d+) bytes.*copied, ([0-9.]+) s", l); print(int(m.group(1))/float(m.group(2)))'
+  }
+  sync
+  DISK_W=$(dd if=/dev/zero of="$WORK/seq" bs=16M count=$((gb * 64)) oflag=direct conv=fdatasync 2>&1 | rate)
+  DISK_R=$(dd if="$WORK/seq" of=/dev/null bs=16M iflag=direct 2>&1 | rate)
+  rm -f "$WORK/seq"
 }

@@ -10,7 +10,9 @@
 # Morris max=MORRIS_MAX (default 6), --gpu-mem-limit W/64 of the GPU build's
 # largest working set, 3 scratch directories, --mem-limit as in
 # bench_gpu_pipeline.sh; both must match the CPU build byte for byte. Each
-# build's log is left in $OUT as build-log-A.json and build-log-B.json.
+# build's log is left in $OUT as build-log-A.json and build-log-B.json, its
+# passes tabulated with the disk's rates (dd before the builds) in
+# journal-A.txt and journal-B.txt.
 . "$(dirname "$0")/gpu_env.sh" tbforge-gpu-ab
 BIN_A=${BIN_A:?the binary before the change}
 BIN_B=${BIN_B:?the binary with it}
@@ -20,6 +22,8 @@ GAME=(morris --param max="$MORRIS_MAX")
 "$BIN_A" build "${GAME[@]}" --backend cuda --out "$WORK/gpu" --json > /dev/null || exit 1
 W=$(python3 -c "import json;print(json.load(open('$WORK/gpu/build-log.json')).get('largest_working_set', 0))")
 MEM=$(streamed_mem_limit "$WORK/cpu")
+disk_rates
+echo "disk: sequential write $(python3 -c "print(round($DISK_W / 1e9, 2))") GB/s, read $(python3 -c "print(round($DISK_R / 1e9, 2))") GB/s"
 echo "| binary | wall s | pipeline s | expand / answer / combine / marking s | CPU s: expand / answer / combine / flushers | same bytes |"
 echo "| --- | ---: | ---: | --- | --- | --- |"
 for which in A B; do
@@ -38,8 +42,10 @@ print(f"| {sys.argv[2]} | {sys.argv[3]} | {log['pipeline_seconds']:.1f} | {f('ex
       f"{f('expand_cpu', 'answer_cpu', 'combine_cpu')} / {p.get('flusher_group', 0) + p.get('flusher_encode', 0):.1f} | {sys.argv[4]} |")
 PY
   grep -q DIFFERENT <<< "$(same "$WORK/cpu" "$dir")" && status=1
-  # Kept for scripts/pass_journal.py: where each build's passes went.
+  # Where each build's passes went, each step's wall time beside the disk
+  # time of its bytes (scripts/pass_journal.py); the log kept for more.
   cp "$dir/build-log.json" "$OUT/build-log-$which.json"
+  python3 "$(dirname "$0")/pass_journal.py" "$dir" 10 "$DISK_W" "$DISK_R" > "$OUT/journal-$which.txt"
   rm -rf "$dir".d*
 done
 exit $status
