@@ -17,15 +17,16 @@
 BIN_A=${BIN_A:?the binary before the change}
 BIN_B=${BIN_B:?the binary with it}
 MORRIS_MAX=${MORRIS_MAX:-6}
-GAME=(morris --param max="$MORRIS_MAX")
+# AB_GAME: another game and its parameters (e.g. "connect4 --param width=5 --param height=5").
+read -r -a GAME <<< "${AB_GAME:-morris --param max=$MORRIS_MAX}"
 "$BIN_A" build "${GAME[@]}" --backend cpu --out "$WORK/cpu" --json > /dev/null || exit 1
 "$BIN_A" build "${GAME[@]}" --backend cuda --out "$WORK/gpu" --json > /dev/null || exit 1
 W=$(python3 -c "import json;print(json.load(open('$WORK/gpu/build-log.json')).get('largest_working_set', 0))")
 MEM=$(streamed_mem_limit "$WORK/cpu")
 disk_rates
 echo "disk: sequential write $(python3 -c "print(round($DISK_W / 1e9, 2))") GB/s, read $(python3 -c "print(round($DISK_R / 1e9, 2))") GB/s"
-echo "| binary | wall s | pipeline s | expand / answer / combine / marking s | CPU s: expand / answer / combine / flushers | same bytes |"
-echo "| --- | ---: | ---: | --- | --- | --- |"
+echo "| binary | wall s | pipeline s | expand / answer / combine / marking s | CPU s: expand / answer / combine / flushers | peak RSS MB (--mem-limit $((MEM >> 20))) | same bytes |"
+echo "| --- | ---: | ---: | --- | --- | ---: | --- |"
 for which in A B; do
   bin=BIN_$which; args=ARGS_$which; dir="$WORK/$which"
   rm -rf "$dir" "$dir".d*
@@ -39,7 +40,8 @@ import json, sys
 log = json.load(open(sys.argv[1])); p = log["pipeline_profile"]
 f = lambda *ks: " / ".join(f"{p.get(k, 0):.1f}" for k in ks)
 print(f"| {sys.argv[2]} | {sys.argv[3]} | {log['pipeline_seconds']:.1f} | {f('expand', 'answer', 'combine', 'candidates')} | "
-      f"{f('expand_cpu', 'answer_cpu', 'combine_cpu')} / {p.get('flusher_group', 0) + p.get('flusher_encode', 0):.1f} | {sys.argv[4]} |")
+      f"{f('expand_cpu', 'answer_cpu', 'combine_cpu')} / {p.get('flusher_group', 0) + p.get('flusher_encode', 0):.1f} | "
+      f"{log.get('peak_rss', 0) / 2**20:.0f} | {sys.argv[4]} |")
 PY
   grep -q DIFFERENT <<< "$(same "$WORK/cpu" "$dir")" && status=1
   # Where each build's passes went, each step's wall time beside the disk
