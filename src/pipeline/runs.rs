@@ -393,11 +393,11 @@ fn flusher_count(capacity: usize) -> usize {
 
 /// Records of a writer's capacity per flusher (1 MiB of records, about what
 /// the flusher holds of its own), but for the unit tests, whose writers are
-/// small and must still have several. With 2 MiB, Connect Four 5x5 streamed
-/// under an 82 MiB `--mem-limit` had two flushers; with 1 MiB it has five:
-/// on an H200 host (W/64, 3 disks, the binaries one after the other, bytes
-/// identical) 16.4 → 12.5 s, its waits for flushers 5.6 → 1.9 s. The 20
-/// MiB limit keeps one.
+/// small and must still have several. With 2 MiB, a streamed build under an
+/// 82 MiB `--mem-limit` (172 M positions, 150 M requests) had two flushers;
+/// with 1 MiB it has five: on an H200 host (W/64, 3 disks, the binaries one
+/// after the other, bytes identical) 16.4 → 12.5 s, its waits for flushers
+/// 5.6 → 1.9 s (README, "External memory"). The 20 MiB limit keeps one.
 const FLUSHER_RECORDS: usize = if cfg!(test) { 100 } else { 64 << 10 };
 
 impl RunWriter {
