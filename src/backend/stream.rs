@@ -128,22 +128,40 @@ impl ChunkJob {
         }
     }
 
-    /// Makes a pass's job the same job sent without values: the flags of
-    /// every index whose value is not `PENDING` cleared, and those past the
-    /// last value in its flag byte (they would count as indices), the
-    /// values gone.
+    /// Makes a pass's job the same job sent without values (see
+    /// [`Self::clear_flags_unless_pending`]).
     pub fn drop_values(&mut self) {
         if self.first_scan {
             return;
         }
-        let n = self.values.len();
-        for j in 0..4 * self.flags.len() {
-            if self.values.get(j) != Some(&STREAM_PENDING) {
-                self.flags[j / 4] &= !(3 << (2 * (j % 4)));
-            }
-        }
-        self.flags.truncate(n.div_ceil(4));
+        self.flags.truncate(self.values.len().div_ceil(4));
+        Self::clear_flags_unless_pending(&self.values, &mut self.flags);
         self.values = Vec::new();
+    }
+
+    /// Clears the flags of every index whose value is not `PENDING`, and of
+    /// those past the last value in the last flag byte (a job sent without
+    /// values has four indices a flag byte): what lets a pass's flags alone
+    /// say what expands.
+    pub fn clear_flags_unless_pending(values: &[u8], flags: &mut [u8]) {
+        for (k, byte) in flags.iter_mut().enumerate() {
+            let mut keep = 0u8;
+            for i in 0..4 {
+                if values.get(4 * k + i) == Some(&STREAM_PENDING) {
+                    keep |= 3 << (2 * i);
+                }
+            }
+            *byte &= keep;
+        }
+    }
+
+    /// Indices whose flags are exactly `ONGOING | INTERNAL`: those a pass
+    /// expands once its flags are cleared as above.
+    pub fn count_expanding(flags: &[u8]) -> usize {
+        flags
+            .iter()
+            .map(|&b| (b & (b >> 1) & 0x55).count_ones() as usize)
+            .sum()
     }
 }
 

@@ -10,10 +10,9 @@
 
 use super::candidates::{leaves_unread, Candidates};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
-use super::external::{flag, ExpandStep, Solver, INTERNAL, ONGOING};
+use super::external::{ExpandStep, Solver};
 use super::runs::{RunIndex, LOW_BITS};
 use crate::game::{ChunkExpander, ChunkJob, CpuExpander, Game, StreamTargets};
-use crate::value::rules::PENDING;
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::collections::VecDeque;
@@ -89,17 +88,8 @@ pub(super) fn expanding_per_word(
         if let Some((candidates, lo)) = candidates {
             candidates.mask_word_in(lo, w, flags);
         }
-        // Past a partial word's last value too: a job sent without values
-        // has four indices a flag byte.
-        let mut n = 0;
-        for j in 0..4 * flags.len() {
-            if values.get(j) != Some(&PENDING) {
-                flags[j / 4] &= !(3 << (2 * (j % 4)));
-            } else if flag(flags, j) == ONGOING | INTERNAL {
-                n += 1;
-            }
-        }
-        n
+        ChunkJob::clear_flags_unless_pending(values, flags);
+        ChunkJob::count_expanding(flags) as u32
     };
     // Words outside the stretches are skipped in the same single parallel
     // scan: a parallel scan a stretch, from the loader's thread, cost a
@@ -360,6 +350,7 @@ impl<'a, G: Game> Solver<'a, G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::rules::PENDING;
 
     fn open(len: usize, expanding: Option<Vec<u32>>) -> OpenChunk {
         OpenChunk {

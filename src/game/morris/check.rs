@@ -1348,8 +1348,7 @@ fn stream_rows(
             // Without values, the positions that expand are told by their flags alone.
             let pending = if bare {
                 jobs.iter()
-                    .flat_map(|j| j.flags.iter())
-                    .map(|&b| (0..4).filter(|k| (b >> (2 * k)) & 3 == 3).count())
+                    .map(|j| crate::game::ChunkJob::count_expanding(&j.flags))
                     .sum()
             } else {
                 want.iter()
