@@ -21,10 +21,7 @@
 //! The combine step of pass `d - 1` holds each chunk it visits with its
 //! final values for the pass: it marks pass `d`'s candidates from it then
 //! ([`NextMarks`]), and the scan before pass `d` reads only the chunks it did
-//! not visit whose values or summaries name `d - 1`. Listing predecessors
-//! is the costly part of marking: a thread of its own does it
-//! ([`NextMarker`]), with the pool, while the combine step goes on to its
-//! next chunks, which had waited for it.
+//! not visit whose values or summaries name `d - 1`.
 //!
 //! A bit a position is an eighth of a byte per index of the partition;
 //! where that does not fit the memory plan, a bit stands for 2, 4, ... 64
@@ -42,11 +39,9 @@ use super::stats::{Part, StepClock};
 use crate::game::Game;
 use crate::value::rules::PENDING;
 use crate::value::{Rank, Value};
-use crate::{Error, Result};
+use crate::Result;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::SyncSender;
-use std::time::Instant;
 
 /// Positions between two stretches of a chunk below which they are read
 /// as one (3 KiB of summaries, 1 KiB of values: about what a read call
@@ -402,38 +397,24 @@ impl<G: Game> Solver<'_, G> {
     }
 
     /// Marks in chunk `lo..` (its values, flags and summaries) pass `d`'s
-    /// candidates that it gives (see [`Self::scan_chunk`]), and their
-    /// predecessors. Returns the chunk's distances for the hints; `None`
-    /// if the game cannot list predecessors.
+    /// candidates that it gives: the predecessors within the partition of
+    /// its positions at distance `d - 1`, and its pending positions whose
+    /// summary mentions `d - 1`. Returns the chunk's distances for the
+    /// hints, found in the same scan (see [`ChunkHints`]); `None` if the
+    /// game cannot list predecessors.
     fn mark_chunk(
-        &self,
-        lo: u64,
-        chunk: (&[u8], &[u8], &[u8]),
-        d: u32,
-        mark: &(impl Fn(u64) + Sync),
-    ) -> Option<[u64; 4]> {
-        let (set, at_distance) = self.scan_chunk(lo, chunk, d, mark);
-        self.mark_predecessors_of(&at_distance, mark).then_some(set)
-    }
-
-    /// Scans chunk `lo..` (its values, flags and summaries) for pass `d`:
-    /// marks its pending positions whose summary mentions `d - 1`, and
-    /// returns the chunk's distances for the hints (see [`ChunkHints`]) and
-    /// its positions at distance `d - 1`, whose predecessors within the
-    /// partition are candidates too (ascending ranks).
-    fn scan_chunk(
         &self,
         lo: u64,
         (values, flags, summary): (&[u8], &[u8], &[u8]),
         d: u32,
         mark: &(impl Fn(u64) + Sync),
-    ) -> ([u64; 4], Vec<u64>) {
+    ) -> Option<[u64; 4]> {
         values
             .par_chunks(SLICE)
             .enumerate()
-            .fold(
-                || ([0u64; 4], Vec::new()),
-                |(mut set, mut at_distance), (s, values)| {
+            .try_fold(
+                || (Vec::new(), [0u64; 4]),
+                |(mut before, mut set), (s, values)| {
                     let base = s * SLICE;
                     for (j, &v) in values.iter().enumerate() {
                         let at = base + j;
@@ -441,8 +422,8 @@ impl<G: Game> Solver<'_, G> {
                         match Value::from_byte(v).distance() {
                             Some(e) => {
                                 add_distance(&mut set, e);
-                                if e + 1 == d {
-                                    at_distance.push(r);
+                                if e + 1 == d && !self.mark_predecessors(r, &mut before, mark) {
+                                    return None;
                                 }
                             }
                             None if v == PENDING && flag(flags, at) == ONGOING | INTERNAL => {
@@ -459,31 +440,14 @@ impl<G: Game> Solver<'_, G> {
                             None => {}
                         }
                     }
-                    (set, at_distance)
+                    Some((before, set))
                 },
             )
-            .reduce(
-                || ([0u64; 4], Vec::new()),
-                |(a, mut at_a), (b, at_b)| {
-                    at_a.extend(at_b);
-                    (std::array::from_fn(|i| a[i] | b[i]), at_a)
-                },
+            .map(|scanned| scanned.map(|(_, set)| set))
+            .try_reduce(
+                || [0u64; 4],
+                |a, b| Some(std::array::from_fn(|i| a[i] | b[i])),
             )
-    }
-
-    /// Marks the predecessors within the partition of positions `ranks` on
-    /// the pool, [`MARK_BATCH`] positions a task; `false` if the game
-    /// cannot list them.
-    fn mark_predecessors_of(&self, ranks: &[u64], mark: &(impl Fn(u64) + Sync)) -> bool {
-        ranks
-            .par_chunks(MARK_BATCH)
-            .try_for_each_init(Vec::new, |before, rs| {
-                rs.iter()
-                    .all(|&r| self.mark_predecessors(r, before, mark))
-                    .then_some(())
-                    .ok_or(())
-            })
-            .is_ok()
     }
 
     /// Marks the predecessors within the partition of position `r`;
@@ -514,18 +478,48 @@ impl<G: Game> Solver<'_, G> {
 
     /// Whether the combine step may mark pass `next_pass`'s candidates of
     /// chunk `c` from the positions it decided alone
-    /// ([`NextMarker::decided`]): the hints, from the chunk's last whole
-    /// read and every pass since, say it held no value at the combining
-    /// pass's distance and no pending position whose summary mentions it.
-    /// (A chunk redone after an interruption has some of its decisions
-    /// written already; the marking scan before the resumed pass read it
-    /// whole and saw them, so it takes the whole scan.)
+    /// ([`Self::mark_next_from_decided`]): the hints, from the chunk's last
+    /// whole read and every pass since, say it held no value at the
+    /// combining pass's distance and no pending position whose summary
+    /// mentions it. (A chunk redone after an interruption has some of its
+    /// decisions written already; the marking scan before the resumed pass
+    /// read it whole and saw them, so it takes the whole scan.)
     pub(super) fn marks_from_decided_alone(&self, next_pass: u32, c: u64) -> bool {
         let d = next_pass - 1;
         self.plan.chunk <= u64::from(u32::MAX)
             && lock(&self.chunk_hints)
                 .as_ref()
                 .is_some_and(|h| h.pass == d && !h.names(c as usize, d))
+    }
+
+    /// [`Self::mark_next`] where [`Self::marks_from_decided_alone`] holds:
+    /// the positions the pass decided in chunk `c`, `decided` (offsets in
+    /// the chunk), are then all its positions at the pass's distance, and
+    /// their predecessors are the next pass's candidates the chunk gives;
+    /// no pending summary mentions the distance, and the chunk's other
+    /// distances are as the hints hold them. This spares a scan of the
+    /// whole chunk, which late passes, deciding a few positions a chunk,
+    /// spent most of their marking on.
+    pub(super) fn mark_next_from_decided(&self, next: &mut NextMarks, c: u64, decided: &[u32]) {
+        let (lo, _) = self.chunk_range(self.size(), c);
+        let (bits, shift) = (&next.bits, next.shift);
+        let mark = |r: u64| set_bit(bits, shift, r);
+        let listed = decided
+            .par_chunks(MARK_BATCH)
+            .try_for_each_init(Vec::new, |before, js| {
+                js.iter()
+                    .all(|&j| self.mark_predecessors(lo + u64::from(j), before, &mark))
+                    .then_some(())
+                    .ok_or(())
+            });
+        next.done[c as usize] = true;
+        if listed.is_err() {
+            next.cannot.store(true, Ordering::Relaxed);
+        } else if !decided.is_empty() {
+            if let Some(h) = lock(&self.chunk_hints).as_mut() {
+                add_distance(&mut h.distances[c as usize], next.pass - 1);
+            }
+        }
     }
 
     /// Starts pass `d + 1`'s marks for the combine step of pass `d`, where
@@ -547,142 +541,37 @@ impl<G: Game> Solver<'_, G> {
         })
     }
 
-    /// Runs `combine`, a combine step, with a [`NextMarker`] for `next`
-    /// where there is one, and keeps the marks for the next pass's scan
-    /// when the step succeeds. The marker's thread lists predecessors
-    /// while the step goes on to its next chunks; the step waits for it at
-    /// a chunk only while it is a chunk behind, and at the end (counted as
-    /// marking).
-    pub(super) fn beside_next_marking<R>(
+    /// Marks from chunk `c` (its values final for pass `next.pass - 1`)
+    /// the next pass's candidates, and refreshes its distances in the
+    /// hints.
+    pub(super) fn mark_next(
         &self,
-        next: Option<NextMarks>,
-        combine: impl FnOnce(Option<&mut NextMarker<'_>>) -> Result<R>,
-    ) -> Result<R> {
-        let Some(mut next) = next else {
-            return combine(None);
-        };
-        let NextMarks {
-            pass,
-            bits,
-            shift,
-            done,
-            cannot,
-        } = &mut next;
-        let (bits, shift, cannot) = (&*bits, *shift, &*cannot);
-        let out = std::thread::scope(|scope| {
-            // A rendezvous: the marker holds one chunk's list while the
-            // step builds the next, and no more.
-            let (queue, lists) = std::sync::mpsc::sync_channel::<Vec<u64>>(0);
-            let marker = std::thread::Builder::new()
-                .name("tbforge-mark".into())
-                .spawn_scoped(scope, move || {
-                    let mark = |r: u64| set_bit(bits, shift, r);
-                    for ranks in lists {
-                        if !self.mark_predecessors_of(&ranks, &mark) {
-                            cannot.store(true, Ordering::Relaxed);
-                        }
-                    }
-                })
-                .map_err(|e| {
-                    Error::NotAvailable(format!("cannot start the marking thread: {e}"))
-                })?;
-            let mut handle = NextMarker {
-                pass: *pass,
-                bits,
-                shift,
-                done,
-                queue: Some(queue),
-            };
-            let out = combine(Some(&mut handle));
-            let started = Instant::now();
-            drop(handle.queue.take());
-            if let Err(panic) = marker.join() {
-                std::panic::resume_unwind(panic);
+        next: &mut NextMarks,
+        c: u64,
+        (values, flags, summary): (&[u8], &[u8], &[u8]),
+    ) {
+        let (lo, _) = self.chunk_range(self.size(), c);
+        let (bits, shift) = (&next.bits, next.shift);
+        let mark = |r: u64| set_bit(bits, shift, r);
+        let distances = self.mark_chunk(lo, (values, flags, summary), next.pass, &mark);
+        next.done[c as usize] = true;
+        match distances {
+            Some(set) => {
+                if let Some(h) = lock(&self.chunk_hints).as_mut() {
+                    h.distances[c as usize] = set;
+                }
             }
-            self.stats.profile.add(Part::Candidates, started.elapsed());
-            out
-        })?;
+            None => next.cannot.store(true, Ordering::Relaxed),
+        }
+    }
+
+    /// Keeps the marks a combine step made for the next pass's scan.
+    pub(super) fn finish_next_marks(&self, next: NextMarks) {
         if next.cannot.load(Ordering::Relaxed) {
             self.no_predecessors.store(true, Ordering::Relaxed);
         } else {
             *lock(&self.next_marks) = Some(next);
         }
-        Ok(out)
-    }
-}
-
-/// A combine step's hand-off of the next pass's marks (see
-/// [`Solver::beside_next_marking`]): for each chunk it visits, with its
-/// final values for the pass, the positions whose predecessors are marks
-/// go to the marking thread, and the chunk's distances to the hints.
-pub(super) struct NextMarker<'m> {
-    /// The pass the marks are for.
-    pass: u32,
-    bits: &'m [AtomicU64],
-    /// As [`Candidates::shift`].
-    shift: u32,
-    done: &'m mut [bool],
-    /// To the marking thread; `None` once closed.
-    queue: Option<SyncSender<Vec<u64>>>,
-}
-
-impl NextMarker<'_> {
-    /// Hands the marking thread positions whose predecessors are marks,
-    /// waiting while it is still on the chunk before.
-    fn hand_off(&self, ranks: Vec<u64>) {
-        if ranks.is_empty() {
-            return;
-        }
-        // A send fails only if the thread died; joining it tells why.
-        if let Some(queue) = &self.queue {
-            let _ = queue.send(ranks);
-        }
-    }
-}
-
-impl<G: Game> Solver<'_, G> {
-    /// Marks from chunk `c` (its values final for pass `marker.pass - 1`,
-    /// its flags as stored, its summaries) the next pass's candidates, and
-    /// refreshes its distances in the hints.
-    pub(super) fn mark_next(
-        &self,
-        marker: &mut NextMarker<'_>,
-        c: u64,
-        chunk: (&[u8], &[u8], &[u8]),
-    ) {
-        let (lo, _) = self.chunk_range(self.size(), c);
-        let (bits, shift) = (marker.bits, marker.shift);
-        let mark = |r: u64| set_bit(bits, shift, r);
-        let (set, at_distance) = self.scan_chunk(lo, chunk, marker.pass, &mark);
-        marker.done[c as usize] = true;
-        if let Some(h) = lock(&self.chunk_hints).as_mut() {
-            h.distances[c as usize] = set;
-        }
-        marker.hand_off(at_distance);
-    }
-
-    /// [`Self::mark_next`] where [`Self::marks_from_decided_alone`] holds:
-    /// the positions the pass decided in chunk `c`, `decided` (offsets in
-    /// the chunk), are then all its positions at the pass's distance, and
-    /// their predecessors are the next pass's candidates the chunk gives;
-    /// no pending summary mentions the distance, and the chunk's other
-    /// distances are as the hints hold them. This spares a scan of the
-    /// whole chunk, which late passes, deciding a few positions a chunk,
-    /// spent most of their marking on.
-    pub(super) fn mark_next_from_decided(
-        &self,
-        marker: &mut NextMarker<'_>,
-        c: u64,
-        decided: &[u32],
-    ) {
-        let (lo, _) = self.chunk_range(self.size(), c);
-        marker.done[c as usize] = true;
-        if !decided.is_empty() {
-            if let Some(h) = lock(&self.chunk_hints).as_mut() {
-                add_distance(&mut h.distances[c as usize], marker.pass - 1);
-            }
-        }
-        marker.hand_off(decided.iter().map(|&j| lo + u64::from(j)).collect());
     }
 }
 

@@ -515,161 +515,155 @@ impl<G: Game> Solver<'_, G> {
         // With candidates, the chunks this step visits are those whose
         // values can change, and it marks the next pass's candidates in
         // them (see candidates.rs).
-        let next = candidates.and_then(|_| self.start_next_marks(d, first));
+        let mut next = candidates.and_then(|_| self.start_next_marks(d, first));
         let marking_next = next.is_some();
-        self.beside_next_marking(next, |mut next| {
-            let marking = Cell::new(Duration::ZERO);
-            let mut kept_accs: Vec<PassAcc> = Vec::new();
-            self.combine_chunks(
-                &format!("pass {d}: combine"),
-                first,
-                |c| {
-                    let (lo, hi) = self.chunk_range(self.size(), c);
-                    if leaves_unread(candidates, lo, hi) {
-                        // No candidate, so no answer and no change: not read.
-                        return Ok(None);
-                    }
-                    // Where the next pass's marks can come from this pass's
-                    // decisions alone, they are listed (offsets in the chunk),
-                    // and only the positions the pass may decide are read:
-                    // their stretches of values and flags, their summaries. The
-                    // marking's scan of the whole chunk needs it all.
-                    let list_decided = marking_next && self.marks_from_decided_alone(d + 1, c);
-                    let scan_whole = marking_next && !list_decided;
-                    let stretches = candidates
-                        .filter(|_| !scan_whole)
-                        .and_then(|k| k.stretches(lo, hi));
-                    let (values, mut flags) = match &stretches {
-                        Some(stretches) => self.read_chunk_in(c, stretches)?,
-                        None => self.read_chunk(c)?,
-                    };
-                    // The marking needs the flags as stored, the decisions
-                    // those of the candidates alone.
-                    let all_flags = scan_whole.then(|| flags.clone());
-                    if let Some(candidates) = candidates {
-                        candidates.mask_in(lo, &mut flags, stretches.as_deref());
-                    }
-                    let summary = if scan_whole {
-                        self.read(
-                            &self.summary,
-                            lo * Summary::BYTES as u64,
-                            (hi - lo) as usize * Summary::BYTES,
-                        )?
-                    } else {
-                        self.read_pending_summaries(lo, &values, &flags, stretches.as_deref())?
-                    };
-                    Ok(Some((
-                        values,
-                        flags,
-                        all_flags,
-                        summary,
-                        list_decided,
-                        stretches,
-                    )))
-                },
-                |c, loaded| {
-                    let (lo, hi) = self.chunk_range(self.size(), c);
-                    self.prefetch_answers(answers, c + 1);
-                    let Some((mut values, flags, all_flags, summary, list_decided, stretches)) =
-                        loaded
-                    else {
-                        self.progress.inc(hi - lo);
-                        return self.save_combine(c + 1, (requests, answers), decided, 0, save);
-                    };
-                    // The summaries of earlier partitions' successors join a
-                    // position's answers when it is decided: only the pending
-                    // candidates need them, often a small part of the chunk.
-                    let pieces = Pieces::of((hi - lo) as usize, stretches.as_deref());
-                    // Kept between chunks and cleared on all threads: a fresh
-                    // chunk's worth, faulted in and zeroed on this thread, held
-                    // every core up.
-                    if kept_accs.len() < pieces.held {
-                        kept_accs.resize(pieces.held, PassAcc::default());
-                    }
-                    let accs = &mut kept_accs[..pieces.held];
-                    accs.par_chunks_mut(SLICE)
-                        .for_each(|part| part.fill(PassAcc::default()));
-                    self.apply_answers(
-                        answers,
-                        c,
-                        (&mut *accs, pieces.packed.then_some(&pieces)),
-                        |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
-                    )?;
-                    let (changed, decided_here, listed) = pieces
-                        .carve(&mut values)
-                        .into_par_iter()
-                        .map(|((start, _, at), values)| {
-                            let (mut changed, mut decided) = (false, 0u64);
-                            let mut listed = Vec::new();
-                            for (j, acc) in accs[at..at + values.len()].iter().enumerate() {
-                                let offset = start + j;
-                                if flag(&flags, offset) != ONGOING | INTERNAL {
-                                    continue;
-                                }
-                                if values[j] == PENDING {
-                                    let mut acc = *acc;
-                                    let earlier = &summary
-                                        [offset * Summary::BYTES..(offset + 1) * Summary::BYTES];
-                                    Summary::decode(earlier).add_to(&mut acc, kind, d);
-                                    if let Some(v) = acc.decide(kind, d) {
-                                        values[j] = v.to_byte();
-                                        changed = true;
-                                    }
-                                }
-                                // Counted by value, not by change: a chunk redone
-                                // after an interruption finds some of its decisions
-                                // already written, and the pass loop's end test
-                                // needs the full count.
-                                if values[j] == decided_byte {
-                                    decided += 1;
-                                    if list_decided {
-                                        listed.push(offset as u32);
-                                    }
-                                }
-                            }
-                            (changed, decided, listed)
-                        })
-                        .reduce(
-                            || (false, 0, Vec::new()),
-                            |mut a, b| {
-                                a.2.extend(b.2);
-                                (a.0 | b.0, a.1 + b.1, a.2)
-                            },
-                        );
-                    decided += decided_here;
+        let marking = Cell::new(Duration::ZERO);
+        let mut kept_accs: Vec<PassAcc> = Vec::new();
+        self.combine_chunks(
+            &format!("pass {d}: combine"),
+            first,
+            |c| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                if leaves_unread(candidates, lo, hi) {
+                    // No candidate, so no answer and no change: not read.
+                    return Ok(None);
+                }
+                // Where the next pass's marks can come from this pass's
+                // decisions alone, they are listed (offsets in the chunk),
+                // and only the positions the pass may decide are read:
+                // their stretches of values and flags, their summaries. The
+                // marking's scan of the whole chunk needs it all.
+                let list_decided = marking_next && self.marks_from_decided_alone(d + 1, c);
+                let scan_whole = marking_next && !list_decided;
+                let stretches = candidates
+                    .filter(|_| !scan_whole)
+                    .and_then(|k| k.stretches(lo, hi));
+                let (values, mut flags) = match &stretches {
+                    Some(stretches) => self.read_chunk_in(c, stretches)?,
+                    None => self.read_chunk(c)?,
+                };
+                // The marking needs the flags as stored, the decisions
+                // those of the candidates alone.
+                let all_flags = scan_whole.then(|| flags.clone());
+                if let Some(candidates) = candidates {
+                    candidates.mask_in(lo, &mut flags, stretches.as_deref());
+                }
+                let summary = if scan_whole {
+                    self.read(
+                        &self.summary,
+                        lo * Summary::BYTES as u64,
+                        (hi - lo) as usize * Summary::BYTES,
+                    )?
+                } else {
+                    self.read_pending_summaries(lo, &values, &flags, stretches.as_deref())?
+                };
+                Ok(Some((
+                    values,
+                    flags,
+                    all_flags,
+                    summary,
+                    list_decided,
+                    stretches,
+                )))
+            },
+            |c, loaded| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                self.prefetch_answers(answers, c + 1);
+                let Some((mut values, flags, all_flags, summary, list_decided, stretches)) = loaded
+                else {
                     self.progress.inc(hi - lo);
-                    if changed {
-                        // Read in stretches, written back so: the rest of the
-                        // buffer is not the chunk's.
-                        match &stretches {
-                            Some(stretches) => {
-                                for &(start, end) in stretches {
-                                    self.write(
-                                        &self.values,
-                                        lo + start as u64,
-                                        &values[start..end],
-                                    )?;
+                    return self.save_combine(c + 1, (requests, answers), decided, 0, save);
+                };
+                // The summaries of earlier partitions' successors join a
+                // position's answers when it is decided: only the pending
+                // candidates need them, often a small part of the chunk.
+                let pieces = Pieces::of((hi - lo) as usize, stretches.as_deref());
+                // Kept between chunks and cleared on all threads: a fresh
+                // chunk's worth, faulted in and zeroed on this thread, held
+                // every core up.
+                if kept_accs.len() < pieces.held {
+                    kept_accs.resize(pieces.held, PassAcc::default());
+                }
+                let accs = &mut kept_accs[..pieces.held];
+                accs.par_chunks_mut(SLICE)
+                    .for_each(|part| part.fill(PassAcc::default()));
+                self.apply_answers(
+                    answers,
+                    c,
+                    (&mut *accs, pieces.packed.then_some(&pieces)),
+                    |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
+                )?;
+                let (changed, decided_here, listed) = pieces
+                    .carve(&mut values)
+                    .into_par_iter()
+                    .map(|((start, _, at), values)| {
+                        let (mut changed, mut decided) = (false, 0u64);
+                        let mut listed = Vec::new();
+                        for (j, acc) in accs[at..at + values.len()].iter().enumerate() {
+                            let offset = start + j;
+                            if flag(&flags, offset) != ONGOING | INTERNAL {
+                                continue;
+                            }
+                            if values[j] == PENDING {
+                                let mut acc = *acc;
+                                let earlier = &summary
+                                    [offset * Summary::BYTES..(offset + 1) * Summary::BYTES];
+                                Summary::decode(earlier).add_to(&mut acc, kind, d);
+                                if let Some(v) = acc.decide(kind, d) {
+                                    values[j] = v.to_byte();
+                                    changed = true;
                                 }
                             }
-                            None => self.write(&self.values, lo, &values)?,
-                        }
-                    }
-                    if let Some(next) = next.as_deref_mut() {
-                        let started = Instant::now();
-                        match &all_flags {
-                            Some(all_flags) => {
-                                self.mark_next(next, c, (&values, all_flags, &summary))
+                            // Counted by value, not by change: a chunk redone
+                            // after an interruption finds some of its decisions
+                            // already written, and the pass loop's end test
+                            // needs the full count.
+                            if values[j] == decided_byte {
+                                decided += 1;
+                                if list_decided {
+                                    listed.push(offset as u32);
+                                }
                             }
-                            None => self.mark_next_from_decided(next, c, &listed),
                         }
-                        marking.set(marking.get() + started.elapsed());
+                        (changed, decided, listed)
+                    })
+                    .reduce(
+                        || (false, 0, Vec::new()),
+                        |mut a, b| {
+                            a.2.extend(b.2);
+                            (a.0 | b.0, a.1 + b.1, a.2)
+                        },
+                    );
+                decided += decided_here;
+                self.progress.inc(hi - lo);
+                if changed {
+                    // Read in stretches, written back so: the rest of the
+                    // buffer is not the chunk's.
+                    match &stretches {
+                        Some(stretches) => {
+                            for &(start, end) in stretches {
+                                self.write(&self.values, lo + start as u64, &values[start..end])?;
+                            }
+                        }
+                        None => self.write(&self.values, lo, &values)?,
                     }
-                    self.save_combine(c + 1, (requests, answers), decided, 0, save)
-                },
-                &marking,
-            )?;
-            Ok(decided)
-        })
+                }
+                if let Some(next) = next.as_mut() {
+                    let started = Instant::now();
+                    match &all_flags {
+                        Some(all_flags) => self.mark_next(next, c, (&values, all_flags, &summary)),
+                        None => self.mark_next_from_decided(next, c, &listed),
+                    }
+                    marking.set(marking.get() + started.elapsed());
+                }
+                self.save_combine(c + 1, (requests, answers), decided, 0, save)
+            },
+            &marking,
+        )?;
+        if let Some(next) = next {
+            self.finish_next_marks(next);
+        }
+        Ok(decided)
     }
 }
 

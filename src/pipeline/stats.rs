@@ -47,9 +47,7 @@ pub struct PassRecord {
     /// Wall seconds of its expand, answer and combine steps.
     pub expand_seconds: f64,
     /// Wall seconds of marking the positions the pass can decide (zero
-    /// where it expands every pending position): the scan before it, and
-    /// the time the combine step before it spent scanning its chunks for
-    /// marks and waiting for the marking thread.
+    /// where it expands every pending position).
     #[serde(default)]
     pub candidate_seconds: f64,
     /// The pending positions the pass expanded, where it expanded only
