@@ -100,7 +100,7 @@ one_game() { # GAME ARGS...: every build gets both
   echo "in memory: CPU $t_cpu s, GPU $t_gpu s; GPU $(same "$base-cpu" "$base-gpu")" | tee -a "$SUMMARY"
   local W=$(python3 -c "import json;print(json.load(open('$base-gpu/build-log.json')).get('largest_working_set',0))")
   local L=$(python3 -c "import json;print(max(p['index_size'] for p in json.load(open('$base-cpu/build-log.json'))['partitions']))")
-  local MEM=$(streamed_mem_limit "$base-cpu")
+  local MEM=$(streamed_mem_limit "$base-cpu" "$base-gpu")
   echo "largest device working set $W bytes, largest partition $L indices; --mem-limit $MEM for the external builds" | tee -a "$SUMMARY"
   local rows="$HEADER"
   for combo in ${COMBOS:-8:1 8:3 64:1 64:3}; do

@@ -33,13 +33,16 @@ PY
 # index of the largest partition, so that a pass's candidate bits, an
 # eighth of a byte an index, fit the sixteenth of the budget the plan
 # leaves them (without them a Morris pass expands every pending position,
-# ~170 times over).
+# ~170 times over). With $2, an in-memory GPU build's directory, the host
+# memory its device kept resident (`device_host_bytes`, ~150-190 MB on an
+# H200 host) is added: --mem-limit bounds the whole process, the driver too.
 streamed_mem_limit() {
-  python3 - "$1/build-log.json" <<'PY'
+  python3 - "$1/build-log.json" "${2:-}" <<'PY'
 import json, sys
 log = json.load(open(sys.argv[1]))
 largest = max(p["index_size"] for p in log["partitions"])
-print(max(log["positions"] // 2, 64 * 1048576, 3 * largest))
+device = json.load(open(f"{sys.argv[2]}/build-log.json")).get("device_host_bytes") or 0 if sys.argv[2] else 0
+print(max(log["positions"] // 2, 64 * 1048576, 3 * largest) + device)
 PY
 }
 

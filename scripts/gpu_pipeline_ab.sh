@@ -19,10 +19,12 @@ BIN_B=${BIN_B:?the binary with it}
 MORRIS_MAX=${MORRIS_MAX:-6}
 # AB_GAME: another game and its parameters (e.g. "connect4 --param width=5 --param height=5").
 read -r -a GAME <<< "${AB_GAME:-morris --param max=$MORRIS_MAX}"
+rm -rf "$WORK/cpu" "$WORK/gpu"
 "$BIN_A" build "${GAME[@]}" --backend cpu --out "$WORK/cpu" --json > /dev/null || exit 1
-"$BIN_A" build "${GAME[@]}" --backend cuda --out "$WORK/gpu" --json > /dev/null || exit 1
+# The newer binary measures what its device keeps resident (the limit adds it).
+"$BIN_B" build "${GAME[@]}" --backend cuda --out "$WORK/gpu" --json > /dev/null || exit 1
 W=$(python3 -c "import json;print(json.load(open('$WORK/gpu/build-log.json')).get('largest_working_set', 0))")
-MEM=$(streamed_mem_limit "$WORK/cpu")
+MEM=$(streamed_mem_limit "$WORK/cpu" "$WORK/gpu")
 disk_rates
 echo "disk: sequential write $(python3 -c "print(round($DISK_W / 1e9, 2))") GB/s, read $(python3 -c "print(round($DISK_R / 1e9, 2))") GB/s"
 echo "| binary | wall s | pipeline s | expand / answer / combine / marking s | CPU s: expand / answer / combine / flushers | peak RSS MB (--mem-limit $((MEM >> 20))) | same bytes |"

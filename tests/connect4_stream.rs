@@ -53,6 +53,7 @@ fn targets(game: &Connect4, p: PartitionId, lookup_chunk: u64) -> StreamTargets 
         max_chunk: 1 << 12,
         max_expanding: 1 << 12,
         buckets: base,
+        host_bytes: u64::MAX,
     }
 }
 

@@ -61,6 +61,7 @@ fn targets(game: &Morris, p: PartitionId, lookup_chunk: u64, max_chunk: u64) -> 
         max_chunk,
         max_expanding: max_chunk,
         buckets,
+        host_bytes: u64::MAX,
     }
 }
 

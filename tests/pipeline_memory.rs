@@ -83,3 +83,31 @@ fn pipeline_peak_rss_stays_under_the_limit() {
         );
     }
 }
+
+/// A GPU build's `--mem-limit` covers what the device's driver keeps
+/// resident: a limit below it and the baseline is refused before anything
+/// is written, naming the measured figure and the fix.
+#[test]
+fn a_limit_below_the_devices_resident_memory_is_refused_up_front() {
+    use tbforge::game::nim::Nim;
+    use tbforge::solve::{build_game, BuildOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let game = Nim::from_params(&common::raw_params(&[("heaps", "3,4,5")])).unwrap();
+    let out = dir.path().join("out");
+    let mut opts = BuildOptions::new(&out);
+    opts.mem_limit = Some(100 << 20);
+    opts.device_host_bytes = Some(140 << 20);
+    let e = build_game(&game, &opts).unwrap_err().to_string();
+    assert!(
+        e.contains("--mem-limit 104857600 bytes")
+            && e.contains("146800640 bytes, measured")
+            && e.contains("--backend cpu"),
+        "{e}"
+    );
+    assert!(!out.join("manifest.json").exists());
+    // With room past it, the same build goes ahead (in memory: Nim 3,4,5
+    // is tiny).
+    opts.mem_limit = Some(200 << 20);
+    build_game(&game, &opts).unwrap();
+    assert!(out.join("manifest.json").exists());
+}

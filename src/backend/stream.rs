@@ -53,6 +53,10 @@ pub struct StreamTargets {
     pub max_expanding: u64,
     /// Buckets in all: every key's bucket is below this.
     pub buckets: u64,
+    /// Bytes of page-locked host memory a device expander's buffers may
+    /// take: the memory plan's share for them (`u64::MAX`: no bound). The
+    /// CPU expander takes none.
+    pub host_bytes: u64,
 }
 
 impl StreamTargets {

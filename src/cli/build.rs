@@ -307,9 +307,14 @@ fn mpi_stop_message(rank: usize, size: usize, host: &str) {
     }
 }
 
+/// The process's resident memory before it first opened a device: what the
+/// device's driver, context and kernels keep resident is measured from it.
+static RESIDENT_BEFORE_DEVICE: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+
 /// The device the build may run kernels on, per `--backend`: `cuda`, a GPU
 /// or an error; `auto`, a GPU if one is usable, else the CPU (said on stderr).
 fn open_device(backend: Backend, ordinal: usize) -> anyhow::Result<Device> {
+    RESIDENT_BEFORE_DEVICE.get_or_init(tbforge::pipeline::resident_bytes);
     #[cfg(feature = "cuda")]
     {
         use tbforge::backend::cuda::CudaDevice;
@@ -363,6 +368,16 @@ impl GameVisitor for BuildVisitor {
                 "{} has no CUDA kernels (see `tbforge games`); use --backend cpu or auto",
                 game.info().id
             );
+        }
+        // The driver's mappings, the context and the compiled kernels stay
+        // resident for the whole build: `--mem-limit` bounds them too.
+        if !matches!(self.device, Device::Cpu) {
+            if let (Some(Some(before)), Some(now)) = (
+                RESIDENT_BEFORE_DEVICE.get(),
+                tbforge::pipeline::resident_bytes(),
+            ) {
+                opts.device_host_bytes = Some(now.saturating_sub(*before));
+            }
         }
         Ok(build_game(game, &opts)?)
     }

@@ -138,6 +138,7 @@ impl<'a, G: Game> Solver<'a, G> {
             max_chunk: self.plan.chunk,
             max_expanding: expanding,
             buckets: self.bucket_base[self.slot] + own,
+            host_bytes: self.device.map_or(u64::MAX, |d| d.host_bytes),
         }
     }
 

@@ -102,6 +102,9 @@ pub struct StreamDevice<'a> {
     pub kernels: &'a dyn PartitionKernels,
     /// Bytes of device memory the streamed buffers may take (`--gpu-mem-limit`).
     pub device_bytes: u64,
+    /// Bytes of page-locked host memory their host copies may take (the
+    /// memory plan's share; `u64::MAX`: no bound).
+    pub host_bytes: u64,
 }
 
 /// What a pass's steps tell its timeline.

@@ -21,4 +21,4 @@ pub use external::{
     StreamDevice,
 };
 pub use plan::{ExternalPlan, DEFAULT_CHECKPOINT_EVERY};
-pub use stats::{peak_rss, IoStats, PassRecord, StorageIo};
+pub use stats::{peak_rss, resident_bytes, IoStats, PassRecord, StorageIo};

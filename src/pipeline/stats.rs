@@ -456,8 +456,18 @@ impl StorageIo {
 
 /// The process's peak resident memory in bytes (Linux `VmHWM`), if known.
 pub fn peak_rss() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// The process's resident memory now in bytes (Linux `VmRSS`), if known.
+pub fn resident_bytes() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// A field of `/proc/self/status` given in kB, in bytes.
+fn status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }

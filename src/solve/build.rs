@@ -82,7 +82,25 @@ pub struct BuildOptions {
     /// ([`PartitionKernels::reads`]). `None`: where the kernels run on a
     /// device of each member's own ([`PartitionKernels::own_device`]).
     pub side_by_side: Option<bool>,
+    /// Where the kernels run on a device: the host memory its driver,
+    /// context and the game's kernels keep resident (the command line
+    /// measures it around opening the device). `--mem-limit` bounds the
+    /// whole process, so this comes out of it, and a streamed path's
+    /// page-locked host buffers get a share of what is left
+    /// (an eighth). `None`: no device, or not measured
+    /// (the page-locked buffers then have no bound).
+    pub device_host_bytes: Option<u64>,
 }
+
+/// The share of `--mem-limit` (after the baseline and the device's resident
+/// memory) that a streamed path's page-locked host buffers may take; the
+/// pipeline's buffers are planned in the rest.
+const DEVICE_STAGING_SHARE: u64 = 8;
+
+/// The least a GPU build's `--mem-limit` must leave past the baseline and
+/// the device's resident memory: a pipeline plan of a few MiB and its
+/// staging share.
+const DEVICE_MIN_PLAN: u64 = 8 << 20;
 
 impl BuildOptions {
     /// In-memory defaults writing to `out`.
@@ -101,6 +119,7 @@ impl BuildOptions {
             team: None,
             gpu_mem_limit: None,
             side_by_side: None,
+            device_host_bytes: None,
         }
     }
 }
@@ -142,6 +161,14 @@ pub struct BuildReport {
     pub storage_io: Option<StorageIo>,
     /// Peak resident memory of the process, bytes.
     pub peak_rss: Option<u64>,
+    /// Host memory the device's driver, context and kernels kept resident
+    /// (see [`BuildOptions::device_host_bytes`]), taken out of `--mem-limit`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_host_bytes: Option<u64>,
+    /// Bytes of page-locked host memory a streamed path's buffers could take
+    /// (its share of `--mem-limit`), where bounded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub staging_bytes: Option<u64>,
     /// Partitions taken over from an interrupted build.
     pub resumed_partitions: usize,
     /// Partitions solved by the game's kernels.
@@ -357,10 +384,21 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             )
         })
     });
+    // A device's resident memory counts against the limit like the rest.
+    let device_host = opts.device_host_bytes.unwrap_or(0);
+    if let (Some(limit), Some(_)) = (opts.mem_limit, opts.device_host_bytes) {
+        let floor = baseline_bytes() + device_host + DEVICE_MIN_PLAN;
+        if limit < floor {
+            return Err(Error::NotAvailable(format!(
+                "--mem-limit {limit} bytes is below what the device's driver, context and kernels keep resident ({device_host} bytes, measured) and tbforge's own buffers need: raise it to at least {}M, or use --backend cpu",
+                floor.div_ceil(1 << 20)
+            )));
+        }
+    }
     let external = opts.external_plan.is_some()
         || opts
             .mem_limit
-            .is_some_and(|limit| in_memory_bytes(&layout, opts.encoding) > limit);
+            .is_some_and(|limit| in_memory_bytes(&layout, opts.encoding) + device_host > limit);
 
     // Checked before any state is written: a bad --from leaves nothing to resume.
     let source = match &opts.from {
@@ -573,13 +611,10 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     // once its mmap threshold is fixed, as the command line does (main.rs).
     // Without that, a 16-thread build starved the pipeline of the writer's
     // ~36 MB and ran 3x slower on tiny chunks.
-    let plan = opts.external_plan.unwrap_or_else(|| {
-        let limit = opts.mem_limit.unwrap_or(1 << 30);
-        ExternalPlan {
-            checkpoint_every: opts.checkpoint_every,
-            ..ExternalPlan::for_mem_limit(limit.saturating_sub(baseline_bytes() + held_bits))
-        }
-    });
+    // A device's resident memory is the process's too; its page-locked
+    // copies of streamed chunks and requests get a share of what is left.
+    let (planned, staging_bytes) = plan_within(opts, held_bits);
+    let plan = opts.external_plan.unwrap_or(planned);
 
     let plan = match (external, state.chunking) {
         (true, Some((chunk, lookup_chunk, run_capacity))) => ExternalPlan {
@@ -654,11 +689,14 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     };
     // The pipeline's solver of a partition, external or streamed, on this
     // build's scratch disks (opened for either) and device.
-    let stream_device = opts.kernels.as_deref().map(|kernels| StreamDevice {
-        kernels,
-        device_bytes: opts.gpu_mem_limit.unwrap_or(u64::MAX),
-    });
-    let pipeline_solver = |plan: ExternalPlan| ExternalSolver {
+    let stream_device = |host_bytes| {
+        opts.kernels.as_deref().map(|kernels| StreamDevice {
+            kernels,
+            device_bytes: opts.gpu_mem_limit.unwrap_or(u64::MAX),
+            host_bytes,
+        })
+    };
+    let pipeline_solver = |plan: ExternalPlan, staging_bytes: u64| ExternalSolver {
         game,
         layout: &layout,
         disks: disks
@@ -667,7 +705,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         plan,
         progress: &progress,
         stats: &stats,
-        device: stream_device,
+        device: stream_device(staging_bytes),
     };
     let slot_of: std::collections::HashMap<PartitionId, usize> = layout
         .order()
@@ -766,6 +804,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                             // checkpoint without its chunking is not used.
                             let resume = checkpoint_of(&state, disks, &layout, slot)
                                 .filter(|_| state.chunking.is_some());
+                            let held: u64 = in_memory.iter().flatten().map(|h| h.bytes()).sum();
+                            let (planned, staging_bytes) = plan_within(opts, held_bits + held);
                             let plan = match (&resume, state.chunking) {
                                 (Some(_), Some((chunk, lookup_chunk, run_capacity))) => {
                                     ExternalPlan {
@@ -776,24 +816,17 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                                     }
                                 }
                                 _ => {
-                                    let held: u64 =
-                                        in_memory.iter().flatten().map(|h| h.bytes()).sum();
-                                    let limit = opts.mem_limit.unwrap_or(1 << 30);
-                                    let plan =
-                                        ExternalPlan {
-                                            checkpoint_every: opts.checkpoint_every,
-                                            ..ExternalPlan::for_mem_limit(limit.saturating_sub(
-                                                baseline_bytes() + held_bits + held,
-                                            ))
-                                        };
-                                    state.chunking =
-                                        Some((plan.chunk, plan.lookup_chunk, plan.run_capacity));
+                                    state.chunking = Some((
+                                        planned.chunk,
+                                        planned.lookup_chunk,
+                                        planned.run_capacity,
+                                    ));
                                     save_state(leader, out, &state)?;
-                                    plan
+                                    planned
                                 }
                             };
                             let streamed = StreamedSlot {
-                                solver: pipeline_solver(plan),
+                                solver: pipeline_solver(plan, staging_bytes),
                                 in_memory: &in_memory,
                                 team,
                             };
@@ -960,7 +993,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     }
                     restore_values(&file, &values, size)?;
                 }
-                let external = pipeline_solver(plan);
+                let external = pipeline_solver(plan, staging_bytes);
                 let mask = reached[slot].take();
                 let comm_before = team.stats().read();
                 if team.size() == 1 {
@@ -1101,6 +1134,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         pipeline_profile: stats.profile_seconds(),
         storage_io: StorageIo::of_process(),
         peak_rss: peak_rss(),
+        device_host_bytes: opts.device_host_bytes,
+        staging_bytes: (external && staging_bytes < u64::MAX).then_some(staging_bytes),
         resumed_partitions,
         accelerated_partitions,
         forward_seconds,
@@ -1958,6 +1993,27 @@ const BASELINE_BYTES: u64 = 14 << 20;
 /// kept per thread, a 16-thread pipeline build peaks no higher than a
 /// 2-thread one at the same plan; 192 KiB a thread is the margin for deeper
 /// stacks).
+/// The pipeline's plan within what `--mem-limit` (1 GiB without it) leaves
+/// past the baseline, `held` bytes held meanwhile and a device's resident
+/// memory; and the bytes a streamed path's page-locked host buffers may
+/// take, a share of that (`u64::MAX`, no bound, without a measured device
+/// or a limit).
+fn plan_within(opts: &BuildOptions, held: u64) -> (ExternalPlan, u64) {
+    let budget = opts
+        .mem_limit
+        .unwrap_or(1 << 30)
+        .saturating_sub(baseline_bytes() + held + opts.device_host_bytes.unwrap_or(0));
+    let staging = match (opts.device_host_bytes, opts.mem_limit) {
+        (Some(_), Some(_)) => Some(budget / DEVICE_STAGING_SHARE),
+        _ => None,
+    };
+    let plan = ExternalPlan {
+        checkpoint_every: opts.checkpoint_every,
+        ..ExternalPlan::for_mem_limit(budget - staging.unwrap_or(0))
+    };
+    (plan, staging.unwrap_or(u64::MAX))
+}
+
 fn baseline_bytes() -> u64 {
     BASELINE_BYTES + 192 * 1024 * rayon::current_num_threads() as u64
 }
@@ -2068,5 +2124,31 @@ mod tests {
             drop((first, second));
             assert_eq!(write_pool(9).unwrap().current_num_threads(), 1);
         });
+    }
+
+    #[test]
+    fn a_devices_resident_memory_and_page_locked_share_come_out_of_the_limit() {
+        let mut opts = BuildOptions::new("unused");
+        opts.mem_limit = Some(400 << 20);
+        let held = 3 << 20;
+        let (cpu, unbounded) = plan_within(&opts, held);
+        assert_eq!(unbounded, u64::MAX);
+        let budget = (400 << 20) - baseline_bytes() - held;
+        assert_eq!(cpu.chunk, ExternalPlan::for_mem_limit(budget).chunk);
+        // A device measured at 140 MB: the plan gets seven eighths of what
+        // is left past it, the page-locked buffers the eighth.
+        opts.device_host_bytes = Some(140 << 20);
+        let (gpu, staging) = plan_within(&opts, held);
+        let left = budget - (140 << 20);
+        assert_eq!(staging, left / DEVICE_STAGING_SHARE);
+        let planned = ExternalPlan::for_mem_limit(left - staging);
+        assert_eq!(
+            (gpu.chunk, gpu.lookup_chunk, gpu.run_capacity),
+            (planned.chunk, planned.lookup_chunk, planned.run_capacity)
+        );
+        assert!(gpu.run_capacity < cpu.run_capacity);
+        // No limit: nothing to share out, and no bound on the staging.
+        opts.mem_limit = None;
+        assert_eq!(plan_within(&opts, held).1, u64::MAX);
     }
 }

@@ -184,6 +184,23 @@ impl Stager {
                 SLOTS as u64 * (fixed + (64 * 32 * hint * 8).div_ceil(7).max(64 * 11))
             )));
         }
+        // The page-locked copies on the host (a slot's are 21/8 bytes an
+        // index and 16 a request) stay within the memory plan's share, cut
+        // as the device's are: an eighth for the chunk, the rest for
+        // requests. Without it a workstation's limits (24G on the device,
+        // 32G on the host) would have pinned a fifth of the host's budget
+        // beyond it.
+        let host_room = targets.host_bytes / SLOTS as u64;
+        let chunk = chunk.min(host_room / 21 / 64 * 64);
+        let cap = cap.min((host_room - host_room.min(chunk * 21 / 8)) / 16);
+        if chunk < 64 || cap < 64 * hint {
+            return Err(Error::NotAvailable(format!(
+                "--mem-limit leaves {} bytes of page-locked host memory for the streamed path's buffers of partition {}, below the {} they need at least: raise it",
+                targets.host_bytes,
+                launch.partition_name(targets.partition),
+                SLOTS as u64 * (64 * 21 / 8 + 64 * 16 * hint)
+            )));
+        }
         let ctx = device.context();
         let e = cuda_err;
         let h2d = ctx.new_stream().map_err(e("creating a copy stream"))?;

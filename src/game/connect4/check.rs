@@ -845,6 +845,7 @@ fn stream_targets(
         max_chunk: STREAM_CHUNK,
         max_expanding: STREAM_CHUNK,
         buckets: base,
+        host_bytes: u64::MAX,
     }
 }
 

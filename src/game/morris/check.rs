@@ -1238,6 +1238,7 @@ fn stream_targets(
         max_chunk,
         max_expanding: max_chunk,
         buckets,
+        host_bytes: u64::MAX,
     }
 }
 
