@@ -77,6 +77,8 @@ report() { perf report -i "$OUT/perf.data" --stdio "$@" 2>/dev/null; }
   done
   echo "== tbforge (main thread): with callees"
   report --comms tbforge --children --sort symbol -g none | grep '%' | head -60 | cut -c1-180
+  echo "== tbforge-pool: with callees"
+  report --comms tbforge-pool --children --sort symbol -g none | grep '%' | head -80 | cut -c1-180
   echo "== every thread: own work by function"
   report --no-children --sort symbol -g none | grep '%' | head -60 | cut -c1-180
   echo "== thread states"
