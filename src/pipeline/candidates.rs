@@ -116,17 +116,10 @@ fn words_for(size: u64, shift: u32) -> usize {
     size.div_ceil(64 << shift) as usize
 }
 
-/// Sets the bit of position `r` (of groups of `1 << shift`). A mark may
-/// find its bit set already (decided positions share predecessors, and a
-/// coarse bit stands for many positions): then a read of the word leaves
-/// its cache line shared, where an atomic OR would take it from every
-/// other thread marking near it.
+/// Sets the bit of position `r` (of groups of `1 << shift`).
 fn set_bit(bits: &[AtomicU64], shift: u32, r: u64) {
     let b = r >> shift;
-    let (word, bit) = (&bits[(b / 64) as usize], 1 << (b % 64));
-    if word.load(Ordering::Relaxed) & bit == 0 {
-        word.fetch_or(bit, Ordering::Relaxed);
-    }
+    bits[(b / 64) as usize].fetch_or(1 << (b % 64), Ordering::Relaxed);
 }
 
 impl Candidates {
