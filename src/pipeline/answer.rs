@@ -7,7 +7,6 @@ use super::external::Solver;
 use super::runs::{Order, Record, RunIndex};
 use crate::game::Game;
 use crate::Result;
-use rayon::prelude::*;
 
 /// Positions a lookup range is read by where its requests are few: a late
 /// pass asks about a few thousand positions of a partition, and reading
@@ -104,9 +103,6 @@ impl<G: Game> Solver<'_, G> {
             })
             .collect();
         let mut file: Option<(usize, ByteFile)> = None;
-        // The answers to a block, kept between blocks: fresh pages cost a
-        // fault and a zeroing each.
-        let mut out: Vec<Record> = Vec::new();
         for (ordinal, &(s, c)) in buckets.iter().enumerate().skip(first as usize) {
             {
                 let size = self.layout.size(s);
@@ -132,20 +128,16 @@ impl<G: Game> Solver<'_, G> {
                             LookupRange::new(lo, (hi - lo) as usize, kept)
                         })
                         .read_for(records, |at, into| self.read_into(file, at, into))?;
-                    records
-                        .par_iter()
-                        .map(|q| {
-                            let v = values[q.index() as usize];
-                            let requester = q.payload;
-                            Record::new(
-                                requester / self.plan.chunk,
-                                requester % self.plan.chunk,
-                                u64::from(v),
-                            )
-                        })
-                        .collect_into_vec(&mut out);
                     self.progress.inc(records.len() as u64);
-                    answers.push(&out)
+                    answers.push_mapped(records, |q| {
+                        let v = values[q.index() as usize];
+                        let requester = q.payload;
+                        Record::new(
+                            requester / self.plan.chunk,
+                            requester % self.plan.chunk,
+                            u64::from(v),
+                        )
+                    })
                 })?;
                 if let Some(range) = range {
                     *super::external::lock(&self.lookup_values) = range.values;

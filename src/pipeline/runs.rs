@@ -251,6 +251,12 @@ fn ascending_runs_at_most(records: &[Record], runs: usize) -> bool {
     true
 }
 
+/// Records from which a push fills the buffer on all threads. The answer
+/// step pushes a block's answers at once (a million records or more): made
+/// on the pool into a block of their own and then copied into the buffer
+/// on the calling thread, their copy held up the step's next block.
+const PARALLEL_PUSH: usize = 1 << 16;
+
 /// Records from which [`ascending_runs_at_most`] looks on all threads.
 const PARALLEL_LOOK: usize = 1 << 16;
 
@@ -639,6 +645,7 @@ impl RunWriter {
     }
 
     /// Adds records; hands the buffer to a flusher when it is full.
+    #[cfg(test)]
     pub fn push(&self, records: &[Record]) -> Result<()> {
         self.push_as(records, |r| *r)
     }
@@ -649,13 +656,28 @@ impl RunWriter {
         self.push_as(pairs, |&[key, payload]| Record { key, payload })
     }
 
-    fn push_as<T>(&self, items: &[T], record: impl Fn(&T) -> Record) -> Result<()> {
+    /// Adds a record made by `record` of each of `items`, made straight
+    /// into the buffer: the answer step's answers to a block of requests.
+    pub fn push_mapped<T: Sync>(
+        &self,
+        items: &[T],
+        record: impl Fn(&T) -> Record + Sync,
+    ) -> Result<()> {
+        self.push_as(items, record)
+    }
+
+    fn push_as<T: Sync>(&self, items: &[T], record: impl Fn(&T) -> Record + Sync) -> Result<()> {
         let mut buf = lock(&self.buffer);
         let mut rest = items;
         while !rest.is_empty() {
             let room = self.capacity - buf.len();
             let (now, later) = rest.split_at(room.min(rest.len()));
-            buf.extend(now.iter().map(&record));
+            if now.len() >= PARALLEL_PUSH {
+                use rayon::prelude::*;
+                buf.par_extend(now.par_iter().map(&record));
+            } else {
+                buf.extend(now.iter().map(&record));
+            }
             rest = later;
             if buf.len() >= self.capacity {
                 let spare = lock(&self.empty)
