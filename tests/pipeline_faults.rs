@@ -712,8 +712,8 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
     // Morris max=4 under 22 MiB: 4-4 (3,225,597 indices) in chunks of
     // 180,224 (18 chunks). Late passes have candidates in few chunks: the
     // others are neither read nor expanded nor combined, and the marking
-    // reads only the chunks that held the pass before's candidates or
-    // whose values and summaries name the distance it marks from.
+    // reads no chunk: the combine step before marks from what it decided,
+    // the first scan's distance lists give the rest.
     const GAME: &[&str] = &["morris", "--param", "max=4"];
     let tmp = tempfile::tempdir().unwrap();
     let expected = built(GAME, &tmp.path().join("reference"), &[]);
@@ -761,6 +761,19 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
         0,
         "after the first scan"
     );
+    // The rest of each pass's marks come from the first scan's distance
+    // lists (4-byte entries): no marking reads a chunk, where a scan of the
+    // whole partition reads 4.25 bytes a position (before pass 1 it had
+    // no hints and read it all).
+    let size = field(part, "index_size");
+    for pass in &passes[1..] {
+        let read = pass["step_bytes"]["marking"][0].as_u64().unwrap();
+        assert!(
+            read % 4 == 0 && read < size,
+            "pass {}: the marking read {read} bytes ({size} positions)",
+            pass["pass"]
+        );
+    }
 }
 
 /// The one build's scratch directory under `disk` (the build names it).

@@ -21,7 +21,9 @@
 //! The combine step of pass `d - 1` holds each chunk it visits with its
 //! final values for the pass: it marks pass `d`'s candidates from it then
 //! ([`NextMarks`]), and the scan before pass `d` reads only the chunks it did
-//! not visit whose values or summaries name `d - 1`.
+//! not visit whose values or summaries name `d - 1`. Where the first scan
+//! made distance lists (distance_lists.rs), the combine step marks from
+//! what it decided alone and the lists give the rest: no chunk is read.
 //!
 //! A bit a position is an eighth of a byte per index of the partition;
 //! where that does not fit the memory plan, a bit stands for 2, 4, ... 64
@@ -327,11 +329,17 @@ impl<G: Game> Solver<'_, G> {
         // without them (the partition's first marking, or a resume) every
         // chunk is read and the hints are made.
         let hints = lock(&self.chunk_hints).take().filter(|h| h.pass + 1 == d);
-        // Marks the combine step of pass d - 1 made (it kept the hints'
-        // distances of the chunks it visited): those chunks are done.
         let next = lock(&self.next_marks)
             .take()
-            .filter(|m| m.pass == d && m.shift == shift && hints.is_some());
+            .filter(|m| m.pass == d && m.shift == shift);
+        // The lists hold the rest of what the combine step of pass d - 1
+        // did not mark (before pass 1, all of it).
+        if lock(&self.distance_lists).is_some() && (next.is_some() || d == 1) {
+            return self.candidates_from_lists(d, shift, next);
+        }
+        // Marks the combine step of pass d - 1 made (it kept the hints'
+        // distances of the chunks it visited): those chunks are done.
+        let next = next.filter(|_| hints.is_some());
         let chunks = self.chunk_count() as usize;
         let (bits, done) = match next {
             Some(m) => (m.bits, m.done),
@@ -484,12 +492,92 @@ impl<G: Game> Solver<'_, G> {
     /// mentions it. (A chunk redone after an interruption has some of its
     /// decisions written already; the marking scan before the resumed pass
     /// read it whole and saw them, so it takes the whole scan.)
+    /// With the first scan's distance lists, every chunk may: they hold
+    /// the rest of its marks.
     pub(super) fn marks_from_decided_alone(&self, next_pass: u32, c: u64) -> bool {
         let d = next_pass - 1;
         self.plan.chunk <= u64::from(u32::MAX)
-            && lock(&self.chunk_hints)
-                .as_ref()
-                .is_some_and(|h| h.pass == d && !h.names(c as usize, d))
+            && (lock(&self.distance_lists).is_some()
+                || lock(&self.chunk_hints)
+                    .as_ref()
+                    .is_some_and(|h| h.pass == d && !h.names(c as usize, d)))
+    }
+
+    /// Whether the game lists predecessors within this partition (asked of
+    /// its first position that unranks), so that distance lists can serve
+    /// its passes' marking.
+    pub(super) fn lists_predecessors(&self) -> bool {
+        let p = self.layout.order()[self.slot];
+        self.plan.chunk <= u64::from(u32::MAX)
+            && (0..self.size().min(1 << 12))
+                .find_map(|r| self.game.unrank(p, Rank(r)))
+                .is_some_and(|pos| self.game.predecessors_within(&pos, &mut Vec::new()))
+    }
+
+    /// Pass `d`'s candidates from the first scan's distance lists at `d - 1`
+    /// and, for `d > 1`, `next`, the marks pass `d - 1`'s combine step made
+    /// from what it decided: no chunk is read.
+    fn candidates_from_lists(
+        &self,
+        d: u32,
+        shift: u32,
+        next: Option<NextMarks>,
+    ) -> Result<Option<Candidates>> {
+        let size = self.size();
+        let clock = StepClock::start();
+        let bits: Vec<AtomicU64> = match next {
+            Some(m) => {
+                lock(&self.figures).chunks_marked_by_combine =
+                    m.done.iter().filter(|&&d| d).count() as u64;
+                m.bits
+            }
+            None => (0..words_for(size, shift))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        };
+        let mark = |r: u64| set_bit(&bits, shift, r);
+        self.chunk_phase(&format!("pass {d}: candidates from lists"), 0);
+        let listed_all = self
+            .stats
+            .profile
+            .in_step(Part::Candidates, || -> Result<bool> {
+                let lists = lock(&self.distance_lists);
+                let Some(lists) = lists.as_ref() else {
+                    return Ok(false);
+                };
+                for c in 0..self.chunk_count() {
+                    let (lo, hi) = self.chunk_range(size, c);
+                    let listed =
+                        lists.listed(c, d - 1, |file, offset, len| self.read(file, offset, len))?;
+                    for &j in &listed.mentioning {
+                        mark(lo + u64::from(j));
+                    }
+                    let predecessors = listed.decided.par_chunks(MARK_BATCH).try_for_each_init(
+                        Vec::new,
+                        |before, js| {
+                            js.iter()
+                                .all(|&j| self.mark_predecessors(lo + u64::from(j), before, &mark))
+                                .then_some(())
+                                .ok_or(())
+                        },
+                    );
+                    if predecessors.is_err() {
+                        return Ok(false);
+                    }
+                    self.progress.inc(hi - lo);
+                }
+                Ok(true)
+            });
+        let (wall, cpu) = clock.read();
+        self.stats.profile.add_step(Part::Candidates, wall, cpu);
+        if !listed_all? {
+            self.no_predecessors.store(true, Ordering::Relaxed);
+            return Ok(None);
+        }
+        Ok(Some(Candidates {
+            bits: bits.into_iter().map(AtomicU64::into_inner).collect(),
+            shift,
+        }))
     }
 
     /// [`Self::mark_next`] where [`Self::marks_from_decided_alone`] holds:

@@ -6,7 +6,8 @@
 use super::candidates::{leaves_unread, Candidates, Stretches};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::disks::cut_apart;
-use super::external::{flag, Solver, INTERNAL, ONGOING};
+use super::distance_lists::DistanceLists;
+use super::external::{flag, lock, Solver, INTERNAL, ONGOING};
 use super::runs::{Order, Record, RunIndex};
 use super::stats::{Part, StepClock};
 use crate::game::{Game, GameKind};
@@ -428,6 +429,15 @@ impl<G: Game> Solver<'_, G> {
         // Chunks combined before an interruption are not looked at again, so
         // a resumed scan cannot tell: it leaves the answer to the passes.
         let mut left_for_passes = first > 0;
+        // Lists are of the whole scan, so a resumed one makes none.
+        let mut lists = if first == 0 && self.lists_predecessors() {
+            Some(DistanceLists::create(
+                &self.disks.side_path(self.slot, "lists"),
+                self.size(),
+            )?)
+        } else {
+            None
+        };
         self.combine_chunks(
             "first scan: combine",
             first,
@@ -490,10 +500,22 @@ impl<G: Game> Solver<'_, G> {
                     self.write(&self.summary, lo * Summary::BYTES as u64, &packed)?;
                 }
                 left_for_passes |= internal;
+                if let Some(lists) = lists.as_mut() {
+                    lists.add_chunk((&values, &flags, &packed), |file, offset, bytes| {
+                        self.write(file, offset, bytes)
+                    })?;
+                }
                 self.save_combine(c + 1, (requests, answers), 0, max_seen, save)
             },
             &Cell::new(Duration::ZERO),
         )?;
+        if let Some(lists) = lists {
+            let whole = lists.chunks() == self.chunk_count();
+            *lock(&self.distance_lists) = Some(lists);
+            if !(whole && left_for_passes) {
+                self.drop_distance_lists()?;
+            }
+        }
         Ok((max_seen, left_for_passes))
     }
 

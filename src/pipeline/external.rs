@@ -25,6 +25,7 @@ use super::candidates::Candidates;
 use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
 use super::combine::Summary;
 use super::disks::{ByteFile, ScratchDisks};
+use super::distance_lists::DistanceLists;
 use super::plan::ExternalPlan;
 use super::runs::{
     prefetch_bucket, read_bucket, Blocks, Order, Record, RunIndex, RunWriter, MAX_BUCKETS,
@@ -92,6 +93,9 @@ pub(super) struct Solver<'a, G: Game> {
     pub(super) chunk_hints: Mutex<Option<super::candidates::ChunkHints>>,
     /// The next pass's candidates, as the combine step marked them.
     pub(super) next_marks: Mutex<Option<super::candidates::NextMarks>>,
+    /// The first scan's distance lists, where it made them (memory only,
+    /// as the hints: a resumed partition does without).
+    pub(super) distance_lists: Mutex<Option<DistanceLists>>,
 }
 
 /// A device the streamed path expands chunks on: the game's kernels there,
@@ -267,6 +271,7 @@ impl<'a, G: Game> Solver<'a, G> {
             no_predecessors: AtomicBool::new(false),
             chunk_hints: Mutex::new(None),
             next_marks: Mutex::new(None),
+            distance_lists: Mutex::new(None),
         })
     }
 
@@ -343,7 +348,21 @@ impl<'a, G: Game> Solver<'a, G> {
         stats
             .profile
             .time(Part::ClearRuns, || disks.clear_runs(None))?;
-        Ok(())
+        self.drop_distance_lists()
+    }
+
+    /// Lets go of the distance lists, if the first scan made them, and
+    /// their file.
+    pub(super) fn drop_distance_lists(&self) -> Result<()> {
+        match lock(&self.distance_lists).take() {
+            Some(lists) => {
+                let path = lists.path();
+                drop(lists);
+                std::fs::remove_file(&path)
+                    .map_err(|e| Error::io("removing scratch file", &path, e))
+            }
+            None => Ok(()),
+        }
     }
 
     /// Records `state`, the pass before it done, once the partition's files
@@ -701,6 +720,14 @@ impl<G: Game> Solver<'_, G> {
         let only = candidates.is_some();
         let (requests, answers, from) = self.exchange(d, candidates.as_ref(), from, save)?;
         if requests.bytes == 0 {
+            // Nothing to combine, nothing decided: the next pass's marks
+            // from this one's decisions are none, and where distance lists
+            // hold the rest it need read no chunk for them.
+            if only && lock(&self.distance_lists).is_some() {
+                if let Some(next) = self.start_next_marks(d, 0) {
+                    self.finish_next_marks(next);
+                }
+            }
             return Ok((0, 0, only));
         }
         let decided = self.pass_combine(d, candidates.as_ref(), &requests, &answers, from, save)?;

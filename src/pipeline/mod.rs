@@ -8,6 +8,7 @@ mod candidates;
 mod checkpoint;
 mod combine;
 mod disks;
+mod distance_lists;
 mod expand;
 mod external;
 mod plan;

@@ -1,0 +1,315 @@
+//! The first scan's distance lists: per chunk, the positions through which
+//! a later pass's marking finds its candidates, listed by distance.
+//!
+//! Pass `d + 1`'s candidates (see candidates.rs) are the predecessors of
+//! the positions at distance `d` and the pending positions whose summary
+//! mentions `d`. Those that pass `d` decided, its combine step lists as it
+//! decides them. The others are fixed once the first scan is over: the
+//! positions it decided (their distances never change) and the pending
+//! positions' summaries (of earlier partitions, which never change either).
+//! Without these lists a pass's marking found them by reading each chunk
+//! whose values or summaries named `d`: in a partition whose captures lead
+//! to an earlier one, every chunk's summaries name nearly
+//! every distance, so every pass read and scanned the whole partition, 4.25
+//! bytes a position, for a few thousand candidates.
+//!
+//! A list entry is a position's offset in its chunk (`u32`); a chunk's
+//! lists lie one after another in a scratch file, by distance, the decided
+//! positions of a distance before the mentioning ones. A position gives one
+//! entry (decided) or at most two (a summary names a nearest loss and a
+//! longest win), so the file never needs more than 8 bytes a position. The
+//! lists are the first scan's: a partition resumed after it reads the chunks
+//! as before.
+
+use super::combine::Summary;
+use super::disks::ByteFile;
+use super::external::{flag, INTERNAL, ONGOING};
+use crate::value::rules::PENDING;
+use crate::value::Value;
+use crate::Result;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Distances a value byte or a summary can hold (below 256).
+const DISTANCES: usize = 256;
+
+/// Positions a thread lists at a time.
+const SLICE: usize = 1 << 14;
+
+/// Bytes of list entries gathered before a write.
+const PIECE: usize = 4 << 20;
+
+/// Bytes of an entry.
+const ENTRY: u64 = 4;
+
+/// A chunk's lists at one distance: where they start in the file, in
+/// entries, and how many positions each holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Span {
+    distance: u32,
+    start: u64,
+    decided: u32,
+    mentioning: u32,
+}
+
+/// The lists of one distance in one chunk: offsets in the chunk.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Listed {
+    /// Positions the first scan decided at that distance: their
+    /// predecessors are the next pass's candidates.
+    pub(super) decided: Vec<u32>,
+    /// Pending positions whose summary mentions it: candidates themselves.
+    pub(super) mentioning: Vec<u32>,
+}
+
+/// A partition's distance lists, chunk by chunk, as the first scan's
+/// combine step adds them.
+pub(super) struct DistanceLists {
+    file: ByteFile,
+    /// Per chunk added: its lists, by increasing distance, empty ones left out.
+    chunks: Vec<Vec<Span>>,
+    /// Entries written so far.
+    end: u64,
+}
+
+/// Calls `entry` with each (distance, list) position `j` goes on: 0 the
+/// decided, 1 the mentioning.
+#[inline]
+fn entries_of(
+    values: &[u8],
+    flags: &[u8],
+    summaries: &[u8],
+    j: usize,
+    mut entry: impl FnMut(usize, usize),
+) {
+    match Value::from_byte(values[j]).distance() {
+        Some(e) => entry(e as usize, 0),
+        None if values[j] == PENDING && flag(flags, j) == ONGOING | INTERNAL => {
+            let s = Summary::decode(&summaries[j * Summary::BYTES..(j + 1) * Summary::BYTES]);
+            for e in s.distances() {
+                entry(e as usize, 1);
+            }
+        }
+        None => {}
+    }
+}
+
+/// One slice's entries, grouped by (distance, list) in that order.
+struct SliceLists {
+    /// Per (distance, list): where its entries start in `entries`, and
+    /// where the next group starts (`starts[k + 1]`).
+    starts: Vec<u32>,
+    entries: Vec<u32>,
+}
+
+impl SliceLists {
+    fn of(values: &[u8], flags: &[u8], summaries: &[u8], from: usize, to: usize) -> SliceLists {
+        let mut counts = vec![0u32; 2 * DISTANCES + 1];
+        for j in from..to {
+            entries_of(values, flags, summaries, j, |e, l| {
+                counts[2 * e + l + 1] += 1
+            });
+        }
+        for k in 1..counts.len() {
+            counts[k] += counts[k - 1];
+        }
+        let starts = counts.clone();
+        let mut at = counts;
+        let mut entries = vec![0u32; starts[2 * DISTANCES] as usize];
+        for j in from..to {
+            entries_of(values, flags, summaries, j, |e, l| {
+                entries[at[2 * e + l] as usize] = j as u32;
+                at[2 * e + l] += 1;
+            });
+        }
+        SliceLists { starts, entries }
+    }
+
+    fn group(&self, e: usize, l: usize) -> &[u32] {
+        let k = 2 * e + l;
+        &self.entries[self.starts[k] as usize..self.starts[k + 1] as usize]
+    }
+}
+
+impl DistanceLists {
+    /// Empty lists for a partition of `size` positions, in a new file at `path`.
+    pub(super) fn create(path: &Path, size: u64) -> Result<DistanceLists> {
+        // A file of an interrupted build holds nothing these lists name.
+        let _ = std::fs::remove_file(path);
+        Ok(DistanceLists {
+            file: ByteFile::create_or_open(path, 2 * ENTRY * size)?,
+            chunks: Vec::new(),
+            end: 0,
+        })
+    }
+
+    /// Adds the lists of the next chunk from its values, flags and packed
+    /// summaries as the first scan leaves them; `write` writes bytes at an
+    /// offset of the file. Positions are offsets in the chunk, so a chunk
+    /// must hold fewer than 2^32.
+    pub(super) fn add_chunk(
+        &mut self,
+        (values, flags, summaries): (&[u8], &[u8], &[u8]),
+        write: impl Fn(&ByteFile, u64, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        debug_assert!(values.len() as u64 <= u64::from(u32::MAX));
+        let slices: Vec<SliceLists> = (0..values.len().div_ceil(SLICE))
+            .into_par_iter()
+            .map(|s| {
+                let to = ((s + 1) * SLICE).min(values.len());
+                SliceLists::of(values, flags, summaries, s * SLICE, to)
+            })
+            .collect();
+        let mut spans = Vec::new();
+        let mut piece: Vec<u8> = Vec::new();
+        let mut flushed = self.end;
+        let mut next = self.end;
+        for e in 0..DISTANCES {
+            let count = |l| {
+                slices
+                    .iter()
+                    .map(|s| s.group(e, l).len() as u32)
+                    .sum::<u32>()
+            };
+            let (decided, mentioning) = (count(0), count(1));
+            if decided + mentioning == 0 {
+                continue;
+            }
+            spans.push(Span {
+                distance: e as u32,
+                start: next,
+                decided,
+                mentioning,
+            });
+            next += u64::from(decided + mentioning);
+            for l in 0..2 {
+                for s in &slices {
+                    piece.extend(s.group(e, l).iter().flat_map(|j| j.to_le_bytes()));
+                    if piece.len() >= PIECE {
+                        write(&self.file, flushed * ENTRY, &piece)?;
+                        flushed += piece.len() as u64 / ENTRY;
+                        piece.clear();
+                    }
+                }
+            }
+        }
+        if !piece.is_empty() {
+            write(&self.file, flushed * ENTRY, &piece)?;
+        }
+        self.chunks.push(spans);
+        self.end = next;
+        Ok(())
+    }
+
+    /// Chunks added so far.
+    pub(super) fn chunks(&self) -> u64 {
+        self.chunks.len() as u64
+    }
+
+    /// Chunk `c`'s lists at distance `e` (empty where it has none), read
+    /// with `read` (bytes at an offset of the file).
+    pub(super) fn listed(
+        &self,
+        c: u64,
+        e: u32,
+        read: impl Fn(&ByteFile, u64, usize) -> Result<Vec<u8>>,
+    ) -> Result<Listed> {
+        let spans = &self.chunks[c as usize];
+        let Ok(k) = spans.binary_search_by_key(&e, |s| s.distance) else {
+            return Ok(Listed::default());
+        };
+        let span = spans[k];
+        let bytes = read(
+            &self.file,
+            span.start * ENTRY,
+            (span.decided + span.mentioning) as usize * ENTRY as usize,
+        )?;
+        let mut entries = bytes
+            .chunks_exact(ENTRY as usize)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        Ok(Listed {
+            decided: entries.by_ref().take(span.decided as usize).collect(),
+            mentioning: entries.collect(),
+        })
+    }
+
+    /// The file's path, to remove it once the lists are let go.
+    pub(super) fn path(&self) -> PathBuf {
+        self.file.path().to_path_buf()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::rules::at;
+
+    /// Every position's entries land in its chunk's list of each distance
+    /// it gives, in order, whatever the slices: lists read back equal lists
+    /// made by a plain scan.
+    #[test]
+    fn lists_hold_each_position_under_its_distances() {
+        let dir = std::env::temp_dir().join(format!("tbforge-lists-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let chunk = 3 * SLICE + 100;
+        let chunks = 3usize;
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut made = Vec::new();
+        let mut lists = DistanceLists::create(&dir.join("lists"), (chunk * chunks) as u64).unwrap();
+        for _ in 0..chunks {
+            let values: Vec<u8> = (0..chunk)
+                .map(|_| match next() % 4 {
+                    0 => at((next() % 40) as u32).to_byte(),
+                    1 => 0,
+                    _ => PENDING,
+                })
+                .collect();
+            let flags: Vec<u8> = (0..chunk.div_ceil(4)).map(|_| next() as u8).collect();
+            let summaries: Vec<u8> = (0..chunk * Summary::BYTES)
+                .map(|k| match k % 3 {
+                    2 => (next() % 2) as u8,
+                    _ if next() % 3 == 0 => 0xff,
+                    _ => (next() % 40) as u8,
+                })
+                .collect();
+            let write = |f: &ByteFile, offset: u64, buf: &[u8]| f.write_at(offset, buf);
+            lists
+                .add_chunk((&values, &flags, &summaries), write)
+                .unwrap();
+            made.push((values, flags, summaries));
+        }
+        assert_eq!(lists.chunks(), chunks as u64);
+        let read = |f: &ByteFile, offset: u64, len: usize| {
+            let mut buf = vec![0u8; len];
+            f.read_at(offset, &mut buf).map(|()| buf)
+        };
+        let mut some = [0usize; 2];
+        for (c, (values, flags, summaries)) in made.iter().enumerate() {
+            for e in 0..45u32 {
+                let mut want = Listed::default();
+                for j in 0..chunk {
+                    entries_of(values, flags, summaries, j, |d, l| {
+                        if d == e as usize {
+                            [&mut want.decided, &mut want.mentioning][l].push(j as u32);
+                        }
+                    });
+                }
+                some[0] += want.decided.len();
+                some[1] += want.mentioning.len();
+                assert_eq!(
+                    lists.listed(c as u64, e, read).unwrap(),
+                    want,
+                    "chunk {c}, distance {e}"
+                );
+            }
+        }
+        assert!(some[0] > 1000 && some[1] > 1000, "{some:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
