@@ -8,10 +8,10 @@
 //! positions it decided (their distances never change) and the pending
 //! positions' summaries (of earlier partitions, which never change either).
 //! Without these lists a pass's marking found them by reading each chunk
-//! whose values or summaries named `d`: in a partition whose captures lead
-//! to an earlier one, every chunk's summaries name nearly
-//! every distance, so every pass read and scanned the whole partition, 4.25
-//! bytes a position, for a few thousand candidates.
+//! whose values or summaries named `d`: where many moves lead to earlier
+//! partitions, every chunk's summaries name nearly every distance, so
+//! every pass read and scanned the whole partition, 4.25 bytes a
+//! position, for a few thousand candidates.
 //!
 //! A list entry is a position's offset in its chunk (`u32`); a chunk's
 //! lists lie one after another in a scratch file, by distance, the decided
