@@ -55,6 +55,9 @@ pub fn expand_chunk_on_cpu<G: Game>(
     }
     let kind = game.info().kind;
     let p = targets.partition;
+    // Most successors stay in the partition: its base is looked up once,
+    // not in the list of partitions for each of them.
+    let own_base = targets.base_of(p);
     let contract = |message: String| Error::GameContract {
         game: game.info().id.to_string(),
         message,
@@ -113,7 +116,8 @@ pub fn expand_chunk_on_cpu<G: Game>(
                 }
                 for (_, s) in &succ {
                     let (sp, sr) = game.rank(s);
-                    let Some(b) = targets.base_of(sp) else {
+                    let base = if sp == p { own_base } else { targets.base_of(sp) };
+                    let Some(b) = base else {
                         return Err(contract(format!(
                             "a move from partition {} leads to partition {}, which is not solved before it",
                             game.partition_name(p),
