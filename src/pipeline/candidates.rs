@@ -484,6 +484,21 @@ impl<G: Game> Solver<'_, G> {
         true
     }
 
+    /// Marks, on all threads, the predecessors within the partition of the
+    /// positions at `offsets` in the chunk at `lo`; `false` if the game
+    /// cannot list them.
+    fn mark_predecessors_of(&self, lo: u64, offsets: &[u32], mark: &(impl Fn(u64) + Sync)) -> bool {
+        offsets
+            .par_chunks(MARK_BATCH)
+            .try_for_each_init(Vec::new, |before, js| {
+                js.iter()
+                    .all(|&j| self.mark_predecessors(lo + u64::from(j), before, mark))
+                    .then_some(())
+                    .ok_or(())
+            })
+            .is_ok()
+    }
+
     /// Whether the combine step may mark pass `next_pass`'s candidates of
     /// chunk `c` from the positions it decided alone
     /// ([`Self::mark_next_from_decided`]): the hints, from the chunk's last
@@ -552,16 +567,7 @@ impl<G: Game> Solver<'_, G> {
                     for &j in &listed.mentioning {
                         mark(lo + u64::from(j));
                     }
-                    let predecessors = listed.decided.par_chunks(MARK_BATCH).try_for_each_init(
-                        Vec::new,
-                        |before, js| {
-                            js.iter()
-                                .all(|&j| self.mark_predecessors(lo + u64::from(j), before, &mark))
-                                .then_some(())
-                                .ok_or(())
-                        },
-                    );
-                    if predecessors.is_err() {
+                    if !self.mark_predecessors_of(lo, &listed.decided, &mark) {
                         return Ok(false);
                     }
                     self.progress.inc(hi - lo);
@@ -592,16 +598,9 @@ impl<G: Game> Solver<'_, G> {
         let (lo, _) = self.chunk_range(self.size(), c);
         let (bits, shift) = (&next.bits, next.shift);
         let mark = |r: u64| set_bit(bits, shift, r);
-        let listed = decided
-            .par_chunks(MARK_BATCH)
-            .try_for_each_init(Vec::new, |before, js| {
-                js.iter()
-                    .all(|&j| self.mark_predecessors(lo + u64::from(j), before, &mark))
-                    .then_some(())
-                    .ok_or(())
-            });
+        let listed = self.mark_predecessors_of(lo, decided, &mark);
         next.done[c as usize] = true;
-        if listed.is_err() {
+        if !listed {
             next.cannot.store(true, Ordering::Relaxed);
         } else if !decided.is_empty() {
             if let Some(h) = lock(&self.chunk_hints).as_mut() {

@@ -432,7 +432,7 @@ impl<G: Game> Solver<'_, G> {
         // Lists are of the whole scan, so a resumed one makes none.
         let mut lists = if first == 0 && self.lists_predecessors() {
             Some(DistanceLists::create(
-                &self.disks.side_path(self.slot, "lists"),
+                &DistanceLists::path_for(self.disks, self.slot),
                 self.size(),
             )?)
         } else {

@@ -22,7 +22,7 @@
 //! as before.
 
 use super::combine::Summary;
-use super::disks::ByteFile;
+use super::disks::{ByteFile, ScratchDisks};
 use super::external::{flag, INTERNAL, ONGOING};
 use crate::value::rules::PENDING;
 use crate::value::Value;
@@ -233,9 +233,9 @@ impl DistanceLists {
         })
     }
 
-    /// The file's path, to remove it once the lists are let go.
-    pub(super) fn path(&self) -> PathBuf {
-        self.file.path().to_path_buf()
+    /// Where partition slot `slot`'s lists are kept.
+    pub(super) fn path_for(disks: &ScratchDisks, slot: usize) -> PathBuf {
+        disks.side_path(slot, "lists")
     }
 }
 

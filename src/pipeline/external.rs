@@ -351,17 +351,17 @@ impl<'a, G: Game> Solver<'a, G> {
         self.drop_distance_lists()
     }
 
-    /// Lets go of the distance lists, if the first scan made them, and
-    /// their file.
+    /// Lets go of the distance lists, if the first scan made them, and of
+    /// their file (also one an interrupted run left, which a resumed
+    /// partition does not use).
     pub(super) fn drop_distance_lists(&self) -> Result<()> {
-        match lock(&self.distance_lists).take() {
-            Some(lists) => {
-                let path = lists.path();
-                drop(lists);
-                std::fs::remove_file(&path)
-                    .map_err(|e| Error::io("removing scratch file", &path, e))
+        drop(lock(&self.distance_lists).take());
+        let path = DistanceLists::path_for(self.disks, self.slot);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(Error::io("removing scratch file", &path, e))
             }
-            None => Ok(()),
+            _ => Ok(()),
         }
     }
 
