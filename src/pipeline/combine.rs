@@ -7,7 +7,7 @@ use super::candidates::{leaves_unread, Candidates, Stretches};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::disks::cut_apart;
 use super::distance_lists::DistanceLists;
-use super::external::{flag, lock, Solver, INTERNAL, ONGOING};
+use super::external::{flag, lock, Fill, Solver, INTERNAL, ONGOING};
 use super::runs::{Order, Record, RunIndex};
 use super::stats::{Part, StepClock};
 use crate::game::{Game, GameKind};
@@ -106,6 +106,51 @@ impl Summary {
         if self.blocked {
             acc.add(kind, d, Value::DRAW);
         }
+    }
+}
+
+/// A chunk's values written back on a thread of their own while the next
+/// chunk is combined, one write at a time: on the step's thread the copies
+/// into the page cache (and the write-back they start) took a quarter of a
+/// pass's combine step, with the cores idle.
+struct WriteBehind<'scope, 'env> {
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    writing: Option<std::thread::ScopedJoinHandle<'scope, Result<Vec<u8>>>>,
+}
+
+impl<'scope, 'env> WriteBehind<'scope, 'env> {
+    fn new(scope: &'scope std::thread::Scope<'scope, 'env>) -> Self {
+        WriteBehind {
+            scope,
+            writing: None,
+        }
+    }
+
+    /// Waits for the write in flight, if any: its error, or its buffer.
+    fn wait(&mut self) -> Result<Option<Vec<u8>>> {
+        let Some(writing) = self.writing.take() else {
+            return Ok(None);
+        };
+        writing
+            .join()
+            .unwrap_or_else(|_| Err(Error::NotAvailable("a write-back thread panicked".into())))
+            .map(Some)
+    }
+
+    /// Waits for the write in flight, then starts `write(buf)`; returns the
+    /// buffer of the write it waited for.
+    fn start(
+        &mut self,
+        buf: Vec<u8>,
+        write: impl FnOnce(&[u8]) -> Result<()> + Send + 'scope,
+    ) -> Result<Option<Vec<u8>>> {
+        let before = self.wait()?;
+        let writing = std::thread::Builder::new()
+            .name("tbforge-writeback".into())
+            .spawn_scoped(self.scope, move || write(&buf).map(|()| buf))
+            .map_err(|e| Error::NotAvailable(format!("cannot start a write-back thread: {e}")))?;
+        self.writing = Some(writing);
+        Ok(before)
     }
 }
 
@@ -283,7 +328,8 @@ impl<G: Game> Solver<'_, G> {
     /// The summaries of chunk `lo..`'s pending positions whose flags (as
     /// the pass takes them, masked to its candidates) say ongoing with a
     /// move inside the partition: the only ones the combine step decodes.
-    /// They sit at their places in a chunk-long buffer, the rest zero.
+    /// They sit at their places in a chunk-long buffer; the rest of it holds
+    /// what a spare buffer held (only those positions' are looked at).
     /// Where they are few and far apart they are read in short stretches:
     /// the summaries are three quarters of a chunk's bytes, and a late pass
     /// has a few candidates a chunk. Otherwise the chunk's are read whole.
@@ -322,7 +368,7 @@ impl<G: Game> Solver<'_, G> {
                 }
             }
         }
-        let mut summary = vec![0u8; n * Summary::BYTES];
+        let mut summary = self.buffer(n * Summary::BYTES, Fill::Overwritten);
         let bytes: Vec<(usize, usize)> = stretches
             .into_vec()
             .into_iter()
@@ -373,14 +419,15 @@ impl<G: Game> Solver<'_, G> {
         first: u64,
         load: impl Fn(u64) -> Result<T> + Sync,
         work: impl FnMut(u64, T) -> Result<()>,
+        end: impl FnOnce() -> Result<()>,
         marking: &Cell<Duration>,
     ) -> Result<()> {
         self.chunk_phase(what, first);
         let clock = StepClock::start();
-        let done = self
-            .stats
-            .profile
-            .in_step(Part::Combine, || self.for_each_chunk(first, load, work));
+        let done = self.stats.profile.in_step(Part::Combine, || {
+            self.for_each_chunk(first, load, work)?;
+            end()
+        });
         self.end_step();
         done?;
         let marking = marking.get();
@@ -395,15 +442,17 @@ impl<G: Game> Solver<'_, G> {
     /// Records, when due, that the combine step's chunks before `next` are
     /// done, with its tallies so far: the positions a pass decided, the
     /// longest distance the first scan saw.
+    /// `settle` finishes what is in flight before a checkpoint records it.
     fn save_combine(
         &self,
         next: u64,
         (requests, answers): (&RunIndex, &RunIndex),
-        decided: u64,
-        max_seen: u32,
+        (decided, max_seen): (u64, u32),
+        settle: impl FnOnce() -> Result<()>,
         save: &mut SaveWithin<'_>,
     ) -> Result<()> {
         self.save_when_due(next, self.chunk_count(), save, || {
+            settle()?;
             Ok(WithinPass {
                 next,
                 requests: requests.clone(),
@@ -505,8 +554,9 @@ impl<G: Game> Solver<'_, G> {
                         self.write(file, offset, bytes)
                     })?;
                 }
-                self.save_combine(c + 1, (requests, answers), 0, max_seen, save)
+                self.save_combine(c + 1, (requests, answers), (0, max_seen), || Ok(()), save)
             },
+            || Ok(()),
             &Cell::new(Duration::ZERO),
         )?;
         if let Some(lists) = lists {
@@ -541,147 +591,188 @@ impl<G: Game> Solver<'_, G> {
         let marking_next = next.is_some();
         let marking = Cell::new(Duration::ZERO);
         let mut kept_accs: Vec<PassAcc> = Vec::new();
-        self.combine_chunks(
-            &format!("pass {d}: combine"),
-            first,
-            |c| {
-                let (lo, hi) = self.chunk_range(self.size(), c);
-                if leaves_unread(candidates, lo, hi) {
-                    // No candidate, so no answer and no change: not read.
-                    return Ok(None);
+        std::thread::scope(|scope| {
+            let behind = std::cell::RefCell::new(WriteBehind::new(scope));
+            // The chunks a checkpoint counts as done are written.
+            let settle = || -> Result<()> {
+                if let Some(buf) = behind.borrow_mut().wait()? {
+                    self.recycle(buf);
                 }
-                // Where the next pass's marks can come from this pass's
-                // decisions alone, they are listed (offsets in the chunk),
-                // and only the positions the pass may decide are read:
-                // their stretches of values and flags, their summaries. The
-                // marking's scan of the whole chunk needs it all.
-                let list_decided = marking_next && self.marks_from_decided_alone(d + 1, c);
-                let scan_whole = marking_next && !list_decided;
-                let stretches = candidates
-                    .filter(|_| !scan_whole)
-                    .and_then(|k| k.stretches(lo, hi));
-                let (values, mut flags) = match &stretches {
-                    Some(stretches) => self.read_chunk_in(c, stretches)?,
-                    None => self.read_chunk(c)?,
-                };
-                // The marking needs the flags as stored, the decisions
-                // those of the candidates alone.
-                let all_flags = scan_whole.then(|| flags.clone());
-                if let Some(candidates) = candidates {
-                    candidates.mask_in(lo, &mut flags, stretches.as_deref());
-                }
-                let summary = if scan_whole {
-                    self.read(
-                        &self.summary,
-                        lo * Summary::BYTES as u64,
-                        (hi - lo) as usize * Summary::BYTES,
-                    )?
-                } else {
-                    self.read_pending_summaries(lo, &values, &flags, stretches.as_deref())?
-                };
-                Ok(Some((
-                    values,
-                    flags,
-                    all_flags,
-                    summary,
-                    list_decided,
-                    stretches,
-                )))
-            },
-            |c, loaded| {
-                let (lo, hi) = self.chunk_range(self.size(), c);
-                self.prefetch_answers(answers, c + 1);
-                let Some((mut values, flags, all_flags, summary, list_decided, stretches)) = loaded
-                else {
+                Ok(())
+            };
+            self.combine_chunks(
+                &format!("pass {d}: combine"),
+                first,
+                |c| {
+                    let (lo, hi) = self.chunk_range(self.size(), c);
+                    if leaves_unread(candidates, lo, hi) {
+                        // No candidate, so no answer and no change: not read.
+                        return Ok(None);
+                    }
+                    // Where the next pass's marks can come from this pass's
+                    // decisions alone, they are listed (offsets in the chunk),
+                    // and only the positions the pass may decide are read:
+                    // their stretches of values and flags, their summaries. The
+                    // marking's scan of the whole chunk needs it all.
+                    let list_decided = marking_next && self.marks_from_decided_alone(d + 1, c);
+                    let scan_whole = marking_next && !list_decided;
+                    let stretches = candidates
+                        .filter(|_| !scan_whole)
+                        .and_then(|k| k.stretches(lo, hi));
+                    let (values, mut flags) = match &stretches {
+                        Some(stretches) => self.read_chunk_in(c, stretches)?,
+                        None => self.read_chunk(c)?,
+                    };
+                    // The marking needs the flags as stored, the decisions
+                    // those of the candidates alone.
+                    let all_flags = scan_whole.then(|| {
+                        let mut copy = self.buffer(flags.len(), Fill::Overwritten);
+                        copy.copy_from_slice(&flags);
+                        copy
+                    });
+                    if let Some(candidates) = candidates {
+                        candidates.mask_in(lo, &mut flags, stretches.as_deref());
+                    }
+                    let summary = if scan_whole {
+                        self.read(
+                            &self.summary,
+                            lo * Summary::BYTES as u64,
+                            (hi - lo) as usize * Summary::BYTES,
+                        )?
+                    } else {
+                        self.read_pending_summaries(lo, &values, &flags, stretches.as_deref())?
+                    };
+                    Ok(Some((
+                        values,
+                        flags,
+                        all_flags,
+                        summary,
+                        list_decided,
+                        stretches,
+                    )))
+                },
+                |c, loaded| {
+                    let (lo, hi) = self.chunk_range(self.size(), c);
+                    self.prefetch_answers(answers, c + 1);
+                    let Some((mut values, flags, all_flags, summary, list_decided, stretches)) =
+                        loaded
+                    else {
+                        self.progress.inc(hi - lo);
+                        return self.save_combine(
+                            c + 1,
+                            (requests, answers),
+                            (decided, 0),
+                            settle,
+                            save,
+                        );
+                    };
+                    // The summaries of earlier partitions' successors join a
+                    // position's answers when it is decided: only the pending
+                    // candidates need them, often a small part of the chunk.
+                    let pieces = Pieces::of((hi - lo) as usize, stretches.as_deref());
+                    // Kept between chunks and cleared on all threads: a fresh
+                    // chunk's worth, faulted in and zeroed on this thread, held
+                    // every core up.
+                    if kept_accs.len() < pieces.held {
+                        kept_accs.resize(pieces.held, PassAcc::default());
+                    }
+                    let accs = &mut kept_accs[..pieces.held];
+                    accs.par_chunks_mut(SLICE)
+                        .for_each(|part| part.fill(PassAcc::default()));
+                    self.apply_answers(
+                        answers,
+                        c,
+                        (&mut *accs, pieces.packed.then_some(&pieces)),
+                        |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
+                    )?;
+                    let (changed, decided_here, listed) = pieces
+                        .carve(&mut values)
+                        .into_par_iter()
+                        .map(|((start, _, at), values)| {
+                            let (mut changed, mut decided) = (false, 0u64);
+                            let mut listed = Vec::new();
+                            for (j, acc) in accs[at..at + values.len()].iter().enumerate() {
+                                let offset = start + j;
+                                if flag(&flags, offset) != ONGOING | INTERNAL {
+                                    continue;
+                                }
+                                if values[j] == PENDING {
+                                    let mut acc = *acc;
+                                    let earlier = &summary
+                                        [offset * Summary::BYTES..(offset + 1) * Summary::BYTES];
+                                    Summary::decode(earlier).add_to(&mut acc, kind, d);
+                                    if let Some(v) = acc.decide(kind, d) {
+                                        values[j] = v.to_byte();
+                                        changed = true;
+                                    }
+                                }
+                                // Counted by value, not by change: a chunk redone
+                                // after an interruption finds some of its decisions
+                                // already written, and the pass loop's end test
+                                // needs the full count.
+                                if values[j] == decided_byte {
+                                    decided += 1;
+                                    if list_decided {
+                                        listed.push(offset as u32);
+                                    }
+                                }
+                            }
+                            (changed, decided, listed)
+                        })
+                        .reduce(
+                            || (false, 0, Vec::new()),
+                            |mut a, b| {
+                                a.2.extend(b.2);
+                                (a.0 | b.0, a.1 + b.1, a.2)
+                            },
+                        );
+                    decided += decided_here;
                     self.progress.inc(hi - lo);
-                    return self.save_combine(c + 1, (requests, answers), decided, 0, save);
-                };
-                // The summaries of earlier partitions' successors join a
-                // position's answers when it is decided: only the pending
-                // candidates need them, often a small part of the chunk.
-                let pieces = Pieces::of((hi - lo) as usize, stretches.as_deref());
-                // Kept between chunks and cleared on all threads: a fresh
-                // chunk's worth, faulted in and zeroed on this thread, held
-                // every core up.
-                if kept_accs.len() < pieces.held {
-                    kept_accs.resize(pieces.held, PassAcc::default());
-                }
-                let accs = &mut kept_accs[..pieces.held];
-                accs.par_chunks_mut(SLICE)
-                    .for_each(|part| part.fill(PassAcc::default()));
-                self.apply_answers(
-                    answers,
-                    c,
-                    (&mut *accs, pieces.packed.then_some(&pieces)),
-                    |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
-                )?;
-                let (changed, decided_here, listed) = pieces
-                    .carve(&mut values)
-                    .into_par_iter()
-                    .map(|((start, _, at), values)| {
-                        let (mut changed, mut decided) = (false, 0u64);
-                        let mut listed = Vec::new();
-                        for (j, acc) in accs[at..at + values.len()].iter().enumerate() {
-                            let offset = start + j;
-                            if flag(&flags, offset) != ONGOING | INTERNAL {
-                                continue;
+                    if let Some(next) = next.as_mut() {
+                        let started = Instant::now();
+                        match &all_flags {
+                            Some(all_flags) => {
+                                self.mark_next(next, c, (&values, all_flags, &summary))
                             }
-                            if values[j] == PENDING {
-                                let mut acc = *acc;
-                                let earlier = &summary
-                                    [offset * Summary::BYTES..(offset + 1) * Summary::BYTES];
-                                Summary::decode(earlier).add_to(&mut acc, kind, d);
-                                if let Some(v) = acc.decide(kind, d) {
-                                    values[j] = v.to_byte();
-                                    changed = true;
-                                }
-                            }
-                            // Counted by value, not by change: a chunk redone
-                            // after an interruption finds some of its decisions
-                            // already written, and the pass loop's end test
-                            // needs the full count.
-                            if values[j] == decided_byte {
-                                decided += 1;
-                                if list_decided {
-                                    listed.push(offset as u32);
-                                }
-                            }
+                            None => self.mark_next_from_decided(next, c, &listed),
                         }
-                        (changed, decided, listed)
-                    })
-                    .reduce(
-                        || (false, 0, Vec::new()),
-                        |mut a, b| {
-                            a.2.extend(b.2);
-                            (a.0 | b.0, a.1 + b.1, a.2)
-                        },
-                    );
-                decided += decided_here;
-                self.progress.inc(hi - lo);
-                if changed {
-                    // Read in stretches, written back so: the rest of the
-                    // buffer is not the chunk's.
-                    match &stretches {
-                        Some(stretches) => {
-                            for &(start, end) in stretches {
-                                self.write(&self.values, lo + start as u64, &values[start..end])?;
+                        marking.set(marking.get() + started.elapsed());
+                    }
+                    for buf in [Some(flags), all_flags, Some(summary)]
+                        .into_iter()
+                        .flatten()
+                    {
+                        self.recycle(buf);
+                    }
+                    if changed {
+                        let written = behind.borrow_mut().start(values, move |values| {
+                            // Read in stretches, written back so: the rest of
+                            // the buffer is not the chunk's.
+                            match &stretches {
+                                Some(stretches) => {
+                                    stretches.iter().try_for_each(|&(start, end)| {
+                                        self.write(
+                                            &self.values,
+                                            lo + start as u64,
+                                            &values[start..end],
+                                        )
+                                    })
+                                }
+                                None => self.write(&self.values, lo, values),
                             }
+                        })?;
+                        if let Some(buf) = written {
+                            self.recycle(buf);
                         }
-                        None => self.write(&self.values, lo, &values)?,
+                    } else {
+                        self.recycle(values);
                     }
-                }
-                if let Some(next) = next.as_mut() {
-                    let started = Instant::now();
-                    match &all_flags {
-                        Some(all_flags) => self.mark_next(next, c, (&values, all_flags, &summary)),
-                        None => self.mark_next_from_decided(next, c, &listed),
-                    }
-                    marking.set(marking.get() + started.elapsed());
-                }
-                self.save_combine(c + 1, (requests, answers), decided, 0, save)
-            },
-            &marking,
-        )?;
+                    self.save_combine(c + 1, (requests, answers), (decided, 0), settle, save)
+                },
+                settle,
+                &marking,
+            )
+        })?;
         if let Some(next) = next {
             self.finish_next_marks(next);
         }

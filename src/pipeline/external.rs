@@ -53,6 +53,20 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// What a buffer from [`Solver::buffer`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fill {
+    /// Zeros: the caller reads only parts of it in.
+    Zeroed,
+    /// Anything: the caller writes all of it before reading it.
+    Overwritten,
+}
+
+/// The spare buffers a solver keeps, in bytes per chunk position: two
+/// chunks' values, flags, summaries and candidates' flags (4.5 bytes a
+/// position each), within what the plan gives a chunk's buffers.
+const SPARE_BYTES_PER_POSITION: u64 = 9;
+
 pub(super) struct Solver<'a, G: Game> {
     pub(super) game: &'a G,
     pub(super) layout: &'a Layout,
@@ -85,6 +99,9 @@ pub(super) struct Solver<'a, G: Game> {
     /// The block of run records a step's reads decode into, kept between
     /// the buckets of a step (see [`read_bucket`]) and let go at its end.
     pub(super) decoded: Mutex<Vec<Record>>,
+    /// Chunk-sized byte buffers the steps are done with, for the next
+    /// chunk's reads (see [`Self::buffer`]).
+    pub(super) spare: Mutex<Vec<Vec<u8>>>,
     /// Set once the game could not list a position's predecessors within
     /// the partition: its passes expand every pending position.
     pub(super) no_predecessors: AtomicBool,
@@ -268,6 +285,7 @@ impl<'a, G: Game> Solver<'a, G> {
             expander: Mutex::new(None),
             lookup_values: Mutex::new(Vec::new()),
             decoded: Mutex::new(Vec::new()),
+            spare: Mutex::new(Vec::new()),
             no_predecessors: AtomicBool::new(false),
             chunk_hints: Mutex::new(None),
             next_marks: Mutex::new(None),
@@ -485,9 +503,57 @@ impl<G: Game> Solver<'_, G> {
     }
 
     pub(super) fn read(&self, file: &ByteFile, offset: u64, len: usize) -> Result<Vec<u8>> {
-        let mut buf = vec![0u8; len];
+        let mut buf = self.buffer(len, Fill::Overwritten);
         self.read_into(file, offset, &mut buf)?;
         Ok(buf)
+    }
+
+    /// A buffer of `len` bytes, a spare one where one is large enough
+    /// (zeroed where `fill` asks, else holding what it held). A chunk's
+    /// buffers are megabytes: fresh ones came from the system and went
+    /// back every chunk, every pass, and the page faults of filling them
+    /// (contended by the reader threads) and the unmapping (a TLB
+    /// shootdown on every core) cost more than the reads into them.
+    pub(super) fn buffer(&self, len: usize, fill: Fill) -> Vec<u8> {
+        let reused = {
+            let mut spare = lock(&self.spare);
+            // The smallest that fits: a flags buffer is not spent on a
+            // summary's three bytes a position.
+            let best = spare
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.capacity() >= len)
+                .min_by_key(|(_, b)| b.capacity())
+                .map(|(i, _)| i);
+            best.map(|i| spare.swap_remove(i))
+        };
+        match reused {
+            Some(mut buf) => {
+                if fill == Fill::Zeroed {
+                    buf.clear();
+                }
+                // Bytes past the old length are zeroed either way.
+                buf.resize(len, 0);
+                buf
+            }
+            None => vec![0u8; len],
+        }
+    }
+
+    /// Keeps `buf` for [`Self::buffer`] where it is chunk-sized and the
+    /// spares stay within a few chunks' worth (more are never in use at
+    /// once: two chunks' values, flags and summaries); lets it go otherwise.
+    pub(super) fn recycle(&self, buf: Vec<u8>) {
+        const MIN_BYTES: usize = 64 << 10;
+        if buf.capacity() < MIN_BYTES {
+            return;
+        }
+        let most = (SPARE_BYTES_PER_POSITION * self.plan.chunk) as usize;
+        let mut spare = lock(&self.spare);
+        let held: usize = spare.iter().map(Vec::capacity).sum();
+        if held + buf.capacity() <= most {
+            spare.push(buf);
+        }
     }
 
     /// Reads `buf.len()` bytes at `offset` into `buf`, counted as read.
@@ -539,7 +605,10 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<(Vec<u8>, Vec<u8>)> {
         let (lo, hi) = self.chunk_range(self.size(), c);
         let len = (hi - lo) as usize;
-        let (mut values, mut flags) = (vec![0u8; len], vec![0u8; len.div_ceil(4)]);
+        let (mut values, mut flags) = (
+            self.buffer(len, Fill::Zeroed),
+            self.buffer(len.div_ceil(4), Fill::Zeroed),
+        );
         // Flag bytes hold four positions: stretches start on whole words, so
         // their flag bytes are apart too.
         let flag_bytes: Vec<(usize, usize)> = stretches
