@@ -552,12 +552,6 @@ fn flusher_count(capacity: usize) -> usize {
 /// 5.6 → 1.9 s (README, "External memory"). The 20 MiB limit keeps one.
 const FLUSHER_RECORDS: usize = if cfg!(test) { 100 } else { 64 << 10 };
 
-/// The fewest records of a step's last buffer a flusher is handed as a
-/// piece of its own ([`RunWriter::finish`]): about a millisecond of its
-/// sorting and encoding. The unit tests' writers are small and must still
-/// cut theirs.
-const MIN_FINAL_PIECE: usize = if cfg!(test) { 40 } else { 32 << 10 };
-
 impl RunWriter {
     /// A writer of new run files of `kind` (any left by an interrupted step
     /// are removed) holding about `3 * capacity` records in memory at most.
@@ -697,33 +691,6 @@ impl RunWriter {
         self.check()
     }
 
-    /// Hands `last`, a step's last buffer, to the flushers in pieces they
-    /// flush side by side: the step waits for it, with the pool idle, and
-    /// one flusher sorting and encoding a whole buffer took about a tenth
-    /// of a streamed build's expand and answer steps. Sorted first (on the
-    /// pool), and cut where the pieces are long enough to be worth a
-    /// flusher, so that a bucket is split between two pieces at most.
-    fn hand_over_in_pieces(&self, mut last: Vec<Record>) -> Result<()> {
-        let pieces = self.flushers.len().min(last.len() / MIN_FINAL_PIECE);
-        if pieces <= 1 {
-            return if last.is_empty() {
-                Ok(())
-            } else {
-                self.hand_over(last)
-            };
-        }
-        {
-            use rayon::prelude::*;
-            last.par_sort_unstable_by_key(|r| r.key);
-        }
-        let per = last.len().div_ceil(pieces);
-        while last.len() > per {
-            let piece = last.split_off(last.len() - per);
-            self.hand_over(piece)?;
-        }
-        self.hand_over(last)
-    }
-
     fn hand_over(&self, full: Vec<Record>) -> Result<()> {
         *lock(&self.shared.in_flight) += 1;
         let profile = &self.shared.profile;
@@ -784,7 +751,9 @@ impl RunWriter {
     /// Flushes what is left, waits for the flushers; says what was written.
     pub fn finish(mut self) -> Result<RunIndex> {
         let last = std::mem::take(&mut *lock(&self.buffer));
-        self.hand_over_in_pieces(last)?;
+        if !last.is_empty() {
+            self.hand_over(last)?;
+        }
         self.stop();
         self.check()?;
         let written = std::mem::take(&mut *lock(&self.shared.written));
