@@ -3,11 +3,12 @@
 //! per-position summary of earlier partitions' successors that the first
 //! scan leaves to the passes.
 
+use super::buffers::Fill;
 use super::candidates::{leaves_unread, Candidates, Stretches};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::disks::cut_apart;
 use super::distance_lists::DistanceLists;
-use super::external::{flag, lock, Fill, Solver, INTERNAL, ONGOING};
+use super::external::{flag, lock, Solver, INTERNAL, ONGOING};
 use super::runs::{Order, Record, RunIndex};
 use super::stats::{Part, StepClock};
 use crate::game::{Game, GameKind};

@@ -21,6 +21,8 @@
 //! chunk size, thread count or disk layout; a pass interrupted at any point and
 //! run again gives the same result, which is what makes `--resume` exact.
 
+pub(super) use super::buffers::Fill;
+use super::buffers::SpareBuffers;
 use super::candidates::Candidates;
 use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
 use super::combine::Summary;
@@ -51,15 +53,6 @@ pub(super) fn flag(flags: &[u8], j: usize) -> u8 {
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// What a buffer from [`Solver::buffer`] holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Fill {
-    /// Zeros: the caller reads only parts of it in.
-    Zeroed,
-    /// Anything: the caller writes all of it before reading it.
-    Overwritten,
 }
 
 /// The spare buffers a solver keeps, in bytes per chunk position: two
@@ -101,7 +94,7 @@ pub(super) struct Solver<'a, G: Game> {
     pub(super) decoded: Mutex<Vec<Record>>,
     /// Chunk-sized byte buffers the steps are done with, for the next
     /// chunk's reads (see [`Self::buffer`]).
-    pub(super) spare: Mutex<Vec<Vec<u8>>>,
+    pub(super) spare: SpareBuffers,
     /// Set once the game could not list a position's predecessors within
     /// the partition: its passes expand every pending position.
     pub(super) no_predecessors: AtomicBool,
@@ -285,7 +278,7 @@ impl<'a, G: Game> Solver<'a, G> {
             expander: Mutex::new(None),
             lookup_values: Mutex::new(Vec::new()),
             decoded: Mutex::new(Vec::new()),
-            spare: Mutex::new(Vec::new()),
+            spare: SpareBuffers::new((SPARE_BYTES_PER_POSITION * plan.chunk) as usize),
             no_predecessors: AtomicBool::new(false),
             chunk_hints: Mutex::new(None),
             next_marks: Mutex::new(None),
@@ -508,52 +501,15 @@ impl<G: Game> Solver<'_, G> {
         Ok(buf)
     }
 
-    /// A buffer of `len` bytes, a spare one where one is large enough
-    /// (zeroed where `fill` asks, else holding what it held). A chunk's
-    /// buffers are megabytes: fresh ones came from the system and went
-    /// back every chunk, every pass, and the page faults of filling them
-    /// (contended by the reader threads) and the unmapping (a TLB
-    /// shootdown on every core) cost more than the reads into them.
+    /// A buffer of `len` bytes for a chunk's reads, a spare one where one
+    /// is large enough ([`SpareBuffers`]).
     pub(super) fn buffer(&self, len: usize, fill: Fill) -> Vec<u8> {
-        let reused = {
-            let mut spare = lock(&self.spare);
-            // The smallest that fits: a flags buffer is not spent on a
-            // summary's three bytes a position.
-            let best = spare
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.capacity() >= len)
-                .min_by_key(|(_, b)| b.capacity())
-                .map(|(i, _)| i);
-            best.map(|i| spare.swap_remove(i))
-        };
-        match reused {
-            Some(mut buf) => {
-                if fill == Fill::Zeroed {
-                    buf.clear();
-                }
-                // Bytes past the old length are zeroed either way.
-                buf.resize(len, 0);
-                buf
-            }
-            None => vec![0u8; len],
-        }
+        self.spare.take(len, fill)
     }
 
-    /// Keeps `buf` for [`Self::buffer`] where it is chunk-sized and the
-    /// spares stay within a few chunks' worth (more are never in use at
-    /// once: two chunks' values, flags and summaries); lets it go otherwise.
+    /// Keeps `buf`, which a step is done with, for [`Self::buffer`].
     pub(super) fn recycle(&self, buf: Vec<u8>) {
-        const MIN_BYTES: usize = 64 << 10;
-        if buf.capacity() < MIN_BYTES {
-            return;
-        }
-        let most = (SPARE_BYTES_PER_POSITION * self.plan.chunk) as usize;
-        let mut spare = lock(&self.spare);
-        let held: usize = spare.iter().map(Vec::capacity).sum();
-        if held + buf.capacity() <= most {
-            spare.push(buf);
-        }
+        self.spare.keep(buf);
     }
 
     /// Reads `buf.len()` bytes at `offset` into `buf`, counted as read.
