@@ -3,7 +3,7 @@
 //! per-position summary of earlier partitions' successors that the first
 //! scan leaves to the passes.
 
-use super::buffers::Fill;
+use super::buffers::{Fill, SpareBuffers};
 use super::candidates::{leaves_unread, Candidates, Stretches};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::disks::cut_apart;
@@ -110,48 +110,58 @@ impl Summary {
     }
 }
 
-/// A chunk's values written back on a thread of their own while the next
+/// Chunks' values written back on a thread of their own while the next
 /// chunk is combined, one write at a time: on the step's thread the copies
 /// into the page cache (and the write-back they start) took a quarter of a
 /// pass's combine step, with the cores idle.
-struct WriteBehind<'scope, 'env> {
+struct WriteBack<'scope, 'env> {
     scope: &'scope std::thread::Scope<'scope, 'env>,
+    /// Writes bytes at an offset of the partition's values.
+    write: &'env (dyn Fn(u64, &[u8]) -> Result<()> + Sync),
+    /// Where a written buffer goes.
+    spare: &'env SpareBuffers,
     writing: Option<std::thread::ScopedJoinHandle<'scope, Result<Vec<u8>>>>,
 }
 
-impl<'scope, 'env> WriteBehind<'scope, 'env> {
-    fn new(scope: &'scope std::thread::Scope<'scope, 'env>) -> Self {
-        WriteBehind {
-            scope,
-            writing: None,
-        }
-    }
-
-    /// Waits for the write in flight, if any: its error, or its buffer.
-    fn wait(&mut self) -> Result<Option<Vec<u8>>> {
+impl WriteBack<'_, '_> {
+    /// Waits for the write in flight, if any: a checkpoint counts a chunk
+    /// as done only once its values are written.
+    fn settle(&mut self) -> Result<()> {
         let Some(writing) = self.writing.take() else {
-            return Ok(None);
+            return Ok(());
         };
-        writing
+        let written = writing
             .join()
-            .unwrap_or_else(|_| Err(Error::NotAvailable("a write-back thread panicked".into())))
-            .map(Some)
+            .unwrap_or_else(|_| Err(Error::NotAvailable("a write-back thread panicked".into())))?;
+        self.spare.keep(written);
+        Ok(())
     }
 
-    /// Waits for the write in flight, then starts `write(buf)`; returns the
-    /// buffer of the write it waited for.
+    /// Waits for the write in flight, then starts writing back `values`,
+    /// the chunk's at `lo`: the `stretches` it was read in (the rest of the
+    /// buffer is not the chunk's), or all of it.
     fn start(
         &mut self,
-        buf: Vec<u8>,
-        write: impl FnOnce(&[u8]) -> Result<()> + Send + 'scope,
-    ) -> Result<Option<Vec<u8>>> {
-        let before = self.wait()?;
+        values: Vec<u8>,
+        lo: u64,
+        stretches: Option<Vec<(usize, usize)>>,
+    ) -> Result<()> {
+        self.settle()?;
+        let write = self.write;
         let writing = std::thread::Builder::new()
             .name("tbforge-writeback".into())
-            .spawn_scoped(self.scope, move || write(&buf).map(|()| buf))
+            .spawn_scoped(self.scope, move || {
+                match &stretches {
+                    Some(stretches) => stretches.iter().try_for_each(|&(start, end)| {
+                        write(lo + start as u64, &values[start..end])
+                    }),
+                    None => write(lo, &values),
+                }
+                .map(|()| values)
+            })
             .map_err(|e| Error::NotAvailable(format!("cannot start a write-back thread: {e}")))?;
         self.writing = Some(writing);
-        Ok(before)
+        Ok(())
     }
 }
 
@@ -369,7 +379,7 @@ impl<G: Game> Solver<'_, G> {
                 }
             }
         }
-        let mut summary = self.buffer(n * Summary::BYTES, Fill::Overwritten);
+        let mut summary = self.spare.take(n * Summary::BYTES, Fill::Overwritten);
         let bytes: Vec<(usize, usize)> = stretches
             .into_vec()
             .into_iter()
@@ -419,15 +429,23 @@ impl<G: Game> Solver<'_, G> {
         what: &str,
         first: u64,
         load: impl Fn(u64) -> Result<T> + Sync,
-        work: impl FnMut(u64, T) -> Result<()>,
-        end: impl FnOnce() -> Result<()>,
+        mut work: impl FnMut(u64, T, &mut WriteBack<'_, '_>) -> Result<()>,
         marking: &Cell<Duration>,
     ) -> Result<()> {
         self.chunk_phase(what, first);
         let clock = StepClock::start();
+        let write = |offset: u64, bytes: &[u8]| self.write(&self.values, offset, bytes);
         let done = self.stats.profile.in_step(Part::Combine, || {
-            self.for_each_chunk(first, load, work)?;
-            end()
+            std::thread::scope(|scope| {
+                let mut back = WriteBack {
+                    scope,
+                    write: &write,
+                    spare: &self.spare,
+                    writing: None,
+                };
+                self.for_each_chunk(first, load, |c, loaded| work(c, loaded, &mut back))?;
+                back.settle()
+            })
         });
         self.end_step();
         done?;
@@ -443,17 +461,17 @@ impl<G: Game> Solver<'_, G> {
     /// Records, when due, that the combine step's chunks before `next` are
     /// done, with its tallies so far: the positions a pass decided, the
     /// longest distance the first scan saw.
-    /// `settle` finishes what is in flight before a checkpoint records it.
+    /// Values still being written back are written first.
     fn save_combine(
         &self,
         next: u64,
         (requests, answers): (&RunIndex, &RunIndex),
         (decided, max_seen): (u64, u32),
-        settle: impl FnOnce() -> Result<()>,
+        back: &mut WriteBack<'_, '_>,
         save: &mut SaveWithin<'_>,
     ) -> Result<()> {
         self.save_when_due(next, self.chunk_count(), save, || {
-            settle()?;
+            back.settle()?;
             Ok(WithinPass {
                 next,
                 requests: requests.clone(),
@@ -492,7 +510,7 @@ impl<G: Game> Solver<'_, G> {
             "first scan: combine",
             first,
             |c| self.read_chunk(c),
-            |c, (mut values, flags)| {
+            |c, (mut values, flags), back| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
                 self.prefetch_answers(answers, c + 1);
                 let mut summaries = vec![Summary::default(); (hi - lo) as usize];
@@ -555,9 +573,8 @@ impl<G: Game> Solver<'_, G> {
                         self.write(file, offset, bytes)
                     })?;
                 }
-                self.save_combine(c + 1, (requests, answers), (0, max_seen), || Ok(()), save)
+                self.save_combine(c + 1, (requests, answers), (0, max_seen), back, save)
             },
-            || Ok(()),
             &Cell::new(Duration::ZERO),
         )?;
         if let Some(lists) = lists {
@@ -592,188 +609,150 @@ impl<G: Game> Solver<'_, G> {
         let marking_next = next.is_some();
         let marking = Cell::new(Duration::ZERO);
         let mut kept_accs: Vec<PassAcc> = Vec::new();
-        std::thread::scope(|scope| {
-            let behind = std::cell::RefCell::new(WriteBehind::new(scope));
-            // The chunks a checkpoint counts as done are written.
-            let settle = || -> Result<()> {
-                if let Some(buf) = behind.borrow_mut().wait()? {
-                    self.recycle(buf);
+        self.combine_chunks(
+            &format!("pass {d}: combine"),
+            first,
+            |c| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                if leaves_unread(candidates, lo, hi) {
+                    // No candidate, so no answer and no change: not read.
+                    return Ok(None);
                 }
-                Ok(())
-            };
-            self.combine_chunks(
-                &format!("pass {d}: combine"),
-                first,
-                |c| {
-                    let (lo, hi) = self.chunk_range(self.size(), c);
-                    if leaves_unread(candidates, lo, hi) {
-                        // No candidate, so no answer and no change: not read.
-                        return Ok(None);
-                    }
-                    // Where the next pass's marks can come from this pass's
-                    // decisions alone, they are listed (offsets in the chunk),
-                    // and only the positions the pass may decide are read:
-                    // their stretches of values and flags, their summaries. The
-                    // marking's scan of the whole chunk needs it all.
-                    let list_decided = marking_next && self.marks_from_decided_alone(d + 1, c);
-                    let scan_whole = marking_next && !list_decided;
-                    let stretches = candidates
-                        .filter(|_| !scan_whole)
-                        .and_then(|k| k.stretches(lo, hi));
-                    let (values, mut flags) = match &stretches {
-                        Some(stretches) => self.read_chunk_in(c, stretches)?,
-                        None => self.read_chunk(c)?,
-                    };
-                    // The marking needs the flags as stored, the decisions
-                    // those of the candidates alone.
-                    let all_flags = scan_whole.then(|| {
-                        let mut copy = self.buffer(flags.len(), Fill::Overwritten);
-                        copy.copy_from_slice(&flags);
-                        copy
-                    });
-                    if let Some(candidates) = candidates {
-                        candidates.mask_in(lo, &mut flags, stretches.as_deref());
-                    }
-                    let summary = if scan_whole {
-                        self.read(
-                            &self.summary,
-                            lo * Summary::BYTES as u64,
-                            (hi - lo) as usize * Summary::BYTES,
-                        )?
-                    } else {
-                        self.read_pending_summaries(lo, &values, &flags, stretches.as_deref())?
-                    };
-                    Ok(Some((
-                        values,
-                        flags,
-                        all_flags,
-                        summary,
-                        list_decided,
-                        stretches,
-                    )))
-                },
-                |c, loaded| {
-                    let (lo, hi) = self.chunk_range(self.size(), c);
-                    self.prefetch_answers(answers, c + 1);
-                    let Some((mut values, flags, all_flags, summary, list_decided, stretches)) =
-                        loaded
-                    else {
-                        self.progress.inc(hi - lo);
-                        return self.save_combine(
-                            c + 1,
-                            (requests, answers),
-                            (decided, 0),
-                            settle,
-                            save,
-                        );
-                    };
-                    // The summaries of earlier partitions' successors join a
-                    // position's answers when it is decided: only the pending
-                    // candidates need them, often a small part of the chunk.
-                    let pieces = Pieces::of((hi - lo) as usize, stretches.as_deref());
-                    // Kept between chunks and cleared on all threads: a fresh
-                    // chunk's worth, faulted in and zeroed on this thread, held
-                    // every core up.
-                    if kept_accs.len() < pieces.held {
-                        kept_accs.resize(pieces.held, PassAcc::default());
-                    }
-                    let accs = &mut kept_accs[..pieces.held];
-                    accs.par_chunks_mut(SLICE)
-                        .for_each(|part| part.fill(PassAcc::default()));
-                    self.apply_answers(
-                        answers,
-                        c,
-                        (&mut *accs, pieces.packed.then_some(&pieces)),
-                        |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
-                    )?;
-                    let (changed, decided_here, listed) = pieces
-                        .carve(&mut values)
-                        .into_par_iter()
-                        .map(|((start, _, at), values)| {
-                            let (mut changed, mut decided) = (false, 0u64);
-                            let mut listed = Vec::new();
-                            for (j, acc) in accs[at..at + values.len()].iter().enumerate() {
-                                let offset = start + j;
-                                if flag(&flags, offset) != ONGOING | INTERNAL {
-                                    continue;
-                                }
-                                if values[j] == PENDING {
-                                    let mut acc = *acc;
-                                    let earlier = &summary
-                                        [offset * Summary::BYTES..(offset + 1) * Summary::BYTES];
-                                    Summary::decode(earlier).add_to(&mut acc, kind, d);
-                                    if let Some(v) = acc.decide(kind, d) {
-                                        values[j] = v.to_byte();
-                                        changed = true;
-                                    }
-                                }
-                                // Counted by value, not by change: a chunk redone
-                                // after an interruption finds some of its decisions
-                                // already written, and the pass loop's end test
-                                // needs the full count.
-                                if values[j] == decided_byte {
-                                    decided += 1;
-                                    if list_decided {
-                                        listed.push(offset as u32);
-                                    }
-                                }
-                            }
-                            (changed, decided, listed)
-                        })
-                        .reduce(
-                            || (false, 0, Vec::new()),
-                            |mut a, b| {
-                                a.2.extend(b.2);
-                                (a.0 | b.0, a.1 + b.1, a.2)
-                            },
-                        );
-                    decided += decided_here;
+                // Where the next pass's marks can come from this pass's
+                // decisions alone, they are listed (offsets in the chunk),
+                // and only the positions the pass may decide are read:
+                // their stretches of values and flags, their summaries. The
+                // marking's scan of the whole chunk needs it all.
+                let list_decided = marking_next && self.marks_from_decided_alone(d + 1, c);
+                let scan_whole = marking_next && !list_decided;
+                let stretches = candidates
+                    .filter(|_| !scan_whole)
+                    .and_then(|k| k.stretches(lo, hi));
+                let (values, mut flags) = match &stretches {
+                    Some(stretches) => self.read_chunk_in(c, stretches)?,
+                    None => self.read_chunk(c)?,
+                };
+                // The marking needs the flags as stored, the decisions
+                // those of the candidates alone.
+                let all_flags = scan_whole.then(|| {
+                    let mut copy = self.spare.take(flags.len(), Fill::Overwritten);
+                    copy.copy_from_slice(&flags);
+                    copy
+                });
+                if let Some(candidates) = candidates {
+                    candidates.mask_in(lo, &mut flags, stretches.as_deref());
+                }
+                let summary = if scan_whole {
+                    self.read(
+                        &self.summary,
+                        lo * Summary::BYTES as u64,
+                        (hi - lo) as usize * Summary::BYTES,
+                    )?
+                } else {
+                    self.read_pending_summaries(lo, &values, &flags, stretches.as_deref())?
+                };
+                Ok(Some((
+                    values,
+                    flags,
+                    all_flags,
+                    summary,
+                    list_decided,
+                    stretches,
+                )))
+            },
+            |c, loaded, back| {
+                let (lo, hi) = self.chunk_range(self.size(), c);
+                self.prefetch_answers(answers, c + 1);
+                let Some((mut values, flags, all_flags, summary, list_decided, stretches)) = loaded
+                else {
                     self.progress.inc(hi - lo);
-                    if let Some(next) = next.as_mut() {
-                        let started = Instant::now();
-                        match &all_flags {
-                            Some(all_flags) => {
-                                self.mark_next(next, c, (&values, all_flags, &summary))
+                    return self.save_combine(c + 1, (requests, answers), (decided, 0), back, save);
+                };
+                // The summaries of earlier partitions' successors join a
+                // position's answers when it is decided: only the pending
+                // candidates need them, often a small part of the chunk.
+                let pieces = Pieces::of((hi - lo) as usize, stretches.as_deref());
+                // Kept between chunks and cleared on all threads: a fresh
+                // chunk's worth, faulted in and zeroed on this thread, held
+                // every core up.
+                if kept_accs.len() < pieces.held {
+                    kept_accs.resize(pieces.held, PassAcc::default());
+                }
+                let accs = &mut kept_accs[..pieces.held];
+                accs.par_chunks_mut(SLICE)
+                    .for_each(|part| part.fill(PassAcc::default()));
+                self.apply_answers(
+                    answers,
+                    c,
+                    (&mut *accs, pieces.packed.then_some(&pieces)),
+                    |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
+                )?;
+                let (changed, decided_here, listed) = pieces
+                    .carve(&mut values)
+                    .into_par_iter()
+                    .map(|((start, _, at), values)| {
+                        let (mut changed, mut decided) = (false, 0u64);
+                        let mut listed = Vec::new();
+                        for (j, acc) in accs[at..at + values.len()].iter().enumerate() {
+                            let offset = start + j;
+                            if flag(&flags, offset) != ONGOING | INTERNAL {
+                                continue;
                             }
-                            None => self.mark_next_from_decided(next, c, &listed),
-                        }
-                        marking.set(marking.get() + started.elapsed());
-                    }
-                    for buf in [Some(flags), all_flags, Some(summary)]
-                        .into_iter()
-                        .flatten()
-                    {
-                        self.recycle(buf);
-                    }
-                    if changed {
-                        let written = behind.borrow_mut().start(values, move |values| {
-                            // Read in stretches, written back so: the rest of
-                            // the buffer is not the chunk's.
-                            match &stretches {
-                                Some(stretches) => {
-                                    stretches.iter().try_for_each(|&(start, end)| {
-                                        self.write(
-                                            &self.values,
-                                            lo + start as u64,
-                                            &values[start..end],
-                                        )
-                                    })
+                            if values[j] == PENDING {
+                                let mut acc = *acc;
+                                let earlier = &summary
+                                    [offset * Summary::BYTES..(offset + 1) * Summary::BYTES];
+                                Summary::decode(earlier).add_to(&mut acc, kind, d);
+                                if let Some(v) = acc.decide(kind, d) {
+                                    values[j] = v.to_byte();
+                                    changed = true;
                                 }
-                                None => self.write(&self.values, lo, values),
                             }
-                        })?;
-                        if let Some(buf) = written {
-                            self.recycle(buf);
+                            // Counted by value, not by change: a chunk redone
+                            // after an interruption finds some of its decisions
+                            // already written, and the pass loop's end test
+                            // needs the full count.
+                            if values[j] == decided_byte {
+                                decided += 1;
+                                if list_decided {
+                                    listed.push(offset as u32);
+                                }
+                            }
                         }
-                    } else {
-                        self.recycle(values);
+                        (changed, decided, listed)
+                    })
+                    .reduce(
+                        || (false, 0, Vec::new()),
+                        |mut a, b| {
+                            a.2.extend(b.2);
+                            (a.0 | b.0, a.1 + b.1, a.2)
+                        },
+                    );
+                decided += decided_here;
+                self.progress.inc(hi - lo);
+                if let Some(next) = next.as_mut() {
+                    let started = Instant::now();
+                    match &all_flags {
+                        Some(all_flags) => self.mark_next(next, c, (&values, all_flags, &summary)),
+                        None => self.mark_next_from_decided(next, c, &listed),
                     }
-                    self.save_combine(c + 1, (requests, answers), (decided, 0), settle, save)
-                },
-                settle,
-                &marking,
-            )
-        })?;
+                    marking.set(marking.get() + started.elapsed());
+                }
+                for buf in [Some(flags), all_flags, Some(summary)]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.spare.keep(buf);
+                }
+                if changed {
+                    back.start(values, lo, stretches)?;
+                } else {
+                    self.spare.keep(values);
+                }
+                self.save_combine(c + 1, (requests, answers), (decided, 0), back, save)
+            },
+            &marking,
+        )?;
         if let Some(next) = next {
             self.finish_next_marks(next);
         }
@@ -784,6 +763,75 @@ impl<G: Game> Solver<'_, G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writes go where the chunk and its stretches say; a write's end is
+    /// waited for (a checkpoint that followed it would otherwise count a
+    /// chunk whose values were still on their way); its error comes back;
+    /// its buffer is kept for reuse.
+    #[test]
+    fn write_back_writes_the_stretches_settles_and_reports_errors() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Mutex;
+        let file = Mutex::new(vec![0u8; 300_000]);
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let wait = Mutex::new(wait);
+        let hold = AtomicBool::new(true);
+        let write = |offset: u64, bytes: &[u8]| -> Result<()> {
+            if hold.load(Ordering::SeqCst) {
+                wait.lock().unwrap().recv().unwrap();
+            }
+            if offset >= 250_000 {
+                return Err(Error::NotAvailable("scratch disk gone".into()));
+            }
+            let at = offset as usize;
+            file.lock().unwrap()[at..at + bytes.len()].copy_from_slice(bytes);
+            Ok(())
+        };
+        let spare = SpareBuffers::new(1 << 30);
+        std::thread::scope(|scope| {
+            let mut back = WriteBack {
+                scope,
+                write: &write,
+                spare: &spare,
+                writing: None,
+            };
+            back.settle().unwrap();
+            // Stretches of a chunk at 1000: only they are written.
+            back.start(vec![7u8; 100_000], 1000, Some(vec![(0, 64), (640, 704)]))
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(
+                file.lock().unwrap().iter().all(|&b| b == 0),
+                "written before its turn"
+            );
+            go.send(()).unwrap();
+            go.send(()).unwrap();
+            back.settle().unwrap();
+            {
+                let f = file.lock().unwrap();
+                assert!(f[1000..1064].iter().all(|&b| b == 7));
+                assert!(f[1064..1640].iter().all(|&b| b == 0));
+                assert!(f[1640..1704].iter().all(|&b| b == 7));
+                assert!(f[1704..].iter().all(|&b| b == 0));
+            }
+            // The buffer came back for the next chunk's reads.
+            assert!(spare
+                .take(100_000, Fill::Overwritten)
+                .iter()
+                .all(|&b| b == 7));
+            hold.store(false, Ordering::SeqCst);
+            // A whole chunk, then one whose write fails: the error comes
+            // back with the next start, and a settle after it has nothing.
+            back.start(vec![3u8; 1000], 200_000, None).unwrap();
+            back.start(vec![4u8; 1000], 260_000, None).unwrap();
+            assert!(file.lock().unwrap()[200_000..201_000]
+                .iter()
+                .all(|&b| b == 3));
+            let failed = back.start(vec![5u8; 1000], 0, None).unwrap_err();
+            assert!(failed.to_string().contains("scratch disk gone"), "{failed}");
+            back.settle().unwrap();
+        });
+    }
 
     /// The records whose indices lie in `stretches`.
     fn within(records: &[Record], stretches: &[(usize, usize)]) -> Vec<Record> {

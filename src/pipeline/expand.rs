@@ -221,7 +221,7 @@ impl<'a, G: Game> Solver<'a, G> {
                     kept.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
                 }
                 // The flags now say what expands: the values stay behind.
-                self.recycle(values);
+                self.spare.keep(values);
                 Ok(((hi - lo) as usize, Vec::new(), flags, Some(words)))
             },
             |next| {
@@ -242,8 +242,8 @@ impl<'a, G: Game> Solver<'a, G> {
                         }
                         self.progress.inc(o.len as u64);
                         let c = o.chunk;
-                        self.recycle(o.values);
-                        self.recycle(o.flags);
+                        self.spare.keep(o.values);
+                        self.spare.keep(o.flags);
                         self.save_when_due(c + 1, chunks, save, || {
                             Ok(WithinPass {
                                 next: c + 1,

@@ -21,8 +21,7 @@
 //! chunk size, thread count or disk layout; a pass interrupted at any point and
 //! run again gives the same result, which is what makes `--resume` exact.
 
-pub(super) use super::buffers::Fill;
-use super::buffers::SpareBuffers;
+use super::buffers::{Fill, SpareBuffers};
 use super::candidates::Candidates;
 use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
 use super::combine::Summary;
@@ -93,7 +92,7 @@ pub(super) struct Solver<'a, G: Game> {
     /// the buckets of a step (see [`read_bucket`]) and let go at its end.
     pub(super) decoded: Mutex<Vec<Record>>,
     /// Chunk-sized byte buffers the steps are done with, for the next
-    /// chunk's reads (see [`Self::buffer`]).
+    /// chunk's reads.
     pub(super) spare: SpareBuffers,
     /// Set once the game could not list a position's predecessors within
     /// the partition: its passes expand every pending position.
@@ -496,20 +495,9 @@ impl<G: Game> Solver<'_, G> {
     }
 
     pub(super) fn read(&self, file: &ByteFile, offset: u64, len: usize) -> Result<Vec<u8>> {
-        let mut buf = self.buffer(len, Fill::Overwritten);
+        let mut buf = self.spare.take(len, Fill::Overwritten);
         self.read_into(file, offset, &mut buf)?;
         Ok(buf)
-    }
-
-    /// A buffer of `len` bytes for a chunk's reads, a spare one where one
-    /// is large enough ([`SpareBuffers`]).
-    pub(super) fn buffer(&self, len: usize, fill: Fill) -> Vec<u8> {
-        self.spare.take(len, fill)
-    }
-
-    /// Keeps `buf`, which a step is done with, for [`Self::buffer`].
-    pub(super) fn recycle(&self, buf: Vec<u8>) {
-        self.spare.keep(buf);
     }
 
     /// Reads `buf.len()` bytes at `offset` into `buf`, counted as read.
@@ -562,8 +550,8 @@ impl<G: Game> Solver<'_, G> {
         let (lo, hi) = self.chunk_range(self.size(), c);
         let len = (hi - lo) as usize;
         let (mut values, mut flags) = (
-            self.buffer(len, Fill::Zeroed),
-            self.buffer(len.div_ceil(4), Fill::Zeroed),
+            self.spare.take(len, Fill::Zeroed),
+            self.spare.take(len.div_ceil(4), Fill::Zeroed),
         );
         // Flag bytes hold four positions: stretches start on whole words, so
         // their flag bytes are apart too.
