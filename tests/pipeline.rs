@@ -4,8 +4,10 @@
 use crate::common;
 
 use std::time::Duration;
-use tbforge::game::GameInfo;
-use tbforge::pipeline::{ExternalPlan, ScratchDisks};
+use tbforge::game::{GameInfo, Layout};
+use tbforge::pipeline::{
+    solve_partition_external, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks,
+};
 use tbforge::solve::{solve_game, solve_game_external, Progress};
 use tbforge::{Game, GameKind, PartitionId, Rank, Status, Value};
 
@@ -131,4 +133,137 @@ fn external_two_player_equals_in_memory() {
 #[test]
 fn external_puzzle_equals_in_memory() {
     check(GameKind::Puzzle);
+}
+
+/// Pass ends are recorded only when a checkpoint is due (and at the first
+/// scan's end and the last pass's), so a build resumes from a pass's end
+/// older than its scratch: later passes' values are written. Redone from
+/// there, each pass decides what it decided the first time, and the
+/// partition ends with the same values.
+#[test]
+fn a_partition_resumed_from_an_old_pass_end_ends_the_same() {
+    for kind in [GameKind::TwoPlayer, GameKind::Puzzle] {
+        let g = Graph {
+            kind,
+            sizes: [3001, 5003],
+        };
+        let plan = |checkpoint_every| ExternalPlan {
+            checkpoint_every,
+            chunk: 4096,
+            lookup_chunk: 3 * 4096,
+            run_capacity: 1 << 20,
+        };
+        // Checkpoints an hour apart: the first scan's end and the last
+        // pass's are recorded, none between.
+        let tmp = tempfile::tempdir().unwrap();
+        let scratch = ScratchDisks::open(&[tmp.path().to_path_buf()], "sparse").unwrap();
+        let layout = Layout::new(&g).unwrap();
+        solve_slot(&g, &layout, &scratch, 0, plan(Duration::ZERO), None);
+        let sparse = solve_slot(
+            &g,
+            &layout,
+            &scratch,
+            1,
+            plan(Duration::from_secs(3600)),
+            None,
+        );
+        let passes: Vec<u32> = sparse.iter().map(|(c, _)| c.next_pass).collect();
+        assert!(
+            passes.len() == 2 && passes[0] == 1 && passes[1] > 4,
+            "{kind:?}: pass ends recorded {passes:?}"
+        );
+        let tried = resume_from_every_pass_end(&g, plan(Duration::ZERO));
+        assert!(tried as u32 > passes[1], "{kind:?}: {tried} resumes");
+    }
+}
+
+/// The same of every partition of Nine Men's Morris with three pieces a
+/// side at most, chunked as a 16 MiB budget cuts it: a build killed at
+/// random there once resumed to other bytes (a pass after every distance
+/// the first scan saw decided nothing when redone, and ended the partition
+/// early).
+#[test]
+fn morris_partitions_resumed_from_every_pass_end_end_the_same() {
+    use tbforge::game::morris::Morris;
+    let g = Morris::from_params(&common::raw_params(&[("max", "3")])).unwrap();
+    let plan = ExternalPlan {
+        checkpoint_every: Duration::ZERO,
+        ..ExternalPlan::for_mem_limit(16 << 20)
+    };
+    let tried = resume_from_every_pass_end(&g, plan);
+    assert!(tried > 30, "{tried} resumes");
+}
+
+/// Solves `game`'s partition `slot` through the pipeline from `resume`;
+/// returns the pass ends it recorded, each with the partition's values then.
+fn solve_slot<G: Game>(
+    game: &G,
+    layout: &Layout,
+    scratch: &ScratchDisks,
+    slot: usize,
+    plan: ExternalPlan,
+    resume: Option<PassCheckpoint>,
+) -> Vec<(PassCheckpoint, Vec<u8>)> {
+    let mut ends = Vec::new();
+    solve_partition_external(
+        game,
+        layout,
+        scratch,
+        slot,
+        plan,
+        &Progress::hidden(),
+        &IoStats::default(),
+        resume,
+        &mut |c| {
+            if c.within.is_none() {
+                ends.push((c, values_of(layout, scratch, slot)));
+            }
+            Ok(())
+        },
+    )
+    .unwrap();
+    ends
+}
+
+/// Partition `slot`'s values as its scratch holds them.
+fn values_of(layout: &Layout, scratch: &ScratchDisks, slot: usize) -> Vec<u8> {
+    let size = layout.size(slot);
+    let mut v = vec![0u8; size as usize];
+    ByteFile::open_existing(&scratch.values_path(slot), size)
+        .unwrap()
+        .read_at(0, &mut v)
+        .unwrap();
+    v
+}
+
+/// Solves every partition of `game` through the pipeline under `plan`,
+/// keeping each pass end's values; then resumes each partition from each
+/// of its pass ends over the values of a later one (as a build killed
+/// after passes it had not recorded finds them), and the partition must
+/// end with the same values. Returns how many resumes it tried.
+fn resume_from_every_pass_end<G: Game>(game: &G, plan: ExternalPlan) -> usize {
+    let layout = Layout::new(game).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let scratch = ScratchDisks::open(&[tmp.path().to_path_buf()], "every").unwrap();
+    let mut tried = 0;
+    for slot in 0..layout.len() {
+        let ends = solve_slot(game, &layout, &scratch, slot, plan, None);
+        let done = values_of(&layout, &scratch, slot);
+        for (k, (from, _)) in ends.iter().enumerate() {
+            for (later, written) in ends.iter().skip(k + 1).take(2) {
+                std::fs::write(scratch.values_path(slot), written).unwrap();
+                solve_slot(game, &layout, &scratch, slot, plan, Some(from.clone()));
+                let got = values_of(&layout, &scratch, slot);
+                assert!(
+                    got == done,
+                    "partition {}: resumed from pass {} over the values of pass {}'s end, the values differ",
+                    game.partition_name(layout.order()[slot]),
+                    from.next_pass,
+                    later.next_pass
+                );
+                tried += 1;
+            }
+        }
+    }
+    tried
 }

@@ -543,8 +543,9 @@ pub(crate) struct BuildArgs {
     /// partition, pass, or point inside a long pass).
     #[arg(long)]
     resume: bool,
-    /// Seconds between checkpoints inside a long pipeline pass (0: at every
-    /// chunk); the output does not depend on it.
+    /// Seconds between a pipeline partition's checkpoints, at the end of a
+    /// pass or inside a long one (0: at every pass end, chunk and bucket);
+    /// the output does not depend on it.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     checkpoint_every: u64,
     /// Print one JSON object (the build summary) instead of text.

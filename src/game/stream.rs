@@ -225,12 +225,17 @@ impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
         Ok(())
     }
 
-    fn collect(&mut self) -> Result<ChunkDone> {
-        self.done.take().unwrap_or_else(|| {
+    fn collect_into(
+        &mut self,
+        requests: &mut dyn FnMut(&[[u64; 2]]) -> Result<()>,
+    ) -> Result<ChunkDone> {
+        let mut done = self.done.take().unwrap_or_else(|| {
             Err(Error::NotAvailable(
                 "no chunk to collect; report this as a bug".into(),
             ))
-        })
+        })?;
+        requests(&std::mem::take(&mut done.requests))?;
+        Ok(done)
     }
 
     fn name(&self) -> String {

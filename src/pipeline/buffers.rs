@@ -1,16 +1,18 @@
-//! Chunk-sized byte buffers kept between chunks and steps.
+//! Large buffers kept between chunks and steps: a chunk's bytes, a run
+//! writer's records.
 //!
-//! A chunk's values, flags and summaries are megabytes. Fresh ones came
-//! from the system and went back to it every chunk of every pass, and the
-//! page faults of filling them (contended by the reader threads) and the
-//! unmapping (a TLB shootdown on every core) cost more than the reads into
-//! them.
+//! A chunk's values, flags and summaries are megabytes, and so is a write
+//! buffer. Fresh ones came from the system and went back to it every chunk
+//! of every pass (every step, for write buffers), and the page faults of
+//! filling them (contended by the reader threads) and the unmapping (a TLB
+//! shootdown on every core) cost more than the reads into them.
 
+use bytemuck::Zeroable;
 use std::sync::Mutex;
 
 /// What a buffer from [`SpareBuffers::take`] holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Fill {
+pub(crate) enum Fill {
     /// Zeros: the caller reads only parts of it in.
     Zeroed,
     /// Anything: the caller writes all of it before reading it.
@@ -21,69 +23,87 @@ pub(super) enum Fill {
 /// without the system's help.
 const MIN_BYTES: usize = 64 << 10;
 
-/// Spare buffers, at most `most` bytes of them.
-pub(super) struct SpareBuffers {
-    spare: Mutex<Vec<Vec<u8>>>,
+/// Spare buffers of `T`, at most `most` bytes of them.
+pub(crate) struct SpareBuffers<T = u8> {
+    spare: Mutex<Vec<Vec<T>>>,
     most: usize,
 }
 
-impl SpareBuffers {
+impl<T: Copy + Zeroable> SpareBuffers<T> {
     /// None yet; never more than `most` bytes kept.
-    pub(super) fn new(most: usize) -> SpareBuffers {
+    pub(crate) fn new(most: usize) -> SpareBuffers<T> {
         SpareBuffers {
             spare: Mutex::new(Vec::new()),
             most,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vec<u8>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vec<T>>> {
         self.spare.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A buffer of `len` bytes: the smallest spare that holds them (a
+    fn bytes(buf: &Vec<T>) -> usize {
+        buf.capacity() * std::mem::size_of::<T>()
+    }
+
+    /// The smallest spare with room for `len` items, taken out.
+    fn smallest_holding(&self, len: usize) -> Option<Vec<T>> {
+        let mut spare = self.lock();
+        let best = spare
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.capacity() >= len)
+            .min_by_key(|(_, b)| b.capacity())
+            .map(|(i, _)| i);
+        best.map(|i| spare.swap_remove(i))
+    }
+
+    /// An empty buffer with room for `capacity` items, a spare where one
+    /// has it.
+    pub(crate) fn take_empty(&self, capacity: usize) -> Vec<T> {
+        match self.smallest_holding(capacity) {
+            Some(mut buf) => {
+                buf.clear();
+                buf
+            }
+            None => Vec::with_capacity(capacity),
+        }
+    }
+
+    /// A buffer of `len` items: the smallest spare that holds them (a
     /// flags buffer is not spent on a summary's three bytes a position),
     /// zeroed where `fill` asks; a fresh one where none does.
-    pub(super) fn take(&self, len: usize, fill: Fill) -> Vec<u8> {
-        let reused = {
-            let mut spare = self.lock();
-            let best = spare
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.capacity() >= len)
-                .min_by_key(|(_, b)| b.capacity())
-                .map(|(i, _)| i);
-            best.map(|i| spare.swap_remove(i))
-        };
-        match reused {
+    pub(crate) fn take(&self, len: usize, fill: Fill) -> Vec<T> {
+        match self.smallest_holding(len) {
             Some(mut buf) => {
                 if fill == Fill::Zeroed {
                     buf.clear();
                 }
-                // Bytes past the old length are zeroed either way.
-                buf.resize(len, 0);
+                // Items past the old length are zeroed either way.
+                buf.resize(len, T::zeroed());
                 buf
             }
-            None => vec![0u8; len],
+            None => vec![T::zeroed(); len],
         }
     }
 
     /// Keeps `buf` for [`Self::take`] where it is large enough to be worth
     /// it and the spares stay within their bound; lets it go otherwise.
-    pub(super) fn keep(&self, buf: Vec<u8>) {
-        if buf.capacity() < MIN_BYTES {
+    pub(crate) fn keep(&self, buf: Vec<T>) {
+        if Self::bytes(&buf) < MIN_BYTES {
             return;
         }
         let mut spare = self.lock();
-        let held: usize = spare.iter().map(Vec::capacity).sum();
-        if held + buf.capacity() <= self.most {
+        let held: usize = spare.iter().map(Self::bytes).sum();
+        if held + Self::bytes(&buf) <= self.most {
             spare.push(buf);
         }
     }
 
     /// Bytes kept.
     #[cfg(test)]
-    fn held(&self) -> usize {
-        self.lock().iter().map(Vec::capacity).sum()
+    pub(crate) fn held(&self) -> usize {
+        self.lock().iter().map(Self::bytes).sum()
     }
 }
 

@@ -65,7 +65,7 @@ pub(super) type SaveWithin<'s> = dyn FnMut(WithinPass) -> Result<()> + 's;
 
 impl<G: Game> Solver<'_, G> {
     /// Whether progress inside a pass should be made durable now.
-    fn checkpoint_due(&self) -> bool {
+    pub(super) fn checkpoint_due(&self) -> bool {
         lock(&self.last_saved).elapsed() >= self.plan.checkpoint_every
     }
 

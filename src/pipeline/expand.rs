@@ -310,7 +310,11 @@ impl<'a, G: Game> Solver<'a, G> {
                         // Only chunks with nothing left to expand: they leave above.
                         continue;
                     }
-                    let done = expander.collect()?;
+                    let mut pushed = 0u64;
+                    let done = expander.collect_into(&mut |pairs| {
+                        pushed += pairs.len() as u64;
+                        requests.push_pairs(pairs)
+                    })?;
                     in_flight -= 1;
                     let Some(o) = open.iter_mut().find(|o| o.chunk == done.chunk) else {
                         return Err(Error::NotAvailable(format!(
@@ -330,9 +334,7 @@ impl<'a, G: Game> Solver<'a, G> {
                         let fb = n.div_ceil(4);
                         o.flags[off / 4..off / 4 + fb].copy_from_slice(&done.flags[..fb]);
                     }
-                    requests.push_pairs(&done.requests)?;
-                    expanded.requests += done.requests.len() as u64;
-                    expander.recycle(done.requests);
+                    expanded.requests += pushed;
                     expanded.chunks += 1;
                     expanded.timing.add(&done.timing);
                     o.outstanding -= 1;

@@ -29,7 +29,8 @@ use super::disks::{ByteFile, ScratchDisks};
 use super::distance_lists::DistanceLists;
 use super::plan::ExternalPlan;
 use super::runs::{
-    prefetch_bucket, read_bucket, Blocks, Order, Record, RunIndex, RunWriter, MAX_BUCKETS,
+    prefetch_bucket, read_bucket, Blocks, Order, Record, RunIndex, RunWriter, WriterParts,
+    MAX_BUCKETS,
 };
 use super::stats::{IoStats, Part, PassRecord, Snapshot, StepClock};
 use crate::game::{ChunkTiming, Game, GameKind, Layout, PartitionKernels};
@@ -37,7 +38,7 @@ use crate::progress::Progress;
 use crate::value::Value;
 use crate::{Error, Result};
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Flag: the position is ongoing (not illegal, not terminal).
@@ -94,6 +95,9 @@ pub(super) struct Solver<'a, G: Game> {
     /// Chunk-sized byte buffers the steps are done with, for the next
     /// chunk's reads.
     pub(super) spare: SpareBuffers,
+    /// What the steps' run writers share: the profile, and the write
+    /// buffers one writer leaves to the next.
+    pub(super) writer_parts: WriterParts,
     /// Set once the game could not list a position's predecessors within
     /// the partition: its passes expand every pending position.
     pub(super) no_predecessors: AtomicBool,
@@ -278,6 +282,12 @@ impl<'a, G: Game> Solver<'a, G> {
             lookup_values: Mutex::new(Vec::new()),
             decoded: Mutex::new(Vec::new()),
             spare: SpareBuffers::new((SPARE_BYTES_PER_POSITION * plan.chunk) as usize),
+            writer_parts: WriterParts {
+                profile: Arc::clone(&stats.profile),
+                buffers: Arc::new(SpareBuffers::new(RunWriter::buffer_bytes(
+                    plan.run_capacity,
+                ))),
+            },
             no_predecessors: AtomicBool::new(false),
             chunk_hints: Mutex::new(None),
             next_marks: Mutex::new(None),
@@ -292,6 +302,9 @@ impl<'a, G: Game> Solver<'a, G> {
         checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
     ) -> Result<()> {
         let (disks, stats) = (self.disks, self.stats);
+        // Resumed after its first scan, the partition's values may hold
+        // decisions of passes it redoes (see `end_pass`).
+        let redoing = resume.as_ref().is_some_and(|c| c.next_pass > 0);
         let mut state = resume.unwrap_or(PassCheckpoint {
             next_pass: 0,
             max_seen: 0,
@@ -343,15 +356,34 @@ impl<'a, G: Game> Solver<'a, G> {
                 })
             };
             let mark = self.mark();
-            let (decided, requests, candidates) = self.pass(d, within, &mut save)?;
+            let started = Instant::now();
+            let (decided, requests, candidates) = self.pass(d, within, redoing, &mut save)?;
             self.record(d, mark)?;
             state.next_pass = d + 1;
-            self.end_pass(&state, checkpoint)?;
             // No requests in a pass over every pending position: none has a
             // move inside the partition, so no later pass can decide anything
             // either. (A pass over its candidates alone may have none while a
-            // later one has some.)
-            if (requests == 0 && !candidates) || (decided == 0 && d > state.max_seen) {
+            // later one has some.) Nor can one once a pass past every
+            // distance the first scan saw decides nothing: a position at
+            // `d + 1` needs a successor at `d`. Not the pass right after
+            // those distances: it may decide a position through its summary
+            // alone, and a pass redone after an interruption does not count
+            // such a position decided before (it is no longer pending, so no
+            // longer a candidate); from the next pass on, every decision has
+            // a successor in the partition at the distance before, and marks
+            // its position whatever its value.
+            let last = (requests == 0 && !candidates) || (decided == 0 && d > state.max_seen + 1);
+            // A checkpoint inside this pass names its runs, which go now: the
+            // pass's end must take its place.
+            let saved_inside = *lock(&self.last_saved) > started;
+            if last || saved_inside || self.checkpoint_due() {
+                self.end_pass(&state, checkpoint)?;
+            } else {
+                self.stats
+                    .profile
+                    .time(Part::ClearRuns, || disks.clear_runs(None))?;
+            }
+            if last {
                 break;
             }
         }
@@ -378,6 +410,18 @@ impl<'a, G: Game> Solver<'a, G> {
     /// Records `state`, the pass before it done, once the partition's files
     /// are durable; and only then clears the pass's runs: a resume from a
     /// checkpoint inside the pass reads them.
+    ///
+    /// The passes between the first scan and the last record their ends only
+    /// as often as the plan's checkpoints are due (or where a checkpoint
+    /// inside the pass must be replaced): waiting for the disk at every
+    /// pass's end took 11 s of a 174 s streamed build of 703 passes. A
+    /// build resumed from an older pass's end redoes the passes since, over
+    /// values that later passes may have written: a pass decides what it
+    /// decided before, as a value at its distance or beyond counts as
+    /// undecided to it (`PassAcc::add`), exactly as a pending one does; its
+    /// count of decisions, which ends the passes, is by value, and takes
+    /// care where a decision made before leaves no trace in a redone pass
+    /// (the end test in `run`, and `pass`).
     fn end_pass(
         &self,
         state: &PassCheckpoint,
@@ -386,6 +430,7 @@ impl<'a, G: Game> Solver<'a, G> {
         self.sync()?;
         let profile = &self.stats.profile;
         profile.time(Part::Checkpoint, || checkpoint(state.clone()))?;
+        *lock(&self.last_saved) = Instant::now();
         profile.time(Part::ClearRuns, || self.disks.clear_runs(None))
     }
 }
@@ -655,13 +700,13 @@ impl<G: Game> Solver<'_, G> {
         at: Option<(u64, RunIndex)>,
     ) -> Result<(u64, RunWriter)> {
         let capacity = self.plan.run_capacity;
-        let profile = &self.stats.profile;
+        let parts = &self.writer_parts;
         Ok(match at {
             Some((first, runs)) => (
                 first,
-                RunWriter::resume(self.disks, kind, capacity, runs, profile)?,
+                RunWriter::resume(self.disks, kind, capacity, runs, parts)?,
             ),
-            None => (0, RunWriter::new(self.disks, kind, capacity, profile)?),
+            None => (0, RunWriter::new(self.disks, kind, capacity, parts)?),
         })
     }
 
@@ -727,12 +772,17 @@ impl<G: Game> Solver<'_, G> {
         &self,
         d: u32,
         from: Option<WithinPass>,
+        redoing: bool,
         save: &mut SaveWithin<'_>,
     ) -> Result<(u64, u64, bool)> {
         let candidates = self.candidates(d)?;
         let only = candidates.is_some();
         let (requests, answers, from) = self.exchange(d, candidates.as_ref(), from, save)?;
-        if requests.bytes == 0 {
+        // A pass redone after an interruption may find its candidates all
+        // decided already (a win at `d` is every pending predecessor of a
+        // loss at `d - 1`): they made no request, but the pass loop's end
+        // test needs them counted, so the combine step runs, with no answers.
+        if requests.bytes == 0 && !(only && redoing) {
             // Nothing to combine, nothing decided: the next pass's marks
             // from this one's decisions are none, and where distance lists
             // hold the rest it need read no chunk for them.

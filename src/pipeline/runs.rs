@@ -34,6 +34,7 @@
 //! the pass waits for it anyway; on the writing side it held up every
 //! producer behind one flusher.
 
+use super::buffers::SpareBuffers;
 use super::disks::{read_ahead, start_writeback, ScratchDisks};
 use super::stats::{Part, Profile};
 use crate::{Error, Result};
@@ -472,6 +473,8 @@ impl FrameCodec {
 pub struct RunWriter {
     shared: Arc<Shared>,
     buffer: Mutex<Vec<Record>>,
+    /// Where buffers come from and, once the flushers are done, go back to.
+    spare: Arc<SpareBuffers<Record>>,
     capacity: usize,
     full: Option<SyncSender<Vec<Record>>>,
     empty: Mutex<Receiver<Vec<Record>>>,
@@ -552,6 +555,19 @@ fn flusher_count(capacity: usize) -> usize {
 /// 5.6 → 1.9 s (README, "External memory"). The 20 MiB limit keeps one.
 const FLUSHER_RECORDS: usize = if cfg!(test) { 100 } else { 64 << 10 };
 
+/// What a [`RunWriter`] works with besides its files: the build's
+/// profile, and the write buffers kept from one writer to the next.
+#[derive(Clone)]
+pub struct WriterParts {
+    /// Where its timings go.
+    pub profile: Arc<Profile>,
+    /// Where its buffers come from and go back to: a step's buffers, fresh
+    /// from the system, had their pages faulted in on the producing thread
+    /// (the expand step's, one at a time), and their release cost a TLB
+    /// shootdown on every core, every step of every pass.
+    pub buffers: Arc<SpareBuffers<Record>>,
+}
+
 impl RunWriter {
     /// A writer of new run files of `kind` (any left by an interrupted step
     /// are removed) holding about `3 * capacity` records in memory at most.
@@ -559,9 +575,9 @@ impl RunWriter {
         disks: &ScratchDisks,
         kind: &'static str,
         capacity: usize,
-        profile: &Arc<Profile>,
+        parts: &WriterParts,
     ) -> Result<RunWriter> {
-        RunWriter::resume(disks, kind, capacity, RunIndex::default(), profile)
+        RunWriter::resume(disks, kind, capacity, RunIndex::default(), parts)
     }
 
     /// A writer that continues the run files of `kind` as a checkpoint recorded
@@ -572,10 +588,16 @@ impl RunWriter {
         kind: &'static str,
         capacity: usize,
         at: RunIndex,
-        profile: &Arc<Profile>,
+        parts: &WriterParts,
     ) -> Result<RunWriter> {
         cut_runs_back(disks, kind, &at.written)?;
-        Ok(RunWriter::start(disks, kind, capacity, at, profile))
+        Ok(RunWriter::start(disks, kind, capacity, at, parts))
+    }
+
+    /// The bytes of write buffers a writer of `capacity` holds at most:
+    /// what [`WriterParts::buffers`] needs to keep for the next.
+    pub fn buffer_bytes(capacity: usize) -> usize {
+        3 * capacity * std::mem::size_of::<Record>()
     }
 
     fn start(
@@ -583,8 +605,9 @@ impl RunWriter {
         kind: &'static str,
         capacity: usize,
         at: RunIndex,
-        profile: &Arc<Profile>,
+        parts: &WriterParts,
     ) -> RunWriter {
+        let profile = &parts.profile;
         let flushers = flusher_count(capacity);
         // Buffers alive at once: the one being filled, one per flusher, and
         // a spare coming back; a flusher's grouping sort works in place.
@@ -636,7 +659,8 @@ impl RunWriter {
             .collect();
         RunWriter {
             shared,
-            buffer: Mutex::new(Vec::with_capacity(capacity)),
+            buffer: Mutex::new(parts.buffers.take_empty(capacity)),
+            spare: Arc::clone(&parts.buffers),
             capacity,
             full: Some(full_tx),
             empty: Mutex::new(empty_rx),
@@ -645,15 +669,22 @@ impl RunWriter {
     }
 
     /// Adds records; hands the buffer to a flusher when it is full.
-    #[cfg(test)]
     pub fn push(&self, records: &[Record]) -> Result<()> {
-        self.push_as(records, |r| *r)
+        self.push_as(records, |buf, now| {
+            if now.len() >= PARALLEL_PUSH {
+                use rayon::prelude::*;
+                buf.par_extend(now.par_iter().copied());
+            } else {
+                buf.extend_from_slice(now);
+            }
+        })
     }
 
     /// Adds (key, payload) pairs as records, as an expander hands them
-    /// back: copied once, into the buffer.
+    /// back: copied once, into the buffer, as plain bytes.
     pub fn push_pairs(&self, pairs: &[[u64; 2]]) -> Result<()> {
-        self.push_as(pairs, |&[key, payload]| Record { key, payload })
+        // The same bytes: a record is two u64s, C layout.
+        self.push(bytemuck::cast_slice(pairs))
     }
 
     /// Adds a record made by `record` of each of `items`, made straight
@@ -663,32 +694,40 @@ impl RunWriter {
         items: &[T],
         record: impl Fn(&T) -> Record + Sync,
     ) -> Result<()> {
-        self.push_as(items, record)
-    }
-
-    fn push_as<T: Sync>(&self, items: &[T], record: impl Fn(&T) -> Record + Sync) -> Result<()> {
-        let mut buf = lock(&self.buffer);
-        let mut rest = items;
-        while !rest.is_empty() {
-            let room = self.capacity - buf.len();
-            let (now, later) = rest.split_at(room.min(rest.len()));
+        self.push_as(items, |buf, now| {
             if now.len() >= PARALLEL_PUSH {
                 use rayon::prelude::*;
                 buf.par_extend(now.par_iter().map(&record));
             } else {
                 buf.extend(now.iter().map(&record));
             }
+        })
+    }
+
+    /// Adds `items` through `fill`, which appends the records of the
+    /// items it is given (never more than the buffer has room for).
+    fn push_as<T>(&self, items: &[T], fill: impl Fn(&mut Vec<Record>, &[T])) -> Result<()> {
+        let mut buf = lock(&self.buffer);
+        let mut rest = items;
+        while !rest.is_empty() {
+            let room = self.capacity - buf.len();
+            let (now, later) = rest.split_at(room.min(rest.len()));
+            fill(&mut buf, now);
             rest = later;
             if buf.len() >= self.capacity {
-                let spare = lock(&self.empty)
-                    .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(self.capacity));
-                let full = std::mem::replace(&mut *buf, spare);
+                let full = std::mem::replace(&mut *buf, self.empty_buffer());
                 self.hand_over(full)?;
             }
         }
         drop(buf);
         self.check()
+    }
+
+    /// A buffer to fill: one a flusher gave back, or a spare.
+    fn empty_buffer(&self) -> Vec<Record> {
+        lock(&self.empty)
+            .try_recv()
+            .unwrap_or_else(|_| self.spare.take_empty(self.capacity))
     }
 
     fn hand_over(&self, full: Vec<Record>) -> Result<()> {
@@ -732,7 +771,7 @@ impl RunWriter {
     /// Writes out every record pushed so far and syncs the run files, for a
     /// checkpoint: returns what a [`RunWriter::resume`] continues from.
     pub fn durable(&self) -> Result<RunIndex> {
-        let buf = std::mem::take(&mut *lock(&self.buffer));
+        let buf = std::mem::replace(&mut *lock(&self.buffer), self.empty_buffer());
         if !buf.is_empty() {
             self.hand_over(buf)?;
         }
@@ -764,7 +803,8 @@ impl RunWriter {
         })
     }
 
-    /// Closes the channel and joins the flushers (also on drop, after an error).
+    /// Closes the channel and joins the flushers (also on drop, after an
+    /// error); the buffers they gave back are kept for the next writer.
     fn stop(&mut self) {
         self.full = None;
         for handle in self.flushers.drain(..) {
@@ -775,6 +815,11 @@ impl RunWriter {
                 )));
             }
         }
+        let empty = lock(&self.empty);
+        while let Ok(buf) = empty.try_recv() {
+            self.spare.keep(buf);
+        }
+        self.spare.keep(std::mem::take(&mut *lock(&self.buffer)));
     }
 }
 
@@ -1269,6 +1314,52 @@ mod tests {
         out
     }
 
+    /// A writer's parts: a profile of its own, buffers kept for the next
+    /// writer of `capacity`.
+    fn parts(capacity: usize) -> WriterParts {
+        WriterParts {
+            profile: Arc::new(Profile::default()),
+            buffers: Arc::new(SpareBuffers::new(RunWriter::buffer_bytes(capacity))),
+        }
+    }
+
+    /// The buffers a finished writer leaves serve the next one, within
+    /// their bound, and its records come back as the first's did.
+    #[test]
+    fn a_finished_writers_buffers_serve_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let disks = ScratchDisks::open(&[dir.path().join("a")], "t").unwrap();
+        // Buffers of a few hundred KB: large enough to be kept.
+        let capacity = 40_000;
+        let parts = parts(capacity);
+        let records = scrambled(300_000, 3);
+        let mut held = Vec::new();
+        for writer_number in 0..2 {
+            // A new writer of the same kind starts its run files afresh.
+            let writer = RunWriter::new(&disks, "req", capacity, &parts).unwrap();
+            if let Some(&before) = held.last() {
+                assert!(parts.buffers.held() < before, "the writer took none");
+            }
+            writer.push(&records).unwrap();
+            let index = writer.finish().unwrap();
+            assert_eq!(index.records, records.len() as u64);
+            let kept = parts.buffers.held();
+            assert!(
+                kept > 0 && kept <= RunWriter::buffer_bytes(capacity),
+                "{kept} bytes kept"
+            );
+            held.push(kept);
+            let mut decoded = Vec::new();
+            let mut got: Vec<Record> = (0..3)
+                .flat_map(|b| read_all(&disks, &index, b, Order::Grouped, &mut decoded).concat())
+                .collect();
+            let mut want = records.clone();
+            got.sort_unstable_by_key(|r| (r.key, r.payload));
+            want.sort_unstable_by_key(|r| (r.key, r.payload));
+            assert!(got == want, "writer {writer_number}: records differ");
+        }
+    }
+
     #[test]
     fn every_record_comes_back_in_its_bucket_in_either_order() {
         every_record_comes_back(1);
@@ -1295,12 +1386,11 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let disks =
                 ScratchDisks::open(&[dir.path().join("a"), dir.path().join("b")], "t").unwrap();
-            let profile = Arc::new(Profile::default());
             // Enough for pieces of a flush long enough for their deltas to
             // stay small with eight flushers (300 records each over 5 buckets
             // made 5.2 bytes a record), and still many flushes.
             let capacity = 2000;
-            let writer = RunWriter::new(&disks, "req", capacity, &profile).unwrap();
+            let writer = RunWriter::new(&disks, "req", capacity, &parts(capacity)).unwrap();
             let (first, second) = records.split_at(records.len() / 3);
             for half in [first, second] {
                 half.par_chunks(333)
@@ -1437,10 +1527,11 @@ mod tests {
     fn damaged_run_files_are_errors_that_name_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let disks = ScratchDisks::open(&[dir.path().to_path_buf()], "t").unwrap();
-        let profile = Arc::new(Profile::default());
-        let writer = RunWriter::new(&disks, "req", 1000, &profile).unwrap();
+        let parts = parts(1000);
+        let writer = RunWriter::new(&disks, "req", 1000, &parts).unwrap();
         writer.push(&scrambled(20_000, 1)).unwrap();
         let index = writer.finish().unwrap();
+        let profile = &parts.profile;
         let path = disks.run_path("req", 0);
         let good = std::fs::read(&path).unwrap();
         let read = |index: &RunIndex| {
@@ -1453,7 +1544,7 @@ mod tests {
                 index,
                 0,
                 blocks,
-                &profile,
+                profile,
                 &mut Vec::new(),
                 |_| Ok(()),
             )

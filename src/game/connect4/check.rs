@@ -885,10 +885,16 @@ impl ChunkExpander for TwinExpander<'_> {
         Ok(())
     }
 
-    fn collect(&mut self) -> Result<ChunkDone> {
-        self.done
+    fn collect_into(
+        &mut self,
+        requests: &mut dyn FnMut(&[[u64; 2]]) -> Result<()>,
+    ) -> Result<ChunkDone> {
+        let mut done = self
+            .done
             .pop_front()
-            .unwrap_or_else(|| Err(crate::Error::NotAvailable("no chunk to collect".into())))
+            .unwrap_or_else(|| Err(crate::Error::NotAvailable("no chunk to collect".into())))?;
+        requests(&std::mem::take(&mut done.requests))?;
+        Ok(done)
     }
 }
 
