@@ -232,6 +232,22 @@ impl ScratchDisks {
 
 /// Threads [`ByteFile::read_ranges`] reads with at most.
 const READERS: usize = 8;
+
+/// The threads [`ByteFile::read_ranges`] reads with, started once: started
+/// for every call (three a chunk), their stacks' mapping and unmapping cost
+/// a TLB shootdown on every core each time. `None` where the system would
+/// not start them: reads then go one after another.
+fn reader_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(READERS)
+            .thread_name(|_| "tbforge-read".into())
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
 /// Bytes a reader thread is worth starting for.
 const READ_SHARE: usize = 256 << 10;
 /// The least piece [`ByteFile::read_whole`] cuts a read into.
@@ -364,33 +380,24 @@ impl ByteFile {
             .collect();
         let bytes: usize = ranges.iter().map(|(start, end)| end - start).sum();
         let readers = READERS.min(parts.len()).min(bytes.div_ceil(READ_SHARE));
-        if readers <= 1 {
-            return parts
+        let read_share = |share: &mut [(u64, &mut [u8])]| {
+            share
                 .iter_mut()
-                .try_for_each(|(at, part)| self.read_at(*at, part));
-        }
-        let per = parts.len().div_ceil(readers);
-        let stopped =
-            |what: String| Error::NotAvailable(format!("{what} ({})", self.path.display()));
-        std::thread::scope(|scope| {
-            let shares = parts
-                .chunks_mut(per)
-                .map(|share| {
-                    std::thread::Builder::new()
-                        .name("tbforge-read".into())
-                        .spawn_scoped(scope, move || {
-                            share
-                                .iter_mut()
-                                .try_for_each(|(at, part)| self.read_at(*at, part))
-                        })
-                        .map_err(|e| stopped(format!("cannot start a scratch reader thread: {e}")))
+                .try_for_each(|(at, part)| self.read_at(*at, part))
+        };
+        match reader_pool() {
+            Some(pool) if readers > 1 => {
+                use rayon::prelude::*;
+                let per = parts.len().div_ceil(readers);
+                pool.install(|| {
+                    parts
+                        .par_chunks_mut(per)
+                        .with_max_len(1)
+                        .try_for_each(read_share)
                 })
-                .collect::<Result<Vec<_>>>()?;
-            shares.into_iter().try_for_each(|s| {
-                s.join()
-                    .unwrap_or_else(|_| Err(stopped("a scratch reader thread panicked".into())))
-            })
-        })
+            }
+            _ => read_share(&mut parts),
+        }
     }
 
     /// Writes `buf` at `offset`.

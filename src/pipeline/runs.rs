@@ -159,19 +159,19 @@ macro_rules! packed_records {
 }
 packed_records!(Packed1: 1, Packed2: 2, Packed3: 3, Packed4: 4, Packed5: 5, Packed6: 6, Packed7: 7);
 
-/// Sorts a flusher's `records` by key, in place, on this thread (the
-/// flushers run side by side). The reader's sort of a block, on all
+/// Sorts a flusher's `records` by key, in place, on this thread or, where
+/// `parallel`, on the pool too (see [`PARALLEL_FLUSH`]). The reader's sort of a block, on all
 /// threads, stays unpacked: packed (its scan for the packing on one
 /// thread), the answer step's block sorts took 34.8 s against 24.9 in one
 /// A/B run on an H200 host (a 429 M-position build, 2.7 G requests),
 /// while the flushers' sorts went from 218 to 194 thread-seconds.
-fn sort_by_key(records: &mut [Record]) {
-    fn sort_as<T: Pod + RadixKey + Send + Sync>(records: &mut [Record]) {
+fn sort_by_key(records: &mut [Record], parallel: bool) {
+    fn sort_as<T: Pod + RadixKey + Send + Sync>(records: &mut [Record], parallel: bool) {
         // The same bytes seen as T: both are two u64s, C layout.
         let view: &mut [T] = bytemuck::cast_slice_mut(records);
         view.radix_sort_builder()
             .with_low_mem_tuner()
-            .with_parallel(false)
+            .with_parallel(parallel)
             .sort();
     }
     if records.len() < 2 {
@@ -180,17 +180,17 @@ fn sort_by_key(records: &mut [Record]) {
     let packing = Packing::of(records);
     let levels = packing.bits.div_ceil(8).max(1);
     if levels >= 8 {
-        return sort_as::<Record>(records);
+        return sort_as::<Record>(records, parallel);
     }
     records.iter_mut().for_each(|r| r.key = packing.pack(r.key));
     match levels {
-        1 => sort_as::<Packed1>(records),
-        2 => sort_as::<Packed2>(records),
-        3 => sort_as::<Packed3>(records),
-        4 => sort_as::<Packed4>(records),
-        5 => sort_as::<Packed5>(records),
-        6 => sort_as::<Packed6>(records),
-        _ => sort_as::<Packed7>(records),
+        1 => sort_as::<Packed1>(records, parallel),
+        2 => sort_as::<Packed2>(records, parallel),
+        3 => sort_as::<Packed3>(records, parallel),
+        4 => sort_as::<Packed4>(records, parallel),
+        5 => sort_as::<Packed5>(records, parallel),
+        6 => sort_as::<Packed6>(records, parallel),
+        _ => sort_as::<Packed7>(records, parallel),
     }
     records
         .iter_mut()
@@ -260,6 +260,16 @@ const PARALLEL_PUSH: usize = 1 << 16;
 
 /// Records from which [`ascending_runs_at_most`] looks on all threads.
 const PARALLEL_LOOK: usize = 1 << 16;
+
+/// Records of a write buffer from which its flusher sorts and encodes it
+/// on the pool too, not on its own thread alone: a step ends waiting for
+/// the buffers in flight, each about a whole buffer's sort and encoding on
+/// one thread (21 s of a 174 s streamed build of 703 passes on an H200
+/// host), while the pool is idle. Smaller buffers (a small `--mem-limit`,
+/// one flusher) stay on their thread, and their zstd contexts few.
+/// (The unit tests' writers are small: two threads' writer flushes on the
+/// pool, sixteen threads' eight flushers on their own threads.)
+const PARALLEL_FLUSH: usize = if cfg!(test) { 1000 } else { 256 << 10 };
 
 /// How a reader hands a bucket's records over.
 #[derive(Clone, Copy, Debug)]
@@ -962,43 +972,83 @@ impl Shared {
             return Ok(buf);
         }
         let mut buf = buf;
-        // In place, on this thread: the flushers run side by side, and
-        // rayon's pool holds the producers that wait for them.
+        let parallel = buf.len() >= PARALLEL_FLUSH;
         self.profile
-            .time(Part::FlushGroup, || sort_by_key(&mut buf));
-        // Encoded and written a few frames at a time: a bounded buffer,
-        // not a copy of the bucket.
-        const WRITE_RECORDS: usize = 4 * FRAME_RECORDS;
-        let mut bytes = Vec::new();
+            .time(Part::FlushGroup, || sort_by_key(&mut buf, parallel));
+        // Encoded and written a few frames at a time (a frame at a time on
+        // the pool): a bounded buffer, not a copy of the bucket.
+        let piece_records = if parallel {
+            FRAME_RECORDS
+        } else {
+            4 * FRAME_RECORDS
+        };
+        let mut pieces = Vec::new();
         let mut start = 0;
         while start < buf.len() {
             let bucket = buf[start].bucket();
             let end = start + buf[start..].partition_point(|r| r.bucket() == bucket);
-            let path = self.disks.run_path(self.kind, bucket as usize);
-            let file = self.run_file(bucket, &path)?;
-            for piece in buf[start..end].chunks(WRITE_RECORDS) {
-                bytes.clear();
-                self.profile
-                    .time(Part::FlushEncode, || codec.encode(piece, &mut bytes))?;
-                let started = std::time::Instant::now();
-                let len = bytes.len() as u64;
-                let at = {
-                    let mut written = lock(&self.written);
-                    let size = written.entry(bucket).or_default();
-                    *size += len;
-                    *size - len
-                };
-                file.write_all_at(&bytes, at)
-                    .map_err(|e| Error::io("writing run file", &path, e))?;
-                start_writeback(&file, at, len);
-                self.bytes_written.fetch_add(len, Ordering::Relaxed);
-                self.records_written
-                    .fetch_add(piece.len() as u64, Ordering::Relaxed);
-                self.profile.add(Part::FlushWrite, started.elapsed());
+            for from in (start..end).step_by(piece_records) {
+                pieces.push((bucket, from..(from + piece_records).min(end)));
             }
             start = end;
         }
+        if !parallel {
+            let mut bytes = Vec::new();
+            for (bucket, range) in pieces {
+                bytes.clear();
+                self.profile.time(Part::FlushEncode, || {
+                    codec.encode(&buf[range.clone()], &mut bytes)
+                })?;
+                self.append(bucket, &bytes, range.len())?;
+            }
+            return Ok(buf);
+        }
+        use rayon::prelude::*;
+        // Codecs shared by the flushers' encoding on the pool, as the
+        // readers' decoding shares theirs (a zstd context each).
+        static ENCODERS: Mutex<Vec<FrameCodec>> = Mutex::new(Vec::new());
+        let group = 2 * rayon::current_num_threads();
+        for pieces in pieces.chunks(group) {
+            let encoded: Vec<Result<Vec<u8>>> = self.profile.time(Part::FlushEncode, || {
+                pieces
+                    .par_iter()
+                    .map(|(_, range)| {
+                        let mut codec = lock(&ENCODERS).pop().unwrap_or_default();
+                        let mut bytes = Vec::new();
+                        let encoded = codec.encode(&buf[range.clone()], &mut bytes);
+                        lock(&ENCODERS).push(codec);
+                        encoded.map(|()| bytes)
+                    })
+                    .collect()
+            });
+            for ((bucket, range), bytes) in pieces.iter().zip(encoded) {
+                self.append(*bucket, &bytes?, range.len())?;
+            }
+        }
         Ok(buf)
+    }
+
+    /// Appends `bytes`, the frames of `records` records, to bucket
+    /// `bucket`'s run file.
+    fn append(&self, bucket: u64, bytes: &[u8], records: usize) -> Result<()> {
+        let path = self.disks.run_path(self.kind, bucket as usize);
+        let file = self.run_file(bucket, &path)?;
+        let started = std::time::Instant::now();
+        let len = bytes.len() as u64;
+        let at = {
+            let mut written = lock(&self.written);
+            let size = written.entry(bucket).or_default();
+            *size += len;
+            *size - len
+        };
+        file.write_all_at(bytes, at)
+            .map_err(|e| Error::io("writing run file", &path, e))?;
+        start_writeback(&file, at, len);
+        self.bytes_written.fetch_add(len, Ordering::Relaxed);
+        self.records_written
+            .fetch_add(records as u64, Ordering::Relaxed);
+        self.profile.add(Part::FlushWrite, started.elapsed());
+        Ok(())
     }
 }
 
@@ -1453,17 +1503,20 @@ mod tests {
             (0, MAX_BUCKETS, top, 5_000),
             (9, 2, 0xffff, 200_000),
         ];
-        for (first, buckets, mask, n) in shapes {
+        for ((first, buckets, mask, n), parallel) in shapes
+            .into_iter()
+            .flat_map(|shape| [(shape, false), (shape, true)])
+        {
             let records: Vec<Record> = (0..n)
                 .map(|i| Record::new(first + next() % buckets, next() & mask, i as u64))
                 .collect();
             let mut sorted = records.clone();
-            sort_by_key(&mut sorted);
+            sort_by_key(&mut sorted, parallel);
             assert!(sorted.windows(2).all(|w| w[0].key <= w[1].key));
             let mut want = records;
             want.sort_unstable_by_key(|r| (r.key, r.payload));
             sorted.sort_by_key(|r| (r.key, r.payload));
-            assert_eq!(sorted, want, "{first} {buckets} {mask:x} {n}");
+            assert_eq!(sorted, want, "{first} {buckets} {mask:x} {n} {parallel}");
         }
     }
 
