@@ -233,6 +233,11 @@ impl ScratchDisks {
 /// Threads [`ByteFile::read_ranges`] reads with at most.
 const READERS: usize = 8;
 
+/// Bytes a reader thread is worth starting for.
+const READ_SHARE: usize = 256 << 10;
+/// The least piece [`ByteFile::read_whole`] cuts a read into.
+const WHOLE_SHARE: usize = 1 << 20;
+
 /// The threads [`ByteFile::read_ranges`] reads with, started once: started
 /// for every call (three a chunk), their stacks' mapping and unmapping cost
 /// a TLB shootdown on every core each time. `None` where the system would
@@ -248,10 +253,6 @@ fn reader_pool() -> Option<&'static rayon::ThreadPool> {
     })
     .as_ref()
 }
-/// Bytes a reader thread is worth starting for.
-const READ_SHARE: usize = 256 << 10;
-/// The least piece [`ByteFile::read_whole`] cuts a read into.
-const WHOLE_SHARE: usize = 1 << 20;
 
 /// `buf` cut into the parts `ranges` (sorted, apart, within `buf`) name.
 pub(super) fn cut_apart(

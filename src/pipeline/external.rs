@@ -330,7 +330,7 @@ impl<'a, G: Game> Solver<'a, G> {
             self.record(0, mark)?;
             state.max_seen = max_seen;
             state.next_pass = 1;
-            self.end_pass(&state, checkpoint)?;
+            self.end_pass(&state, checkpoint, true)?;
             if !left_for_passes {
                 // Every position is decided: a pass would read the whole
                 // partition to find no request.
@@ -376,13 +376,7 @@ impl<'a, G: Game> Solver<'a, G> {
             // A checkpoint inside this pass names its runs, which go now: the
             // pass's end must take its place.
             let saved_inside = *lock(&self.last_saved) > started;
-            if last || saved_inside || self.checkpoint_due() {
-                self.end_pass(&state, checkpoint)?;
-            } else {
-                self.stats
-                    .profile
-                    .time(Part::ClearRuns, || disks.clear_runs(None))?;
-            }
+            self.end_pass(&state, checkpoint, last || saved_inside)?;
             if last {
                 break;
             }
@@ -408,8 +402,9 @@ impl<'a, G: Game> Solver<'a, G> {
     }
 
     /// Records `state`, the pass before it done, once the partition's files
-    /// are durable; and only then clears the pass's runs: a resume from a
-    /// checkpoint inside the pass reads them.
+    /// are durable, where it `must` or a checkpoint is due; and only then
+    /// clears the pass's runs: a resume from a checkpoint inside the pass
+    /// reads them.
     ///
     /// The passes between the first scan and the last record their ends only
     /// as often as the plan's checkpoints are due (or where a checkpoint
@@ -426,11 +421,14 @@ impl<'a, G: Game> Solver<'a, G> {
         &self,
         state: &PassCheckpoint,
         checkpoint: &mut dyn FnMut(PassCheckpoint) -> Result<()>,
+        must: bool,
     ) -> Result<()> {
-        self.sync()?;
         let profile = &self.stats.profile;
-        profile.time(Part::Checkpoint, || checkpoint(state.clone()))?;
-        *lock(&self.last_saved) = Instant::now();
+        if must || self.checkpoint_due() {
+            self.sync()?;
+            profile.time(Part::Checkpoint, || checkpoint(state.clone()))?;
+            *lock(&self.last_saved) = Instant::now();
+        }
         profile.time(Part::ClearRuns, || self.disks.clear_runs(None))
     }
 }

@@ -160,9 +160,9 @@ macro_rules! packed_records {
 packed_records!(Packed1: 1, Packed2: 2, Packed3: 3, Packed4: 4, Packed5: 5, Packed6: 6, Packed7: 7);
 
 /// Sorts a flusher's `records` by key, in place, on this thread or, where
-/// `parallel`, on the pool too (see [`PARALLEL_FLUSH`]). The reader's sort of a block, on all
-/// threads, stays unpacked: packed (its scan for the packing on one
-/// thread), the answer step's block sorts took 34.8 s against 24.9 in one
+/// `parallel`, on the pool too (see [`PARALLEL_FLUSH`]). The reader's
+/// sort of a block, on all threads, stays unpacked: packed (its scan for
+/// the packing on one thread), the answer step's block sorts took 34.8 s against 24.9 in one
 /// A/B run on an H200 host (a 429 M-position build, 2.7 G requests),
 /// while the flushers' sorts went from 218 to 194 thread-seconds.
 fn sort_by_key(records: &mut [Record], parallel: bool) {
@@ -1004,20 +1004,15 @@ impl Shared {
             return Ok(buf);
         }
         use rayon::prelude::*;
-        // Codecs shared by the flushers' encoding on the pool, as the
-        // readers' decoding shares theirs (a zstd context each).
-        static ENCODERS: Mutex<Vec<FrameCodec>> = Mutex::new(Vec::new());
         let group = 2 * rayon::current_num_threads();
         for pieces in pieces.chunks(group) {
             let encoded: Vec<Result<Vec<u8>>> = self.profile.time(Part::FlushEncode, || {
                 pieces
                     .par_iter()
                     .map(|(_, range)| {
-                        let mut codec = lock(&ENCODERS).pop().unwrap_or_default();
                         let mut bytes = Vec::new();
-                        let encoded = codec.encode(&buf[range.clone()], &mut bytes);
-                        lock(&ENCODERS).push(codec);
-                        encoded.map(|()| bytes)
+                        with_pooled_codec(|codec| codec.encode(&buf[range.clone()], &mut bytes))
+                            .map(|()| bytes)
                     })
                     .collect()
             });
@@ -1198,12 +1193,6 @@ impl FrameBatch {
     /// joined (under `--mem-limit` that copy was the difference).
     fn decode(&self, bucket: u64, out: &mut Vec<Record>) -> std::result::Result<(), String> {
         use rayon::prelude::*;
-        // Codecs are taken from a pool, not kept per thread: a zstd
-        // decompression context is about 100 KB, and over a build every
-        // pool thread would come to hold one (1.6 MB on 16 threads, which
-        // took a `--mem-limit 16M` build over its limit), while no more
-        // than a batch's frames are ever decoded at once.
-        static CODECS: Mutex<Vec<FrameCodec>> = Mutex::new(Vec::new());
         // Every record is decoded into its place (or the batch fails), so
         // what `out` held is not cleared first: zeroing a block on this
         // thread held every core up.
@@ -1223,12 +1212,23 @@ impl FrameBatch {
         places
             .into_par_iter()
             .try_for_each(|(body, fields, place)| {
-                let mut codec = lock(&CODECS).pop().unwrap_or_default();
-                let decoded = codec.decode(bucket, fields, body, place);
-                lock(&CODECS).push(codec);
-                decoded
+                with_pooled_codec(|codec| codec.decode(bucket, fields, body, place))
             })
     }
+}
+
+/// Runs `f` with a codec from the pool that the pool's threads share to
+/// decode a reader's frames and encode a large flush's: not one kept per
+/// thread, as a zstd context is about 100 KB (decompression) or more, and
+/// over a build every pool thread would come to hold one (1.6 MB on 16
+/// threads took a `--mem-limit 16M` build over its limit), while no more
+/// than a batch's frames are ever worked on at once.
+fn with_pooled_codec<R>(f: impl FnOnce(&mut FrameCodec) -> R) -> R {
+    static CODECS: Mutex<Vec<FrameCodec>> = Mutex::new(Vec::new());
+    let mut codec = lock(&CODECS).pop().unwrap_or_default();
+    let done = f(&mut codec);
+    lock(&CODECS).push(codec);
+    done
 }
 
 /// A frame header's fields: body length, records, raw length (and the
