@@ -540,15 +540,24 @@ fn removed_values_of_finished_partitions_are_read_back_from_their_files() {
 #[test]
 fn a_checkpoint_without_its_scratch_redoes_the_partition() {
     // Fore and Aft: one partition solved in dozens of passes, each ending in a
-    // checkpoint. Kill the build after a few passes, remove the partition's
-    // scratch values: the checkpoint no longer describes anything, and the
-    // resumed build must redo the partition rather than read zeros.
+    // checkpoint (`--checkpoint-every 0`: by default a pass end is recorded
+    // only once a minute, and this build is over sooner). Kill the build
+    // after a few passes, remove the partition's scratch values: the
+    // checkpoint no longer describes anything, and the resumed build must
+    // redo the partition rather than read zeros.
     const GAME: &[&str] = &["foreandaft"];
     let tmp = tempfile::tempdir().unwrap();
     let expected = built(GAME, &tmp.path().join("reference"), &[]);
     let out = tmp.path().join("out");
     let disk = tmp.path().join("disk");
-    let extra = ["--mem-limit", "2M", "--disk", disk.to_str().unwrap()];
+    let extra = [
+        "--mem-limit",
+        "2M",
+        "--disk",
+        disk.to_str().unwrap(),
+        "--checkpoint-every",
+        "0",
+    ];
     let checkpointed = kill_when(build_cmd(GAME, &out, &extra), &out, |v| {
         v["current"][1]["next_pass"]
             .as_u64()
