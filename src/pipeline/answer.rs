@@ -6,6 +6,8 @@ use super::disks::ByteFile;
 use super::external::Solver;
 use super::runs::{Order, Record, RunIndex};
 use crate::game::Game;
+use crate::value::rules::PassAcc;
+use crate::value::Value;
 use crate::Result;
 
 /// Positions a lookup range is read by where its requests are few: a late
@@ -79,7 +81,9 @@ impl<G: Game> Solver<'_, G> {
         Order::for_range(self.plan.lookup_chunk)
     }
 
-    /// Answers every request with the successor's stored value.
+    /// Answers every request with the successor's stored value, but for
+    /// those that cannot change what pass `d` decides (the first scan's
+    /// summaries need them all).
     pub(super) fn answer(
         &self,
         requests: &RunIndex,
@@ -131,12 +135,15 @@ impl<G: Game> Solver<'_, G> {
                     self.progress.inc(records.len() as u64);
                     answers.push_mapped(records, |q| {
                         let v = values[q.index() as usize];
+                        if d > 0 && !PassAcc::can_change(self.kind, d, Value::from_byte(v)) {
+                            return None;
+                        }
                         let requester = q.payload;
-                        Record::new(
+                        Some(Record::new(
                             requester / self.plan.chunk,
                             requester % self.plan.chunk,
                             u64::from(v),
-                        )
+                        ))
                     })
                 })?;
                 if let Some(range) = range {

@@ -258,6 +258,9 @@ fn ascending_runs_at_most(records: &[Record], runs: usize) -> bool {
 /// on the calling thread, their copy held up the step's next block.
 const PARALLEL_PUSH: usize = 1 << 16;
 
+/// Items a task of a parallel push makes records of.
+const PUSH_PIECE: usize = 1 << 14;
+
 /// Records from which [`ascending_runs_at_most`] looks on all threads.
 const PARALLEL_LOOK: usize = 1 << 16;
 
@@ -697,20 +700,44 @@ impl RunWriter {
         self.push(bytemuck::cast_slice(pairs))
     }
 
-    /// Adds a record made by `record` of each of `items`, made straight
-    /// into the buffer: the answer step's answers to a block of requests.
+    /// Adds the records `record` makes of `items` (`None`: none for that
+    /// one), in order, made straight into the buffer: the answer step's
+    /// answers to a block of requests.
     pub fn push_mapped<T: Sync>(
         &self,
         items: &[T],
-        record: impl Fn(&T) -> Record + Sync,
+        record: impl Fn(&T) -> Option<Record> + Sync,
     ) -> Result<()> {
         self.push_as(items, |buf, now| {
-            if now.len() >= PARALLEL_PUSH {
-                use rayon::prelude::*;
-                buf.par_extend(now.par_iter().map(&record));
-            } else {
-                buf.extend(now.iter().map(&record));
+            if now.len() < PARALLEL_PUSH {
+                buf.extend(now.iter().filter_map(&record));
+                return;
             }
+            // Counted first, then made in place: collecting pieces of
+            // unknown length grew and copied a vector per piece.
+            use rayon::prelude::*;
+            let pieces: Vec<&[T]> = now.chunks(PUSH_PIECE).collect();
+            let counts: Vec<usize> = pieces
+                .par_iter()
+                .map(|piece| piece.iter().filter(|&item| record(item).is_some()).count())
+                .collect();
+            let start = buf.len();
+            buf.par_extend(rayon::iter::repeat_n(
+                Record::default(),
+                counts.iter().sum(),
+            ));
+            let mut rest = &mut buf[start..];
+            let mut outs = Vec::with_capacity(counts.len());
+            for &n in &counts {
+                let (out, tail) = std::mem::take(&mut rest).split_at_mut(n);
+                outs.push(out);
+                rest = tail;
+            }
+            pieces.into_par_iter().zip(outs).for_each(|(piece, out)| {
+                for (slot, made) in out.iter_mut().zip(piece.iter().filter_map(&record)) {
+                    *slot = made;
+                }
+            });
         })
     }
 
@@ -1408,6 +1435,43 @@ mod tests {
             want.sort_unstable_by_key(|r| (r.key, r.payload));
             assert!(got == want, "writer {writer_number}: records differ");
         }
+    }
+
+    /// A mapped push keeps the records its map makes and drops the rest,
+    /// on the calling thread and on the pool (pushes on both sides of
+    /// `PARALLEL_PUSH`, pieces of `PUSH_PIECE` that keep none, some or
+    /// all), across buffers that fill in the middle of a push.
+    #[test]
+    fn a_mapped_push_keeps_what_its_map_makes() {
+        let dir = tempfile::tempdir().unwrap();
+        let disks = ScratchDisks::open(&[dir.path().join("a")], "t").unwrap();
+        let capacity = 30_000;
+        let parts = parts(capacity);
+        let items = scrambled(3 * PARALLEL_PUSH + 777, 2);
+        let make = |r: &Record| {
+            let piece = r.payload as usize / PUSH_PIECE;
+            let keep = match piece % 3 {
+                0 => false,
+                1 => r.index() % 3 == 0,
+                _ => true,
+            };
+            keep.then(|| Record::new(r.bucket() ^ 1, r.index(), r.payload * 7))
+        };
+        let writer = RunWriter::new(&disks, "req", capacity, &parts).unwrap();
+        let (small, large) = items.split_at(1000);
+        writer.push_mapped(small, make).unwrap();
+        writer.push_mapped(large, make).unwrap();
+        let index = writer.finish().unwrap();
+        let mut want: Vec<Record> = items.iter().filter_map(make).collect();
+        assert!(want.len() > PARALLEL_PUSH && want.len() < items.len());
+        assert_eq!(index.records, want.len() as u64);
+        let mut decoded = Vec::new();
+        let mut got: Vec<Record> = (0..2)
+            .flat_map(|b| read_all(&disks, &index, b, Order::Grouped, &mut decoded).concat())
+            .collect();
+        got.sort_unstable_by_key(|r| (r.key, r.payload));
+        want.sort_unstable_by_key(|r| (r.key, r.payload));
+        assert!(got == want, "records differ");
     }
 
     #[test]
