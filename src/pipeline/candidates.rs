@@ -125,6 +125,12 @@ fn set_bit(bits: &[AtomicU64], shift: u32, r: u64) {
 }
 
 impl Candidates {
+    /// Whether a bit stands for one position: the marks are then exactly
+    /// the positions the argument above names, not groups around them.
+    pub(super) fn exact(&self) -> bool {
+        self.shift == 0
+    }
+
     /// Whether any position of `lo..hi` is a candidate: a chunk without
     /// one is neither read nor expanded nor combined (nothing in it can
     /// change in the pass).

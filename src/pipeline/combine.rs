@@ -589,13 +589,13 @@ impl<G: Game> Solver<'_, G> {
 
     /// Pass `d`'s combine step, from where `from` left it (with
     /// `candidates`, over theirs alone): returns how many positions the
-    /// pass decided.
+    /// pass decided. With `by_marks`, the pass decides every pending
+    /// candidate, without answers (see `pass`).
     pub(super) fn pass_combine(
         &self,
         d: u32,
         candidates: Option<&Candidates>,
-        requests: &RunIndex,
-        answers: &RunIndex,
+        (requests, answers, by_marks): (&RunIndex, &RunIndex, bool),
         from: Option<WithinPass>,
         save: &mut SaveWithin<'_>,
     ) -> Result<u64> {
@@ -648,6 +648,8 @@ impl<G: Game> Solver<'_, G> {
                         lo * Summary::BYTES as u64,
                         (hi - lo) as usize * Summary::BYTES,
                     )?
+                } else if by_marks {
+                    Vec::new()
                 } else {
                     self.read_pending_summaries(lo, &values, &flags, stretches.as_deref())?
                 };
@@ -675,31 +677,38 @@ impl<G: Game> Solver<'_, G> {
                 // Kept between chunks and cleared on all threads: a fresh
                 // chunk's worth, faulted in and zeroed on this thread, held
                 // every core up.
-                if kept_accs.len() < pieces.held {
-                    kept_accs.resize(pieces.held, PassAcc::default());
+                let held = if by_marks { 0 } else { pieces.held };
+                if kept_accs.len() < held {
+                    kept_accs.resize(held, PassAcc::default());
                 }
-                let accs = &mut kept_accs[..pieces.held];
-                accs.par_chunks_mut(SLICE)
-                    .for_each(|part| part.fill(PassAcc::default()));
-                self.apply_answers(
-                    answers,
-                    c,
-                    (&mut *accs, pieces.packed.then_some(&pieces)),
-                    |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
-                )?;
+                let accs = &mut kept_accs[..held];
+                if !by_marks {
+                    accs.par_chunks_mut(SLICE)
+                        .for_each(|part| part.fill(PassAcc::default()));
+                    self.apply_answers(
+                        answers,
+                        c,
+                        (&mut *accs, pieces.packed.then_some(&pieces)),
+                        |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
+                    )?;
+                }
+                let accs = &*accs;
                 let (changed, decided_here, listed) = pieces
                     .carve(&mut values)
                     .into_par_iter()
                     .map(|((start, _, at), values)| {
                         let (mut changed, mut decided) = (false, 0u64);
                         let mut listed = Vec::new();
-                        for (j, acc) in accs[at..at + values.len()].iter().enumerate() {
+                        for j in 0..values.len() {
                             let offset = start + j;
                             if flag(&flags, offset) != ONGOING | INTERNAL {
                                 continue;
                             }
-                            if values[j] == PENDING {
-                                let mut acc = *acc;
+                            if values[j] == PENDING && by_marks {
+                                values[j] = decided_byte;
+                                changed = true;
+                            } else if values[j] == PENDING {
+                                let mut acc = accs[at + j];
                                 let earlier = &summary
                                     [offset * Summary::BYTES..(offset + 1) * Summary::BYTES];
                                 Summary::decode(earlier).add_to(&mut acc, kind, d);

@@ -775,6 +775,28 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<(u64, u64, bool)> {
         let candidates = self.candidates(d)?;
         let only = candidates.is_some();
+        // A pass that decides through a successor at `d - 1` alone (an odd
+        // one, a puzzle's every one) decides each pending candidate when
+        // the marks are exact: a candidate is a predecessor within the
+        // partition of a position at `d - 1` or has a summary that names
+        // `d - 1`, so it has such a successor. Its expand and answer steps
+        // would only confirm it.
+        if candidates.as_ref().is_some_and(Candidates::exact)
+            && (self.kind == GameKind::Puzzle || d % 2 == 1)
+        {
+            // A checkpoint of this pass lies in its combine step (or, made
+            // by a build that exchanged requests, before it: redone).
+            let from = from.filter(|w| w.step == Step::Combine);
+            let none = RunIndex::default();
+            let decided =
+                self.pass_combine(d, candidates.as_ref(), (&none, &none, true), from, save)?;
+            lock(&self.figures).expand = ExpandStep {
+                expander: "none: its candidates decided by their marks".into(),
+                candidates: Some(decided),
+                ..ExpandStep::default()
+            };
+            return Ok((decided, 0, only));
+        }
         let (requests, answers, from) = self.exchange(d, candidates.as_ref(), from, save)?;
         // A pass redone after an interruption may find its candidates all
         // decided already (a win at `d` is every pending predecessor of a
@@ -791,7 +813,13 @@ impl<G: Game> Solver<'_, G> {
             }
             return Ok((0, 0, only));
         }
-        let decided = self.pass_combine(d, candidates.as_ref(), &requests, &answers, from, save)?;
+        let decided = self.pass_combine(
+            d,
+            candidates.as_ref(),
+            (&requests, &answers, false),
+            from,
+            save,
+        )?;
         Ok((decided, requests.bytes, only))
     }
 

@@ -40,7 +40,8 @@ struct JournalLine<'a> {
 pub struct PassRecord {
     /// The pass (0: the first scan).
     pub pass: u32,
-    /// What expanded its chunks ("cpu", or "cuda: DEVICE").
+    /// What expanded its chunks ("cpu", or "cuda: DEVICE"; "none: ..."
+    /// where the pass decided its candidates by their marks alone).
     pub expander: String,
     /// Wall seconds of the pass.
     pub seconds: f64,
@@ -51,7 +52,8 @@ pub struct PassRecord {
     #[serde(default)]
     pub candidate_seconds: f64,
     /// The pending positions the pass expanded, where it expanded only
-    /// those it can decide (`None`: every pending position).
+    /// those it can decide (`None`: every pending position); where it
+    /// decided them by their marks alone, those.
     #[serde(default)]
     pub candidates: Option<u64>,
     /// Chunks whose candidates for this pass the pass before marked in its
