@@ -14,6 +14,13 @@
 //! have stayed pending, so the bytes are those of a pass over every pending
 //! position.
 //!
+//! Where a bit stands for one position ([`Candidates::exact`]), a pass
+//! that decides through a successor at `d - 1` alone (an odd one: `d - 1`
+//! is a loss; a puzzle's every one) needs no expansion at all: every
+//! pending candidate has such a successor, by the marking's construction
+//! (the game lists exactly the positions with a move to a position), and
+//! is decided at `d` by its mark (`Solver::pass`).
+//!
 //! The marks depend only on values at distance `d - 1`, which pass `d`
 //! does not write: a pass resumed after an interruption marks the same
 //! positions again, so they need no checkpoint.
