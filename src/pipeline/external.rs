@@ -35,6 +35,7 @@ use super::runs::{
 use super::stats::{IoStats, Part, PassRecord, Snapshot, StepClock};
 use crate::game::{ChunkTiming, Game, GameKind, Layout, PartitionKernels};
 use crate::progress::Progress;
+use crate::value::rules::PassAcc;
 use crate::value::Value;
 use crate::{Error, Result};
 use std::sync::atomic::AtomicBool;
@@ -775,14 +776,13 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<(u64, u64, bool)> {
         let candidates = self.candidates(d)?;
         let only = candidates.is_some();
-        // A pass that decides through a successor at `d - 1` alone (an odd
-        // one, a puzzle's every one) decides each pending candidate when
-        // the marks are exact: a candidate is a predecessor within the
-        // partition of a position at `d - 1` or has a summary that names
-        // `d - 1`, so it has such a successor. Its expand and answer steps
-        // would only confirm it.
+        // A pass that decides through a successor at `d - 1` alone
+        // decides each pending candidate when the marks are exact: a
+        // candidate is a predecessor within the partition of a position at
+        // `d - 1` or has a summary that names `d - 1`, so it has such a
+        // successor. Its expand and answer steps would only confirm it.
         if candidates.as_ref().is_some_and(Candidates::exact)
-            && (self.kind == GameKind::Puzzle || d % 2 == 1)
+            && PassAcc::decides_by_hit(self.kind, d)
         {
             // A checkpoint of this pass lies in its combine step (or, made
             // by a build that exchanged requests, before it: redone).

@@ -33,11 +33,22 @@ pub(crate) struct PassAcc {
 }
 
 impl PassAcc {
+    /// Whether pass `d` decides a position through a successor at `d - 1`
+    /// alone (as a win at `d`): an odd pass, or a puzzle's every pass. The
+    /// other passes (a two-player game's even ones) decide losses, which
+    /// need every successor. The external pipeline skips such a pass's
+    /// expansion where its candidates are exactly the positions with such a
+    /// successor.
+    #[inline]
+    pub(crate) fn decides_by_hit(kind: GameKind, d: u32) -> bool {
+        kind == GameKind::Puzzle || d % 2 == 1
+    }
+
     /// Adds one successor's value.
     #[inline]
     pub(crate) fn add(&mut self, kind: GameKind, d: u32, v: Value) {
         let e = v.distance().filter(|&e| e < d);
-        if e == Some(d - 1) && (kind == GameKind::Puzzle || d % 2 == 1) {
+        if e == Some(d - 1) && Self::decides_by_hit(kind, d) {
             self.hit = true;
         }
         match e {
@@ -60,32 +71,33 @@ impl PassAcc {
     #[inline]
     pub(crate) fn can_change(kind: GameKind, d: u32, v: Value) -> bool {
         let e = v.distance().filter(|&e| e < d);
-        match (kind, e) {
-            (GameKind::Puzzle, e) => e == Some(d - 1),
-            (GameKind::TwoPlayer, e) if d % 2 == 1 => e == Some(d - 1),
-            (GameKind::TwoPlayer, Some(e)) if e % 2 == 1 => e == d - 1,
-            (GameKind::TwoPlayer, _) => true,
+        if Self::decides_by_hit(kind, d) {
+            return e == Some(d - 1);
+        }
+        match e {
+            Some(e) if e % 2 == 1 => e == d - 1,
+            _ => true,
         }
     }
 
     /// True once further successors cannot change the decision.
     #[inline]
     pub(crate) fn settled(&self, kind: GameKind, d: u32) -> bool {
-        match kind {
-            GameKind::Puzzle => self.hit,
-            GameKind::TwoPlayer if d % 2 == 1 => self.hit,
-            GameKind::TwoPlayer => self.blocked,
+        if Self::decides_by_hit(kind, d) {
+            self.hit
+        } else {
+            self.blocked
         }
     }
 
     /// The position's value if it is decided at distance `d`.
     pub(crate) fn decide(self, kind: GameKind, d: u32) -> Option<Value> {
-        match kind {
-            GameKind::Puzzle => self.hit.then(|| at(d)),
-            GameKind::TwoPlayer if d % 2 == 1 => self.hit.then(|| at(d)),
+        if Self::decides_by_hit(kind, d) {
+            self.hit.then(|| at(d))
+        } else {
             // Every successor is a win below d; the longest is d - 1 (a shorter one
             // would have decided this position in an earlier pass).
-            GameKind::TwoPlayer => (!self.blocked).then(|| at(u32::from(self.longest) + 1)),
+            (!self.blocked).then(|| at(u32::from(self.longest) + 1))
         }
     }
 }
@@ -177,8 +189,7 @@ mod tests {
                         }
                         // Such a position was decided by an earlier pass:
                         // no pending one is like it.
-                        let longest_short = kind == GameKind::TwoPlayer
-                            && d % 2 == 0
+                        let longest_short = !PassAcc::decides_by_hit(kind, d)
                             && !all.blocked
                             && u32::from(all.longest) + 1 < d;
                         if longest_short {
