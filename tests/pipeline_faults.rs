@@ -539,42 +539,79 @@ fn removed_values_of_finished_partitions_are_read_back_from_their_files() {
 
 #[test]
 fn a_checkpoint_without_its_scratch_redoes_the_partition() {
-    // Fore and Aft: one partition solved in dozens of passes, each ending in a
-    // checkpoint (`--checkpoint-every 0`: by default a pass end is recorded
-    // only once a minute, and this build is over sooner). Kill the build
-    // after a few passes, remove the partition's scratch values: the
-    // checkpoint no longer describes anything, and the resumed build must
-    // redo the partition rather than read zeros.
-    const GAME: &[&str] = &["foreandaft"];
-    let tmp = tempfile::tempdir().unwrap();
-    let expected = built(GAME, &tmp.path().join("reference"), &[]);
-    let out = tmp.path().join("out");
-    let disk = tmp.path().join("disk");
-    let extra = [
-        "--mem-limit",
-        "2M",
-        "--disk",
-        disk.to_str().unwrap(),
-        "--checkpoint-every",
-        "0",
+    // A partition solved in dozens of passes, each ending in a checkpoint
+    // (`--checkpoint-every 0`: by default a pass end is recorded only once a
+    // minute, and these builds are over sooner). Kill the build after a few
+    // passes and take the partition's scratch values away (Fore and Aft's
+    // one partition), or give its summaries the size and bytes an older
+    // binary's layout had, three bytes a position where it is one now
+    // (Morris 3-3, whose captures lead to earlier partitions): the
+    // checkpoint no longer describes what is there, and the resumed build
+    // must redo the partition rather than read zeros or misread the bytes.
+    type Damage = fn(&Path, u64);
+    let cases: [(&[&str], &str, &str, Damage); 2] = [
+        (
+            &["foreandaft"],
+            "2M",
+            "its scratch values vanished",
+            |scratch, slot| {
+                std::fs::remove_file(scratch.join(format!("p{slot:05}.values")))
+                    .expect("the partition's scratch values")
+            },
+        ),
+        (
+            &["morris", "--param", "max=3"],
+            "16M",
+            "its summaries had an older layout",
+            |scratch, slot| {
+                // Each byte spread over three, as an older binary stored
+                // them: read as one a position, they are other summaries.
+                let path = scratch.join(format!("p{slot:05}.summary"));
+                let bytes = std::fs::read(&path).expect("the partition's summaries");
+                let older: Vec<u8> = bytes.iter().flat_map(|&b| [b, 0xff, 0]).collect();
+                std::fs::write(&path, older).unwrap();
+            },
+        ),
     ];
-    let checkpointed = kill_when(build_cmd(GAME, &out, &extra), &out, |v| {
-        v["current"][1]["next_pass"]
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, (game, limit, what, damage)) in cases.into_iter().enumerate() {
+        let expected = built(game, &tmp.path().join(format!("reference{i}")), &[]);
+        let out = tmp.path().join(format!("out{i}"));
+        let disk = tmp.path().join(format!("disk{i}"));
+        let extra = [
+            "--mem-limit",
+            limit,
+            "--disk",
+            disk.to_str().unwrap(),
+            "--checkpoint-every",
+            "0",
+        ];
+        let checkpointed = kill_when(build_cmd(game, &out, &extra), &out, |v| {
+            v["current"][1]["next_pass"]
+                .as_u64()
+                .is_some_and(|p| p >= 3)
+        });
+        assert!(
+            checkpointed,
+            "{game:?}: the build ended before its third pass"
+        );
+        let state: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(".tbforge-build.json")).unwrap())
+                .unwrap();
+        let slot = state["current"][0]
             .as_u64()
-            .is_some_and(|p| p >= 3)
-    });
-    assert!(checkpointed, "the build ended before its third pass");
-    let scratch = scratch_dir(&disk);
-    std::fs::remove_file(scratch.join("p00000.values")).expect("the partition's scratch values");
-    let o = build_cmd(GAME, &out, &[extra.as_slice(), &["--resume"]].concat())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_same(
-        &contents(&out),
-        &expected,
-        "resumed after its scratch values vanished",
-    );
+            .expect("the partition in passes");
+        damage(&scratch_dir(&disk), slot);
+        let o = build_cmd(game, &out, &[extra.as_slice(), &["--resume"]].concat())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert_same(
+            &contents(&out),
+            &expected,
+            &format!("{game:?} resumed after {what}"),
+        );
+    }
 }
 
 /// Candidates of each pass as the build log of `out` lists them for

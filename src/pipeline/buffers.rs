@@ -71,7 +71,7 @@ impl<T: Copy + Zeroable> SpareBuffers<T> {
     }
 
     /// A buffer of `len` items: the smallest spare that holds them (a
-    /// flags buffer is not spent on a summary's three bytes a position),
+    /// flags buffer is not spent on a value's byte a position),
     /// zeroed where `fill` asks; a fresh one where none does.
     pub(crate) fn take(&self, len: usize, fill: Fill) -> Vec<T> {
         match self.smallest_holding(len) {

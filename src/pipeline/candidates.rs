@@ -42,7 +42,7 @@
 //! first 22 passes; with a bit per 2 positions the whole build's passes
 //! make 1 % more requests than with a bit a position (the README).
 
-use super::combine::Summary;
+use super::combine::Earlier;
 use super::external::{flag, lock, Solver, INTERNAL, ONGOING};
 use super::stats::{Part, StepClock};
 use crate::game::Game;
@@ -448,10 +448,8 @@ impl<G: Game> Solver<'_, G> {
                                 }
                             }
                             None if v == PENDING && flag(flags, at) == ONGOING | INTERNAL => {
-                                let s = Summary::decode(
-                                    &summary[at * Summary::BYTES..(at + 1) * Summary::BYTES],
-                                );
-                                for e in s.distances() {
+                                let s = Earlier::decode(summary[at]);
+                                if let Some(e) = s.distance() {
                                     add_distance(&mut set, e);
                                 }
                                 if s.mentions(d - 1) {

@@ -19,9 +19,10 @@ use rayon::prelude::*;
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-/// Per-position summary of successors in earlier partitions, kept on disk
-/// between passes: nearest loss (puzzles: nearest goal distance), longest win,
-/// and whether some successor is neither (draw).
+/// Per-position summary of successors in earlier partitions, as the first
+/// scan gathers them: nearest loss (puzzles: nearest goal distance), longest
+/// win, and whether some successor is neither (draw). The passes keep only
+/// what they need of it ([`Earlier`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Summary {
     nearest_loss: Option<u8>,
@@ -30,8 +31,6 @@ pub(super) struct Summary {
 }
 
 impl Summary {
-    pub(super) const BYTES: usize = 3;
-
     fn add(&mut self, kind: GameKind, v: Value) {
         match v.distance() {
             Some(e) if kind == GameKind::Puzzle || e % 2 == 0 => {
@@ -46,32 +45,14 @@ impl Summary {
         }
     }
 
-    fn encode(self, out: &mut [u8]) {
-        out[0] = self.nearest_loss.map_or(0xff, |e| e);
-        out[1] = self.longest_win.map_or(0xff, |e| e);
-        out[2] = u8::from(self.blocked);
-    }
-
-    pub(super) fn decode(b: &[u8]) -> Summary {
-        Summary {
-            nearest_loss: (b[0] != 0xff).then_some(b[0]),
-            longest_win: (b[1] != 0xff).then_some(b[1]),
-            blocked: b[2] != 0,
-        }
-    }
-
-    /// Whether one of the successors it stands for is at distance `e`.
-    pub(super) fn mentions(&self, e: u32) -> bool {
-        let e = Some(e);
-        self.nearest_loss.map(u32::from) == e || self.longest_win.map(u32::from) == e
-    }
-
-    /// The distances it mentions (those [`Self::mentions`] holds).
-    pub(super) fn distances(&self) -> impl Iterator<Item = u32> {
-        self.nearest_loss
-            .into_iter()
-            .chain(self.longest_win)
-            .map(u32::from)
+    /// What the passes keep of it (see [`Earlier`]).
+    fn earlier(self) -> Earlier {
+        Earlier(match (self.nearest_loss, self.blocked, self.longest_win) {
+            (Some(e), _, _) => e,
+            (None, true, _) => Earlier::BLOCKED,
+            (None, false, Some(e)) => e,
+            (None, false, None) => Earlier::NONE,
+        })
     }
 
     /// The largest distance it mentions.
@@ -93,19 +74,55 @@ impl Summary {
             (GameKind::TwoPlayer, None) => Some(Value::DRAW),
         }
     }
+}
 
-    /// Adds the earlier partitions' successors to pass `d`'s accumulator:
-    /// the nearest loss and the longest win stand for all of them. (Adding
-    /// is order-free, so this may come after the pass's answers.)
+/// What the passes need of a pending position's successors in earlier
+/// partitions, in the byte a position the first scan leaves them (a third
+/// of its [`Summary`]'s three: the passes read it for every pending
+/// candidate). One of them decides every pass as the whole summary does:
+/// - a nearest loss at `e` (a puzzle's nearest goal): the pass `e + 1`
+///   decides the position a win there (it is a candidate, its summary
+///   naming `e`) if no earlier pass did, and every pass before sees `e` as
+///   undecided, which blocks a loss; a longest win or a draw changes none
+///   of that (an odd pass hits through an even distance alone);
+/// - else a draw: it blocks every loss, and hits no pass;
+/// - else the longest win, or nothing.
+///
+/// A position with both a win and a loss or a draw is therefore no
+/// candidate for the pass after its longest win, which could not decide it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Earlier(u8);
+
+impl Earlier {
+    /// Bytes a position.
+    pub(super) const BYTES: usize = 1;
+    /// A draw among the successors and no loss (distances end at
+    /// [`Value::MAX_DISTANCE`], below both codes).
+    const BLOCKED: u8 = 254;
+    /// No successor in an earlier partition.
+    const NONE: u8 = 255;
+
+    pub(super) fn decode(b: u8) -> Earlier {
+        Earlier(b)
+    }
+
+    /// The distance it names, if any.
+    pub(super) fn distance(self) -> Option<u32> {
+        (self.0 < Self::BLOCKED).then_some(u32::from(self.0))
+    }
+
+    /// Whether it names distance `e`.
+    pub(super) fn mentions(self, e: u32) -> bool {
+        self.distance() == Some(e)
+    }
+
+    /// Adds the earlier partitions' successors to pass `d`'s accumulator.
+    /// (Adding is order-free, so this may come after the pass's answers.)
     fn add_to(self, acc: &mut PassAcc, kind: GameKind, d: u32) {
-        if let Some(e) = self.nearest_loss {
-            acc.add(kind, d, at(u32::from(e)));
-        }
-        if let Some(e) = self.longest_win {
-            acc.add(kind, d, at(u32::from(e)));
-        }
-        if self.blocked {
-            acc.add(kind, d, Value::DRAW);
+        match self.distance() {
+            Some(e) => acc.add(kind, d, at(e)),
+            None if self.0 == Self::BLOCKED => acc.add(kind, d, Value::DRAW),
+            None => {}
         }
     }
 }
@@ -342,8 +359,8 @@ impl<G: Game> Solver<'_, G> {
     /// They sit at their places in a chunk-long buffer; the rest of it holds
     /// what a spare buffer held (only those positions' are looked at).
     /// Where they are few and far apart they are read in short stretches:
-    /// the summaries are three quarters of a chunk's bytes, and a late pass
-    /// has a few candidates a chunk. Otherwise the chunk's are read whole.
+    /// a late pass has a few candidates a chunk. Otherwise the chunk's are
+    /// read whole.
     /// Where the chunk was read in stretches (`within`), only they are
     /// looked at.
     fn read_pending_summaries(
@@ -357,8 +374,8 @@ impl<G: Game> Solver<'_, G> {
         let whole = || {
             self.read(
                 &self.summary,
-                lo * Summary::BYTES as u64,
-                n * Summary::BYTES,
+                lo * Earlier::BYTES as u64,
+                n * Earlier::BYTES,
             )
         };
         // Flags are zero outside the stretches a chunk was read in.
@@ -379,15 +396,15 @@ impl<G: Game> Solver<'_, G> {
                 }
             }
         }
-        let mut summary = self.spare.take(n * Summary::BYTES, Fill::Overwritten);
+        let mut summary = self.spare.take(n * Earlier::BYTES, Fill::Overwritten);
         let bytes: Vec<(usize, usize)> = stretches
             .into_vec()
             .into_iter()
-            .map(|(start, end)| (start * Summary::BYTES, end * Summary::BYTES))
+            .map(|(start, end)| (start * Earlier::BYTES, end * Earlier::BYTES))
             .collect();
         self.read_ranges(
             &self.summary,
-            lo * Summary::BYTES as u64,
+            lo * Earlier::BYTES as u64,
             &mut summary,
             &bytes,
         )?;
@@ -517,18 +534,18 @@ impl<G: Game> Solver<'_, G> {
                 self.apply_answers(answers, c, (&mut summaries, None), |s, a| {
                     s.add(kind, Value::from_byte(a.payload as u8))
                 })?;
-                let mut packed = vec![0u8; summaries.len() * Summary::BYTES];
+                let mut packed = vec![0u8; summaries.len() * Earlier::BYTES];
                 // Per slice of the chunk: (longest distance, some position
                 // left for the passes, some distance too long to store).
                 let (longest, internal, overflow) = values
                     .par_chunks_mut(SLICE)
-                    .zip(packed.par_chunks_mut(SLICE * Summary::BYTES))
+                    .zip(packed.par_chunks_mut(SLICE * Earlier::BYTES))
                     .zip(summaries.par_chunks(SLICE))
                     .zip(flags.par_chunks(SLICE / 4))
                     .map(|(((values, packed), summaries), flags)| {
                         let (mut longest, mut internal, mut overflow) = (0u32, false, false);
                         for (j, s) in summaries.iter().enumerate() {
-                            s.encode(&mut packed[j * Summary::BYTES..(j + 1) * Summary::BYTES]);
+                            packed[j] = s.earlier().0;
                             let f = flag(flags, j);
                             if f & ONGOING == 0 {
                                 longest = longest.max(values[j].saturating_sub(2).into());
@@ -565,7 +582,7 @@ impl<G: Game> Solver<'_, G> {
                 // The passes read a summary only for a position with a move
                 // inside the partition.
                 if internal {
-                    self.write(&self.summary, lo * Summary::BYTES as u64, &packed)?;
+                    self.write(&self.summary, lo * Earlier::BYTES as u64, &packed)?;
                 }
                 left_for_passes |= internal;
                 if let Some(lists) = lists.as_mut() {
@@ -645,8 +662,8 @@ impl<G: Game> Solver<'_, G> {
                 let summary = if scan_whole {
                     self.read(
                         &self.summary,
-                        lo * Summary::BYTES as u64,
-                        (hi - lo) as usize * Summary::BYTES,
+                        lo * Earlier::BYTES as u64,
+                        (hi - lo) as usize * Earlier::BYTES,
                     )?
                 } else if by_marks {
                     Vec::new()
@@ -709,9 +726,7 @@ impl<G: Game> Solver<'_, G> {
                                 changed = true;
                             } else if values[j] == PENDING {
                                 let mut acc = accs[at + j];
-                                let earlier = &summary
-                                    [offset * Summary::BYTES..(offset + 1) * Summary::BYTES];
-                                Summary::decode(earlier).add_to(&mut acc, kind, d);
+                                Earlier::decode(summary[offset]).add_to(&mut acc, kind, d);
                                 if let Some(v) = acc.decide(kind, d) {
                                     values[j] = v.to_byte();
                                     changed = true;
@@ -772,6 +787,82 @@ impl<G: Game> Solver<'_, G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte a pass reads of a pending position's earlier successors
+    /// decides as all of them do, and a distance the byte drops (a longest
+    /// win beside a loss or a draw) names no pass that would decide the
+    /// position: every set of up to three earlier successors and up to two
+    /// answers from inside the partition, each a draw or at a distance up
+    /// to `d + 1`, at every pass to 9 where such a position can still be
+    /// pending.
+    #[test]
+    fn the_summary_byte_decides_as_every_earlier_successor() {
+        let (mut compared, mut dropped) = (0, 0);
+        for kind in [GameKind::Puzzle, GameKind::TwoPlayer] {
+            for d in 1..10u32 {
+                let choices: Vec<Value> = std::iter::once(Value::DRAW)
+                    .chain((0..d + 2).map(at))
+                    .collect();
+                let k = choices.len();
+                for n in 1..=5u32 {
+                    for mut code in 0..k.pow(n) {
+                        let mut values = Vec::new();
+                        for _ in 0..n {
+                            values.push(choices[code % k]);
+                            code /= k;
+                        }
+                        for earlier_count in 1..=n.min(3) as usize {
+                            let (earlier, inside) = values.split_at(earlier_count);
+                            let mut summary = Summary::default();
+                            for &v in earlier {
+                                summary.add(kind, v);
+                            }
+                            // The pass after a nearest loss decides the
+                            // position; the passes after that see it decided.
+                            if summary.nearest_loss.is_some_and(|e| d > u32::from(e) + 1) {
+                                continue;
+                            }
+                            let (mut all, mut kept) = (PassAcc::default(), PassAcc::default());
+                            for &v in values.iter() {
+                                all.add(kind, d, v);
+                            }
+                            for &v in inside {
+                                kept.add(kind, d, v);
+                            }
+                            let byte = summary.earlier();
+                            byte.add_to(&mut kept, kind, d);
+                            // A pending position whose successors are all
+                            // wins below `d` has one at `d - 1`.
+                            let longest_short = !PassAcc::decides_by_hit(kind, d)
+                                && all.decide(kind, d).is_some_and(|v| v != at(d));
+                            if longest_short {
+                                continue;
+                            }
+                            assert_eq!(
+                                all.decide(kind, d),
+                                kept.decide(kind, d),
+                                "{kind:?} pass {d}: {earlier:?} and {inside:?}"
+                            );
+                            compared += 1;
+                            let names = |e: u32| {
+                                summary.nearest_loss.map(u32::from) == Some(e)
+                                    || summary.longest_win.map(u32::from) == Some(e)
+                            };
+                            if names(d - 1) && !byte.mentions(d - 1) {
+                                assert_eq!(
+                                    all.decide(kind, d),
+                                    None,
+                                    "{kind:?} pass {d}: {values:?}"
+                                );
+                                dropped += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 100_000 && dropped > 1000, "{compared} {dropped}");
+    }
 
     /// Writes go where the chunk and its stretches say; a write's end is
     /// waited for (a checkpoint that followed it would otherwise count a

@@ -21,7 +21,7 @@
 //! lists are the first scan's: a partition resumed after it reads the chunks
 //! as before.
 
-use super::combine::Summary;
+use super::combine::Earlier;
 use super::disks::{ByteFile, ScratchDisks};
 use super::external::{flag, INTERNAL, ONGOING};
 use crate::value::rules::PENDING;
@@ -85,8 +85,7 @@ fn entries_of(
     match Value::from_byte(values[j]).distance() {
         Some(e) => entry(e as usize, 0),
         None if values[j] == PENDING && flag(flags, j) == ONGOING | INTERNAL => {
-            let s = Summary::decode(&summaries[j * Summary::BYTES..(j + 1) * Summary::BYTES]);
-            for e in s.distances() {
+            if let Some(e) = Earlier::decode(summaries[j]).distance() {
                 entry(e as usize, 1);
             }
         }
@@ -271,10 +270,11 @@ mod tests {
                 })
                 .collect();
             let flags: Vec<u8> = (0..chunk.div_ceil(4)).map(|_| next() as u8).collect();
-            let summaries: Vec<u8> = (0..chunk * Summary::BYTES)
-                .map(|k| match k % 3 {
-                    2 => (next() % 2) as u8,
-                    _ if next() % 3 == 0 => 0xff,
+            // Distances, and the two codes that name none.
+            let summaries: Vec<u8> = (0..chunk * Earlier::BYTES)
+                .map(|_| match next() % 4 {
+                    0 => 254,
+                    1 => 255,
                     _ => (next() % 40) as u8,
                 })
                 .collect();

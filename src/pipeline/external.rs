@@ -15,7 +15,7 @@
 //!   write the chunk back.
 //!
 //! The first pass looks up successors in earlier partitions and keeps, per
-//! position, a 3-byte summary of them, so later passes only exchange requests
+//! position, a byte that sums them up, so later passes only exchange requests
 //! inside the partition. Every rule is the in-memory solver's (`solve::rules`),
 //! applied in an order-independent way, so the bytes are the same for any
 //! chunk size, thread count or disk layout; a pass interrupted at any point and
@@ -24,7 +24,7 @@
 use super::buffers::{Fill, SpareBuffers};
 use super::candidates::Candidates;
 use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
-use super::combine::Summary;
+use super::combine::Earlier;
 use super::disks::{ByteFile, ScratchDisks};
 use super::distance_lists::DistanceLists;
 use super::plan::ExternalPlan;
@@ -57,9 +57,24 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The spare buffers a solver keeps, in bytes per chunk position: two
-/// chunks' values, flags, summaries and candidates' flags (4.5 bytes a
+/// chunks' values, flags, summaries and candidates' flags (2.5 bytes a
 /// position each), within what the plan gives a chunk's buffers.
-const SPARE_BYTES_PER_POSITION: u64 = 9;
+const SPARE_BYTES_PER_POSITION: u64 = 5;
+
+/// Whether partition `slot`'s scratch files (of `size` positions) are all
+/// there at the sizes this build's pipeline makes them: a checkpoint inside
+/// the partition is only as good as them. Files a build with another
+/// layout left (an older binary's three-byte summaries) are not.
+pub fn scratch_intact(disks: &ScratchDisks, slot: usize, size: u64) -> bool {
+    let sized =
+        |path: std::path::PathBuf, len: u64| std::fs::metadata(path).is_ok_and(|m| m.len() == len);
+    sized(disks.values_path(slot), size)
+        && sized(
+            disks.side_path(slot, "summary"),
+            size * Earlier::BYTES as u64,
+        )
+        && sized(disks.side_path(slot, "flags"), size.div_ceil(4))
+}
 
 pub(super) struct Solver<'a, G: Game> {
     pub(super) game: &'a G,
@@ -273,7 +288,7 @@ impl<'a, G: Game> Solver<'a, G> {
             values: ByteFile::create_or_open(&disks.values_path(slot), size)?,
             summary: ByteFile::create_or_open(
                 &disks.side_path(slot, "summary"),
-                size * Summary::BYTES as u64,
+                size * Earlier::BYTES as u64,
             )?,
             flags: ByteFile::create_or_open(&disks.side_path(slot, "flags"), size.div_ceil(4))?,
             last_saved: Mutex::new(Instant::now()),
@@ -614,8 +629,8 @@ impl<G: Game> Solver<'_, G> {
         let (values, flags) = self.read_chunk(c)?;
         let summary = self.read(
             &self.summary,
-            lo * Summary::BYTES as u64,
-            (hi - lo) as usize * Summary::BYTES,
+            lo * Earlier::BYTES as u64,
+            (hi - lo) as usize * Earlier::BYTES,
         )?;
         Ok((values, flags, summary))
     }

@@ -19,8 +19,8 @@ mod stats;
 pub use checkpoint::{PassCheckpoint, Step, WithinPass};
 pub use disks::{ByteFile, ScratchDisks};
 pub use external::{
-    solve_partition_external, solve_partition_external_reached, solve_partition_streamed,
-    StreamDevice,
+    scratch_intact, solve_partition_external, solve_partition_external_reached,
+    solve_partition_streamed, StreamDevice,
 };
 pub use plan::{ExternalPlan, DEFAULT_CHECKPOINT_EVERY};
 pub use stats::{peak_rss, resident_bytes, IoStats, PassRecord, StorageIo};

@@ -26,8 +26,8 @@ use crate::game::{
     SolvedPartitions,
 };
 use crate::pipeline::{
-    peak_rss, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks, StorageIo,
-    StreamDevice,
+    peak_rss, scratch_intact, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks,
+    StorageIo, StreamDevice,
 };
 use crate::value::{LongDistances, PartitionId, Weights};
 use crate::{Error, Result};
@@ -1939,16 +1939,7 @@ fn checkpoint_of(
         .clone()
         .filter(|(s, _)| *s == slot)
         .map(|(_, c)| c)
-        .filter(|_| scratch_intact(disks, layout, slot))
-}
-
-/// Whether partition `slot`'s scratch files are all there, at their sizes.
-fn scratch_intact(disks: &ScratchDisks, layout: &Layout, slot: usize) -> bool {
-    let size = layout.size(slot);
-    let sized = |path: PathBuf, len: u64| std::fs::metadata(path).is_ok_and(|m| m.len() == len);
-    sized(disks.values_path(slot), size)
-        && sized(disks.side_path(slot, "summary"), size * 3)
-        && sized(disks.side_path(slot, "flags"), size.div_ceil(4))
+        .filter(|_| scratch_intact(disks, slot, layout.size(slot)))
 }
 
 /// Removes what a killed writer left under temporary names (`.NAME.tmpPID`):
