@@ -769,12 +769,28 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
     assert_same(&built(GAME, &out, &extra), &expected, "the pipeline build");
     let log: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("build-log.json")).unwrap()).unwrap();
-    let part = log["partitions"]
+    // In 4-3, where a capture can lead to a drawn position of 3-3, the
+    // passes that decide losses leave such candidates unexpanded: a draw
+    // among its successors blocks a loss (the bytes above are the same).
+    let partition = |name: &str| {
+        log["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in the build log"))
+    };
+    let settled: u64 = partition("4-3")["pipeline_passes"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|p| p["name"] == "4-4")
-        .expect("4-4 in the build log");
+        .map(|p| p["settled_by_summary"].as_u64().unwrap())
+        .sum();
+    assert!(
+        settled > 1000,
+        "{settled} candidates settled by their summaries"
+    );
+    let part = partition("4-4");
     let passes = part["pipeline_passes"].as_array().unwrap();
     let field = |p: &serde_json::Value, k: &str| p[k].as_u64().unwrap();
     let (scan_jobs, scan_read) = (field(&passes[0], "jobs"), field(&passes[0], "bytes_read"));

@@ -116,6 +116,16 @@ impl Earlier {
         self.distance() == Some(e)
     }
 
+    /// Whether these successors alone leave pass `d` nothing to decide:
+    /// they settle its accumulator (a loss's, blocked) without a decision,
+    /// so no answer from inside the partition can change that, and the
+    /// position need not be expanded.
+    pub(super) fn settles_undecided(self, kind: GameKind, d: u32) -> bool {
+        let mut acc = PassAcc::default();
+        self.add_to(&mut acc, kind, d);
+        acc.settled(kind, d) && acc.decide(kind, d).is_none()
+    }
+
     /// Adds the earlier partitions' successors to pass `d`'s accumulator.
     /// (Adding is order-free, so this may come after the pass's answers.)
     fn add_to(self, acc: &mut PassAcc, kind: GameKind, d: u32) {
@@ -363,7 +373,7 @@ impl<G: Game> Solver<'_, G> {
     /// read whole.
     /// Where the chunk was read in stretches (`within`), only they are
     /// looked at.
-    fn read_pending_summaries(
+    pub(super) fn read_pending_summaries(
         &self,
         lo: u64,
         values: &[u8],
@@ -794,10 +804,11 @@ mod tests {
     /// position: every set of up to three earlier successors and up to two
     /// answers from inside the partition, each a draw or at a distance up
     /// to `d + 1`, at every pass to 9 where such a position can still be
-    /// pending.
+    /// pending. Where the byte alone settles the pass (the expand step
+    /// then leaves the position out), no answer decides it.
     #[test]
     fn the_summary_byte_decides_as_every_earlier_successor() {
-        let (mut compared, mut dropped) = (0, 0);
+        let (mut compared, mut dropped, mut settled) = (0, 0, 0);
         for kind in [GameKind::Puzzle, GameKind::TwoPlayer] {
             for d in 1..10u32 {
                 let choices: Vec<Value> = std::iter::once(Value::DRAW)
@@ -844,6 +855,15 @@ mod tests {
                                 "{kind:?} pass {d}: {earlier:?} and {inside:?}"
                             );
                             compared += 1;
+                            // Settled by them alone: no answer decides it.
+                            if byte.settles_undecided(kind, d) {
+                                assert_eq!(
+                                    kept.decide(kind, d),
+                                    None,
+                                    "{kind:?} pass {d}: {values:?}"
+                                );
+                                settled += 1;
+                            }
                             let names = |e: u32| {
                                 summary.nearest_loss.map(u32::from) == Some(e)
                                     || summary.longest_win.map(u32::from) == Some(e)
@@ -861,7 +881,10 @@ mod tests {
                 }
             }
         }
-        assert!(compared > 100_000 && dropped > 1000, "{compared} {dropped}");
+        assert!(
+            compared > 100_000 && dropped > 1000 && settled > 10_000,
+            "{compared} {dropped} {settled}"
+        );
     }
 
     /// Writes go where the chunk and its stretches say; a write's end is

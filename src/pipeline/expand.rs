@@ -10,9 +10,11 @@
 
 use super::candidates::{leaves_unread, Candidates};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
+use super::combine::Earlier;
 use super::external::{ExpandStep, Solver};
 use super::runs::{RunIndex, LOW_BITS};
 use crate::game::{ChunkExpander, ChunkJob, CpuExpander, Game, StreamTargets};
+use crate::value::rules::PassAcc;
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::collections::VecDeque;
@@ -112,6 +114,37 @@ pub(super) fn expanding_per_word(
         .collect()
 }
 
+/// Clears the flags of the positions that expand (flags exactly `ONGOING |
+/// INTERNAL`, see [`expanding_per_word`]) whose summary byte `settled`
+/// says leaves the pass nothing to decide, and takes them off their words'
+/// counts. Returns how many it cleared.
+fn drop_settled(
+    flags: &mut [u8],
+    words: &mut [u32],
+    summary: &[u8],
+    settled: impl Fn(Earlier) -> bool + Sync,
+) -> u64 {
+    flags
+        .par_chunks_mut(16)
+        .zip(words.par_iter_mut())
+        .enumerate()
+        .filter(|(_, (_, n))| **n > 0)
+        .map(|(w, (flags, n))| {
+            let before = *n;
+            for (k, byte) in flags.iter_mut().enumerate() {
+                for i in 0..4 {
+                    let j = w * 64 + 4 * k + i;
+                    if (*byte >> (2 * i)) & 3 == 3 && settled(Earlier::decode(summary[j])) {
+                        *byte &= !(3 << (2 * i));
+                        *n -= 1;
+                    }
+                }
+            }
+            u64::from(before - *n)
+        })
+        .sum()
+}
+
 impl<'a, G: Game> Solver<'a, G> {
     /// What an expander of this partition needs to know.
     fn stream_targets(&self) -> StreamTargets {
@@ -190,6 +223,7 @@ impl<'a, G: Game> Solver<'a, G> {
             ..ExpandStep::default()
         };
         let kept = std::sync::atomic::AtomicU64::new(0);
+        let settled = std::sync::atomic::AtomicU64::new(0);
         self.with_chunks(
             first,
             |c| {
@@ -210,12 +244,29 @@ impl<'a, G: Game> Solver<'a, G> {
                     Some(stretches) => self.read_chunk_in(c, stretches)?,
                     None => self.read_chunk(c)?,
                 };
-                let words = expanding_per_word(
+                let mut words = expanding_per_word(
                     &values,
                     &mut flags,
                     candidates.map(|k| (k, lo)),
                     stretches.as_deref(),
                 );
+                // A pass that decides losses needs every successor, so a
+                // position whose earlier successors block it (a draw among
+                // them, or a loss or win at `d` or beyond) stays undecided
+                // whatever the others are: it is not expanded, and the
+                // combine step finds it blocked by its summary as it would
+                // with its answers. In a partition whose captures can lead
+                // to a draw that is a third of a pass's candidates, with
+                // dozens of moves each.
+                if !PassAcc::decides_by_hit(self.kind, d) && words.iter().any(|&n| n > 0) {
+                    let summary =
+                        self.read_pending_summaries(lo, &values, &flags, stretches.as_deref())?;
+                    let dropped = drop_settled(&mut flags, &mut words, &summary, |e| {
+                        e.settles_undecided(self.kind, d)
+                    });
+                    settled.fetch_add(dropped, std::sync::atomic::Ordering::Relaxed);
+                    self.spare.keep(summary);
+                }
                 if candidates.is_some() {
                     let n: u64 = words.iter().map(|&n| u64::from(n)).sum();
                     kept.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
@@ -343,6 +394,7 @@ impl<'a, G: Game> Solver<'a, G> {
             },
         )?;
         *super::external::lock(&self.expander) = Some(expander);
+        expanded.settled_by_summary = settled.into_inner();
         if let Some(n) = expanded.candidates.as_mut() {
             *n = kept.into_inner();
         }
@@ -357,6 +409,49 @@ impl<'a, G: Game> Solver<'a, G> {
 mod tests {
     use super::*;
     use crate::value::rules::PENDING;
+
+    /// Exactly the expanding positions whose summary byte settles the pass
+    /// lose their flags, and each word's count follows: against a plain
+    /// scan, on random flags and bytes.
+    #[test]
+    fn dropped_positions_are_the_settled_ones_that_expand() {
+        let len = 64 * 50 + 17;
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let values = vec![PENDING; len];
+        let mut flags: Vec<u8> = (0..len.div_ceil(4)).map(|_| next() as u8).collect();
+        let mut words = expanding_per_word(&values, &mut flags, None, None);
+        let summary: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        let settled = |e: Earlier| e.distance().is_none_or(|d| d % 3 == 0);
+        let before = flags.clone();
+        let dropped = drop_settled(&mut flags, &mut words, &summary, settled);
+        let mut want = 0;
+        for (j, &byte) in summary.iter().enumerate() {
+            let (was, now) = (flag_of(&before, j), flag_of(&flags, j));
+            let drop = was == 3 && settled(Earlier::decode(byte));
+            want += u64::from(drop);
+            assert_eq!(now, if drop { 0 } else { was }, "position {j}");
+        }
+        assert!(want > 100, "{want}");
+        assert_eq!(dropped, want);
+        for (w, &n) in words.iter().enumerate() {
+            let end = (16 * w + 16).min(flags.len());
+            assert_eq!(
+                n as usize,
+                ChunkJob::count_expanding(&flags[16 * w..end]),
+                "word {w}"
+            );
+        }
+    }
+
+    fn flag_of(flags: &[u8], j: usize) -> u8 {
+        (flags[j / 4] >> (2 * (j % 4))) & 3
+    }
 
     fn open(len: usize, expanding: Option<Vec<u32>>) -> OpenChunk {
         OpenChunk {

@@ -161,6 +161,8 @@ pub(super) struct ExpandStep {
     /// Pending positions left to expand where the pass took only its
     /// candidates.
     pub(super) candidates: Option<u64>,
+    /// See [`PassRecord::settled_by_summary`].
+    pub(super) settled_by_summary: u64,
     pub(super) timing: ChunkTiming,
 }
 
@@ -511,6 +513,7 @@ impl<G: Game> Solver<'_, G> {
                 expand_seconds: since(Part::Expand),
                 candidate_seconds: since(Part::Candidates),
                 candidates: expand.candidates,
+                settled_by_summary: expand.settled_by_summary,
                 chunks_marked_by_combine,
                 answer_seconds: since(Part::Answer),
                 combine_seconds: since(Part::Combine),

@@ -56,6 +56,11 @@ pub struct PassRecord {
     /// decided them by their marks alone, those.
     #[serde(default)]
     pub candidates: Option<u64>,
+    /// Candidates the pass did not expand: it decides losses, and their
+    /// successors in earlier partitions (a draw, or a distance at the
+    /// pass's or beyond) block one whatever the others are.
+    #[serde(default)]
+    pub settled_by_summary: u64,
     /// Chunks whose candidates for this pass the pass before marked in its
     /// combine step, which held them: the scan before this pass did not
     /// read them again.
