@@ -28,7 +28,8 @@ def load(out):
 
 
 COLUMNS = ["passes", "jobs", "wall s", "marking s", "expand s", "answer s", "combine s",
-           "read GB", "written GB", "requests M", "candidates M", "kernel s", "staging s",
+           "read GB", "written GB", "requests M", "candidates M", "settled by summary M",
+           "kernel s", "staging s",
            "wait reads s", "wait device s", "wait flushers s", "wait runs s",
            "cores busy: pass / expand / answer / combine and marking"]
 
@@ -43,7 +44,8 @@ def row(label, passes):
     kernel = sum(p["device"].get("kernel_seconds", 0) for p in passes)
     cells = [len(passes), s("jobs"), s("seconds"), s("candidate_seconds"), s("expand_seconds"),
              s("answer_seconds"), s("combine_seconds"), s("bytes_read") / 1e9,
-             s("bytes_written") / 1e9, s("requests") / 1e6, s("candidates") / 1e6, kernel,
+             s("bytes_written") / 1e9, s("requests") / 1e6, s("candidates") / 1e6,
+             s("settled_by_summary") / 1e6, kernel,
              sum(p["device"].get("host_stage_seconds", 0) for p in passes),
              w("for_chunk_reads"), w("for_device"), w("for_flushers"), w("for_run_reads")]
     text = [str(cells[0]), str(cells[1])] + [f"{c:.2f}" for c in cells[2:]]

@@ -294,11 +294,7 @@ fn file_size_limit_stops_cleanly_and_resumes_without_it() {
         );
         assert!(err.contains("ulimit"), "{what}: {err}");
         assert_only_finished_files(&out, expected);
-        let o = build_cmd(SMALL, &out, &[extra.as_slice(), &["--resume"]].concat())
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{what}: resume: {}", stderr(&o));
-        assert_same(&contents(&out), expected, what);
+        resume_to(SMALL, &out, &extra, expected, what);
         verify(&out);
     }
 }
@@ -450,11 +446,13 @@ fn scratch_files_removed_mid_build_give_a_clear_error_and_resume_recovers() {
         assert_clear_error(&o, ".run", &["--resume"]);
         assert_only_finished_files(&out, expected);
         failures += 1;
-        let o = build_cmd(BIG, &out, &[extra.as_slice(), &["--resume"]].concat())
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "resume: {}", stderr(&o));
-        assert_same(&contents(&out), expected, "resumed after removed run files");
+        resume_to(
+            BIG,
+            &out,
+            &extra,
+            expected,
+            "resumed after removed run files",
+        );
         for d in &disks {
             assert_eq!(
                 std::fs::read_dir(d).unwrap().count(),
@@ -526,12 +524,10 @@ fn removed_values_of_finished_partitions_are_read_back_from_their_files() {
         removed >= finished.max(3),
         "{removed} value files for {finished} finished partitions"
     );
-    let o = build_cmd(BIG, &out, &[extra.as_slice(), &["--resume"]].concat())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_same(
-        &contents(&out),
+    resume_to(
+        BIG,
+        &out,
+        &extra,
         expected,
         "resumed without the scratch values",
     );
@@ -602,16 +598,24 @@ fn a_checkpoint_without_its_scratch_redoes_the_partition() {
             .as_u64()
             .expect("the partition in passes");
         damage(&scratch_dir(&disk), slot);
-        let o = build_cmd(game, &out, &[extra.as_slice(), &["--resume"]].concat())
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", stderr(&o));
-        assert_same(
-            &contents(&out),
+        resume_to(
+            game,
+            &out,
+            &extra,
             &expected,
             &format!("{game:?} resumed after {what}"),
         );
     }
+}
+
+/// Resumes the build in `out` (`extra` as it began with) and checks that it
+/// ends with the `expected` files.
+fn resume_to(game: &[&str], out: &Path, extra: &[&str], expected: &Files, what: &str) {
+    let o = build_cmd(game, out, &[extra, &["--resume"]].concat())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{what}: resume: {}", stderr(&o));
+    assert_same(&contents(out), expected, what);
 }
 
 /// Candidates of each pass as the build log of `out` lists them for
@@ -738,12 +742,10 @@ fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
         .collect();
     assert!(passes.starts_with(&[0, 1, 2, 3]), "{lines:?}");
     assert!(lines.iter().all(|l| l["seconds"].as_f64().is_some()));
-    let o = build_cmd(GAME, &out, &[extra.as_slice(), &["--resume"]].concat())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_same(
-        &contents(&out),
+    resume_to(
+        GAME,
+        &out,
+        &extra,
         &expected,
         "killed inside a pass and resumed",
     );

@@ -133,18 +133,25 @@ impl<G: Game> Solver<'_, G> {
                         })
                         .read_for(records, |at, into| self.read_into(file, at, into))?;
                     self.progress.inc(records.len() as u64);
-                    answers.push_mapped(records, |q| {
-                        let v = values[q.index() as usize];
-                        if d > 0 && !PassAcc::can_change(self.kind, d, Value::from_byte(v)) {
-                            return None;
-                        }
+                    let answer = |q: &Record| {
                         let requester = q.payload;
-                        Some(Record::new(
+                        Record::new(
                             requester / self.plan.chunk,
                             requester % self.plan.chunk,
-                            u64::from(v),
-                        ))
-                    })
+                            u64::from(values[q.index() as usize]),
+                        )
+                    };
+                    // The first scan keeps every answer: its summaries need them all.
+                    if d == 0 {
+                        answers.push_mapped(records, |_| true, answer)
+                    } else {
+                        let kind = self.kind;
+                        let can_change = |q: &Record| {
+                            let v = Value::from_byte(values[q.index() as usize]);
+                            PassAcc::can_change(kind, d, v)
+                        };
+                        answers.push_mapped(records, can_change, answer)
+                    }
                 })?;
                 if let Some(range) = range {
                     *super::external::lock(&self.lookup_values) = range.values;

@@ -797,85 +797,67 @@ impl<G: Game> Solver<'_, G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::rules::successor_sets;
 
     /// The byte a pass reads of a pending position's earlier successors
     /// decides as all of them do, and a distance the byte drops (a longest
     /// win beside a loss or a draw) names no pass that would decide the
-    /// position: every set of up to three earlier successors and up to two
-    /// answers from inside the partition, each a draw or at a distance up
-    /// to `d + 1`, at every pass to 9 where such a position can still be
-    /// pending. Where the byte alone settles the pass (the expand step
+    /// position: every list of up to five successors, split into one to
+    /// three in earlier partitions and answers from inside the partition,
+    /// each a draw or at a distance up to `d + 1`, at every pass to 9 where
+    /// such a position can still be pending. Where the byte alone settles the pass (the expand step
     /// then leaves the position out), no answer decides it.
     #[test]
     fn the_summary_byte_decides_as_every_earlier_successor() {
         let (mut compared, mut dropped, mut settled) = (0, 0, 0);
         for kind in [GameKind::Puzzle, GameKind::TwoPlayer] {
             for d in 1..10u32 {
-                let choices: Vec<Value> = std::iter::once(Value::DRAW)
-                    .chain((0..d + 2).map(at))
-                    .collect();
-                let k = choices.len();
-                for n in 1..=5u32 {
-                    for mut code in 0..k.pow(n) {
-                        let mut values = Vec::new();
-                        for _ in 0..n {
-                            values.push(choices[code % k]);
-                            code /= k;
+                for values in successor_sets(d, 5) {
+                    for earlier_count in 1..=values.len().min(3) {
+                        let (earlier, inside) = values.split_at(earlier_count);
+                        let mut summary = Summary::default();
+                        for &v in earlier {
+                            summary.add(kind, v);
                         }
-                        for earlier_count in 1..=n.min(3) as usize {
-                            let (earlier, inside) = values.split_at(earlier_count);
-                            let mut summary = Summary::default();
-                            for &v in earlier {
-                                summary.add(kind, v);
-                            }
-                            // The pass after a nearest loss decides the
-                            // position; the passes after that see it decided.
-                            if summary.nearest_loss.is_some_and(|e| d > u32::from(e) + 1) {
-                                continue;
-                            }
-                            let (mut all, mut kept) = (PassAcc::default(), PassAcc::default());
-                            for &v in values.iter() {
-                                all.add(kind, d, v);
-                            }
-                            for &v in inside {
-                                kept.add(kind, d, v);
-                            }
-                            let byte = summary.earlier();
-                            byte.add_to(&mut kept, kind, d);
-                            // A pending position whose successors are all
-                            // wins below `d` has one at `d - 1`.
-                            let longest_short = !PassAcc::decides_by_hit(kind, d)
-                                && all.decide(kind, d).is_some_and(|v| v != at(d));
-                            if longest_short {
-                                continue;
-                            }
-                            assert_eq!(
-                                all.decide(kind, d),
-                                kept.decide(kind, d),
-                                "{kind:?} pass {d}: {earlier:?} and {inside:?}"
-                            );
-                            compared += 1;
-                            // Settled by them alone: no answer decides it.
-                            if byte.settles_undecided(kind, d) {
-                                assert_eq!(
-                                    kept.decide(kind, d),
-                                    None,
-                                    "{kind:?} pass {d}: {values:?}"
-                                );
-                                settled += 1;
-                            }
-                            let names = |e: u32| {
-                                summary.nearest_loss.map(u32::from) == Some(e)
-                                    || summary.longest_win.map(u32::from) == Some(e)
-                            };
-                            if names(d - 1) && !byte.mentions(d - 1) {
-                                assert_eq!(
-                                    all.decide(kind, d),
-                                    None,
-                                    "{kind:?} pass {d}: {values:?}"
-                                );
-                                dropped += 1;
-                            }
+                        // The pass after a nearest loss decides the
+                        // position; the passes after that see it decided.
+                        if summary.nearest_loss.is_some_and(|e| d > u32::from(e) + 1) {
+                            continue;
+                        }
+                        let (mut all, mut kept) = (PassAcc::default(), PassAcc::default());
+                        for &v in values.iter() {
+                            all.add(kind, d, v);
+                        }
+                        for &v in inside {
+                            kept.add(kind, d, v);
+                        }
+                        let byte = summary.earlier();
+                        byte.add_to(&mut kept, kind, d);
+                        // A pending position whose successors are all
+                        // wins below `d` has one at `d - 1`.
+                        let longest_short = !PassAcc::decides_by_hit(kind, d)
+                            && all.decide(kind, d).is_some_and(|v| v != at(d));
+                        if longest_short {
+                            continue;
+                        }
+                        assert_eq!(
+                            all.decide(kind, d),
+                            kept.decide(kind, d),
+                            "{kind:?} pass {d}: {earlier:?} and {inside:?}"
+                        );
+                        compared += 1;
+                        // Settled by them alone: no answer decides it.
+                        if byte.settles_undecided(kind, d) {
+                            assert_eq!(kept.decide(kind, d), None, "{kind:?} pass {d}: {values:?}");
+                            settled += 1;
+                        }
+                        let names = |e: u32| {
+                            summary.nearest_loss.map(u32::from) == Some(e)
+                                || summary.longest_win.map(u32::from) == Some(e)
+                        };
+                        if names(d - 1) && !byte.mentions(d - 1) {
+                            assert_eq!(all.decide(kind, d), None, "{kind:?} pass {d}: {values:?}");
+                            dropped += 1;
                         }
                     }
                 }

@@ -252,13 +252,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let chunk = 3 * SLICE + 100;
         let chunks = 3usize;
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut rng = crate::hash::SplitMix64::new(3);
+        let mut next = move || rng.next_u64();
         let mut made = Vec::new();
         let mut lists = DistanceLists::create(&dir.join("lists"), (chunk * chunks) as u64).unwrap();
         for _ in 0..chunks {

@@ -416,13 +416,8 @@ mod tests {
     #[test]
     fn dropped_positions_are_the_settled_ones_that_expand() {
         let len = 64 * 50 + 17;
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut rng = crate::hash::SplitMix64::new(17);
+        let mut next = move || rng.next_u64();
         let values = vec![PENDING; len];
         let mut flags: Vec<u8> = (0..len.div_ceil(4)).map(|_| next() as u8).collect();
         let mut words = expanding_per_word(&values, &mut flags, None, None);

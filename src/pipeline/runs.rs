@@ -700,17 +700,20 @@ impl RunWriter {
         self.push(bytemuck::cast_slice(pairs))
     }
 
-    /// Adds the records `record` makes of `items` (`None`: none for that
-    /// one), in order, made straight into the buffer: the answer step's
-    /// answers to a block of requests.
+    /// Adds the records `make` makes of the `items` that `keep` keeps, in
+    /// order, made straight into the buffer: the answer step's answers to a
+    /// block of requests. `keep` is asked first (and on its own) because
+    /// making a record costs more: a pass that keeps few answers makes no
+    /// more than those, and a step that keeps all (`|_| true`) counts none.
     pub fn push_mapped<T: Sync>(
         &self,
         items: &[T],
-        record: impl Fn(&T) -> Option<Record> + Sync,
+        keep: impl Fn(&T) -> bool + Sync,
+        make: impl Fn(&T) -> Record + Sync,
     ) -> Result<()> {
         self.push_as(items, |buf, now| {
             if now.len() < PARALLEL_PUSH {
-                buf.extend(now.iter().filter_map(&record));
+                buf.extend(now.iter().filter(|&item| keep(item)).map(&make));
                 return;
             }
             // Counted first, then made in place: collecting pieces of
@@ -719,7 +722,7 @@ impl RunWriter {
             let pieces: Vec<&[T]> = now.chunks(PUSH_PIECE).collect();
             let counts: Vec<usize> = pieces
                 .par_iter()
-                .map(|piece| piece.iter().filter(|&item| record(item).is_some()).count())
+                .map(|piece| piece.iter().filter(|&item| keep(item)).count())
                 .collect();
             let start = buf.len();
             buf.par_extend(rayon::iter::repeat_n(
@@ -734,7 +737,8 @@ impl RunWriter {
                 rest = tail;
             }
             pieces.into_par_iter().zip(outs).for_each(|(piece, out)| {
-                for (slot, made) in out.iter_mut().zip(piece.iter().filter_map(&record)) {
+                let made = piece.iter().filter(|&item| keep(item)).map(&make);
+                for (slot, made) in out.iter_mut().zip(made) {
                     *slot = made;
                 }
             });
@@ -1448,21 +1452,21 @@ mod tests {
         let capacity = 30_000;
         let parts = parts(capacity);
         let items = scrambled(3 * PARALLEL_PUSH + 777, 2);
-        let make = |r: &Record| {
+        let keep = |r: &Record| {
             let piece = r.payload as usize / PUSH_PIECE;
-            let keep = match piece % 3 {
+            match piece % 3 {
                 0 => false,
                 1 => r.index() % 3 == 0,
                 _ => true,
-            };
-            keep.then(|| Record::new(r.bucket() ^ 1, r.index(), r.payload * 7))
+            }
         };
+        let make = |r: &Record| Record::new(r.bucket() ^ 1, r.index(), r.payload * 7);
         let writer = RunWriter::new(&disks, "req", capacity, &parts).unwrap();
         let (small, large) = items.split_at(1000);
-        writer.push_mapped(small, make).unwrap();
-        writer.push_mapped(large, make).unwrap();
+        writer.push_mapped(small, keep, make).unwrap();
+        writer.push_mapped(large, keep, make).unwrap();
         let index = writer.finish().unwrap();
-        let mut want: Vec<Record> = items.iter().filter_map(make).collect();
+        let mut want: Vec<Record> = items.iter().filter(|r| keep(r)).map(make).collect();
         assert!(want.len() > PARALLEL_PUSH && want.len() < items.len());
         assert_eq!(index.records, want.len() as u64);
         let mut decoded = Vec::new();

@@ -156,6 +156,31 @@ impl Combine {
     }
 }
 
+/// Every list of one to `most` successors' values, each a draw or at a
+/// distance up to `d + 1`: what the exhaustive tests of pass `d`'s rules
+/// run through.
+#[cfg(test)]
+pub(crate) fn successor_sets(d: u32, most: u32) -> Vec<Vec<Value>> {
+    let choices: Vec<Value> = std::iter::once(Value::DRAW)
+        .chain((0..d + 2).map(at))
+        .collect();
+    let k = choices.len();
+    (1..=most)
+        .flat_map(|n| {
+            let choices = &choices;
+            (0..k.pow(n)).map(move |mut code| {
+                (0..n)
+                    .map(|_| {
+                        let v = choices[code % k];
+                        code /= k;
+                        v
+                    })
+                    .collect()
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,37 +194,26 @@ mod tests {
         let (mut compared, mut decided) = (0, 0);
         for kind in [GameKind::Puzzle, GameKind::TwoPlayer] {
             for d in 1..10u32 {
-                let choices: Vec<Value> = std::iter::once(Value::DRAW)
-                    .chain((0..d + 2).map(at))
-                    .collect();
-                let k = choices.len();
-                for n in 1..=3u32 {
-                    for mut code in 0..k.pow(n) {
-                        let mut values = Vec::new();
-                        for _ in 0..n {
-                            values.push(choices[code % k]);
-                            code /= k;
+                for values in successor_sets(d, 3) {
+                    let (mut all, mut kept) = (PassAcc::default(), PassAcc::default());
+                    for &v in &values {
+                        all.add(kind, d, v);
+                        if PassAcc::can_change(kind, d, v) {
+                            kept.add(kind, d, v);
                         }
-                        let (mut all, mut kept) = (PassAcc::default(), PassAcc::default());
-                        for &v in &values {
-                            all.add(kind, d, v);
-                            if PassAcc::can_change(kind, d, v) {
-                                kept.add(kind, d, v);
-                            }
-                        }
-                        // Such a position was decided by an earlier pass:
-                        // no pending one is like it.
-                        let longest_short = !PassAcc::decides_by_hit(kind, d)
-                            && !all.blocked
-                            && u32::from(all.longest) + 1 < d;
-                        if longest_short {
-                            continue;
-                        }
-                        compared += 1;
-                        let whole = all.decide(kind, d);
-                        decided += usize::from(whole.is_some());
-                        assert_eq!(kept.decide(kind, d), whole, "{kind:?} pass {d}: {values:?}");
                     }
+                    // Such a position was decided by an earlier pass:
+                    // no pending one is like it.
+                    let longest_short = !PassAcc::decides_by_hit(kind, d)
+                        && !all.blocked
+                        && u32::from(all.longest) + 1 < d;
+                    if longest_short {
+                        continue;
+                    }
+                    compared += 1;
+                    let whole = all.decide(kind, d);
+                    decided += usize::from(whole.is_some());
+                    assert_eq!(kept.decide(kind, d), whole, "{kind:?} pass {d}: {values:?}");
                 }
             }
         }
