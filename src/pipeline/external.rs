@@ -61,19 +61,27 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// position each), within what the plan gives a chunk's buffers.
 const SPARE_BYTES_PER_POSITION: u64 = 5;
 
+/// Partition `slot`'s scratch files (of `size` positions) and the sizes
+/// this build's pipeline makes them: values, summaries, flags.
+fn scratch_files(disks: &ScratchDisks, slot: usize, size: u64) -> [(std::path::PathBuf, u64); 3] {
+    [
+        (disks.values_path(slot), size),
+        (
+            disks.side_path(slot, "summary"),
+            size * Earlier::BYTES as u64,
+        ),
+        (disks.side_path(slot, "flags"), size.div_ceil(4)),
+    ]
+}
+
 /// Whether partition `slot`'s scratch files (of `size` positions) are all
 /// there at the sizes this build's pipeline makes them: a checkpoint inside
 /// the partition is only as good as them. Files a build with another
 /// layout left (an older binary's three-byte summaries) are not.
 pub fn scratch_intact(disks: &ScratchDisks, slot: usize, size: u64) -> bool {
-    let sized =
-        |path: std::path::PathBuf, len: u64| std::fs::metadata(path).is_ok_and(|m| m.len() == len);
-    sized(disks.values_path(slot), size)
-        && sized(
-            disks.side_path(slot, "summary"),
-            size * Earlier::BYTES as u64,
-        )
-        && sized(disks.side_path(slot, "flags"), size.div_ceil(4))
+    scratch_files(disks, slot, size)
+        .iter()
+        .all(|(path, len)| std::fs::metadata(path).is_ok_and(|m| m.len() == *len))
 }
 
 pub(super) struct Solver<'a, G: Game> {
@@ -276,6 +284,8 @@ impl<'a, G: Game> Solver<'a, G> {
                 plan.chunk
             )));
         }
+        let [values, summary, flags] = scratch_files(disks, slot, size)
+            .map(|(path, len)| ByteFile::create_or_open(&path, len));
         Ok(Solver {
             game,
             layout,
@@ -287,12 +297,9 @@ impl<'a, G: Game> Solver<'a, G> {
             stats,
             bucket_base,
             reached: None,
-            values: ByteFile::create_or_open(&disks.values_path(slot), size)?,
-            summary: ByteFile::create_or_open(
-                &disks.side_path(slot, "summary"),
-                size * Earlier::BYTES as u64,
-            )?,
-            flags: ByteFile::create_or_open(&disks.side_path(slot, "flags"), size.div_ceil(4))?,
+            values: values?,
+            summary: summary?,
+            flags: flags?,
             last_saved: Mutex::new(Instant::now()),
             device: None,
             figures: Mutex::new(PassFigures::default()),
