@@ -362,6 +362,22 @@ fn apply_in_parallel<T: Send>(
     }
 }
 
+/// How a pass's combine step decides its pending candidates.
+pub(super) enum Deciding<'a> {
+    /// By the answers to the requests its expand step made; both runs are
+    /// named in a checkpoint of the step.
+    ByAnswers {
+        /// The requests, which the answers' runs follow.
+        requests: &'a RunIndex,
+        /// The answers, by requesting position.
+        answers: &'a RunIndex,
+    },
+    /// Every pending candidate is decided, without answers: its exact mark
+    /// says it has a successor at `d - 1`, which is all a pass that decides
+    /// by a hit needs (see `Solver::pass`).
+    ByMarks,
+}
+
 impl<G: Game> Solver<'_, G> {
     /// The summaries of chunk `lo..`'s pending positions whose flags (as
     /// the pass takes them, masked to its candidates) say ongoing with a
@@ -616,17 +632,21 @@ impl<G: Game> Solver<'_, G> {
 
     /// Pass `d`'s combine step, from where `from` left it (with
     /// `candidates`, over theirs alone): returns how many positions the
-    /// pass decided. With `by_marks`, the pass decides every pending
-    /// candidate, without answers (see `pass`).
+    /// pass decided.
     pub(super) fn pass_combine(
         &self,
         d: u32,
         candidates: Option<&Candidates>,
-        (requests, answers, by_marks): (&RunIndex, &RunIndex, bool),
+        deciding: Deciding<'_>,
         from: Option<WithinPass>,
         save: &mut SaveWithin<'_>,
     ) -> Result<u64> {
         let kind = self.kind;
+        let no_runs = RunIndex::default();
+        let (requests, answers, by_marks) = match deciding {
+            Deciding::ByAnswers { requests, answers } => (requests, answers, false),
+            Deciding::ByMarks => (&no_runs, &no_runs, true),
+        };
         let (first, mut decided) = from.map_or((0, 0), |w| (w.next, w.decided));
         let decided_byte = at(d).to_byte();
         // With candidates, the chunks this step visits are those whose

@@ -24,7 +24,7 @@
 use super::buffers::{Fill, SpareBuffers};
 use super::candidates::Candidates;
 use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
-use super::combine::Earlier;
+use super::combine::{Deciding, Earlier};
 use super::disks::{ByteFile, ScratchDisks};
 use super::distance_lists::DistanceLists;
 use super::plan::ExternalPlan;
@@ -812,9 +812,8 @@ impl<G: Game> Solver<'_, G> {
             // A checkpoint of this pass lies in its combine step (or, made
             // by a build that exchanged requests, before it: redone).
             let from = from.filter(|w| w.step == Step::Combine);
-            let none = RunIndex::default();
             let decided =
-                self.pass_combine(d, candidates.as_ref(), (&none, &none, true), from, save)?;
+                self.pass_combine(d, candidates.as_ref(), Deciding::ByMarks, from, save)?;
             lock(&self.figures).expand = ExpandStep {
                 expander: "none: its candidates decided by their marks".into(),
                 candidates: Some(decided),
@@ -841,7 +840,10 @@ impl<G: Game> Solver<'_, G> {
         let decided = self.pass_combine(
             d,
             candidates.as_ref(),
-            (&requests, &answers, false),
+            Deciding::ByAnswers {
+                requests: &requests,
+                answers: &answers,
+            },
             from,
             save,
         )?;
