@@ -837,6 +837,26 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
         "{by_marks} of {} passes",
         passes.len()
     );
+    // Even passes decide losses from a bit a position kept in memory: no
+    // request reaches the disk, and no answer step reads the values.
+    let in_memory: Vec<&serde_json::Value> = passes[1..]
+        .iter()
+        .filter(|p| field(p, "pass") % 2 == 0 && field(p, "requests") > 0)
+        .collect();
+    assert!(in_memory.len() >= 3, "{} even passes", in_memory.len());
+    for pass in in_memory {
+        assert!(
+            pass["expander"]
+                .as_str()
+                .is_some_and(|e| e.ends_with("answered in memory")),
+            "pass {}: {}",
+            pass["pass"],
+            pass["expander"]
+        );
+        let bytes = &pass["step_bytes"];
+        assert_eq!(bytes["expand"][1], 0, "pass {}", pass["pass"]);
+        assert_eq!(bytes["answer"][0], 0, "pass {}", pass["pass"]);
+    }
     assert_eq!(
         field(&passes[1], "chunks_marked_by_combine"),
         0,

@@ -296,10 +296,14 @@ fn streamed_builds_agree(g: &AnyGame) {
                 .as_str()
                 .is_some_and(|e| e.starts_with("none: "))
         };
+        // The others expand on the device; those that decide losses over
+        // a bit a position are answered in memory as their requests come.
+        let on_device = |p: &serde_json::Value| {
+            p["expander"] == "stand-in device"
+                || p["expander"] == "stand-in device, answered in memory"
+        };
         assert!(
-            passes
-                .iter()
-                .all(|p| p["expander"] == "stand-in device" || by_marks(p)),
+            passes.iter().all(|p| on_device(p) || by_marks(p)),
             "{what}"
         );
         let jobs: u64 = passes.iter().map(|p| p["jobs"].as_u64().unwrap()).sum();
@@ -312,7 +316,11 @@ fn streamed_builds_agree(g: &AnyGame) {
         for p in &passes {
             if p["requests"].as_u64().unwrap() > 0 {
                 let per = p["scratch_bytes_per_request"].as_f64().unwrap();
-                assert!(per > 0.0 && per <= 16.0, "{what}: {per} bytes per request");
+                if p["expander"] == "stand-in device" {
+                    assert!(per > 0.0 && per <= 16.0, "{what}: {per} bytes per request");
+                } else {
+                    assert_eq!(per, 0.0, "{what}: requests answered in memory");
+                }
             }
             assert!(p["bytes_read"].as_u64().unwrap() > 0, "{what}");
             // The steps run one after another within the pass, so the

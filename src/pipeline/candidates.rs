@@ -42,6 +42,7 @@
 //! first 22 passes; with a bit per 2 positions the whole build's passes
 //! make 1 % more requests than with a bit a position (the README).
 
+use super::blocking::Blocking;
 use super::combine::Earlier;
 use super::external::{flag, lock, Solver, INTERNAL, ONGOING};
 use super::stats::{Part, StepClock};
@@ -430,6 +431,8 @@ impl<G: Game> Solver<'_, G> {
         d: u32,
         mark: &(impl Fn(u64) + Sync),
     ) -> Option<[u64; 4]> {
+        let blocking = lock(&self.blocking);
+        let wins = blocking.as_ref().and_then(|b| b.wins_cleared_by_marking(d));
         values
             .par_chunks(SLICE)
             .enumerate()
@@ -443,8 +446,13 @@ impl<G: Game> Solver<'_, G> {
                         match Value::from_byte(v).distance() {
                             Some(e) => {
                                 add_distance(&mut set, e);
-                                if e + 1 == d && !self.mark_predecessors(r, &mut before, mark) {
-                                    return None;
+                                if e + 1 == d {
+                                    if let Some(wins) = wins {
+                                        Blocking::clear_win(wins, r);
+                                    }
+                                    if !self.mark_predecessors(r, &mut before, mark) {
+                                        return None;
+                                    }
                                 }
                             }
                             None if v == PENDING && flag(flags, at) == ONGOING | INTERNAL => {
@@ -493,6 +501,18 @@ impl<G: Game> Solver<'_, G> {
             }
         }
         true
+    }
+
+    /// Clears the blocking bits (see blocking.rs) of the positions at
+    /// `offsets` in the chunk at `lo`, at distance `d - 1`, where the
+    /// marking of pass `d`'s candidates keeps them.
+    fn clear_wins(&self, d: u32, lo: u64, offsets: &[u32]) {
+        let blocking = lock(&self.blocking);
+        if let Some(wins) = blocking.as_ref().and_then(|b| b.wins_cleared_by_marking(d)) {
+            for &j in offsets {
+                Blocking::clear_win(wins, lo + u64::from(j));
+            }
+        }
     }
 
     /// Marks, on all threads, the predecessors within the partition of the
@@ -578,6 +598,7 @@ impl<G: Game> Solver<'_, G> {
                     for &j in &listed.mentioning {
                         mark(lo + u64::from(j));
                     }
+                    self.clear_wins(d, lo, &listed.decided);
                     if !self.mark_predecessors_of(lo, &listed.decided, &mark) {
                         return Ok(false);
                     }
@@ -609,6 +630,7 @@ impl<G: Game> Solver<'_, G> {
         let (lo, _) = self.chunk_range(self.size(), c);
         let (bits, shift) = (&next.bits, next.shift);
         let mark = |r: u64| set_bit(bits, shift, r);
+        self.clear_wins(next.pass, lo, decided);
         let listed = self.mark_predecessors_of(lo, decided, &mark);
         next.done[c as usize] = true;
         if !listed {

@@ -3,6 +3,7 @@
 //! per-position summary of earlier partitions' successors that the first
 //! scan leaves to the passes.
 
+use super::blocking::Blocking;
 use super::buffers::{Fill, SpareBuffers};
 use super::candidates::{leaves_unread, Candidates, Stretches};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
@@ -366,7 +367,7 @@ fn apply_in_parallel<T: Send>(
 pub(super) enum Deciding<'a> {
     /// By the answers to the requests its expand step made; both runs are
     /// named in a checkpoint of the step.
-    ByAnswers {
+    Answers {
         /// The requests, which the answers' runs follow.
         requests: &'a RunIndex,
         /// The answers, by requesting position.
@@ -375,7 +376,10 @@ pub(super) enum Deciding<'a> {
     /// Every pending candidate is decided, without answers: its exact mark
     /// says it has a successor at `d - 1`, which is all a pass that decides
     /// by a hit needs (see `Solver::pass`).
-    ByMarks,
+    Marks,
+    /// By the blocked bits the expand step set from its requests, and the
+    /// summaries (see blocking.rs).
+    InMemory(&'a Blocking),
 }
 
 impl<G: Game> Solver<'_, G> {
@@ -643,10 +647,16 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<u64> {
         let kind = self.kind;
         let no_runs = RunIndex::default();
-        let (requests, answers, by_marks) = match deciding {
-            Deciding::ByAnswers { requests, answers } => (requests, answers, false),
-            Deciding::ByMarks => (&no_runs, &no_runs, true),
+        let (requests, answers) = match deciding {
+            Deciding::Answers { requests, answers } => (requests, answers),
+            _ => (&no_runs, &no_runs),
         };
+        let by_marks = matches!(deciding, Deciding::Marks);
+        let blocking = match deciding {
+            Deciding::InMemory(b) => Some(b),
+            _ => None,
+        };
+        let by_answers = !by_marks && blocking.is_none();
         let (first, mut decided) = from.map_or((0, 0), |w| (w.next, w.decided));
         let decided_byte = at(d).to_byte();
         // With candidates, the chunks this step visits are those whose
@@ -724,12 +734,12 @@ impl<G: Game> Solver<'_, G> {
                 // Kept between chunks and cleared on all threads: a fresh
                 // chunk's worth, faulted in and zeroed on this thread, held
                 // every core up.
-                let held = if by_marks { 0 } else { pieces.held };
+                let held = if by_answers { pieces.held } else { 0 };
                 if kept_accs.len() < held {
                     kept_accs.resize(held, PassAcc::default());
                 }
                 let accs = &mut kept_accs[..held];
-                if !by_marks {
+                if by_answers {
                     accs.par_chunks_mut(SLICE)
                         .for_each(|part| part.fill(PassAcc::default()));
                     self.apply_answers(
@@ -755,7 +765,10 @@ impl<G: Game> Solver<'_, G> {
                                 values[j] = decided_byte;
                                 changed = true;
                             } else if values[j] == PENDING {
-                                let mut acc = accs[at + j];
+                                let mut acc = match blocking {
+                                    Some(b) => b.acc(kind, d, lo + offset as u64),
+                                    None => accs[at + j],
+                                };
                                 Earlier::decode(summary[offset]).add_to(&mut acc, kind, d);
                                 if let Some(v) = acc.decide(kind, d) {
                                     values[j] = v.to_byte();

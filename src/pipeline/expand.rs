@@ -8,6 +8,7 @@
 //! is in its kernels and a third's requests come back, and the reader
 //! thread fetches the next chunk from disk meanwhile.
 
+use super::blocking::Blocking;
 use super::candidates::{leaves_unread, Candidates};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::combine::Earlier;
@@ -191,14 +192,21 @@ impl<'a, G: Game> Solver<'a, G> {
     /// scan (`d == 0`) it also sets illegal and terminal values and the
     /// internal-successor flags, and asks only about earlier partitions; in
     /// pass `d` it asks only about this one, for the `candidates` alone
-    /// where given.
+    /// where given. With `blocking`, a pass's requests are answered as they
+    /// come back, into its blocked bits, and none is written.
     pub(super) fn expand(
         &self,
         d: u32,
         candidates: Option<&Candidates>,
         from: Option<WithinPass>,
+        blocking: Option<&Blocking>,
         save: &mut SaveWithin<'_>,
     ) -> Result<RunIndex> {
+        let own_keys = (
+            self.bucket_base[self.slot],
+            self.plan.lookup_chunk,
+            LOW_BITS,
+        );
         let (first, requests) = self.step_writer("req", from.map(|w| (w.next, w.requests)))?;
         let phase = if d == 0 {
             "first scan".to_string()
@@ -364,7 +372,13 @@ impl<'a, G: Game> Solver<'a, G> {
                     let mut pushed = 0u64;
                     let done = expander.collect_into(&mut |pairs| {
                         pushed += pairs.len() as u64;
-                        requests.push_pairs(pairs)
+                        match blocking {
+                            Some(b) => {
+                                b.block_requesters(pairs, own_keys);
+                                Ok(())
+                            }
+                            None => requests.push_pairs(pairs),
+                        }
                     })?;
                     in_flight -= 1;
                     let Some(o) = open.iter_mut().find(|o| o.chunk == done.chunk) else {

@@ -21,6 +21,7 @@
 //! chunk size, thread count or disk layout; a pass interrupted at any point and
 //! run again gives the same result, which is what makes `--resume` exact.
 
+use super::blocking::Blocking;
 use super::buffers::{Fill, SpareBuffers};
 use super::candidates::Candidates;
 use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
@@ -133,6 +134,9 @@ pub(super) struct Solver<'a, G: Game> {
     /// The first scan's distance lists, where it made them (memory only,
     /// as the hints: a resumed partition does without).
     pub(super) distance_lists: Mutex<Option<DistanceLists>>,
+    /// The bits that answer a pass that decides losses in memory, kept
+    /// from one such pass to the next (see blocking.rs).
+    pub(super) blocking: Mutex<Option<Blocking>>,
 }
 
 /// A device the streamed path expands chunks on: the game's kernels there,
@@ -317,6 +321,7 @@ impl<'a, G: Game> Solver<'a, G> {
             chunk_hints: Mutex::new(None),
             next_marks: Mutex::new(None),
             distance_lists: Mutex::new(None),
+            blocking: Mutex::new(None),
         })
     }
 
@@ -812,8 +817,7 @@ impl<G: Game> Solver<'_, G> {
             // A checkpoint of this pass lies in its combine step (or, made
             // by a build that exchanged requests, before it: redone).
             let from = from.filter(|w| w.step == Step::Combine);
-            let decided =
-                self.pass_combine(d, candidates.as_ref(), Deciding::ByMarks, from, save)?;
+            let decided = self.pass_combine(d, candidates.as_ref(), Deciding::Marks, from, save)?;
             lock(&self.figures).expand = ExpandStep {
                 expander: "none: its candidates decided by their marks".into(),
                 candidates: Some(decided),
@@ -821,6 +825,12 @@ impl<G: Game> Solver<'_, G> {
             };
             return Ok((decided, 0, only));
         }
+        let exact = candidates.as_ref().is_some_and(Candidates::exact);
+        if self.answers_in_memory(d, exact) {
+            let decided = self.pass_in_memory(d, candidates.as_ref(), redoing)?;
+            return Ok((decided, 0, only));
+        }
+        self.drop_blocking();
         let (requests, answers, from) = self.exchange(d, candidates.as_ref(), from, save)?;
         // A pass redone after an interruption may find its candidates all
         // decided already (a win at `d` is every pending predecessor of a
@@ -840,7 +850,7 @@ impl<G: Game> Solver<'_, G> {
         let decided = self.pass_combine(
             d,
             candidates.as_ref(),
-            Deciding::ByAnswers {
+            Deciding::Answers {
                 requests: &requests,
                 answers: &answers,
             },
@@ -848,6 +858,47 @@ impl<G: Game> Solver<'_, G> {
             save,
         )?;
         Ok((decided, requests.bytes, only))
+    }
+
+    /// Pass `d`, a pass that decides losses over exact candidates, answered
+    /// in memory (see blocking.rs): returns how many positions it decided.
+    /// It records no checkpoint inside itself (its bits are in memory
+    /// alone), and a checkpoint inside it, which an older binary may have
+    /// made, is not used: the pass is redone whole.
+    fn pass_in_memory(
+        &self,
+        d: u32,
+        candidates: Option<&Candidates>,
+        redoing: bool,
+    ) -> Result<u64> {
+        let mut blocking = None;
+        let mut no_save = |_: WithinPass| Ok(());
+        let mut run = || -> Result<u64> {
+            let expanded = self.stats.profile.time_step(Part::Expand, || {
+                // Made on the expand step's clock: it stands for the
+                // requests it does not write.
+                self.blocking_for(d)?;
+                blocking = lock(&self.blocking).take();
+                self.expand(d, candidates, None, blocking.as_ref(), &mut no_save)
+            });
+            self.end_step();
+            expanded?;
+            lock(&self.figures).expand.expander += ", answered in memory";
+            if lock(&self.figures).expand.requests == 0 && !redoing {
+                // Nothing expanded, nothing decided (see `pass`).
+                if lock(&self.distance_lists).is_some() {
+                    if let Some(next) = self.start_next_marks(d, 0) {
+                        self.finish_next_marks(next);
+                    }
+                }
+                return Ok(0);
+            }
+            let b = blocking.as_ref().expect("made by blocking_for");
+            self.pass_combine(d, candidates, Deciding::InMemory(b), None, &mut no_save)
+        };
+        let decided = run();
+        *lock(&self.blocking) = blocking;
+        decided
     }
 
     /// The expand and answer steps of pass `d` (0: the first scan; with
@@ -865,7 +916,7 @@ impl<G: Game> Solver<'_, G> {
             from,
             (Step::Expand, Part::Expand),
             |w| &w.requests,
-            |from| self.expand(d, candidates, from, save),
+            |from| self.expand(d, candidates, from, None, save),
         )?;
         if requests.bytes == 0 {
             return Ok((requests, RunIndex::default(), None));

@@ -4,6 +4,7 @@
 //! checkpoints that let an interrupted build resume exactly.
 
 mod answer;
+mod blocking;
 mod buffers;
 mod candidates;
 mod checkpoint;
