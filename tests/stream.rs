@@ -302,10 +302,7 @@ fn streamed_builds_agree(g: &AnyGame) {
             p["expander"] == "stand-in device"
                 || p["expander"] == "stand-in device, answered in memory"
         };
-        assert!(
-            passes.iter().all(|p| on_device(p) || by_marks(p)),
-            "{what}"
-        );
+        assert!(passes.iter().all(|p| on_device(p) || by_marks(p)), "{what}");
         let jobs: u64 = passes.iter().map(|p| p["jobs"].as_u64().unwrap()).sum();
         let requests: u64 = passes.iter().map(|p| p["requests"].as_u64().unwrap()).sum();
         assert!(requests > 0, "{what}: no request in the timeline");
