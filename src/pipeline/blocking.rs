@@ -148,33 +148,29 @@ impl<G: Game> Solver<'_, G> {
         exact && !PassAcc::decides_by_hit(self.kind, d)
     }
 
-    /// The bits for pass `d`, over exact candidates: those kept from the
-    /// pass two before, whose wins at `d - 1` the marking of `d`'s
-    /// candidates cleared (a marking that did not finish made no exact
-    /// candidates, and a pass without them let the bits go), else made
-    /// from the values. Clears the blocked bits of the pass before.
-    pub(super) fn blocking_for(&self, d: u32) -> Result<()> {
-        let mut kept = lock(&self.blocking);
-        match kept.as_mut() {
-            Some(b) if b.pass + 2 == d => {
-                b.pass = d;
-                b.blocked
-                    .par_iter()
-                    .for_each(|w| w.store(0, Ordering::Relaxed));
-            }
-            _ => {
-                *kept = None;
-                // The answer step's lookup range is not needed by passes
-                // answered in memory: the bits take its room.
-                *lock(&self.lookup_values) = Vec::new();
-                let size = self.size();
-                *kept = Some(Blocking::from_values(d, size, self.plan.chunk, |c| {
-                    let (lo, hi) = self.chunk_range(size, c);
-                    self.read(&self.values, lo, (hi - lo) as usize)
-                })?);
-            }
+    /// The bits for pass `d`, over exact candidates, taken out of
+    /// `self.blocking`: those kept from the pass two before, whose wins at
+    /// `d - 1` the marking of `d`'s candidates cleared (a marking that did
+    /// not finish made no exact candidates, and a pass without them let
+    /// the bits go), else made from the values. The blocked bits of the
+    /// pass before are cleared.
+    pub(super) fn take_blocking_for(&self, d: u32) -> Result<Blocking> {
+        let kept = lock(&self.blocking).take();
+        if let Some(mut b) = kept.filter(|b| b.pass + 2 == d) {
+            b.pass = d;
+            b.blocked
+                .par_iter()
+                .for_each(|w| w.store(0, Ordering::Relaxed));
+            return Ok(b);
         }
-        Ok(())
+        // The answer step's lookup range is not needed by passes answered
+        // in memory: the bits take its room.
+        *lock(&self.lookup_values) = Vec::new();
+        let size = self.size();
+        Blocking::from_values(d, size, self.plan.chunk, |c| {
+            let (lo, hi) = self.chunk_range(size, c);
+            self.read(&self.values, lo, (hi - lo) as usize)
+        })
     }
 
     /// Lets the bits go: a pass that decides losses will make them again.

@@ -837,13 +837,8 @@ impl<G: Game> Solver<'_, G> {
         // loss at `d - 1`): they made no request, but the pass loop's end
         // test needs them counted, so the combine step runs, with no answers.
         if requests.bytes == 0 && !(only && redoing) {
-            // Nothing to combine, nothing decided: the next pass's marks
-            // from this one's decisions are none, and where distance lists
-            // hold the rest it need read no chunk for them.
-            if only && lock(&self.distance_lists).is_some() {
-                if let Some(next) = self.start_next_marks(d, 0) {
-                    self.finish_next_marks(next);
-                }
+            if only {
+                self.decided_nothing(d);
             }
             return Ok((0, 0, only));
         }
@@ -871,34 +866,43 @@ impl<G: Game> Solver<'_, G> {
         candidates: Option<&Candidates>,
         redoing: bool,
     ) -> Result<u64> {
-        let mut blocking = None;
         let mut no_save = |_: WithinPass| Ok(());
-        let mut run = || -> Result<u64> {
-            let expanded = self.stats.profile.time_step(Part::Expand, || {
-                // Made on the expand step's clock: it stands for the
-                // requests it does not write.
-                self.blocking_for(d)?;
-                blocking = lock(&self.blocking).take();
-                self.expand(d, candidates, None, blocking.as_ref(), &mut no_save)
+        // The bits are held apart from `self.blocking` while the pass uses
+        // them, and kept there for the next such pass after. (A failed
+        // step ends the build: they need not go back then.) Made on the
+        // expand step's clock: they stand for the requests it does not
+        // write.
+        let blocking = self
+            .stats
+            .profile
+            .time_step(Part::Expand, || -> Result<Blocking> {
+                let blocking = self.take_blocking_for(d)?;
+                self.expand(d, candidates, None, Some(&blocking), &mut no_save)?;
+                Ok(blocking)
             });
-            self.end_step();
-            expanded?;
-            lock(&self.figures).expand.expander += ", answered in memory";
-            if lock(&self.figures).expand.requests == 0 && !redoing {
-                // Nothing expanded, nothing decided (see `pass`).
-                if lock(&self.distance_lists).is_some() {
-                    if let Some(next) = self.start_next_marks(d, 0) {
-                        self.finish_next_marks(next);
-                    }
-                }
-                return Ok(0);
-            }
-            let b = blocking.as_ref().expect("made by blocking_for");
-            self.pass_combine(d, candidates, Deciding::InMemory(b), None, &mut no_save)
+        self.end_step();
+        let blocking = blocking?;
+        lock(&self.figures).expand.expander += ", answered in memory";
+        let decided = if lock(&self.figures).expand.requests == 0 && !redoing {
+            self.decided_nothing(d);
+            0
+        } else {
+            let deciding = Deciding::InMemory(&blocking);
+            self.pass_combine(d, candidates, deciding, None, &mut no_save)?
         };
-        let decided = run();
-        *lock(&self.blocking) = blocking;
-        decided
+        *lock(&self.blocking) = Some(blocking);
+        Ok(decided)
+    }
+
+    /// What a pass over its candidates that decided nothing (it expanded
+    /// none) leaves to the next: no marks from its decisions, and where
+    /// distance lists hold the rest, no chunk to read for them.
+    fn decided_nothing(&self, d: u32) {
+        if lock(&self.distance_lists).is_some() {
+            if let Some(next) = self.start_next_marks(d, 0) {
+                self.finish_next_marks(next);
+            }
+        }
     }
 
     /// The expand and answer steps of pass `d` (0: the first scan; with
