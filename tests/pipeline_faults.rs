@@ -811,6 +811,11 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
     // requests to combine, or decided its candidates by their marks)
     // marked the candidates in every chunk it visited, those of its own
     // candidates: the scan before the pass did not read them again.
+    let in_memory = |p: &serde_json::Value| {
+        p["expander"]
+            .as_str()
+            .is_some_and(|e| e.ends_with("answered in memory"))
+    };
     let mut by_marks = 0;
     for (before, pass) in passes[1..].iter().zip(&passes[2..]) {
         let marked = field(pass, "chunks_marked_by_combine");
@@ -823,12 +828,21 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
             assert!(marked <= 18, "pass {}: {marked}", pass["pass"]);
             continue;
         }
-        let combined = field(before, "requests") > 0;
+        // A pass answered in memory decides (and marks) each chunk with a
+        // candidate as its expansion ends, requests or none.
+        let combined = if in_memory(before) {
+            field(before, "candidates") > 0
+        } else {
+            field(before, "requests") > 0
+        };
         assert!(
-            (marked > 0) == combined && marked <= 18,
+            (marked > 0 || !combined) && marked <= 18,
             "pass {}: {marked} of 18 chunks marked by the combine step before",
             pass["pass"]
         );
+        if !in_memory(before) {
+            assert_eq!(marked > 0, combined, "pass {}", pass["pass"]);
+        }
     }
     // Odd passes decide their candidates by their marks (a bit a position
     // fits here).
@@ -838,24 +852,41 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
         passes.len()
     );
     // Even passes decide losses from a bit a position kept in memory: no
-    // request reaches the disk, and no answer step reads the values.
-    let in_memory: Vec<&serde_json::Value> = passes[1..]
+    // request reaches the disk (the pass writes values alone, at most a
+    // byte a position), no answer step reads the values, and each chunk is
+    // decided as its expansion ends, so no combine step reads it again.
+    let even: Vec<&serde_json::Value> = passes[1..]
         .iter()
         .filter(|p| field(p, "pass") % 2 == 0 && field(p, "requests") > 0)
         .collect();
-    assert!(in_memory.len() >= 3, "{} even passes", in_memory.len());
-    for pass in in_memory {
+    assert!(even.len() >= 3, "{} even passes", even.len());
+    let size = field(part, "index_size");
+    for pass in even {
         assert!(
-            pass["expander"]
-                .as_str()
-                .is_some_and(|e| e.ends_with("answered in memory")),
+            in_memory(pass),
             "pass {}: {}",
             pass["pass"],
             pass["expander"]
         );
         let bytes = &pass["step_bytes"];
-        assert_eq!(bytes["expand"][1], 0, "pass {}", pass["pass"]);
+        let written = bytes["expand"][1].as_u64().unwrap();
+        assert!(
+            written <= size,
+            "pass {}: {written} bytes written",
+            pass["pass"]
+        );
+        assert_eq!(
+            pass["scratch_bytes_per_request"], 0.0,
+            "pass {}",
+            pass["pass"]
+        );
         assert_eq!(bytes["answer"][0], 0, "pass {}", pass["pass"]);
+        assert_eq!(
+            bytes["combine"],
+            serde_json::json!([0, 0]),
+            "pass {}",
+            pass["pass"]
+        );
     }
     assert_eq!(
         field(&passes[1], "chunks_marked_by_combine"),
@@ -866,7 +897,6 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
     // lists (4-byte entries): no marking reads a chunk, where a scan of the
     // whole partition reads 4.25 bytes a position (before pass 1 it had
     // no hints and read it all).
-    let size = field(part, "index_size");
     for pass in &passes[1..] {
         let read = pass["step_bytes"]["marking"][0].as_u64().unwrap();
         assert!(

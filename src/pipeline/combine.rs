@@ -5,7 +5,7 @@
 
 use super::blocking::Blocking;
 use super::buffers::{Fill, SpareBuffers};
-use super::candidates::{leaves_unread, Candidates, Stretches};
+use super::candidates::{leaves_unread, Candidates, NextMarks, Stretches};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::disks::cut_apart;
 use super::distance_lists::DistanceLists;
@@ -142,7 +142,7 @@ impl Earlier {
 /// chunk is combined, one write at a time: on the step's thread the copies
 /// into the page cache (and the write-back they start) took a quarter of a
 /// pass's combine step, with the cores idle.
-struct WriteBack<'scope, 'env> {
+pub(super) struct WriteBack<'scope, 'env> {
     scope: &'scope std::thread::Scope<'scope, 'env>,
     /// Writes bytes at an offset of the partition's values.
     write: &'env (dyn Fn(u64, &[u8]) -> Result<()> + Sync),
@@ -364,6 +364,7 @@ fn apply_in_parallel<T: Send>(
 }
 
 /// How a pass's combine step decides its pending candidates.
+#[derive(Clone, Copy)]
 pub(super) enum Deciding<'a> {
     /// By the answers to the requests its expand step made; both runs are
     /// named in a checkpoint of the step.
@@ -380,6 +381,80 @@ pub(super) enum Deciding<'a> {
     /// By the blocked bits the expand step set from its requests, and the
     /// summaries (see blocking.rs).
     InMemory(&'a Blocking),
+}
+
+/// What a pass's combine step reads of a chunk depends on (the reader
+/// thread's share of [`PassDecider`]).
+#[derive(Clone, Copy)]
+pub(super) struct ChunkReads<'a> {
+    d: u32,
+    candidates: Option<&'a Candidates>,
+    /// Whether the step marks the next pass's candidates.
+    marking_next: bool,
+    /// Whether it decides by the marks alone (no summary needed).
+    by_marks: bool,
+}
+
+/// A chunk as a pass's combine step reads it.
+pub(super) struct ChunkToDecide {
+    values: Vec<u8>,
+    /// Masked to the pass's candidates.
+    flags: Vec<u8>,
+    /// The flags as stored, where the marking scans the whole chunk.
+    all_flags: Option<Vec<u8>>,
+    summary: Vec<u8>,
+    /// Whether the next pass's marks come from the decided positions alone.
+    list_decided: bool,
+    /// The stretches the chunk was read in (offsets in it), or `None`: whole.
+    stretches: Option<Vec<(usize, usize)>>,
+}
+
+impl ChunkToDecide {
+    /// The values as read (zero outside the stretches).
+    pub(super) fn values(&self) -> &[u8] {
+        &self.values
+    }
+
+    /// The flags, masked to the pass's candidates.
+    pub(super) fn flags(&self) -> &[u8] {
+        &self.flags
+    }
+
+    /// The summaries of the pending candidates (at least).
+    pub(super) fn summary(&self) -> &[u8] {
+        &self.summary
+    }
+
+    /// The stretches the chunk was read in, or `None` where it was read whole.
+    pub(super) fn stretches(&self) -> Option<&[(usize, usize)]> {
+        self.stretches.as_deref()
+    }
+}
+
+/// A pass's combine step across its chunks: how it decides, what it has
+/// decided so far, and the next pass's marks it makes.
+pub(super) struct PassDecider<'a> {
+    d: u32,
+    candidates: Option<&'a Candidates>,
+    deciding: Deciding<'a>,
+    next: Option<NextMarks>,
+    /// Accumulators kept from chunk to chunk (see [`Solver::decide_chunk`]).
+    kept_accs: Vec<PassAcc>,
+    decided: u64,
+    /// Time spent marking the next pass's candidates.
+    pub(super) marking: Duration,
+}
+
+impl<'a> PassDecider<'a> {
+    /// What its chunks' reads depend on.
+    pub(super) fn reads(&self) -> ChunkReads<'a> {
+        ChunkReads {
+            d: self.d,
+            candidates: self.candidates,
+            marking_next: self.next.is_some(),
+            by_marks: matches!(self.deciding, Deciding::Marks),
+        }
+    }
 }
 
 impl<G: Game> Solver<'_, G> {
@@ -481,17 +556,9 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<()> {
         self.chunk_phase(what, first);
         let clock = StepClock::start();
-        let write = |offset: u64, bytes: &[u8]| self.write(&self.values, offset, bytes);
         let done = self.stats.profile.in_step(Part::Combine, || {
-            std::thread::scope(|scope| {
-                let mut back = WriteBack {
-                    scope,
-                    write: &write,
-                    spare: &self.spare,
-                    writing: None,
-                };
-                self.for_each_chunk(first, load, |c, loaded| work(c, loaded, &mut back))?;
-                back.settle()
+            self.with_write_back(|back| {
+                self.for_each_chunk(first, load, |c, loaded| work(c, loaded, back))
             })
         });
         self.end_step();
@@ -645,185 +712,271 @@ impl<G: Game> Solver<'_, G> {
         from: Option<WithinPass>,
         save: &mut SaveWithin<'_>,
     ) -> Result<u64> {
-        let kind = self.kind;
         let no_runs = RunIndex::default();
         let (requests, answers) = match deciding {
             Deciding::Answers { requests, answers } => (requests, answers),
             _ => (&no_runs, &no_runs),
         };
-        let by_marks = matches!(deciding, Deciding::Marks);
-        let blocking = match deciding {
-            Deciding::InMemory(b) => Some(b),
-            _ => None,
-        };
-        let by_answers = !by_marks && blocking.is_none();
-        let (first, mut decided) = from.map_or((0, 0), |w| (w.next, w.decided));
-        let decided_byte = at(d).to_byte();
-        // With candidates, the chunks this step visits are those whose
-        // values can change, and it marks the next pass's candidates in
-        // them (see candidates.rs).
-        let mut next = candidates.and_then(|_| self.start_next_marks(d, first));
-        let marking_next = next.is_some();
+        let (first, decided) = from.map_or((0, 0), |w| (w.next, w.decided));
+        let mut decider = self.pass_decider(d, candidates, deciding, first, decided);
+        let reads = decider.reads();
         let marking = Cell::new(Duration::ZERO);
-        let mut kept_accs: Vec<PassAcc> = Vec::new();
         self.combine_chunks(
             &format!("pass {d}: combine"),
             first,
-            |c| {
-                let (lo, hi) = self.chunk_range(self.size(), c);
-                if leaves_unread(candidates, lo, hi) {
-                    // No candidate, so no answer and no change: not read.
-                    return Ok(None);
-                }
-                // Where the next pass's marks can come from this pass's
-                // decisions alone, they are listed (offsets in the chunk),
-                // and only the positions the pass may decide are read:
-                // their stretches of values and flags, their summaries. The
-                // marking's scan of the whole chunk needs it all.
-                let list_decided = marking_next && self.marks_from_decided_alone(d + 1, c);
-                let scan_whole = marking_next && !list_decided;
-                let stretches = candidates
-                    .filter(|_| !scan_whole)
-                    .and_then(|k| k.stretches(lo, hi));
-                let (values, mut flags) = match &stretches {
-                    Some(stretches) => self.read_chunk_in(c, stretches)?,
-                    None => self.read_chunk(c)?,
-                };
-                // The marking needs the flags as stored, the decisions
-                // those of the candidates alone.
-                let all_flags = scan_whole.then(|| {
-                    let mut copy = self.spare.take(flags.len(), Fill::Overwritten);
-                    copy.copy_from_slice(&flags);
-                    copy
-                });
-                if let Some(candidates) = candidates {
-                    candidates.mask_in(lo, &mut flags, stretches.as_deref());
-                }
-                let summary = if scan_whole {
-                    self.read(
-                        &self.summary,
-                        lo * Earlier::BYTES as u64,
-                        (hi - lo) as usize * Earlier::BYTES,
-                    )?
-                } else if by_marks {
-                    Vec::new()
-                } else {
-                    self.read_pending_summaries(lo, &values, &flags, stretches.as_deref())?
-                };
-                Ok(Some((
-                    values,
-                    flags,
-                    all_flags,
-                    summary,
-                    list_decided,
-                    stretches,
-                )))
-            },
+            |c| self.load_to_decide(reads, c),
             |c, loaded, back| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
                 self.prefetch_answers(answers, c + 1);
-                let Some((mut values, flags, all_flags, summary, list_decided, stretches)) = loaded
-                else {
-                    self.progress.inc(hi - lo);
-                    return self.save_combine(c + 1, (requests, answers), (decided, 0), back, save);
-                };
-                // The summaries of earlier partitions' successors join a
-                // position's answers when it is decided: only the pending
-                // candidates need them, often a small part of the chunk.
-                let pieces = Pieces::of((hi - lo) as usize, stretches.as_deref());
-                // Kept between chunks and cleared on all threads: a fresh
-                // chunk's worth, faulted in and zeroed on this thread, held
-                // every core up.
-                let held = if by_answers { pieces.held } else { 0 };
-                if kept_accs.len() < held {
-                    kept_accs.resize(held, PassAcc::default());
+                if let Some(loaded) = loaded {
+                    self.decide_chunk(&mut decider, c, loaded, back)?;
+                    marking.set(decider.marking);
                 }
-                let accs = &mut kept_accs[..held];
-                if by_answers {
-                    accs.par_chunks_mut(SLICE)
-                        .for_each(|part| part.fill(PassAcc::default()));
-                    self.apply_answers(
-                        answers,
-                        c,
-                        (&mut *accs, pieces.packed.then_some(&pieces)),
-                        |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
-                    )?;
-                }
-                let accs = &*accs;
-                let (changed, decided_here, listed) = pieces
-                    .carve(&mut values)
-                    .into_par_iter()
-                    .map(|((start, _, at), values)| {
-                        let (mut changed, mut decided) = (false, 0u64);
-                        let mut listed = Vec::new();
-                        for j in 0..values.len() {
-                            let offset = start + j;
-                            if flag(&flags, offset) != ONGOING | INTERNAL {
-                                continue;
-                            }
-                            if values[j] == PENDING && by_marks {
-                                values[j] = decided_byte;
-                                changed = true;
-                            } else if values[j] == PENDING {
-                                let mut acc = match blocking {
-                                    Some(b) => b.acc(kind, d, lo + offset as u64),
-                                    None => accs[at + j],
-                                };
-                                Earlier::decode(summary[offset]).add_to(&mut acc, kind, d);
-                                if let Some(v) = acc.decide(kind, d) {
-                                    values[j] = v.to_byte();
-                                    changed = true;
-                                }
-                            }
-                            // Counted by value, not by change: a chunk redone
-                            // after an interruption finds some of its decisions
-                            // already written, and the pass loop's end test
-                            // needs the full count.
-                            if values[j] == decided_byte {
-                                decided += 1;
-                                if list_decided {
-                                    listed.push(offset as u32);
-                                }
-                            }
-                        }
-                        (changed, decided, listed)
-                    })
-                    .reduce(
-                        || (false, 0, Vec::new()),
-                        |mut a, b| {
-                            a.2.extend(b.2);
-                            (a.0 | b.0, a.1 + b.1, a.2)
-                        },
-                    );
-                decided += decided_here;
                 self.progress.inc(hi - lo);
-                if let Some(next) = next.as_mut() {
-                    let started = Instant::now();
-                    match &all_flags {
-                        Some(all_flags) => self.mark_next(next, c, (&values, all_flags, &summary)),
-                        None => self.mark_next_from_decided(next, c, &listed),
-                    }
-                    marking.set(marking.get() + started.elapsed());
-                }
-                for buf in [Some(flags), all_flags, Some(summary)]
-                    .into_iter()
-                    .flatten()
-                {
-                    self.spare.keep(buf);
-                }
-                if changed {
-                    back.start(values, lo, stretches)?;
-                } else {
-                    self.spare.keep(values);
-                }
-                self.save_combine(c + 1, (requests, answers), (decided, 0), back, save)
+                let tally = (decider.decided, 0);
+                self.save_combine(c + 1, (requests, answers), tally, back, save)
             },
             &marking,
         )?;
-        if let Some(next) = next {
+        Ok(self.finish_decider(decider))
+    }
+
+    /// A pass's combine step before its first chunk `first` (`decided`:
+    /// the positions it decided in the chunks before), the next pass's
+    /// marks started where they can be made.
+    pub(super) fn pass_decider<'a>(
+        &self,
+        d: u32,
+        candidates: Option<&'a Candidates>,
+        deciding: Deciding<'a>,
+        first: u64,
+        decided: u64,
+    ) -> PassDecider<'a> {
+        // With candidates, the chunks this step visits are those whose
+        // values can change, and it marks the next pass's candidates in
+        // them (see candidates.rs).
+        let next = candidates.and_then(|_| self.start_next_marks(d, first));
+        PassDecider {
+            d,
+            candidates,
+            deciding,
+            next,
+            kept_accs: Vec::new(),
+            decided,
+            marking: Duration::ZERO,
+        }
+    }
+
+    /// Ends a pass's combine step: the next pass's marks are kept, and the
+    /// positions it decided returned.
+    pub(super) fn finish_decider(&self, decider: PassDecider<'_>) -> u64 {
+        if let Some(next) = decider.next {
             self.finish_next_marks(next);
         }
-        Ok(decided)
+        decider.decided
+    }
+
+    /// Reads what a pass's combine step needs of chunk `c`; `None` where
+    /// the chunk holds no candidate (no answer, no change: not read).
+    pub(super) fn load_to_decide(
+        &self,
+        reads: ChunkReads<'_>,
+        c: u64,
+    ) -> Result<Option<ChunkToDecide>> {
+        let ChunkReads {
+            d,
+            candidates,
+            marking_next,
+            by_marks,
+        } = reads;
+        let (lo, hi) = self.chunk_range(self.size(), c);
+        if leaves_unread(candidates, lo, hi) {
+            return Ok(None);
+        }
+        // Where the next pass's marks can come from this pass's decisions
+        // alone, they are listed (offsets in the chunk), and only the
+        // positions the pass may decide are read: their stretches of values
+        // and flags, their summaries. The marking's scan of the whole chunk
+        // needs it all.
+        let list_decided = marking_next && self.marks_from_decided_alone(d + 1, c);
+        let scan_whole = marking_next && !list_decided;
+        let stretches = candidates
+            .filter(|_| !scan_whole)
+            .and_then(|k| k.stretches(lo, hi));
+        let (values, mut flags) = match &stretches {
+            Some(stretches) => self.read_chunk_in(c, stretches)?,
+            None => self.read_chunk(c)?,
+        };
+        // The marking needs the flags as stored, the decisions those of the
+        // candidates alone.
+        let all_flags = scan_whole.then(|| {
+            let mut copy = self.spare.take(flags.len(), Fill::Overwritten);
+            copy.copy_from_slice(&flags);
+            copy
+        });
+        if let Some(candidates) = candidates {
+            candidates.mask_in(lo, &mut flags, stretches.as_deref());
+        }
+        let summary = if scan_whole {
+            self.read(
+                &self.summary,
+                lo * Earlier::BYTES as u64,
+                (hi - lo) as usize * Earlier::BYTES,
+            )?
+        } else if by_marks {
+            Vec::new()
+        } else {
+            self.read_pending_summaries(lo, &values, &flags, stretches.as_deref())?
+        };
+        Ok(Some(ChunkToDecide {
+            values,
+            flags,
+            all_flags,
+            summary,
+            list_decided,
+            stretches,
+        }))
+    }
+
+    /// Decides the pending candidates of chunk `c` (as
+    /// [`Self::load_to_decide`] read it), marks the next pass's candidates
+    /// in it, and starts writing back its values if they changed.
+    pub(super) fn decide_chunk(
+        &self,
+        decider: &mut PassDecider<'_>,
+        c: u64,
+        loaded: ChunkToDecide,
+        back: &mut WriteBack<'_, '_>,
+    ) -> Result<()> {
+        let kind = self.kind;
+        let d = decider.d;
+        let decided_byte = at(d).to_byte();
+        let by_marks = matches!(decider.deciding, Deciding::Marks);
+        let blocking = match decider.deciding {
+            Deciding::InMemory(b) => Some(b),
+            _ => None,
+        };
+        let (lo, hi) = self.chunk_range(self.size(), c);
+        let ChunkToDecide {
+            mut values,
+            flags,
+            all_flags,
+            summary,
+            list_decided,
+            stretches,
+        } = loaded;
+        // The summaries of earlier partitions' successors join a position's
+        // answers when it is decided: only the pending candidates need
+        // them, often a small part of the chunk.
+        let pieces = Pieces::of((hi - lo) as usize, stretches.as_deref());
+        // Kept between chunks and cleared on all threads: a fresh chunk's
+        // worth, faulted in and zeroed on this thread, held every core up.
+        let held = match decider.deciding {
+            Deciding::Answers { .. } => pieces.held,
+            _ => 0,
+        };
+        let kept_accs = &mut decider.kept_accs;
+        if kept_accs.len() < held {
+            kept_accs.resize(held, PassAcc::default());
+        }
+        let accs = &mut kept_accs[..held];
+        if let Deciding::Answers { answers, .. } = decider.deciding {
+            accs.par_chunks_mut(SLICE)
+                .for_each(|part| part.fill(PassAcc::default()));
+            self.apply_answers(
+                answers,
+                c,
+                (&mut *accs, pieces.packed.then_some(&pieces)),
+                |acc, a| acc.add(kind, d, Value::from_byte(a.payload as u8)),
+            )?;
+        }
+        let accs = &*accs;
+        let (changed, decided_here, listed) = pieces
+            .carve(&mut values)
+            .into_par_iter()
+            .map(|((start, _, at), values)| {
+                let (mut changed, mut decided) = (false, 0u64);
+                let mut listed = Vec::new();
+                for j in 0..values.len() {
+                    let offset = start + j;
+                    if flag(&flags, offset) != ONGOING | INTERNAL {
+                        continue;
+                    }
+                    if values[j] == PENDING && by_marks {
+                        values[j] = decided_byte;
+                        changed = true;
+                    } else if values[j] == PENDING {
+                        let mut acc = match blocking {
+                            Some(b) => b.acc(kind, d, lo + offset as u64),
+                            None => accs[at + j],
+                        };
+                        Earlier::decode(summary[offset]).add_to(&mut acc, kind, d);
+                        if let Some(v) = acc.decide(kind, d) {
+                            values[j] = v.to_byte();
+                            changed = true;
+                        }
+                    }
+                    // Counted by value, not by change: a chunk redone after
+                    // an interruption finds some of its decisions already
+                    // written, and the pass loop's end test needs the full
+                    // count.
+                    if values[j] == decided_byte {
+                        decided += 1;
+                        if list_decided {
+                            listed.push(offset as u32);
+                        }
+                    }
+                }
+                (changed, decided, listed)
+            })
+            .reduce(
+                || (false, 0, Vec::new()),
+                |mut a, b| {
+                    a.2.extend(b.2);
+                    (a.0 | b.0, a.1 + b.1, a.2)
+                },
+            );
+        decider.decided += decided_here;
+        if let Some(next) = decider.next.as_mut() {
+            let started = Instant::now();
+            match &all_flags {
+                Some(all_flags) => self.mark_next(next, c, (&values, all_flags, &summary)),
+                None => self.mark_next_from_decided(next, c, &listed),
+            }
+            decider.marking += started.elapsed();
+        }
+        for buf in [Some(flags), all_flags, Some(summary)]
+            .into_iter()
+            .flatten()
+        {
+            self.spare.keep(buf);
+        }
+        if changed {
+            back.start(values, lo, stretches)
+        } else {
+            self.spare.keep(values);
+            Ok(())
+        }
+    }
+
+    /// Runs `body` with a writer of chunks' values on a thread of its own,
+    /// waiting for its last write before returning.
+    pub(super) fn with_write_back<R>(
+        &self,
+        body: impl FnOnce(&mut WriteBack<'_, '_>) -> Result<R>,
+    ) -> Result<R> {
+        let write = |offset: u64, bytes: &[u8]| self.write(&self.values, offset, bytes);
+        std::thread::scope(|scope| {
+            let mut back = WriteBack {
+                scope,
+                write: &write,
+                spare: &self.spare,
+                writing: None,
+            };
+            let out = body(&mut back)?;
+            back.settle()?;
+            Ok(out)
+        })
     }
 }
 

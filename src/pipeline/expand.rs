@@ -9,9 +9,10 @@
 //! thread fetches the next chunk from disk meanwhile.
 
 use super::blocking::Blocking;
+use super::buffers::Fill;
 use super::candidates::{leaves_unread, Candidates};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
-use super::combine::Earlier;
+use super::combine::{ChunkReads, ChunkToDecide, Earlier};
 use super::external::{ExpandStep, Solver};
 use super::runs::{RunIndex, LOW_BITS};
 use crate::game::{ChunkExpander, ChunkJob, CpuExpander, Game, StreamTargets};
@@ -19,7 +20,20 @@ use crate::value::rules::PassAcc;
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// A chunk as the expand step's reader thread hands it on: its length
+/// (zero: nothing to expand), values (a first scan's), flags, positions
+/// that expand per word (a pass's), and what deciding it needs (a pass
+/// decided as its chunks come back).
+type LoadedForExpand = (
+    usize,
+    Vec<u8>,
+    Vec<u8>,
+    Option<Vec<u32>>,
+    Option<ChunkToDecide>,
+);
 
 /// The fewest indices a job holds (unless its chunk is smaller).
 const MIN_JOB: u64 = 1024;
@@ -39,6 +53,9 @@ struct OpenChunk {
     /// Indices handed to the expander, or passed over, so far.
     submitted: usize,
     outstanding: usize,
+    /// In a pass decided as its chunks come back, what deciding this one
+    /// needs.
+    to_decide: Option<ChunkToDecide>,
 }
 
 impl OpenChunk {
@@ -146,6 +163,20 @@ fn drop_settled(
         .sum()
 }
 
+/// A pass answered in memory whose chunks are decided as they come back
+/// from the expander: once a chunk's jobs are all back, its requests have
+/// set its positions' blocked bits (a request's requester is a position of
+/// the job), so the combine step's work on it can be done then, on what
+/// the expand step read, and the chunk is neither read nor visited again.
+pub(super) struct DecideAsExpanded<'f> {
+    /// The bits the requests are looked up in.
+    pub(super) blocking: &'f Blocking,
+    /// What the combine step reads of a chunk.
+    pub(super) reads: ChunkReads<'f>,
+    /// The combine step's work on chunk `c`, handed what it read.
+    pub(super) decide: &'f mut (dyn FnMut(u64, ChunkToDecide) -> Result<()> + 'f),
+}
+
 impl<'a, G: Game> Solver<'a, G> {
     /// What an expander of this partition needs to know.
     fn stream_targets(&self) -> StreamTargets {
@@ -188,20 +219,63 @@ impl<'a, G: Game> Solver<'a, G> {
         Ok(Box::new(CpuExpander::new(self.game, targets)))
     }
 
+    /// A pass's chunk `c` read as its combine step reads it (the pass is
+    /// decided as its chunks come back), with the flags of the positions
+    /// that expand (see the plain pass's read in [`Self::expand`]) and
+    /// their count per word. `settled` and `kept` count as there.
+    fn load_to_expand_and_decide(
+        &self,
+        d: u32,
+        reads: ChunkReads<'_>,
+        c: u64,
+        settled: &AtomicU64,
+        kept: &AtomicU64,
+    ) -> Result<LoadedForExpand> {
+        let (lo, hi) = self.chunk_range(self.size(), c);
+        let Some(chunk) = self.load_to_decide(reads, c)? else {
+            self.progress.inc(hi - lo);
+            return Ok((0, Vec::new(), Vec::new(), None, None));
+        };
+        // The combine step's flags are masked to the candidates already.
+        let mut flags = self.spare.take(chunk.flags().len(), Fill::Overwritten);
+        flags.copy_from_slice(chunk.flags());
+        let mut words = expanding_per_word(chunk.values(), &mut flags, None, chunk.stretches());
+        // As in a plain pass that decides losses: a candidate its earlier
+        // successors block is not expanded (the combine step's summary holds
+        // every pending candidate's).
+        let dropped = drop_settled(&mut flags, &mut words, chunk.summary(), |e| {
+            e.settles_undecided(self.kind, d)
+        });
+        settled.fetch_add(dropped, Ordering::Relaxed);
+        kept.fetch_add(words.iter().map(|&n| u64::from(n)).sum(), Ordering::Relaxed);
+        Ok((
+            (hi - lo) as usize,
+            Vec::new(),
+            flags,
+            Some(words),
+            Some(chunk),
+        ))
+    }
+
     /// Expands the pending positions of every chunk into requests. In the first
     /// scan (`d == 0`) it also sets illegal and terminal values and the
     /// internal-successor flags, and asks only about earlier partitions; in
     /// pass `d` it asks only about this one, for the `candidates` alone
-    /// where given. With `blocking`, a pass's requests are answered as they
-    /// come back, into its blocked bits, and none is written.
+    /// where given. With `in_memory`, a pass's requests are answered as
+    /// they come back, into its blocked bits, none is written, and each
+    /// chunk is decided once its jobs are back.
     pub(super) fn expand(
         &self,
         d: u32,
         candidates: Option<&Candidates>,
         from: Option<WithinPass>,
-        blocking: Option<&Blocking>,
+        in_memory: Option<DecideAsExpanded<'_>>,
         save: &mut SaveWithin<'_>,
     ) -> Result<RunIndex> {
+        let (blocking, reads, mut decide) = match in_memory {
+            Some(f) => (Some(f.blocking), Some(f.reads), Some(f.decide)),
+            None => (None, None, None),
+        };
         let own_keys = (
             self.bucket_base[self.slot],
             self.plan.lookup_chunk,
@@ -230,8 +304,8 @@ impl<'a, G: Game> Solver<'a, G> {
             candidates: candidates.map(|_| 0),
             ..ExpandStep::default()
         };
-        let kept = std::sync::atomic::AtomicU64::new(0);
-        let settled = std::sync::atomic::AtomicU64::new(0);
+        let kept = AtomicU64::new(0);
+        let settled = AtomicU64::new(0);
         self.with_chunks(
             first,
             |c| {
@@ -239,11 +313,14 @@ impl<'a, G: Game> Solver<'a, G> {
                 if leaves_unread(candidates, lo, hi) {
                     // Nothing to expand: the chunk is not read.
                     self.progress.inc(hi - lo);
-                    return Ok((0, Vec::new(), Vec::new(), None));
+                    return Ok((0, Vec::new(), Vec::new(), None, None));
                 }
                 if first_scan {
                     let (values, flags) = self.read_chunk(c)?;
-                    return Ok(((hi - lo) as usize, values, flags, None));
+                    return Ok(((hi - lo) as usize, values, flags, None, None));
+                }
+                if let Some(reads) = reads {
+                    return self.load_to_expand_and_decide(d, reads, c, &settled, &kept);
                 }
                 // Only the candidates expand: where they are few, only
                 // their stretches of the chunk are read.
@@ -272,16 +349,16 @@ impl<'a, G: Game> Solver<'a, G> {
                     let dropped = drop_settled(&mut flags, &mut words, &summary, |e| {
                         e.settles_undecided(self.kind, d)
                     });
-                    settled.fetch_add(dropped, std::sync::atomic::Ordering::Relaxed);
+                    settled.fetch_add(dropped, Ordering::Relaxed);
                     self.spare.keep(summary);
                 }
                 if candidates.is_some() {
                     let n: u64 = words.iter().map(|&n| u64::from(n)).sum();
-                    kept.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                    kept.fetch_add(n, Ordering::Relaxed);
                 }
                 // The flags now say what expands: the values stay behind.
                 self.spare.keep(values);
-                Ok(((hi - lo) as usize, Vec::new(), flags, Some(words)))
+                Ok(((hi - lo) as usize, Vec::new(), flags, Some(words), None))
             },
             |next| {
                 let mut open: VecDeque<OpenChunk> = VecDeque::new();
@@ -294,13 +371,17 @@ impl<'a, G: Game> Solver<'a, G> {
                         .front()
                         .is_some_and(|o| o.submitted >= o.len && o.outstanding == 0)
                     {
-                        let o = open.pop_front().expect("checked above");
+                        let mut o = open.pop_front().expect("checked above");
                         if first_scan {
                             self.write(&self.values, o.lo, &o.values)?;
                             self.write(&self.flags, o.lo / 4, &o.flags)?;
                         }
-                        self.progress.inc(o.len as u64);
                         let c = o.chunk;
+                        if let (Some(decide), Some(chunk)) = (decide.as_mut(), o.to_decide.take())
+                        {
+                            decide(c, chunk)?;
+                        }
+                        self.progress.inc(o.len as u64);
                         self.spare.keep(o.values);
                         self.spare.keep(o.flags);
                         self.save_when_due(c + 1, chunks, save, || {
@@ -323,7 +404,9 @@ impl<'a, G: Game> Solver<'a, G> {
                             if read_all {
                                 break;
                             }
-                            let Some((chunk, (len, values, flags, expanding))) = next()? else {
+                            let Some((chunk, (len, values, flags, expanding, to_decide))) =
+                                next()?
+                            else {
                                 read_all = true;
                                 break;
                             };
@@ -337,6 +420,7 @@ impl<'a, G: Game> Solver<'a, G> {
                                 expanding,
                                 submitted: 0,
                                 outstanding: 0,
+                                to_decide,
                             });
                             continue;
                         };
@@ -472,6 +556,7 @@ mod tests {
             expanding,
             submitted: 0,
             outstanding: 0,
+            to_decide: None,
         }
     }
 

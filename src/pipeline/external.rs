@@ -28,6 +28,7 @@ use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
 use super::combine::{Deciding, Earlier};
 use super::disks::{ByteFile, ScratchDisks};
 use super::distance_lists::DistanceLists;
+use super::expand::DecideAsExpanded;
 use super::plan::ExternalPlan;
 use super::runs::{
     prefetch_bucket, read_bucket, Blocks, Order, Record, RunIndex, RunWriter, WriterParts,
@@ -41,7 +42,7 @@ use crate::value::Value;
 use crate::{Error, Result};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Flag: the position is ongoing (not illegal, not terminal).
 pub(super) const ONGOING: u8 = 1;
@@ -827,7 +828,7 @@ impl<G: Game> Solver<'_, G> {
         }
         let exact = candidates.as_ref().is_some_and(Candidates::exact);
         if self.answers_in_memory(d, exact) {
-            let decided = self.pass_in_memory(d, candidates.as_ref(), redoing)?;
+            let decided = self.pass_in_memory(d, candidates.as_ref())?;
             return Ok((decided, 0, only));
         }
         self.drop_blocking();
@@ -856,40 +857,50 @@ impl<G: Game> Solver<'_, G> {
     }
 
     /// Pass `d`, a pass that decides losses over exact candidates, answered
-    /// in memory (see blocking.rs): returns how many positions it decided.
-    /// It records no checkpoint inside itself (its bits are in memory
-    /// alone), and a checkpoint inside it, which an older binary may have
-    /// made, is not used: the pass is redone whole.
-    fn pass_in_memory(
-        &self,
-        d: u32,
-        candidates: Option<&Candidates>,
-        redoing: bool,
-    ) -> Result<u64> {
+    /// in memory (see blocking.rs), each chunk decided as soon as its
+    /// requests are all back: returns how many positions it decided. It
+    /// records no checkpoint inside itself (its bits are in memory alone),
+    /// and a checkpoint inside it, which an older binary may have made, is
+    /// not used: the pass is redone whole.
+    ///
+    /// One step does the work of the expand and combine steps: its time
+    /// deciding chunks (less the marking inside) is the combine step's, the
+    /// rest and all its CPU time and bytes the expand step's.
+    fn pass_in_memory(&self, d: u32, candidates: Option<&Candidates>) -> Result<u64> {
         let mut no_save = |_: WithinPass| Ok(());
-        // The bits are held apart from `self.blocking` while the pass uses
-        // them, and kept there for the next such pass after. (A failed
-        // step ends the build: they need not go back then.) Made on the
-        // expand step's clock: they stand for the requests it does not
-        // write.
-        let blocking = self
-            .stats
-            .profile
-            .time_step(Part::Expand, || -> Result<Blocking> {
-                let blocking = self.take_blocking_for(d)?;
-                self.expand(d, candidates, None, Some(&blocking), &mut no_save)?;
-                Ok(blocking)
-            });
+        let profile = &self.stats.profile;
+        let clock = StepClock::start();
+        let mut deciding = Duration::ZERO;
+        let mut marking = Duration::ZERO;
+        let done = profile.in_step(Part::Expand, || -> Result<(Blocking, u64)> {
+            let blocking = self.take_blocking_for(d)?;
+            let mut decider = self.pass_decider(d, candidates, Deciding::InMemory(&blocking), 0, 0);
+            let reads = decider.reads();
+            self.with_write_back(|back| {
+                let mut decide = |c: u64, chunk| {
+                    let started = Instant::now();
+                    let done = self.decide_chunk(&mut decider, c, chunk, back);
+                    deciding += started.elapsed();
+                    done
+                };
+                let in_memory = DecideAsExpanded {
+                    blocking: &blocking,
+                    reads,
+                    decide: &mut decide,
+                };
+                self.expand(d, candidates, None, Some(in_memory), &mut no_save)
+            })?;
+            marking = decider.marking;
+            let decided = self.finish_decider(decider);
+            Ok((blocking, decided))
+        });
+        let (wall, cpu) = clock.read();
+        profile.add_step(Part::Expand, wall.saturating_sub(deciding), cpu);
+        profile.add(Part::Combine, deciding.saturating_sub(marking));
+        profile.add(Part::Candidates, marking);
         self.end_step();
-        let blocking = blocking?;
+        let (blocking, decided) = done?;
         lock(&self.figures).expand.expander += ", answered in memory";
-        let decided = if lock(&self.figures).expand.requests == 0 && !redoing {
-            self.decided_nothing(d);
-            0
-        } else {
-            let deciding = Deciding::InMemory(&blocking);
-            self.pass_combine(d, candidates, deciding, None, &mut no_save)?
-        };
         *lock(&self.blocking) = Some(blocking);
         Ok(decided)
     }
