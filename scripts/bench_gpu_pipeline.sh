@@ -18,13 +18,22 @@
 # GAMES (default "connect4 morris") picks the games; BUILD_TIMEOUT (default 240 s) caps each build; a build that runs out is
 # reported, not compared. KILLS (default 4, 0: none) caps the kills of part 3. COMBOS (default "8:1 8:3 64:1 64:3") picks the streamed builds (W/8 over 1
 # disk, ...); NO_CPU_EXTERNAL=1 leaves out the CPU's external build.
+# CGROUP_MB (default 0: none) runs the streamed builds in a memory cgroup of
+# that many MiB, process and page cache together (scripts/cgroup.sh), so that
+# the page cache cannot hold their scratch files and the disk carries them, as
+# the disk-time goal supposes (a host with RAM to spare keeps them cached, and
+# then the host's steps, not the disk, bound the pipeline); `auto`: the
+# builds' --mem-limit plus 256 MiB. The line before each game's table says
+# which cgroup the builds ran in, or that none could be made.
 # The binary is built elsewhere (no Rust on the GPU machine):
 #   cargo build --release --features cuda
 #   mkdir -p .device && strip -o .device/tbforge target/release/tbforge && cp scripts/*.sh scripts/*.py .device/
 . "$(dirname "$0")/gpu_env.sh" tbforge-gpu-pipeline
+. "$(dirname "$0")/cgroup.sh"
 MORRIS_MAX=${MORRIS_MAX:-6}
 BUILD_TIMEOUT=${BUILD_TIMEOUT:-240}
 KILLS=${KILLS:-4}
+in_cgroup=()
 SUMMARY="$OUT/summary.txt"
 : > "$SUMMARY"
 nvidia-smi --query-gpu=name,memory.total,memory.free --format=csv,noheader
@@ -47,7 +56,7 @@ build() {
   local dir=$1; shift
   rm -rf "$dir" "$dir".d*
   local t0=$(date +%s.%N)
-  timeout "$BUILD_TIMEOUT" "$BIN" build "$@" --out "$dir" --json > "$dir.json" 2> "$dir.err"
+  "${in_cgroup[@]}" timeout "$BUILD_TIMEOUT" "$BIN" build "$@" --out "$dir" --json > "$dir.json" 2> "$dir.err"
   local rc=$?
   if [ $rc -eq 124 ]; then echo timeout; return; fi
   if [ $rc -ne 0 ]; then echo "failed($rc): $(tail -1 "$dir.err")"; status=1; return; fi
@@ -102,6 +111,14 @@ one_game() { # GAME ARGS...: every build gets both
   local L=$(python3 -c "import json;print(max(p['index_size'] for p in json.load(open('$base-cpu/build-log.json'))['partitions']))")
   local MEM=$(streamed_mem_limit "$base-cpu" "$base-gpu")
   echo "largest device working set $W bytes, largest partition $L indices; --mem-limit $MEM for the external builds" | tee -a "$SUMMARY"
+  local cg_mb=${CGROUP_MB:-0}
+  [ "$cg_mb" = auto ] && cg_mb=$(( (MEM >> 20) + 256 ))
+  make_memory_cgroup "$cg_mb"
+  if [ -n "$cg" ]; then
+    echo "streamed builds in memory cgroup $cg: $cg_mb MiB (process + page cache)" | tee -a "$SUMMARY"
+  else
+    echo "streamed builds without a memory cgroup (CGROUP_MB=0 or not permitted): the page cache may hold their scratch" | tee -a "$SUMMARY"
+  fi
   local rows="$HEADER"
   for combo in ${COMBOS:-8:1 8:3 64:1 64:3}; do
     local f=${combo%:*} n=${combo#*:}
@@ -109,7 +126,9 @@ one_game() { # GAME ARGS...: every build gets both
       local dir="$base-s$f-$n"
       local disks=""
       for i in $(seq 1 $n); do disks="$disks --disk $dir.d$i"; done
+      in_cgroup=(run_in_cgroup)
       local t=$(build "$dir" "$@" --backend cuda --gpu-mem-limit $((W / f)) --mem-limit $MEM $disks)
+      in_cgroup=()
       # A build cut short by BUILD_TIMEOUT has fewer files: reported, not compared.
       local verdict="not compared"
       [[ $t =~ ^[0-9.]+$ ]] && verdict=$(same "$base-cpu" "$dir")

@@ -40,27 +40,13 @@ measure_disk() { # sets w, r (bytes/s), keeping the larger of any earlier value
 echo "== disk bandwidth ($dir), before the build"
 measure_disk
 
-# A memory cgroup for the pipeline build (v2 memory.max or v1 memory.limit_in_bytes).
-cg=""
-if [ "$cgroup_mb" != 0 ]; then
-  for base in /sys/fs/cgroup /sys/fs/cgroup/memory; do
-    c="$base/tbforge-bench-$$"
-    if mkdir "$c" 2>/dev/null; then
-      if [ -e "$c/memory.max" ] && echo $((cgroup_mb << 20)) > "$c/memory.max" 2>/dev/null; then cg=$c; break; fi
-      if [ -e "$c/memory.limit_in_bytes" ] && echo $((cgroup_mb << 20)) > "$c/memory.limit_in_bytes" 2>/dev/null; then cg=$c; break; fi
-      rmdir "$c" 2>/dev/null || true
-    fi
-  done
-fi
-cleanup() { [ -n "$cg" ] && rmdir "$cg" 2>/dev/null || true; }
-trap cleanup EXIT
+# A memory cgroup for the pipeline build.
+. scripts/cgroup.sh
+make_memory_cgroup "$cgroup_mb"
 if [ -n "$cg" ]; then echo "== memory cgroup $cg: ${cgroup_mb} MiB (process + page cache)"
 else echo "== no memory cgroup (not permitted or CGROUP_MB=0): the page cache may absorb scratch I/O"; fi
 
 echo "== build $game ($params) through the pipeline, --mem-limit $mem, two scratch dirs"
-run_in_cgroup() {
-  if [ -n "$cg" ]; then sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; else "$@"; fi
-}
 run_in_cgroup "$bin" build "$game" "${pargs[@]}" --backend cpu --out "$dir/external" --mem-limit "$mem" \
   --disk "$dir/diskA" --disk "$dir/diskB" --json > "$dir/external.json"
 echo "== disk bandwidth, after the build"
