@@ -11,8 +11,8 @@ use std::sync::Arc;
 use tbforge::game::morris::stream::{StreamDesc, KIND_LOST, KIND_MOVE, KIND_PLACE};
 use tbforge::game::morris::Morris;
 use tbforge::game::{
-    expand_chunk_on_cpu, ChunkDone, ChunkJob, Status, StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL,
-    STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
+    expand_chunk_on_cpu, look_up_chunk_on_cpu, ChunkDone, ChunkJob, Lookup, Status, StreamTargets,
+    STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
 };
 use tbforge::{Game, PartitionId, Rank};
 
@@ -219,6 +219,66 @@ fn cpu_reference_follows_the_game_rules() {
             }
         }
     }
+}
+
+/// A pass looked up where its successors are made blocks exactly the
+/// positions one of whose requests (the full expansion's) names a blocking
+/// successor, with values and sent without them, where blocking successors
+/// are many (most candidates stop early: fewer lookups than requests), few,
+/// or none (every request looked up).
+#[test]
+fn looking_up_blocks_exactly_the_requesters_of_a_blocking_successor() {
+    let game = Morris::whole(4, true).unwrap();
+    let mut stopped_early = false;
+    for p in partitions(&game) {
+        let t = targets(&game, p, 1_000 + u64::from(p.0) * 37, 1 << 12);
+        let Some(base) = t.base_of(p) else { continue };
+        let successor = |key: u64| {
+            ((key >> t.low_bits) - base) * t.lookup_chunk + (key & ((1 << t.low_bits) - 1))
+        };
+        for (lo, hi) in ranges(&game, &t, 3_000) {
+            for job in jobs(lo, hi, 1_024) {
+                let first = expand_chunk_on_cpu(&game, &t, job).unwrap();
+                let requests = expand_chunk_on_cpu(&game, &t, pass_job(&first))
+                    .unwrap()
+                    .requests;
+                // One successor in `share` blocks (none for 0).
+                for share in [2, 20, 0] {
+                    let blocks = |s: u64| share > 0 && mix(s ^ 0x5eed) % share == 0;
+                    let mut want: Vec<u64> = requests
+                        .iter()
+                        .filter(|&&[key, _]| blocks(successor(key)))
+                        .map(|&[_, r]| r)
+                        .collect();
+                    want.sort_unstable();
+                    want.dedup();
+                    for bare in [false, true] {
+                        let mut job = pass_job(&first);
+                        if bare {
+                            job.drop_values();
+                        }
+                        let got = std::sync::Mutex::new(Vec::new());
+                        let blocked = |r: u64| got.lock().unwrap().push(r);
+                        let lookup = Lookup {
+                            blocks: &blocks,
+                            blocked: &blocked,
+                        };
+                        let looked = look_up_chunk_on_cpu(&game, &t, &job, &lookup).unwrap();
+                        let mut got = got.into_inner().unwrap();
+                        got.sort_unstable();
+                        let name = game.partition_name(p);
+                        assert_eq!(got, want, "{name} {lo}..{hi}, 1 in {share}, bare {bare}");
+                        assert!(looked <= requests.len() as u64, "{name}");
+                        if share == 0 {
+                            assert_eq!(looked, requests.len() as u64, "{name}: every request");
+                        }
+                        stopped_early |= looked < requests.len() as u64;
+                    }
+                }
+            }
+        }
+    }
+    assert!(stopped_early, "no position stopped at a blocking successor");
 }
 
 /// The kernel's view, on the CPU: the index's half and counts from the

@@ -169,6 +169,18 @@ impl ChunkJob {
     }
 }
 
+/// How a pass that decides losses looks successors up where they are made
+/// ([`ChunkExpander::submit_looking_up`]): a pending position is blocked
+/// (not a loss at the pass's distance) once one successor within the
+/// partition can block it, so it needs no other.
+pub struct Lookup<'a> {
+    /// Whether the position of this index (of the partition) can block a
+    /// predecessor's loss.
+    pub blocks: &'a (dyn Fn(u64) -> bool + Sync),
+    /// Told the index of each position that a successor blocks.
+    pub blocked: &'a (dyn Fn(u64) + Sync),
+}
+
 /// A chunk expanded: its values and flags (changed by a first scan only;
 /// a job sent without values comes back without them) and its requests,
 /// grouped by bucket in ascending order.
@@ -257,6 +269,27 @@ pub trait ChunkExpander: Send {
         &mut self,
         requests: &mut dyn FnMut(&[[u64; 2]]) -> Result<()>,
     ) -> Result<ChunkDone>;
+
+    /// Whether it can look successors up where it makes them
+    /// ([`ChunkExpander::submit_looking_up`]): the CPU's can, a device's
+    /// makes every request.
+    fn looks_up(&self) -> bool {
+        false
+    }
+
+    /// Hands over a pass's chunk (as [`ChunkExpander::submit`]) whose
+    /// successors within the partition are not requested but looked up as
+    /// they are made, through `lookup`: a position stops at its first
+    /// successor that blocks it. Its [`ChunkDone`] comes back without
+    /// requests. Returns how many successors were looked up. Only where
+    /// [`ChunkExpander::looks_up`] says it can.
+    fn submit_looking_up(&mut self, job: ChunkJob, lookup: &Lookup<'_>) -> Result<u64> {
+        let _ = (job, lookup);
+        Err(crate::Error::NotAvailable(format!(
+            "the {} expander cannot look successors up; report this as a bug",
+            self.name()
+        )))
+    }
 
     /// The oldest submitted chunk, expanded, with its requests.
     fn collect(&mut self) -> Result<ChunkDone> {

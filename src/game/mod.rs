@@ -46,16 +46,16 @@ pub use frontier::{FrontierLevels, FrontierReport, FrontierSearch};
 #[cfg(feature = "build")]
 pub use kernels::{
     ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Device, DeviceCheckOptions, DeviceCheckReport,
-    DeviceCheckRow, DeviceSearch, ForwardTargets, KernelSolve, PartitionKernels, SolvedPartitions,
-    StreamTargets, NO_FAILURE, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST,
-    STREAM_ONGOING, STREAM_PENDING,
+    DeviceCheckRow, DeviceSearch, ForwardTargets, KernelSolve, Lookup, PartitionKernels,
+    SolvedPartitions, StreamTargets, NO_FAILURE, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL,
+    STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
 };
 pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};
 #[cfg(feature = "build")]
 pub use reached::{PartitionValues, ReachedValues, ReachedView};
 #[cfg(feature = "build")]
-pub use stream::{expand_chunk_on_cpu, group_by_bucket, CpuExpander};
+pub use stream::{expand_chunk_on_cpu, group_by_bucket, look_up_chunk_on_cpu, CpuExpander};
 
 /// A game's parameters, canonical: keys sorted, every parameter present with
 /// its value written the one way the game prints it (defaults filled in).

@@ -7,8 +7,8 @@
 //! histogram-and-scatter: a count per bucket, a prefix sum, a scatter.
 
 use super::kernels::{
-    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL,
-    STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
+    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Lookup, StreamTargets, STREAM_DRAWN,
+    STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
 };
 use super::{Game, GameKind, Status};
 use crate::value::Rank;
@@ -156,6 +156,63 @@ pub fn expand_chunk_on_cpu<G: Game>(
     })
 }
 
+/// A pass's `job` expanded with its successors within the partition looked
+/// up as they are made (see [`ChunkExpander::submit_looking_up`]), on all
+/// threads: each position that expands (flags exactly `ONGOING | INTERNAL`,
+/// value pending) stops at its first successor within the partition that
+/// `lookup` says blocks it, and is then reported blocked. Its successors in
+/// earlier partitions are not looked at (a pass has their summary). Returns
+/// how many successors were looked up.
+///
+/// Where most candidates are blocked, most of their successors are never
+/// ranked, and ranking is most of an expansion's work.
+pub fn look_up_chunk_on_cpu<G: Game>(
+    game: &G,
+    targets: &StreamTargets,
+    job: &ChunkJob,
+    lookup: &Lookup<'_>,
+) -> Result<u64> {
+    if job.first_scan {
+        return Err(Error::NotAvailable(
+            "a first scan's chunk was sent to be looked up; report this as a bug".into(),
+        ));
+    }
+    let p = targets.partition;
+    let indices = job.indices();
+    let pieces: Vec<u64> = (0..indices.div_ceil(SUB))
+        .into_par_iter()
+        .map(|i| {
+            let mut succ = Vec::new();
+            let mut looked = 0u64;
+            for j in i * SUB..((i + 1) * SUB).min(indices) {
+                let pending = job.values.get(j).is_none_or(|&v| v == STREAM_PENDING);
+                if flag(&job.flags, j) != STREAM_ONGOING | STREAM_INTERNAL || !pending {
+                    continue;
+                }
+                let r = job.lo + j as u64;
+                let Some(pos) = game.unrank(p, Rank(r)) else {
+                    continue;
+                };
+                succ.clear();
+                game.successors(&pos, &mut succ);
+                for (_, s) in &succ {
+                    let (sp, sr) = game.rank(s);
+                    if sp != p {
+                        continue;
+                    }
+                    looked += 1;
+                    if (lookup.blocks)(sr.0) {
+                        (lookup.blocked)(r);
+                        break;
+                    }
+                }
+            }
+            looked
+        })
+        .collect();
+    Ok(pieces.into_iter().sum())
+}
+
 /// The requests of `pieces`, grouped by bucket in ascending order: a count
 /// per bucket, a prefix sum, a scatter (the device's three kernels).
 pub fn group_by_bucket(pieces: &[Vec<[u64; 2]>], low_bits: u32) -> Vec<[u64; 2]> {
@@ -223,6 +280,31 @@ impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
         }
         self.done = Some(expand_chunk_on_cpu(self.game, &self.targets, job));
         Ok(())
+    }
+
+    fn looks_up(&self) -> bool {
+        true
+    }
+
+    fn submit_looking_up(&mut self, job: ChunkJob, lookup: &Lookup<'_>) -> Result<u64> {
+        if self.done.is_some() {
+            return Err(Error::NotAvailable(
+                "a chunk was submitted before the last one was collected; report this as a bug"
+                    .into(),
+            ));
+        }
+        let started = Instant::now();
+        let looked = look_up_chunk_on_cpu(self.game, &self.targets, &job, lookup)?;
+        self.done = Some(Ok(ChunkDone {
+            chunk: job.chunk,
+            lo: job.lo,
+            timing: ChunkTiming {
+                kernel_seconds: started.elapsed().as_secs_f64(),
+                ..ChunkTiming::default()
+            },
+            ..ChunkDone::default()
+        }));
+        Ok(looked)
     }
 
     fn collect_into(

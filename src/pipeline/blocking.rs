@@ -11,7 +11,10 @@
 //! requester's "blocked" bit, and the combine step decides from those bits
 //! and the summaries: no request or answer reaches the disk, and the
 //! answer step, which read the partition's values whole in every such
-//! pass, does not run.
+//! pass, does not run. An expander that can look successors up where it
+//! makes them (the CPU's) does so, and a candidate stops at its first
+//! successor that blocks it: most candidates are blocked, and ranking
+//! their other successors was most of such a pass's work.
 //!
 //! The bits change only where a win is decided, and every win at `d - 1`
 //! is visited by the marking of pass `d`'s candidates (they are its
@@ -101,6 +104,16 @@ impl Blocking {
         bits[(r / 64) as usize].fetch_and(!(1 << (r % 64)), Ordering::Relaxed);
     }
 
+    /// Whether position `r` can block a loss at the pass.
+    pub(super) fn blocks(&self, r: u64) -> bool {
+        bit(&self.can_block, r)
+    }
+
+    /// Position `r`, a candidate of the pass, has a successor that blocks it.
+    pub(super) fn block(&self, r: u64) {
+        self.blocked[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
+    }
+
     /// Sets the blocked bit of each request's requester whose successor can
     /// block. A pair is a request's key (the partition's lookup range
     /// above `low_bits`, from `base`, and the index in it below) and its
@@ -114,9 +127,8 @@ impl Blocking {
             for &[key, requester] in pairs {
                 let successor =
                     ((key >> low_bits) - base) * lookup_chunk + (key & ((1 << low_bits) - 1));
-                if bit(&self.can_block, successor) {
-                    self.blocked[(requester / 64) as usize]
-                        .fetch_or(1 << (requester % 64), Ordering::Relaxed);
+                if self.blocks(successor) {
+                    self.block(requester);
                 }
             }
         };

@@ -15,7 +15,7 @@ use super::checkpoint::{SaveWithin, Step, WithinPass};
 use super::combine::{ChunkReads, ChunkToDecide, Earlier};
 use super::external::{ExpandStep, Solver};
 use super::runs::{RunIndex, LOW_BITS};
-use crate::game::{ChunkExpander, ChunkJob, CpuExpander, Game, StreamTargets};
+use crate::game::{ChunkExpander, ChunkJob, CpuExpander, Game, Lookup, StreamTargets};
 use crate::value::rules::PassAcc;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -281,6 +281,15 @@ impl<'a, G: Game> Solver<'a, G> {
             self.plan.lookup_chunk,
             LOW_BITS,
         );
+        // An expander that can look successors up where it makes them (the
+        // CPU's) does so in a pass answered in memory: a candidate stops at
+        // its first blocking successor instead of requesting them all.
+        let blocks = |s: u64| blocking.is_some_and(|b| b.blocks(s));
+        let block = |r: u64| blocking.iter().for_each(|b| b.block(r));
+        let lookup = blocking.map(|_| Lookup {
+            blocks: &blocks,
+            blocked: &block,
+        });
         let (first, requests) = self.step_writer("req", from.map(|w| (w.next, w.requests)))?;
         let phase = if d == 0 {
             "first scan".to_string()
@@ -435,13 +444,19 @@ impl<'a, G: Game> Solver<'a, G> {
                                 o.flags[off / 4..(off + len).div_ceil(4)].to_vec(),
                             )
                         };
-                        expander.submit(ChunkJob {
+                        let job = ChunkJob {
                             chunk: o.chunk,
                             lo: o.lo + off as u64,
                             first_scan,
                             values,
                             flags,
-                        })?;
+                        };
+                        match lookup.as_ref().filter(|_| expander.looks_up()) {
+                            Some(lookup) => {
+                                expanded.requests += expander.submit_looking_up(job, lookup)?
+                            }
+                            None => expander.submit(job)?,
+                        }
                         o.submitted = off + len;
                         o.outstanding += 1;
                         in_flight += 1;
