@@ -195,17 +195,79 @@ fn colex_within_by_points(set: u32, free: u32) -> u64 {
 }
 
 /// The points of `free` whose numbers (0.. in increasing order) are the set
-/// bits of `compressed`.
+/// bits of `compressed`, a byte of `free` at a time (the inverse of
+/// [`colex_within`]'s gathering): unranking a position, once per position
+/// a pass expands, walked every free point.
 #[inline]
 fn spread(compressed: u32, free: u32) -> u32 {
+    let t = &*SCATTER;
     let mut out = 0;
-    for (j, p) in bits(free).enumerate() {
-        if compressed >> j & 1 != 0 {
-            out |= 1 << p;
-        }
+    let mut rest = compressed;
+    for i in 0..3 {
+        let mask = (free >> (8 * i)) & 0xff;
+        out |= u32::from(t[mask as usize][(rest & 0xff) as usize]) << (8 * i);
+        rest >>= mask.count_ones();
     }
     out
 }
+
+/// [`spread`] a point at a time.
+#[cfg(test)]
+fn spread_by_points(compressed: u32, free: u32) -> u32 {
+    bits(free)
+        .enumerate()
+        .filter(|&(j, _)| compressed >> j & 1 != 0)
+        .fold(0, |out, (_, p)| out | 1 << p)
+}
+
+/// `SCATTER[mask][low]`: the low `mask.count_ones()` bits of `low` placed,
+/// in order, on the set bits of `mask`.
+static SCATTER: LazyLock<Box<[[u8; 256]; 256]>> = LazyLock::new(|| {
+    let mut t = Box::new([[0u8; 256]; 256]);
+    for (mask, row) in t.iter_mut().enumerate() {
+        for (low, out) in row.iter_mut().enumerate() {
+            *out = bits(mask as u32)
+                .enumerate()
+                .filter(|&(j, _)| low >> j & 1 != 0)
+                .fold(0, |acc, (_, p)| acc | 1 << p);
+        }
+    }
+    t
+});
+
+/// The position of the `k`-th (from 0) set bit of `word`, which has more
+/// than `k`: a byte's count at a time, then a table.
+#[inline]
+fn select(word: u64, mut k: u32) -> u32 {
+    let mut at = 0;
+    loop {
+        let byte = (word >> at) & 0xff;
+        let n = byte.count_ones();
+        if k < n {
+            return at + u32::from(SELECT_IN_BYTE[byte as usize][k as usize]);
+        }
+        k -= n;
+        at += 8;
+    }
+}
+
+/// `SELECT_IN_BYTE[byte][k]`: the position of the `k`-th set bit of `byte`.
+static SELECT_IN_BYTE: [[u8; 8]; 256] = {
+    let mut t = [[0u8; 8]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let (mut k, mut p) = (0, 0);
+        while p < 8 {
+            if byte >> p & 1 != 0 {
+                t[byte][k] = p as u8;
+                k += 1;
+            }
+            p += 1;
+        }
+        byte += 1;
+    }
+    t
+};
 
 /// The non-identity symmetries of `stab` (those that fix the mover board
 /// `m`) acting on the free points of `m` renumbered 0.. in increasing order,
@@ -551,19 +613,15 @@ impl HalfIndex {
         let colex_rank = match self.bitmap_at[j] {
             NO_BITMAP => local,
             at => {
+                // Every bitmap has a word per 64 opponent placements: its
+                // end is known, not searched for past the representatives
+                // without one (most of them).
                 let at = at as usize;
-                let end = self
-                    .bitmap_at
-                    .get(j + 1..)
-                    .and_then(|rest| rest.iter().find(|&&x| x != NO_BITMAP))
-                    .map_or(self.words.len(), |&x| x as usize);
+                let end = at + binom(24 - self.a, self.b).div_ceil(64) as usize;
                 // The last word whose count before it is at most `local`.
                 let w = at + self.prefix[at..end].partition_point(|&p| u64::from(p) <= local) - 1;
-                let mut word = self.words[w];
-                for _ in 0..local - u64::from(self.prefix[w]) {
-                    word &= word - 1;
-                }
-                (w - at) as u64 * 64 + u64::from(word.trailing_zeros())
+                let k = (local - u64::from(self.prefix[w])) as u32;
+                (w - at) as u64 * 64 + u64::from(select(self.words[w], k))
             }
         };
         let mover = self.movers.reps[j];
@@ -683,6 +741,23 @@ mod tests {
         }
         assert_eq!(colex(FULL), colex_by_points(FULL));
         assert_eq!(colex_within(FULL, FULL), colex_within_by_points(FULL, FULL));
+    }
+
+    #[test]
+    fn spread_and_select_agree_with_a_point_at_a_time() {
+        let mut rng = crate::hash::SplitMix64::new(3);
+        for _ in 0..20_000 {
+            let free = (rng.next_u64() as u32) & FULL;
+            let compressed = (rng.next_u64() as u32) & ((1u32 << free.count_ones()) - 1);
+            assert_eq!(spread(compressed, free), spread_by_points(compressed, free));
+            let word = rng.next_u64() | 1 << (rng.next_u64() % 64);
+            let k = (rng.next_u64() % u64::from(word.count_ones())) as u32;
+            let mut slow = word;
+            for _ in 0..k {
+                slow &= slow - 1;
+            }
+            assert_eq!(select(word, k), slow.trailing_zeros(), "{word:#x} {k}");
+        }
     }
 
     #[test]
