@@ -140,18 +140,27 @@ static COLEX_BY_BYTE: LazyLock<Box<[[[u64; 17]; 256]; 3]>> = LazyLock::new(|| {
 
 /// `GATHER[mask][byte]`: the bits of `byte` at the set bits of `mask`,
 /// packed low (a parallel bit extract of one byte).
-static GATHER: LazyLock<Box<[[u8; 256]; 256]>> = LazyLock::new(|| {
+static GATHER: LazyLock<Box<[[u8; 256]; 256]>> = LazyLock::new(|| bit_moves(true));
+
+/// Per mask and byte, the bits moved between the set bits of the mask (the
+/// `j`-th of them at point `p`) and their numbers: bit `p` of the byte to
+/// bit `j` where `gather`, bit `j` to bit `p` otherwise.
+fn bit_moves(gather: bool) -> Box<[[u8; 256]; 256]> {
     let mut t = Box::new([[0u8; 256]; 256]);
     for (mask, row) in t.iter_mut().enumerate() {
         for (byte, out) in row.iter_mut().enumerate() {
-            *out = bits(mask as u32)
-                .enumerate()
-                .filter(|&(_, p)| byte >> p & 1 != 0)
-                .fold(0, |acc, (j, _)| acc | 1 << j);
+            for (j, p) in bits(mask as u32).enumerate() {
+                let (src, dst) = if gather {
+                    (p as usize, j)
+                } else {
+                    (j, p as usize)
+                };
+                *out |= (((byte >> src) & 1) as u8) << dst;
+            }
         }
     }
     t
-});
+}
 
 /// The `k` points below `n` of colex rank `r`.
 #[inline]
@@ -222,18 +231,7 @@ fn spread_by_points(compressed: u32, free: u32) -> u32 {
 
 /// `SCATTER[mask][low]`: the low `mask.count_ones()` bits of `low` placed,
 /// in order, on the set bits of `mask`.
-static SCATTER: LazyLock<Box<[[u8; 256]; 256]>> = LazyLock::new(|| {
-    let mut t = Box::new([[0u8; 256]; 256]);
-    for (mask, row) in t.iter_mut().enumerate() {
-        for (low, out) in row.iter_mut().enumerate() {
-            *out = bits(mask as u32)
-                .enumerate()
-                .filter(|&(j, _)| low >> j & 1 != 0)
-                .fold(0, |acc, (_, p)| acc | 1 << p);
-        }
-    }
-    t
-});
+static SCATTER: LazyLock<Box<[[u8; 256]; 256]>> = LazyLock::new(|| bit_moves(false));
 
 /// The position of the `k`-th (from 0) set bit of `word`, which has more
 /// than `k`: a byte's count at a time, then a table.
