@@ -233,6 +233,7 @@ impl<'a, G: Game> Solver<'a, G> {
     ) -> Result<LoadedForExpand> {
         let (lo, hi) = self.chunk_range(self.size(), c);
         let Some(chunk) = self.load_to_decide(reads, c)? else {
+            // No candidate: nothing to expand or decide, the chunk not read.
             self.progress.inc(hi - lo);
             return Ok((0, Vec::new(), Vec::new(), None, None));
         };
@@ -318,6 +319,9 @@ impl<'a, G: Game> Solver<'a, G> {
         self.with_chunks(
             first,
             |c| {
+                if let Some(reads) = reads {
+                    return self.load_to_expand_and_decide(d, reads, c, &settled, &kept);
+                }
                 let (lo, hi) = self.chunk_range(self.size(), c);
                 if leaves_unread(candidates, lo, hi) {
                     // Nothing to expand: the chunk is not read.
@@ -327,9 +331,6 @@ impl<'a, G: Game> Solver<'a, G> {
                 if first_scan {
                     let (values, flags) = self.read_chunk(c)?;
                     return Ok(((hi - lo) as usize, values, flags, None, None));
-                }
-                if let Some(reads) = reads {
-                    return self.load_to_expand_and_decide(d, reads, c, &settled, &kept);
                 }
                 // Only the candidates expand: where they are few, only
                 // their stretches of the chunk are read.

@@ -838,8 +838,13 @@ impl<G: Game> Solver<'_, G> {
         // loss at `d - 1`): they made no request, but the pass loop's end
         // test needs them counted, so the combine step runs, with no answers.
         if requests.bytes == 0 && !(only && redoing) {
-            if only {
-                self.decided_nothing(d);
+            // Nothing to combine, nothing decided: the next pass's marks
+            // from this one's decisions are none, and where distance lists
+            // hold the rest it need read no chunk for them.
+            if only && lock(&self.distance_lists).is_some() {
+                if let Some(next) = self.start_next_marks(d, 0) {
+                    self.finish_next_marks(next);
+                }
             }
             return Ok((0, 0, only));
         }
@@ -903,17 +908,6 @@ impl<G: Game> Solver<'_, G> {
         lock(&self.figures).expand.expander += ", answered in memory";
         *lock(&self.blocking) = Some(blocking);
         Ok(decided)
-    }
-
-    /// What a pass over its candidates that decided nothing (it expanded
-    /// none) leaves to the next: no marks from its decisions, and where
-    /// distance lists hold the rest, no chunk to read for them.
-    fn decided_nothing(&self, d: u32) {
-        if lock(&self.distance_lists).is_some() {
-            if let Some(next) = self.start_next_marks(d, 0) {
-                self.finish_next_marks(next);
-            }
-        }
     }
 
     /// The expand and answer steps of pass `d` (0: the first scan; with
