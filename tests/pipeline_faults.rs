@@ -907,6 +907,97 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
     }
 }
 
+#[test]
+fn a_build_killed_inside_a_pass_answered_in_memory_resumes_exactly() {
+    // Morris max=4 under 22 MiB, as above: 4-4's even passes are answered
+    // in memory and keep no checkpoint inside themselves (their bits are in
+    // memory alone), so a build killed inside one redoes the pass from its
+    // start. With a checkpoint at every boundary, kills land at the start
+    // of even passes until two are inside the pass: its partition and pass
+    // still current, its checkpoint without a step, and no journal line
+    // for it.
+    const GAME: &[&str] = &["morris", "--param", "max=4"];
+    let tmp = tempfile::tempdir().unwrap();
+    let expected = built(GAME, &tmp.path().join("reference"), &[]);
+    let out = tmp.path().join("out");
+    let disk = tmp.path().join("disk");
+    let extra = [
+        "--mem-limit",
+        "22M",
+        "--disk",
+        disk.to_str().unwrap(),
+        "--checkpoint-every",
+        "0",
+    ];
+    let resumed = [&extra[..], &["--resume"]].concat();
+    let slot = Some(4); // 2-3, 2-4, 3-3, 4-3, 4-4
+    let state = |out: &Path| -> Option<(u64, u64, bool)> {
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(".tbforge-build.json")).ok()?).ok()?;
+        let current = &v["current"];
+        Some((
+            current[0].as_u64()?,
+            current[1]["next_pass"].as_u64()?,
+            current[1]["within"].is_null(),
+        ))
+    };
+    let journaled = |out: &Path, pass: u64| {
+        std::fs::read_to_string(out.join(".tbforge-passes.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .any(|l| l["partition"] == "4-4" && l["pass"].as_u64() == Some(pass))
+    };
+    let mut inside = Vec::new();
+    for pass in (2..60).step_by(2) {
+        let args = if pass == 2 { &extra[..] } else { &resumed[..] };
+        let killed = kill_when(build_cmd(GAME, &out, args), &out, |v| {
+            let current = &v["current"];
+            current[0].as_u64() == slot
+                && current[1]["next_pass"].as_u64() == Some(pass)
+                && current[1]["within"].is_null()
+        });
+        if !killed {
+            break;
+        }
+        if state(&out) == Some((4, pass, true)) && !journaled(&out, pass) {
+            inside.push(pass);
+            if inside.len() == 2 {
+                break;
+            }
+        }
+    }
+    assert!(
+        !inside.is_empty(),
+        "no kill landed inside a pass of 4-4 answered in memory"
+    );
+    resume_to(
+        GAME,
+        &out,
+        &extra,
+        &expected,
+        &format!("killed inside passes {inside:?} of 4-4 and resumed"),
+    );
+    let log: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("build-log.json")).unwrap()).unwrap();
+    let part = log["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "4-4")
+        .expect("4-4 in the build log");
+    // The resumed run logs the passes it ran: it redid the last pass it
+    // was killed inside, from its start, answered in memory.
+    let redone = &part["pipeline_passes"][0];
+    assert_eq!(redone["pass"].as_u64(), inside.last().copied(), "{part}");
+    assert!(
+        redone["expander"]
+            .as_str()
+            .is_some_and(|e| e.ends_with("answered in memory")),
+        "{redone}"
+    );
+}
+
 /// The one build's scratch directory under `disk` (the build names it).
 fn scratch_dir(disk: &Path) -> PathBuf {
     std::fs::read_dir(disk)
