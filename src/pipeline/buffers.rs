@@ -46,8 +46,15 @@ impl<T: Copy + Zeroable> SpareBuffers<T> {
         buf.capacity() * std::mem::size_of::<T>()
     }
 
-    /// The smallest spare with room for `len` items, taken out.
+    /// The smallest spare with room for `len` items, taken out; none for
+    /// a buffer below [`MIN_BYTES`], which the allocator serves: a caller
+    /// that lets a small buffer go (a chunk's distance list, a few hundred
+    /// bytes) would otherwise take a chunk's megabytes with it, and the
+    /// next chunk's read would fault them in again.
     fn smallest_holding(&self, len: usize) -> Option<Vec<T>> {
+        if len * std::mem::size_of::<T>() < MIN_BYTES {
+            return None;
+        }
         let mut spare = self.lock();
         let best = spare
             .iter()
@@ -116,9 +123,15 @@ mod tests {
         let pool = SpareBuffers::new(1 << 30);
         pool.keep(vec![7u8; 3 * MIN_BYTES]);
         pool.keep(vec![9u8; MIN_BYTES]);
+        // A small buffer is the allocator's: no spare goes with it.
+        let small = pool.take(MIN_BYTES / 2, Fill::Overwritten);
+        assert_eq!(small.len(), MIN_BYTES / 2);
+        assert_eq!(pool.held(), 4 * MIN_BYTES);
+        drop(small);
         // The smaller one fits: it comes back, its bytes as they were.
-        let b = pool.take(MIN_BYTES / 2, Fill::Overwritten);
+        let b = pool.take(MIN_BYTES, Fill::Overwritten);
         assert!(b.capacity() < 2 * MIN_BYTES && b.iter().all(|&x| x == 9));
+        assert_eq!(pool.held(), 3 * MIN_BYTES);
         pool.keep(b);
         // Zeroed: every byte, though the buffer held sevens.
         let z = pool.take(2 * MIN_BYTES, Fill::Zeroed);

@@ -52,6 +52,7 @@ use crate::value::{Rank, Value};
 use crate::Result;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Positions between two stretches of a chunk below which they are read
 /// as one (3 KiB of summaries, 1 KiB of values: about what a read call
@@ -281,13 +282,32 @@ impl ChunkHints {
 pub(super) struct NextMarks {
     /// The pass the marks are for.
     pass: u32,
-    bits: Vec<AtomicU64>,
+    /// Shared with the markings in flight ([`Solver::marking_from_decided`]).
+    bits: Arc<Vec<AtomicU64>>,
     /// As [`Candidates::shift`].
     shift: u32,
-    /// Per chunk: whether its marks are in.
+    /// Per chunk: whether its marks are in (or on their way).
     done: Vec<bool>,
     /// Set when the game could not list a position's predecessors.
-    cannot: AtomicBool,
+    cannot: Arc<AtomicBool>,
+}
+
+/// The words of marks no marking holds any more (copied where one still
+/// did, which the steps' joins rule out).
+fn into_words(bits: Arc<Vec<AtomicU64>>) -> Vec<u64> {
+    match Arc::try_unwrap(bits) {
+        Ok(bits) => bits.into_iter().map(AtomicU64::into_inner).collect(),
+        Err(shared) => shared.iter().map(|b| b.load(Ordering::Relaxed)).collect(),
+    }
+}
+
+/// Fresh marks for `size` positions, a bit per `1 << shift`.
+fn no_marks(size: u64, shift: u32) -> Arc<Vec<AtomicU64>> {
+    Arc::new(
+        (0..words_for(size, shift))
+            .map(|_| AtomicU64::new(0))
+            .collect(),
+    )
 }
 
 /// Adds distance `e` to a chunk's set of distances (all of them beyond 255).
@@ -357,12 +377,7 @@ impl<G: Game> Solver<'_, G> {
         let chunks = self.chunk_count() as usize;
         let (bits, done) = match next {
             Some(m) => (m.bits, m.done),
-            None => (
-                (0..words_for(size, shift))
-                    .map(|_| AtomicU64::new(0))
-                    .collect(),
-                vec![false; chunks],
-            ),
+            None => (no_marks(size, shift), vec![false; chunks]),
         };
         let mark = |r: u64| set_bit(&bits, shift, r);
         let cannot = AtomicBool::new(false);
@@ -401,7 +416,7 @@ impl<G: Game> Solver<'_, G> {
             return Ok(None);
         }
         let candidates = Candidates {
-            bits: bits.into_iter().map(AtomicU64::into_inner).collect(),
+            bits: into_words(bits),
             shift,
         };
         let touched = (0..chunks as u64)
@@ -532,7 +547,7 @@ impl<G: Game> Solver<'_, G> {
 
     /// Whether the combine step may mark pass `next_pass`'s candidates of
     /// chunk `c` from the positions it decided alone
-    /// ([`Self::mark_next_from_decided`]): the hints, from the chunk's last
+    /// ([`Self::marking_from_decided`]): the hints, from the chunk's last
     /// whole read and every pass since, say it held no value at the
     /// combining pass's distance and no pending position whose summary
     /// mentions it. (A chunk redone after an interruption has some of its
@@ -571,15 +586,13 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<Option<Candidates>> {
         let size = self.size();
         let clock = StepClock::start();
-        let bits: Vec<AtomicU64> = match next {
+        let bits = match next {
             Some(m) => {
                 lock(&self.figures).chunks_marked_by_combine =
                     m.done.iter().filter(|&&d| d).count() as u64;
                 m.bits
             }
-            None => (0..words_for(size, shift))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
+            None => no_marks(size, shift),
         };
         let mark = |r: u64| set_bit(&bits, shift, r);
         self.chunk_phase(&format!("pass {d}: candidates from lists"), 0);
@@ -613,7 +626,7 @@ impl<G: Game> Solver<'_, G> {
             return Ok(None);
         }
         Ok(Some(Candidates {
-            bits: bits.into_iter().map(AtomicU64::into_inner).collect(),
+            bits: into_words(bits),
             shift,
         }))
     }
@@ -626,20 +639,34 @@ impl<G: Game> Solver<'_, G> {
     /// distances are as the hints hold them. This spares a scan of the
     /// whole chunk, which late passes, deciding a few positions a chunk,
     /// spent most of their marking on.
-    pub(super) fn mark_next_from_decided(&self, next: &mut NextMarks, c: u64, decided: &[u32]) {
+    ///
+    /// Returns the marking itself, to run now or beside the step's next
+    /// chunks (it touches only the marks and the blocking bits of the
+    /// positions it lists, which nothing reads before the step ends): a
+    /// pass that decides many positions spends most of its combine step
+    /// ranking their predecessors, while the step's reads and writes wait.
+    pub(super) fn marking_from_decided<'s>(
+        &'s self,
+        next: &mut NextMarks,
+        c: u64,
+        decided: Vec<u32>,
+    ) -> Box<dyn FnOnce() + Send + 's> {
         let (lo, _) = self.chunk_range(self.size(), c);
-        let (bits, shift) = (&next.bits, next.shift);
-        let mark = |r: u64| set_bit(bits, shift, r);
-        self.clear_wins(next.pass, lo, decided);
-        let listed = self.mark_predecessors_of(lo, decided, &mark);
         next.done[c as usize] = true;
-        if !listed {
-            next.cannot.store(true, Ordering::Relaxed);
-        } else if !decided.is_empty() {
+        if !decided.is_empty() {
             if let Some(h) = lock(&self.chunk_hints).as_mut() {
                 add_distance(&mut h.distances[c as usize], next.pass - 1);
             }
         }
+        let (bits, shift, pass) = (next.bits.clone(), next.shift, next.pass);
+        let cannot = next.cannot.clone();
+        Box::new(move || {
+            let mark = |r: u64| set_bit(&bits, shift, r);
+            self.clear_wins(pass, lo, &decided);
+            if !self.mark_predecessors_of(lo, &decided, &mark) {
+                cannot.store(true, Ordering::Relaxed);
+            }
+        })
     }
 
     /// Starts pass `d + 1`'s marks for the combine step of pass `d`, where
@@ -652,12 +679,10 @@ impl<G: Game> Solver<'_, G> {
         let shift = self.candidate_shift()?;
         Some(NextMarks {
             pass: d + 1,
-            bits: (0..words_for(self.size(), shift))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
+            bits: no_marks(self.size(), shift),
             shift,
             done: vec![false; self.chunk_count() as usize],
-            cannot: AtomicBool::new(false),
+            cannot: Arc::new(AtomicBool::new(false)),
         })
     }
 

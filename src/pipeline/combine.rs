@@ -144,14 +144,61 @@ impl Earlier {
 /// pass's combine step, with the cores idle.
 pub(super) struct WriteBack<'scope, 'env> {
     scope: &'scope std::thread::Scope<'scope, 'env>,
-    /// Writes bytes at an offset of the partition's values.
-    write: &'env (dyn Fn(u64, &[u8]) -> Result<()> + Sync),
+    /// The partition's values.
+    write: &'env (dyn WritesValues + 'env),
     /// Where a written buffer goes.
     spare: &'env SpareBuffers,
     writing: Option<std::thread::ScopedJoinHandle<'scope, Result<Vec<u8>>>>,
+    /// The next pass's marking of a chunk before, in flight.
+    marking: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
 }
 
-impl WriteBack<'_, '_> {
+/// Where a write-back thread writes a chunk's values: the partition's
+/// solver, which the step's threads (its markings too) borrow.
+pub(super) trait WritesValues: Sync {
+    /// Writes `bytes` at `offset` of the partition's values.
+    fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()>;
+}
+
+impl<F: Fn(u64, &[u8]) -> Result<()> + Sync> WritesValues for F {
+    fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()> {
+        self(offset, bytes)
+    }
+}
+
+impl<G: Game> WritesValues for Solver<'_, G> {
+    fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()> {
+        self.write(&self.values, offset, bytes)
+    }
+}
+
+/// Decided positions of a chunk from which its marking of the next pass's
+/// candidates runs on a thread of its own, beside the step's next chunks
+/// (fewer cost less than the thread).
+const MARK_BESIDE: usize = 512;
+
+impl<'scope, 'env> WriteBack<'scope, 'env> {
+    /// Waits for the marking in flight, if any.
+    fn settle_marking(&mut self) -> Result<()> {
+        match self.marking.take().map(|m| m.join()) {
+            Some(Err(_)) => Err(Error::NotAvailable("a marking thread panicked".into())),
+            _ => Ok(()),
+        }
+    }
+
+    /// Waits for the marking in flight, then starts `mark` on a thread of
+    /// its own: one at a time, so that the step's chunks ahead of their
+    /// marking stay few (each holds its list of decided positions).
+    fn start_marking(&mut self, mark: impl FnOnce() + Send + 'env) -> Result<()> {
+        self.settle_marking()?;
+        let marking = std::thread::Builder::new()
+            .name("tbforge-marking".into())
+            .spawn_scoped(self.scope, mark)
+            .map_err(|e| Error::NotAvailable(format!("cannot start a marking thread: {e}")))?;
+        self.marking = Some(marking);
+        Ok(())
+    }
+
     /// Waits for the write in flight, if any: a checkpoint counts a chunk
     /// as done only once its values are written.
     fn settle(&mut self) -> Result<()> {
@@ -181,9 +228,9 @@ impl WriteBack<'_, '_> {
             .spawn_scoped(self.scope, move || {
                 match &stretches {
                     Some(stretches) => stretches.iter().try_for_each(|&(start, end)| {
-                        write(lo + start as u64, &values[start..end])
+                        write.write_values(lo + start as u64, &values[start..end])
                     }),
-                    None => write(lo, &values),
+                    None => write.write_values(lo, &values),
                 }
                 .map(|()| values)
             })
@@ -546,12 +593,12 @@ impl<G: Game> Solver<'_, G> {
     /// Runs `work` on the chunks from `first` on (those before it were
     /// combined before an interruption), timed as the combine step but for
     /// what `work` counts in `marking` (the next pass's marks).
-    fn combine_chunks<T: Send>(
-        &self,
+    fn combine_chunks<'s, T: Send>(
+        &'s self,
         what: &str,
         first: u64,
         load: impl Fn(u64) -> Result<T> + Sync,
-        mut work: impl FnMut(u64, T, &mut WriteBack<'_, '_>) -> Result<()>,
+        mut work: impl FnMut(u64, T, &mut WriteBack<'_, 's>) -> Result<()>,
         marking: &Cell<Duration>,
     ) -> Result<()> {
         self.chunk_phase(what, first);
@@ -841,12 +888,15 @@ impl<G: Game> Solver<'_, G> {
     /// Decides the pending candidates of chunk `c` (as
     /// [`Self::load_to_decide`] read it), marks the next pass's candidates
     /// in it, and starts writing back its values if they changed.
-    pub(super) fn decide_chunk(
-        &self,
+    ///
+    /// The marking of many decided positions runs beside the step's next
+    /// chunks, on a thread of the step's scope (`back`), as their writes do.
+    pub(super) fn decide_chunk<'s>(
+        &'s self,
         decider: &mut PassDecider<'_>,
         c: u64,
         loaded: ChunkToDecide,
-        back: &mut WriteBack<'_, '_>,
+        back: &mut WriteBack<'_, 's>,
     ) -> Result<()> {
         let kind = self.kind;
         let d = decider.d;
@@ -941,7 +991,8 @@ impl<G: Game> Solver<'_, G> {
             let started = Instant::now();
             match &all_flags {
                 Some(all_flags) => self.mark_next(next, c, (&values, all_flags, &summary)),
-                None => self.mark_next_from_decided(next, c, &listed),
+                None if listed.len() < MARK_BESIDE => self.marking_from_decided(next, c, listed)(),
+                None => back.start_marking(self.marking_from_decided(next, c, listed))?,
             }
             decider.marking += started.elapsed();
         }
@@ -961,20 +1012,25 @@ impl<G: Game> Solver<'_, G> {
 
     /// Runs `body` with a writer of chunks' values on a thread of its own,
     /// waiting for its last write before returning.
-    pub(super) fn with_write_back<R>(
-        &self,
-        body: impl FnOnce(&mut WriteBack<'_, '_>) -> Result<R>,
+    pub(super) fn with_write_back<'s, R>(
+        &'s self,
+        body: impl FnOnce(&mut WriteBack<'_, 's>) -> Result<R>,
     ) -> Result<R> {
-        let write = |offset: u64, bytes: &[u8]| self.write(&self.values, offset, bytes);
         std::thread::scope(|scope| {
             let mut back = WriteBack {
                 scope,
-                write: &write,
+                write: self,
                 spare: &self.spare,
                 writing: None,
+                marking: None,
             };
-            let out = body(&mut back)?;
+            let out = body(&mut back);
+            // The marks are whole before the step ends, even where it
+            // failed (a marking borrows what the step's caller frees).
+            let marked = back.settle_marking();
+            let out = out?;
             back.settle()?;
+            marked?;
             Ok(out)
         })
     }
@@ -1085,6 +1141,7 @@ mod tests {
                 write: &write,
                 spare: &spare,
                 writing: None,
+                marking: None,
             };
             back.settle().unwrap();
             // Stretches of a chunk at 1000: only they are written.
@@ -1121,6 +1178,46 @@ mod tests {
             let failed = back.start(vec![5u8; 1000], 0, None).unwrap_err();
             assert!(failed.to_string().contains("scratch disk gone"), "{failed}");
             back.settle().unwrap();
+        });
+    }
+
+    /// A marking runs beside the caller, one at a time: the next one starts
+    /// once the one before is over, and the step's end waits for the last;
+    /// a marking that panicked is an error, not a hang.
+    #[test]
+    fn markings_run_one_at_a_time_and_end_with_the_step() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let write = |_: u64, _: &[u8]| -> Result<()> { Ok(()) };
+        let spare = SpareBuffers::new(1 << 30);
+        let (running, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        std::thread::scope(|scope| {
+            let mut back = WriteBack {
+                scope,
+                write: &write,
+                spare: &spare,
+                writing: None,
+                marking: None,
+            };
+            for _ in 0..4 {
+                back.start_marking(|| {
+                    assert_eq!(running.fetch_add(1, Ordering::SeqCst), 0, "two at once");
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    done.fetch_add(1, Ordering::SeqCst);
+                })
+                .unwrap();
+            }
+            assert!(done.load(Ordering::SeqCst) >= 3);
+            back.settle_marking().unwrap();
+            assert_eq!(done.load(Ordering::SeqCst), 4);
+            back.start_marking(|| panic!("a marking that fails"))
+                .unwrap();
+            let failed = back.settle_marking().unwrap_err();
+            assert!(
+                failed.to_string().contains("marking thread panicked"),
+                "{failed}"
+            );
+            back.settle_marking().unwrap();
         });
     }
 
