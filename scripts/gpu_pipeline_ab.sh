@@ -6,13 +6,15 @@
 # the binary before it in the same run.
 #   BIN_A=.device/tbforge-a BIN_B=.device/tbforge bash scripts/gpu_pipeline_ab.sh
 # ARGS_A and ARGS_B add options to one build (a setting against another
-# with one binary: BIN_B may be BIN_A, ARGS_B="--threads 12").
+# with one binary: BIN_B may be BIN_A, ARGS_B="--threads 12"). BIN_C and
+# BIN_D (with ARGS_C, ARGS_D), where given, are built after them, against
+# the same reference builds: one run measures a series of changes.
 # Morris max=MORRIS_MAX (default 6), --gpu-mem-limit W/64 of the GPU build's
 # largest working set, 3 scratch directories, --mem-limit as in
 # bench_gpu_pipeline.sh; both must match the CPU build byte for byte. Each
-# build's log is left in $OUT as build-log-A.json and build-log-B.json, its
+# build's log is left in $OUT as build-log-A.json, build-log-B.json ..., its
 # passes tabulated with the disk's rates (dd before the builds) in
-# journal-A.txt and journal-B.txt.
+# journal-A.txt, journal-B.txt ...
 . "$(dirname "$0")/gpu_env.sh" tbforge-gpu-ab
 BIN_A=${BIN_A:?the binary before the change}
 BIN_B=${BIN_B:?the binary with it}
@@ -29,8 +31,9 @@ disk_rates
 echo "disk: sequential write $(python3 -c "print(round($DISK_W / 1e9, 2))") GB/s, read $(python3 -c "print(round($DISK_R / 1e9, 2))") GB/s"
 echo "| binary | wall s | pipeline s | expand / answer / combine / marking s | CPU s: expand / answer / combine / flushers | peak RSS MB (--mem-limit $((MEM >> 20))) | same bytes |"
 echo "| --- | ---: | ---: | --- | --- | ---: | --- |"
-for which in A B; do
+for which in A B C D; do
   bin=BIN_$which; args=ARGS_$which; dir="$WORK/$which"
+  [ -n "${!bin:-}" ] || continue
   rm -rf "$dir" "$dir".d*
   t0=$(date +%s.%N)
   "${!bin}" build "${GAME[@]}" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM \
