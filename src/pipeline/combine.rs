@@ -178,6 +178,22 @@ impl<G: Game> WritesValues for Solver<'_, G> {
 const MARK_BESIDE: usize = 512;
 
 impl<'scope, 'env> WriteBack<'scope, 'env> {
+    /// Nothing in flight yet: writes through `write`, written buffers kept
+    /// in `spare`, threads of `scope`.
+    fn new(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        write: &'env (dyn WritesValues + 'env),
+        spare: &'env SpareBuffers,
+    ) -> Self {
+        WriteBack {
+            scope,
+            write,
+            spare,
+            writing: None,
+            marking: None,
+        }
+    }
+
     /// Waits for the marking in flight, if any.
     fn settle_marking(&mut self) -> Result<()> {
         match self.marking.take().map(|m| m.join()) {
@@ -1017,13 +1033,7 @@ impl<G: Game> Solver<'_, G> {
         body: impl FnOnce(&mut WriteBack<'_, 's>) -> Result<R>,
     ) -> Result<R> {
         std::thread::scope(|scope| {
-            let mut back = WriteBack {
-                scope,
-                write: self,
-                spare: &self.spare,
-                writing: None,
-                marking: None,
-            };
+            let mut back = WriteBack::new(scope, self, &self.spare);
             let out = body(&mut back);
             // The marks are whole before the step ends, even where it
             // failed (a marking borrows what the step's caller frees).
@@ -1136,13 +1146,7 @@ mod tests {
         };
         let spare = SpareBuffers::new(1 << 30);
         std::thread::scope(|scope| {
-            let mut back = WriteBack {
-                scope,
-                write: &write,
-                spare: &spare,
-                writing: None,
-                marking: None,
-            };
+            let mut back = WriteBack::new(scope, &write, &spare);
             back.settle().unwrap();
             // Stretches of a chunk at 1000: only they are written.
             back.start(vec![7u8; 100_000], 1000, Some(vec![(0, 64), (640, 704)]))
@@ -1191,13 +1195,7 @@ mod tests {
         let spare = SpareBuffers::new(1 << 30);
         let (running, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
         std::thread::scope(|scope| {
-            let mut back = WriteBack {
-                scope,
-                write: &write,
-                spare: &spare,
-                writing: None,
-                marking: None,
-            };
+            let mut back = WriteBack::new(scope, &write, &spare);
             for _ in 0..4 {
                 back.start_marking(|| {
                     assert_eq!(running.fetch_add(1, Ordering::SeqCst), 0, "two at once");
