@@ -148,6 +148,25 @@ pub fn canonical_text(id: &str, params: &Params) -> String {
     format!("{id}:{}", params.join(","))
 }
 
+/// [`Game::visit_successor_ranks`] through [`Game::successors`] and
+/// [`Game::rank`], one successor at a time (what a game's override must
+/// match).
+pub fn rank_each_successor<G: Game + ?Sized>(
+    game: &G,
+    pos: &G::Position,
+    scratch: &mut Vec<(G::Move, G::Position)>,
+    visit: &mut dyn FnMut(PartitionId, Rank) -> bool,
+) {
+    scratch.clear();
+    game.successors(pos, scratch);
+    for (_, s) in scratch.iter() {
+        let (p, r) = game.rank(s);
+        if !visit(p, r) {
+            return;
+        }
+    }
+}
+
 /// A game whose state space tbforge can hash, solve and probe.
 ///
 /// Contract the solvers rely on (and tests check for every game):
@@ -189,6 +208,21 @@ pub trait Game: Send + Sync + 'static {
     /// Appends every legal move and its resulting position to `out` (which the
     /// caller clears). Called only for [`Status::Ongoing`] positions.
     fn successors(&self, pos: &Self::Position, out: &mut Vec<(Self::Move, Self::Position)>);
+
+    /// Calls `visit` with the partition and index of each successor of `pos`
+    /// in [`Game::successors`]' order, until it returns `false`; `scratch`
+    /// is room for the successors. What an expansion needs of them: a game
+    /// whose successors share work in ranking overrides it (in Morris all
+    /// but captures keep the new side to move's board). Called only for
+    /// [`Status::Ongoing`] positions.
+    fn visit_successor_ranks(
+        &self,
+        pos: &Self::Position,
+        scratch: &mut Vec<(Self::Move, Self::Position)>,
+        visit: &mut dyn FnMut(PartitionId, Rank) -> bool,
+    ) {
+        rank_each_successor(self, pos, scratch, visit);
+    }
 
     /// Where play starts, when the game has a start position: forward search
     /// from it gives the reachable counts the manifest reports.

@@ -106,23 +106,13 @@ pub fn expand_chunk_on_cpu<G: Game>(
                         }
                     }
                 }
-                succ.clear();
-                game.successors(&pos, &mut succ);
-                if succ.is_empty() && kind == GameKind::TwoPlayer {
-                    return Err(contract(format!(
-                        "position {} has no moves but its status is not Lost or Drawn",
-                        game.format_position(&pos)
-                    )));
-                }
-                for (_, s) in &succ {
-                    let (sp, sr) = game.rank(s);
+                let (mut moves, mut unsolved) = (0u32, None);
+                game.visit_successor_ranks(&pos, &mut succ, &mut |sp, sr| {
+                    moves += 1;
                     let base = if sp == p { own_base } else { targets.base_of(sp) };
                     let Some(b) = base else {
-                        return Err(contract(format!(
-                            "a move from partition {} leads to partition {}, which is not solved before it",
-                            game.partition_name(p),
-                            game.partition_name(sp)
-                        )));
+                        unsolved = Some(sp);
+                        return false;
                     };
                     if sp == p {
                         if first_scan {
@@ -133,6 +123,20 @@ pub fn expand_chunk_on_cpu<G: Game>(
                     } else if first_scan {
                         out.push([targets.key(b, sr.0), r]);
                     }
+                    true
+                });
+                if let Some(sp) = unsolved {
+                    return Err(contract(format!(
+                        "a move from partition {} leads to partition {}, which is not solved before it",
+                        game.partition_name(p),
+                        game.partition_name(sp)
+                    )));
+                }
+                if moves == 0 && kind == GameKind::TwoPlayer {
+                    return Err(contract(format!(
+                        "position {} has no moves but its status is not Lost or Drawn",
+                        game.format_position(&pos)
+                    )));
                 }
             }
             Ok(out)
@@ -193,19 +197,17 @@ pub fn look_up_chunk_on_cpu<G: Game>(
                 let Some(pos) = game.unrank(p, Rank(r)) else {
                     continue;
                 };
-                succ.clear();
-                game.successors(&pos, &mut succ);
-                for (_, s) in &succ {
-                    let (sp, sr) = game.rank(s);
+                game.visit_successor_ranks(&pos, &mut succ, &mut |sp, sr| {
                     if sp != p {
-                        continue;
+                        return true;
                     }
                     looked += 1;
                     if (lookup.blocks)(sr.0) {
                         (lookup.blocked)(r);
-                        break;
+                        return false;
                     }
-                }
+                    true
+                });
             }
             looked
         })

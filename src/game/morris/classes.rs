@@ -408,6 +408,16 @@ impl HalfRanks {
         }
     }
 
+    /// The indices of this half's boards with `mover`'s board, ready to
+    /// rank many opponent boards.
+    #[inline]
+    pub fn under(&self, mover: u32) -> RanksUnder {
+        match self {
+            HalfRanks::Boards { .. } => RanksUnder::Boards(mover),
+            HalfRanks::Classes(c) => RanksUnder::Classes(c, c.prepare(mover)),
+        }
+    }
+
     /// The board (a class's representative) at index `r` < [`Self::size`].
     #[inline]
     pub fn unrank(&self, r: u64) -> (u32, u32) {
@@ -422,6 +432,35 @@ impl HalfRanks {
         match self {
             HalfRanks::Boards { .. } => 1,
             HalfRanks::Classes(c) => c.weight(r),
+        }
+    }
+}
+
+/// A mover's board as [`HalfIndex::rank_under`] takes it: its
+/// representative and the symmetry that maps the board onto it.
+#[derive(Clone, Copy, Debug)]
+pub struct MoverPrep {
+    rep: usize,
+    to_rep: u8,
+}
+
+/// The indices of one half's boards with a given mover's board
+/// ([`HalfRanks::under`]), by their opponent's board.
+#[derive(Clone, Copy, Debug)]
+pub enum RanksUnder {
+    /// One index per board.
+    Boards(u32),
+    /// One index per class, under the mover's representative.
+    Classes(&'static HalfIndex, MoverPrep),
+}
+
+impl RanksUnder {
+    /// [`HalfRanks::rank`] of (the mover, `opponent`).
+    #[inline]
+    pub fn rank(&self, opponent: u32) -> u64 {
+        match *self {
+            RanksUnder::Boards(mover) => rank_boards(mover, opponent),
+            RanksUnder::Classes(c, prep) => c.rank_under(prep, opponent),
         }
     }
 }
@@ -581,8 +620,24 @@ impl HalfIndex {
     /// The index of the class of (mover, opponent) (`a` and `b` pieces).
     #[inline]
     pub fn rank(&self, mover: u32, opponent: u32) -> u64 {
+        self.rank_under(self.prepare(mover), opponent)
+    }
+
+    /// What ranking a board takes from its mover's side alone: a position's
+    /// quiet moves all lead to boards with the same side to move.
+    #[inline]
+    pub fn prepare(&self, mover: u32) -> MoverPrep {
         let e = self.movers.lookup[colex(mover) as usize];
-        let (j, g0) = ((e >> 4) as usize, e & 15);
+        MoverPrep {
+            rep: (e >> 4) as usize,
+            to_rep: (e & 15) as u8,
+        }
+    }
+
+    /// [`Self::rank`] of (the prepared mover, opponent).
+    #[inline]
+    pub fn rank_under(&self, prep: MoverPrep, opponent: u32) -> u64 {
+        let (j, g0) = (prep.rep, prep.to_rep);
         let o = if g0 == 0 {
             opponent
         } else {

@@ -876,6 +876,77 @@ impl Morris {
     }
 }
 
+/// Every move of `pos` (an ongoing position), in the order
+/// [`Game::successors`] lists them, with the mover's board after it and
+/// the opponent's board left (less a captured piece), until `f` returns
+/// `false`.
+#[inline]
+fn each_move(pos: &Position, mut f: impl FnMut(Move, u32, u32) -> bool) {
+    let own = pos.mover;
+    let opp = pos.opponent;
+    let empty = !(own | opp) & FULL;
+    let flying = own.count_ones() == 3;
+    // Pieces in a mill are protected unless every piece is in one.
+    let protected = in_mills(opp);
+    let removable = if protected == opp {
+        opp
+    } else {
+        opp & !protected
+    };
+    if pos.placing() {
+        for to in bits(empty) {
+            let moved = own | 1 << to;
+            let [m1, m2] = MILLS_AT[to as usize];
+            let closes = moved & m1 == m1 || moved & m2 == m2;
+            let mut mv = Move {
+                from: None,
+                to,
+                capture: None,
+            };
+            // With no opponent piece on the board a mill removes nothing
+            // (play cannot get there: kept for the rule's sake).
+            if closes && removable != 0 {
+                for x in bits(removable) {
+                    mv.capture = Some(x);
+                    if !f(mv, moved, opp & !(1 << x)) {
+                        return;
+                    }
+                }
+            } else if !f(mv, moved, opp) {
+                return;
+            }
+        }
+        return;
+    }
+    for from in bits(own) {
+        let targets = if flying {
+            empty
+        } else {
+            ADJACENT[from as usize] & empty
+        };
+        for to in bits(targets) {
+            let moved = (own & !(1 << from)) | (1 << to);
+            let [m1, m2] = MILLS_AT[to as usize];
+            let closes = moved & m1 == m1 || moved & m2 == m2;
+            let mut mv = Move {
+                from: Some(from),
+                to,
+                capture: None,
+            };
+            if closes {
+                for x in bits(removable) {
+                    mv.capture = Some(x);
+                    if !f(mv, moved, opp & !(1 << x)) {
+                        return;
+                    }
+                }
+            } else if !f(mv, moved, opp) {
+                return;
+            }
+        }
+    }
+}
+
 impl Game for Morris {
     type Position = Position;
     type Move = Move;
@@ -1055,65 +1126,47 @@ impl Game for Morris {
     }
 
     fn successors(&self, pos: &Position, out: &mut Vec<(Move, Position)>) {
-        let own = pos.mover;
-        let opp = pos.opponent;
-        let empty = !(own | opp) & FULL;
-        let flying = own.count_ones() == 3;
-        // Pieces in a mill are protected unless every piece is in one.
-        let protected = in_mills(opp);
-        let removable = if protected == opp {
-            opp
-        } else {
-            opp & !protected
-        };
+        let placing = pos.placing();
+        each_move(pos, |mv, moved, left| {
+            out.push((
+                mv,
+                if placing {
+                    pos.after_placing(moved, left)
+                } else {
+                    pos.after(moved, left)
+                },
+            ));
+            true
+        });
+    }
+
+    fn visit_successor_ranks(
+        &self,
+        pos: &Position,
+        scratch: &mut Vec<(Move, Position)>,
+        visit: &mut dyn FnMut(PartitionId, Rank) -> bool,
+    ) {
         if pos.placing() {
-            for to in bits(empty) {
-                let moved = own | 1 << to;
-                let [m1, m2] = MILLS_AT[to as usize];
-                let closes = moved & m1 == m1 || moved & m2 == m2;
-                let mut mv = Move {
-                    from: None,
-                    to,
-                    capture: None,
-                };
-                // With no opponent piece on the board a mill removes nothing
-                // (play cannot get there: kept for the rule's sake).
-                if closes && removable != 0 {
-                    for x in bits(removable) {
-                        mv.capture = Some(x);
-                        out.push((mv, pos.after_placing(moved, opp & !(1 << x))));
-                    }
-                } else {
-                    out.push((mv, pos.after_placing(moved, opp)));
-                }
-            }
-            return;
+            return crate::game::rank_each_successor(self, pos, scratch, visit);
         }
-        for from in bits(own) {
-            let targets = if flying {
-                empty
-            } else {
-                ADJACENT[from as usize] & empty
+        // A quiet move leaves the opponent's board whole, and it is the
+        // side to move's next: one partition, one offset and one mover's
+        // share of the ranking for all of them.
+        let (a, b) = (pos.opponent.count_ones(), pos.mover.count_ones());
+        let quiet = (a > 2).then(|| {
+            let offset = if a < b { self.half(b, a).size() } else { 0 };
+            let ranks = self.half(a, b).under(pos.opponent);
+            (Part::Pair(a.max(b), a.min(b)).id(), offset, ranks)
+        });
+        each_move(pos, |_, moved, left| {
+            let (p, r) = match &quiet {
+                Some((p, offset, ranks)) if left == pos.opponent => {
+                    (*p, Rank(offset + ranks.rank(moved)))
+                }
+                _ => self.rank(&pos.after(moved, left)),
             };
-            for to in bits(targets) {
-                let moved = (own & !(1 << from)) | (1 << to);
-                let [m1, m2] = MILLS_AT[to as usize];
-                let closes = moved & m1 == m1 || moved & m2 == m2;
-                let mut mv = Move {
-                    from: Some(from),
-                    to,
-                    capture: None,
-                };
-                if closes {
-                    for x in bits(removable) {
-                        mv.capture = Some(x);
-                        out.push((mv, pos.after(moved, opp & !(1 << x))));
-                    }
-                } else {
-                    out.push((mv, pos.after(moved, opp)));
-                }
-            }
-        }
+            visit(p, r)
+        });
     }
 
     fn start(&self) -> Option<Position> {
@@ -1304,6 +1357,68 @@ mod tests {
             hand: [0, 2],
         };
         assert_eq!(g.evaluate(&swapped), -400);
+    }
+
+    /// The successors' ranks a pass takes in one walk (the quiet moves
+    /// sharing their mover's share of the ranking) are those of each
+    /// successor ranked alone, in the same order, stopped where the visitor
+    /// stops: boards and classes, quiet moves, captures down to a lost side,
+    /// flying and placing.
+    #[test]
+    fn successor_ranks_in_one_walk_are_each_successors_rank() {
+        for symmetry in [true, false] {
+            let g = Morris::new(5, symmetry).unwrap();
+            let (mut positions, mut quiet, mut captures) = (0, 0, 0);
+            let mut scratch = Vec::new();
+            for p in g.partitions() {
+                let size = g.partition_size(p);
+                for r in (0..size).step_by((size / 200).max(1) as usize) {
+                    let Some(moving) = g.unrank(p, Rank(r)) else {
+                        continue;
+                    };
+                    let placing = Position {
+                        hand: [2, 1],
+                        ..moving
+                    };
+                    for pos in [moving, placing] {
+                        if g.status(&pos) != Status::Ongoing {
+                            continue;
+                        }
+                        let mut each = Vec::new();
+                        crate::game::rank_each_successor(&g, &pos, &mut scratch, &mut |p, r| {
+                            each.push((p, r));
+                            true
+                        });
+                        let mut walked = Vec::new();
+                        g.visit_successor_ranks(&pos, &mut scratch, &mut |p, r| {
+                            walked.push((p, r));
+                            true
+                        });
+                        assert_eq!(walked, each, "{pos:?}");
+                        let stop = each.len() / 2;
+                        let mut first = Vec::new();
+                        g.visit_successor_ranks(&pos, &mut scratch, &mut |p, r| {
+                            first.push((p, r));
+                            first.len() <= stop
+                        });
+                        assert_eq!(first, each[..(stop + 1).min(each.len())], "{pos:?}");
+                        positions += 1;
+                        scratch.clear();
+                        g.successors(&pos, &mut scratch);
+                        for (mv, _) in &scratch {
+                            match mv.capture {
+                                Some(_) => captures += 1,
+                                None => quiet += 1,
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(
+                positions > 1000 && quiet > 10_000 && captures > 1000,
+                "{positions} positions, {quiet} quiet moves, {captures} captures"
+            );
+        }
     }
 
     /// Every position of a partition that reaches P by a move inside the
