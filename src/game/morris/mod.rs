@@ -893,26 +893,33 @@ fn each_move(pos: &Position, mut f: impl FnMut(Move, u32, u32) -> bool) {
     } else {
         opp & !protected
     };
+    // A move (or placement) to `to` that leaves the mover's board `moved`:
+    // `false` once `f` says stop.
+    let mut step = |from: Option<u8>, to: u8, moved: u32| -> bool {
+        let [m1, m2] = MILLS_AT[to as usize];
+        let closes = moved & m1 == m1 || moved & m2 == m2;
+        let mut mv = Move {
+            from,
+            to,
+            capture: None,
+        };
+        // With no opponent piece on the board a placement's mill removes
+        // nothing (play cannot get there: kept for the rule's sake).
+        if closes && (removable != 0 || from.is_some()) {
+            for x in bits(removable) {
+                mv.capture = Some(x);
+                if !f(mv, moved, opp & !(1 << x)) {
+                    return false;
+                }
+            }
+            true
+        } else {
+            f(mv, moved, opp)
+        }
+    };
     if pos.placing() {
         for to in bits(empty) {
-            let moved = own | 1 << to;
-            let [m1, m2] = MILLS_AT[to as usize];
-            let closes = moved & m1 == m1 || moved & m2 == m2;
-            let mut mv = Move {
-                from: None,
-                to,
-                capture: None,
-            };
-            // With no opponent piece on the board a mill removes nothing
-            // (play cannot get there: kept for the rule's sake).
-            if closes && removable != 0 {
-                for x in bits(removable) {
-                    mv.capture = Some(x);
-                    if !f(mv, moved, opp & !(1 << x)) {
-                        return;
-                    }
-                }
-            } else if !f(mv, moved, opp) {
+            if !step(None, to, own | 1 << to) {
                 return;
             }
         }
@@ -925,22 +932,7 @@ fn each_move(pos: &Position, mut f: impl FnMut(Move, u32, u32) -> bool) {
             ADJACENT[from as usize] & empty
         };
         for to in bits(targets) {
-            let moved = (own & !(1 << from)) | (1 << to);
-            let [m1, m2] = MILLS_AT[to as usize];
-            let closes = moved & m1 == m1 || moved & m2 == m2;
-            let mut mv = Move {
-                from: Some(from),
-                to,
-                capture: None,
-            };
-            if closes {
-                for x in bits(removable) {
-                    mv.capture = Some(x);
-                    if !f(mv, moved, opp & !(1 << x)) {
-                        return;
-                    }
-                }
-            } else if !f(mv, moved, opp) {
+            if !step(Some(from), to, (own & !(1 << from)) | (1 << to)) {
                 return;
             }
         }
