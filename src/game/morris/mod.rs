@@ -708,6 +708,14 @@ impl Morris {
         HalfRanks::new(a, b, self.symmetry)
     }
 
+    /// The phase II/III partition of boards with `a` pieces to move and `b`
+    /// for the opponent, and where their half starts in it (the larger
+    /// count's side to move comes first).
+    fn pair_half(&self, a: u32, b: u32) -> (PartitionId, u64) {
+        let offset = if a < b { self.half(b, a).size() } else { 0 };
+        (Part::Pair(a.max(b), a.min(b)).id(), offset)
+    }
+
     /// Each half of `part` with its first index.
     fn halves(&self, part: Part) -> Vec<(u64, HalfRanks)> {
         let mut base = 0;
@@ -1039,8 +1047,8 @@ impl Game for Morris {
         if a == 2 {
             return (Part::Lost(b).id(), Rank(r));
         }
-        let offset = if a < b { self.half(b, a).size() } else { 0 };
-        (Part::Pair(a.max(b), a.min(b)).id(), Rank(offset + r))
+        let (p, offset) = self.pair_half(a, b);
+        (p, Rank(offset + r))
     }
 
     fn weights(&self, p: PartitionId) -> Weights {
@@ -1146,9 +1154,8 @@ impl Game for Morris {
         // share of the ranking for all of them.
         let (a, b) = (pos.opponent.count_ones(), pos.mover.count_ones());
         let quiet = (a > 2).then(|| {
-            let offset = if a < b { self.half(b, a).size() } else { 0 };
-            let ranks = self.half(a, b).under(pos.opponent);
-            (Part::Pair(a.max(b), a.min(b)).id(), offset, ranks)
+            let (p, offset) = self.pair_half(a, b);
+            (p, offset, self.half(a, b).under(pos.opponent))
         });
         each_move(pos, |_, moved, left| {
             let (p, r) = match &quiet {
