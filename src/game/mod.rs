@@ -335,6 +335,29 @@ pub trait Game: Send + Sync + 'static {
         false
     }
 
+    /// Calls `visit` with the partition and index of each of
+    /// [`Game::predecessors_within`]' positions, in its order; `false` (and
+    /// no call) where the game cannot list them. `scratch` is room for the
+    /// predecessors. What a pass's marking needs of them: a game whose
+    /// predecessors share work in ranking overrides it (in Morris they all
+    /// keep the side to move's board as the next side's opponent).
+    fn visit_predecessor_ranks_within(
+        &self,
+        pos: &Self::Position,
+        scratch: &mut Vec<Self::Position>,
+        visit: &mut dyn FnMut(PartitionId, Rank),
+    ) -> bool {
+        scratch.clear();
+        if !self.predecessors_within(pos, scratch) {
+            return false;
+        }
+        for q in scratch.iter() {
+            let (p, r) = self.rank(q);
+            visit(p, r);
+        }
+        true
+    }
+
     /// Whether engine files leave out which positions of partition `p` are
     /// reached (FORMAT.md, "Engine files"): the prober then finds it from
     /// [`Game::predecessors`] (a position is reached when it is the start

@@ -505,17 +505,11 @@ impl<G: Game> Solver<'_, G> {
         let Some(pos) = game.unrank(p, Rank(r)) else {
             return true;
         };
-        before.clear();
-        if !game.predecessors_within(&pos, before) {
-            return false;
-        }
-        for q in before.iter() {
-            let (qp, Rank(qr)) = game.rank(q);
+        game.visit_predecessor_ranks_within(&pos, before, &mut |qp, Rank(qr)| {
             if qp == p && qr < size {
                 mark(qr);
             }
-        }
-        true
+        })
     }
 
     /// Clears the blocking bits (see blocking.rs) of the positions at

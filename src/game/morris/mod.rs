@@ -884,6 +884,37 @@ impl Morris {
     }
 }
 
+/// The boards the opponent of `pos` had before its last move, where that
+/// move stayed in the partition: quiet moves only, since a capture leaves
+/// for a partition of fewer pieces and a placement for the next placement
+/// partition, so no position in phase I, nor one that is lost, has a
+/// predecessor in its partition. One of its pieces goes back from `to` to
+/// an empty `from` (any empty point when it has three and flies), unless
+/// arriving on `to` closed a mill (a capture).
+#[inline]
+fn each_unmove_within(pos: &Position, mut f: impl FnMut(u32)) {
+    let (mover, opponent) = (pos.mover, pos.opponent);
+    if pos.placing() || mover.count_ones() < 3 || opponent.count_ones() < 3 {
+        return;
+    }
+    let empty = !(mover | opponent) & FULL;
+    let flying = opponent.count_ones() == 3;
+    for to in bits(opponent) {
+        let [m1, m2] = MILLS_AT[to as usize];
+        if opponent & m1 == m1 || opponent & m2 == m2 {
+            continue;
+        }
+        let from = if flying {
+            empty
+        } else {
+            ADJACENT[to as usize] & empty
+        };
+        for from in bits(from) {
+            f(opponent ^ (1 << to) ^ (1 << from));
+        }
+    }
+}
+
 /// Every move of `pos` (an ongoing position), in the order
 /// [`Game::successors`] lists them, with the mover's board after it and
 /// the opponent's board left (less a captured piece), until `f` returns
@@ -1094,34 +1125,34 @@ impl Game for Morris {
     /// and a placement for the next placement partition, so no position in
     /// phase I, nor one that is lost, has a predecessor in its partition.
     fn predecessors_within(&self, pos: &Position, out: &mut Vec<Position>) -> bool {
-        if pos.placing() || pos.mover.count_ones() < 3 || pos.opponent.count_ones() < 3 {
+        each_unmove_within(pos, |mover| {
+            out.push(Position {
+                mover,
+                opponent: pos.mover,
+                white_to_move: !pos.white_to_move,
+                hand: [0, 0],
+            })
+        });
+        true
+    }
+
+    fn visit_predecessor_ranks_within(
+        &self,
+        pos: &Position,
+        _scratch: &mut Vec<Position>,
+        visit: &mut dyn FnMut(PartitionId, Rank),
+    ) -> bool {
+        // Every predecessor within has the opponent to move with the same
+        // pieces: one partition, one offset and one half for all of them.
+        let (a, b) = (pos.opponent.count_ones(), pos.mover.count_ones());
+        if pos.placing() || a < 3 || b < 3 {
             return true;
         }
-        // The opponent moved last: one of its pieces goes back from `to` to
-        // an empty `from` (any empty point when it has three and flies),
-        // unless arriving on `to` closed a mill (a capture).
-        let (mover, opponent) = (pos.mover, pos.opponent);
-        let empty = !(mover | opponent) & FULL;
-        let flying = opponent.count_ones() == 3;
-        for to in bits(opponent) {
-            let [m1, m2] = MILLS_AT[to as usize];
-            if opponent & m1 == m1 || opponent & m2 == m2 {
-                continue;
-            }
-            let from = if flying {
-                empty
-            } else {
-                ADJACENT[to as usize] & empty
-            };
-            for from in bits(from) {
-                out.push(Position {
-                    mover: opponent ^ (1 << to) ^ (1 << from),
-                    opponent: mover,
-                    white_to_move: !pos.white_to_move,
-                    hand: [0, 0],
-                });
-            }
-        }
+        let (p, offset) = self.pair_half(a, b);
+        let half = self.half(a, b);
+        each_unmove_within(pos, |mover| {
+            visit(p, Rank(offset + half.rank(mover, pos.mover)))
+        });
         true
     }
 
@@ -1416,6 +1447,50 @@ mod tests {
             assert!(
                 positions > 1000 && quiet > 10_000 && captures > 1000,
                 "{positions} positions, {quiet} quiet moves, {captures} captures"
+            );
+        }
+    }
+
+    /// The predecessors' ranks a pass's marking takes in one walk are those
+    /// of each predecessor within the partition ranked alone, in the same
+    /// order: boards and classes, sliding and flying, and none for a
+    /// position with a side of two pieces or in phase I.
+    #[test]
+    fn predecessor_ranks_in_one_walk_are_each_predecessors_rank() {
+        for symmetry in [true, false] {
+            let g = Morris::new(5, symmetry).unwrap();
+            let (mut positions, mut listed, mut flying) = (0, 0, 0);
+            let mut scratch = Vec::new();
+            for p in g.partitions() {
+                let size = g.partition_size(p);
+                for r in (0..size).step_by((size / 200).max(1) as usize) {
+                    let Some(pos) = g.unrank(p, Rank(r)) else {
+                        continue;
+                    };
+                    let placing = Position {
+                        hand: [1, 1],
+                        ..pos
+                    };
+                    for pos in [pos, placing] {
+                        let mut before = Vec::new();
+                        assert!(g.predecessors_within(&pos, &mut before));
+                        let each: Vec<_> = before.iter().map(|q| g.rank(q)).collect();
+                        let mut walked = Vec::new();
+                        assert!(g.visit_predecessor_ranks_within(
+                            &pos,
+                            &mut scratch,
+                            &mut |p, r| walked.push((p, r))
+                        ));
+                        assert_eq!(walked, each, "{pos:?}");
+                        positions += 1;
+                        listed += each.len();
+                        flying += usize::from(pos.opponent.count_ones() == 3 && !each.is_empty());
+                    }
+                }
+            }
+            assert!(
+                positions > 1000 && listed > 10_000 && flying > 100,
+                "{positions} positions, {listed} predecessors, {flying} flying"
             );
         }
     }
