@@ -148,6 +148,33 @@ pub fn canonical_text(id: &str, params: &Params) -> String {
     format!("{id}:{}", params.join(","))
 }
 
+/// Which successors' ranks a walk over them needs
+/// ([`Game::visit_successor_ranks`]): the others come with their partition
+/// alone, which a game may tell without ranking them. A first scan needs
+/// the ranks of the successors outside the partition it expands (those
+/// inside only say that a move stays in it), a pass those inside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ranking {
+    /// Every successor's.
+    All,
+    /// Those in this partition.
+    Within(PartitionId),
+    /// Those in any other partition.
+    Outside(PartitionId),
+}
+
+impl Ranking {
+    /// Whether a successor in partition `p` is to be ranked.
+    #[inline]
+    pub fn wants(self, p: PartitionId) -> bool {
+        match self {
+            Ranking::All => true,
+            Ranking::Within(q) => p == q,
+            Ranking::Outside(q) => p != q,
+        }
+    }
+}
+
 /// [`Game::visit_successor_ranks`] through [`Game::successors`] and
 /// [`Game::rank`], one successor at a time (what a game's override must
 /// match).
@@ -155,13 +182,14 @@ pub fn rank_each_successor<G: Game + ?Sized>(
     game: &G,
     pos: &G::Position,
     scratch: &mut Vec<(G::Move, G::Position)>,
-    visit: &mut dyn FnMut(PartitionId, Rank) -> bool,
+    ranking: Ranking,
+    visit: &mut dyn FnMut(PartitionId, Option<Rank>) -> bool,
 ) {
     scratch.clear();
     game.successors(pos, scratch);
     for (_, s) in scratch.iter() {
         let (p, r) = game.rank(s);
-        if !visit(p, r) {
+        if !visit(p, ranking.wants(p).then_some(r)) {
             return;
         }
     }
@@ -209,19 +237,23 @@ pub trait Game: Send + Sync + 'static {
     /// caller clears). Called only for [`Status::Ongoing`] positions.
     fn successors(&self, pos: &Self::Position, out: &mut Vec<(Self::Move, Self::Position)>);
 
-    /// Calls `visit` with the partition and index of each successor of `pos`
-    /// in [`Game::successors`]' order, until it returns `false`; `scratch`
-    /// is room for the successors. What an expansion needs of them: a game
-    /// whose successors share work in ranking overrides it (in Morris all
-    /// but captures keep the new side to move's board). Called only for
-    /// [`Status::Ongoing`] positions.
+    /// Calls `visit` with the partition of each successor of `pos` in
+    /// [`Game::successors`]' order, and its index where `ranking` wants it
+    /// (`None` exactly where it does not), until it returns `false`;
+    /// `scratch` is room for the successors. What an expansion needs of
+    /// them: a game whose successors share work in ranking, or whose
+    /// successors' partitions are known without ranking them, overrides it
+    /// (in Morris all but captures keep the new side to move's board, and
+    /// the pieces tell the partition). Called only for [`Status::Ongoing`]
+    /// positions.
     fn visit_successor_ranks(
         &self,
         pos: &Self::Position,
         scratch: &mut Vec<(Self::Move, Self::Position)>,
-        visit: &mut dyn FnMut(PartitionId, Rank) -> bool,
+        ranking: Ranking,
+        visit: &mut dyn FnMut(PartitionId, Option<Rank>) -> bool,
     ) {
-        rank_each_successor(self, pos, scratch, visit);
+        rank_each_successor(self, pos, scratch, ranking, visit);
     }
 
     /// Where play starts, when the game has a start position: forward search

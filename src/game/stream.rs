@@ -10,7 +10,7 @@ use super::kernels::{
     ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Lookup, StreamTargets, STREAM_DRAWN,
     STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
 };
-use super::{Game, GameKind, Status};
+use super::{Game, GameKind, Ranking, Status};
 use crate::value::Rank;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -58,6 +58,14 @@ pub fn expand_chunk_on_cpu<G: Game>(
     // Most successors stay in the partition: its base is looked up once,
     // not in the list of partitions for each of them.
     let own_base = targets.base_of(p);
+    // A first scan requests the successors in earlier partitions (those
+    // inside only make the position's flag), a pass those inside: the
+    // others need no rank.
+    let ranking = if first_scan {
+        Ranking::Outside(p)
+    } else {
+        Ranking::Within(p)
+    };
     let contract = |message: String| Error::GameContract {
         game: game.info().id.to_string(),
         message,
@@ -107,21 +115,18 @@ pub fn expand_chunk_on_cpu<G: Game>(
                     }
                 }
                 let (mut moves, mut unsolved) = (0u32, None);
-                game.visit_successor_ranks(&pos, &mut succ, &mut |sp, sr| {
+                game.visit_successor_ranks(&pos, &mut succ, ranking, &mut |sp, sr| {
                     moves += 1;
                     let base = if sp == p { own_base } else { targets.base_of(sp) };
                     let Some(b) = base else {
                         unsolved = Some(sp);
                         return false;
                     };
-                    if sp == p {
-                        if first_scan {
-                            set_flag(bits, j, STREAM_INTERNAL);
-                        } else {
-                            out.push([targets.key(b, sr.0), r]);
-                        }
-                    } else if first_scan {
-                        out.push([targets.key(b, sr.0), r]);
+                    match sr {
+                        // Ranked where the step needs it (`ranking`).
+                        Some(Rank(s)) => out.push([targets.key(b, s), r]),
+                        None if sp == p && first_scan => set_flag(bits, j, STREAM_INTERNAL),
+                        None => {}
                     }
                     true
                 });
@@ -197,12 +202,12 @@ pub fn look_up_chunk_on_cpu<G: Game>(
                 let Some(pos) = game.unrank(p, Rank(r)) else {
                     continue;
                 };
-                game.visit_successor_ranks(&pos, &mut succ, &mut |sp, sr| {
-                    if sp != p {
+                game.visit_successor_ranks(&pos, &mut succ, Ranking::Within(p), &mut |sp, sr| {
+                    let Some(Rank(s)) = sr.filter(|_| sp == p) else {
                         return true;
-                    }
+                    };
                     looked += 1;
-                    if (lookup.blocks)(sr.0) {
+                    if (lookup.blocks)(s) {
                         (lookup.blocked)(r);
                         return false;
                     }

@@ -139,7 +139,7 @@ pub mod stream;
 pub mod twin;
 
 use super::params::{GameDescriptor, ParamDoc, ParamReader};
-use super::{Game, GameInfo, GameKind, Status};
+use super::{Game, GameInfo, GameKind, Ranking, Status};
 use crate::value::{PartitionId, Rank, Weights};
 use crate::{Error, Result};
 use classes::HalfRanks;
@@ -716,6 +716,17 @@ impl Morris {
         (Part::Pair(a.max(b), a.min(b)).id(), offset)
     }
 
+    /// The partition of a position in phase II/III with `a` pieces to move
+    /// and `b` for the opponent (lost where the side to move has two), and
+    /// where their half starts in it.
+    fn moving_half(&self, a: u32, b: u32) -> (PartitionId, u64) {
+        if a == 2 {
+            (Part::Lost(b).id(), 0)
+        } else {
+            self.pair_half(a, b)
+        }
+    }
+
     /// Each half of `part` with its first index.
     fn halves(&self, part: Part) -> Vec<(u64, HalfRanks)> {
         let mut base = 0;
@@ -1075,10 +1086,7 @@ impl Game for Morris {
             let t = 2 * self.max - u32::from(pos.hand[0]) - u32::from(pos.hand[1]);
             return (Part::Place { t, a, b }.id(), Rank(r));
         }
-        if a == 2 {
-            return (Part::Lost(b).id(), Rank(r));
-        }
-        let (p, offset) = self.pair_half(a, b);
+        let (p, offset) = self.moving_half(a, b);
         (p, Rank(offset + r))
     }
 
@@ -1175,27 +1183,35 @@ impl Game for Morris {
         &self,
         pos: &Position,
         scratch: &mut Vec<(Move, Position)>,
-        visit: &mut dyn FnMut(PartitionId, Rank) -> bool,
+        ranking: Ranking,
+        visit: &mut dyn FnMut(PartitionId, Option<Rank>) -> bool,
     ) {
         if pos.placing() {
-            return crate::game::rank_each_successor(self, pos, scratch, visit);
+            return crate::game::rank_each_successor(self, pos, scratch, ranking, visit);
         }
         // A quiet move leaves the opponent's board whole, and it is the
         // side to move's next: one partition, one offset and one mover's
-        // share of the ranking for all of them.
+        // share of the ranking for all of them. A capture takes one of the
+        // opponent's pieces: its partition is known before it is ranked.
         let (a, b) = (pos.opponent.count_ones(), pos.mover.count_ones());
         let quiet = (a > 2).then(|| {
             let (p, offset) = self.pair_half(a, b);
-            (p, offset, self.half(a, b).under(pos.opponent))
+            let ranks = ranking
+                .wants(p)
+                .then(|| self.half(a, b).under(pos.opponent));
+            (p, offset, ranks)
         });
-        each_move(pos, |_, moved, left| {
-            let (p, r) = match &quiet {
-                Some((p, offset, ranks)) if left == pos.opponent => {
-                    (*p, Rank(offset + ranks.rank(moved)))
-                }
-                _ => self.rank(&pos.after(moved, left)),
-            };
-            visit(p, r)
+        let captured = (a > 2).then(|| self.moving_half(a - 1, b).0);
+        each_move(pos, |_, moved, left| match (&quiet, captured) {
+            (Some((p, offset, ranks)), _) if left == pos.opponent => visit(
+                *p,
+                ranks.as_ref().map(|ranks| Rank(offset + ranks.rank(moved))),
+            ),
+            (_, Some(p)) if left != pos.opponent && !ranking.wants(p) => visit(p, None),
+            _ => {
+                let (p, r) = self.rank(&pos.after(moved, left));
+                visit(p, ranking.wants(p).then_some(r))
+            }
         });
     }
 
@@ -1390,10 +1406,10 @@ mod tests {
     }
 
     /// The successors' ranks a pass takes in one walk (the quiet moves
-    /// sharing their mover's share of the ranking) are those of each
-    /// successor ranked alone, in the same order, stopped where the visitor
-    /// stops: boards and classes, quiet moves, captures down to a lost side,
-    /// flying and placing.
+    /// sharing their mover's share of the ranking, the successors a build
+    /// does not need unranked) are those of each successor ranked alone, in
+    /// the same order, stopped where the visitor stops: boards and classes,
+    /// quiet moves, captures down to a lost side, flying and placing.
     #[test]
     fn successor_ranks_in_one_walk_are_each_successors_rank() {
         for symmetry in [true, false] {
@@ -1414,24 +1430,55 @@ mod tests {
                         if g.status(&pos) != Status::Ongoing {
                             continue;
                         }
-                        let mut each = Vec::new();
-                        crate::game::rank_each_successor(&g, &pos, &mut scratch, &mut |p, r| {
-                            each.push((p, r));
-                            true
-                        });
-                        let mut walked = Vec::new();
-                        g.visit_successor_ranks(&pos, &mut scratch, &mut |p, r| {
-                            walked.push((p, r));
-                            true
-                        });
-                        assert_eq!(walked, each, "{pos:?}");
-                        let stop = each.len() / 2;
-                        let mut first = Vec::new();
-                        g.visit_successor_ranks(&pos, &mut scratch, &mut |p, r| {
-                            first.push((p, r));
-                            first.len() <= stop
-                        });
-                        assert_eq!(first, each[..(stop + 1).min(each.len())], "{pos:?}");
+                        // Every ranking a build asks for: all, within the
+                        // position's own partition or outside it, within
+                        // the one its captures or placements reach, and
+                        // within one it does not reach (nothing ranked).
+                        let own = g.rank(&pos).0;
+                        let mut all = Vec::new();
+                        crate::game::rank_each_successor(
+                            &g,
+                            &pos,
+                            &mut scratch,
+                            Ranking::All,
+                            &mut |p, _| {
+                                all.push(p);
+                                true
+                            },
+                        );
+                        let away = all.iter().copied().find(|&p| p != own).unwrap_or(own);
+                        for ranking in [
+                            Ranking::All,
+                            Ranking::Within(own),
+                            Ranking::Outside(own),
+                            Ranking::Within(away),
+                            Ranking::Within(PartitionId(u32::MAX)),
+                        ] {
+                            let mut each = Vec::new();
+                            crate::game::rank_each_successor(
+                                &g,
+                                &pos,
+                                &mut scratch,
+                                ranking,
+                                &mut |p, r| {
+                                    each.push((p, r));
+                                    true
+                                },
+                            );
+                            let mut walked = Vec::new();
+                            g.visit_successor_ranks(&pos, &mut scratch, ranking, &mut |p, r| {
+                                walked.push((p, r));
+                                true
+                            });
+                            assert_eq!(walked, each, "{pos:?} {ranking:?}");
+                            let stop = each.len() / 2;
+                            let mut first = Vec::new();
+                            g.visit_successor_ranks(&pos, &mut scratch, ranking, &mut |p, r| {
+                                first.push((p, r));
+                                first.len() <= stop
+                            });
+                            assert_eq!(first, each[..(stop + 1).min(each.len())], "{pos:?}");
+                        }
                         positions += 1;
                         scratch.clear();
                         g.successors(&pos, &mut scratch);
