@@ -25,32 +25,6 @@ fn set_flag(flags: &mut [u8], j: usize, f: u8) {
     flags[j / 4] |= f << (2 * (j % 4));
 }
 
-/// The indices below `len` whose flags (`flags`, from index 0) are exactly
-/// `ONGOING | INTERNAL`, what a pass expands, in increasing order: 32 flags
-/// tested at a time. A late pass expands few positions of a chunk, and
-/// testing each index's flags one by one was a tenth of a CPU build's
-/// samples (Morris max=6).
-fn expanding(flags: &[u8], len: usize) -> impl Iterator<Item = usize> + '_ {
-    flags[..len.div_ceil(4)]
-        .chunks(8)
-        .enumerate()
-        .flat_map(|(w, bytes)| {
-            let mut word = [0u8; 8];
-            word[..bytes.len()].copy_from_slice(bytes);
-            let x = u64::from_le_bytes(word);
-            // The low bit of each index's pair, where both of its bits are set.
-            let mut both = x & (x >> 1) & 0x5555_5555_5555_5555;
-            std::iter::from_fn(move || {
-                (both != 0).then(|| {
-                    let at = both.trailing_zeros() as usize;
-                    both &= both - 1;
-                    32 * w + at / 2
-                })
-            })
-        })
-        .take_while(move |&j| j < len)
-}
-
 /// Expands `job` as [`StreamTargets`] specifies, on all threads.
 pub fn expand_chunk_on_cpu<G: Game>(
     game: &G,
@@ -103,7 +77,7 @@ pub fn expand_chunk_on_cpu<G: Game>(
             let listed: Vec<usize> = if first_scan {
                 Vec::new()
             } else {
-                expanding(bits, vals.len()).collect()
+                ChunkJob::expanding(bits, vals.len()).collect()
             };
             let order: &mut dyn Iterator<Item = usize> = if first_scan {
                 &mut (0..vals.len())
@@ -227,7 +201,7 @@ pub fn look_up_chunk_on_cpu<G: Game>(
             let mut looked = 0u64;
             let from = i * SUB;
             let to = (from + SUB).min(indices);
-            for j in expanding(&job.flags[from / 4..], to - from).map(|j| from + j) {
+            for j in ChunkJob::expanding(&job.flags[from / 4..], to - from).map(|j| from + j) {
                 if job.values.get(j).is_some_and(|&v| v != STREAM_PENDING) {
                     continue;
                 }
@@ -379,46 +353,5 @@ impl ChunkDone {
         self.requests
             .windows(2)
             .all(|w| w[0][0] >> low_bits <= w[1][0] >> low_bits)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The indices a pass expands, 32 flags at a time, are those whose two
-    /// flag bits are both set, one index at a time: every flag pattern,
-    /// lengths that end inside a byte and a word, and none past the length.
-    #[test]
-    fn expanding_lists_each_index_with_both_flags() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        for len in [0usize, 1, 3, 4, 31, 32, 33, 64, 100, 4095, 4096] {
-            for density in [0u64, 1, 2, 3, 4] {
-                let flags: Vec<u8> = (0..len.div_ceil(4) + 9)
-                    .map(|_| {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        // density 0: no index has both bits; 4: every one.
-                        let mut b = (seed & 0xff) as u8;
-                        for k in 0..4 {
-                            if (seed >> (8 + 2 * k)) & 3 < density {
-                                b |= 3 << (2 * k);
-                            } else if b >> (2 * k) & 3 == 3 {
-                                b &= !(1 << (2 * k));
-                            }
-                        }
-                        b
-                    })
-                    .collect();
-                let want: Vec<usize> = (0..len)
-                    .filter(|&j| {
-                        (flags[j / 4] >> (2 * (j % 4))) & 3 == STREAM_ONGOING | STREAM_INTERNAL
-                    })
-                    .collect();
-                let got: Vec<usize> = expanding(&flags, len).collect();
-                assert_eq!(got, want, "{len} indices, density {density}");
-            }
-        }
     }
 }
