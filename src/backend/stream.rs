@@ -172,7 +172,7 @@ impl ChunkJob {
     /// `ONGOING | INTERNAL`, what a pass expands, in increasing order: 32 flags
     /// tested at a time. A late pass expands few positions of a chunk, and
     /// testing each index's flags one by one was a tenth of a CPU build's
-    /// samples (Morris max=6).
+    /// samples on the largest build measured.
     pub fn expanding(flags: &[u8], len: usize) -> impl Iterator<Item = usize> + '_ {
         flags[..len.div_ceil(4)]
             .chunks(8)
