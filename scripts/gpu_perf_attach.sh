@@ -24,7 +24,9 @@ if ! perf stat -e task-clock -o "$OUT/perf-check.txt" true 2> "$OUT/perf-check.e
 fi
 rm -f "$OUT/perf-check.txt" "$OUT/perf-check.err"
 pid=""
-for _ in $(seq 1 600); do
+# Not found within WAIT seconds (default 120): the build ended or failed,
+# or its binary is not named tbforge.
+for _ in $(seq 1 "${WAIT:-120}"); do
   # The newest tbforge process (not this script, whose arguments match too).
   pid=$(pgrep -n -x tbforge -f -- "$pattern" 2>/dev/null || true)
   [ -z "$pid" ] && for p in $(pgrep -f -- "$pattern"); do
@@ -33,7 +35,7 @@ for _ in $(seq 1 600); do
   [ -n "$pid" ] && break
   sleep 1
 done
-[ -n "$pid" ] || { echo "no process matches $pattern"; exit 1; }
+[ -n "$pid" ] || { echo "no process named tbforge matches $pattern (a binary under another name is not found)"; exit 1; }
 sleep "$delay"
 echo "sampling pid $pid for $seconds s"
 # Beside perf (which sees threads on a CPU only): ten times a second, each
