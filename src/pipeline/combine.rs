@@ -473,7 +473,7 @@ pub(super) struct ChunkToDecide {
 }
 
 impl ChunkToDecide {
-    /// The values as read (zero outside the stretches).
+    /// The values as read (anything outside the stretches).
     pub(super) fn values(&self) -> &[u8] {
         &self.values
     }

@@ -615,8 +615,11 @@ impl<G: Game> Solver<'_, G> {
 
     /// [`Self::read_chunk`] of the `stretches` of chunk `c` alone (offsets
     /// in the chunk, whole words of 64 positions but for the chunk's end):
-    /// elsewhere values and flags are zero, flags that neither expand nor
-    /// decide a position.
+    /// elsewhere flags are zero, flags that neither expand nor decide a
+    /// position, and values are whatever the buffer held. Nothing reads a
+    /// value outside the stretches (a position is looked at only where its
+    /// flags say it expands or is decided); zeroing them, a chunk's
+    /// megabytes on the reader's thread, was most of a late pass's reads.
     pub(super) fn read_chunk_in(
         &self,
         c: u64,
@@ -625,7 +628,7 @@ impl<G: Game> Solver<'_, G> {
         let (lo, hi) = self.chunk_range(self.size(), c);
         let len = (hi - lo) as usize;
         let (mut values, mut flags) = (
-            self.spare.take(len, Fill::Zeroed),
+            self.spare.take(len, Fill::Overwritten),
             self.spare.take(len.div_ceil(4), Fill::Zeroed),
         );
         // Flag bytes hold four positions: stretches start on whole words, so
