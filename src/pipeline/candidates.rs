@@ -43,6 +43,7 @@
 //! make 1 % more requests than with a bit a position (the README).
 
 use super::blocking::Blocking;
+use super::buffers::Fill;
 use super::combine::Earlier;
 use super::external::{flag, lock, Solver, INTERNAL, ONGOING};
 use super::stats::{Part, StepClock};
@@ -301,13 +302,22 @@ fn into_words(bits: Arc<Vec<AtomicU64>>) -> Vec<u64> {
     }
 }
 
-/// Fresh marks for `size` positions, a bit per `1 << shift`.
-fn no_marks(size: u64, shift: u32) -> Arc<Vec<AtomicU64>> {
-    Arc::new(
-        (0..words_for(size, shift))
-            .map(|_| AtomicU64::new(0))
-            .collect(),
-    )
+impl<G: Game> Solver<'_, G> {
+    /// No marks yet for this partition's positions, a bit per `1 <<
+    /// shift`: a pass's spare marks cleared on all threads, or fresh ones.
+    fn no_marks(&self, shift: u32) -> Arc<Vec<AtomicU64>> {
+        let mut bits = self
+            .spare_marks
+            .take(words_for(self.size(), shift), Fill::Overwritten);
+        bits.par_chunks_mut(1 << 14).for_each(|words| words.fill(0));
+        // The same allocation, as atomics (same size and alignment).
+        Arc::new(bits.into_iter().map(AtomicU64::new).collect())
+    }
+
+    /// Keeps the marks of a pass that is done with them for a later one.
+    pub(super) fn keep_marks(&self, candidates: Candidates) {
+        self.spare_marks.keep(candidates.bits);
+    }
 }
 
 /// Adds distance `e` to a chunk's set of distances (all of them beyond 255).
@@ -377,7 +387,7 @@ impl<G: Game> Solver<'_, G> {
         let chunks = self.chunk_count() as usize;
         let (bits, done) = match next {
             Some(m) => (m.bits, m.done),
-            None => (no_marks(size, shift), vec![false; chunks]),
+            None => (self.no_marks(shift), vec![false; chunks]),
         };
         let mark = |r: u64| set_bit(&bits, shift, r);
         let cannot = AtomicBool::new(false);
@@ -586,7 +596,7 @@ impl<G: Game> Solver<'_, G> {
                     m.done.iter().filter(|&&d| d).count() as u64;
                 m.bits
             }
-            None => no_marks(size, shift),
+            None => self.no_marks(shift),
         };
         let mark = |r: u64| set_bit(&bits, shift, r);
         self.chunk_phase(&format!("pass {d}: candidates from lists"), 0);
@@ -673,7 +683,7 @@ impl<G: Game> Solver<'_, G> {
         let shift = self.candidate_shift()?;
         Some(NextMarks {
             pass: d + 1,
-            bits: no_marks(self.size(), shift),
+            bits: self.no_marks(shift),
             shift,
             done: vec![false; self.chunk_count() as usize],
             cannot: Arc::new(AtomicBool::new(false)),

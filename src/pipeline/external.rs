@@ -121,6 +121,10 @@ pub(super) struct Solver<'a, G: Game> {
     /// Chunk-sized byte buffers the steps are done with, for the next
     /// chunk's reads.
     pub(super) spare: SpareBuffers,
+    /// Candidate marks a pass is done with, for a later pass's: a fresh
+    /// bitmap, a bit a position, is megabytes faulted in and zeroed on
+    /// the pass's thread, every pass.
+    pub(super) spare_marks: SpareBuffers<u64>,
     /// What the steps' run writers share: the profile, and the write
     /// buffers one writer leaves to the next.
     pub(super) writer_parts: WriterParts,
@@ -312,6 +316,9 @@ impl<'a, G: Game> Solver<'a, G> {
             lookup_values: Mutex::new(Vec::new()),
             decoded: Mutex::new(Vec::new()),
             spare: SpareBuffers::new((SPARE_BYTES_PER_POSITION * plan.chunk) as usize),
+            // The marks of one pass at a time: a pass's marks and the next
+            // pass's are alive together, and one of them is kept between.
+            spare_marks: SpareBuffers::new(size.div_ceil(64) as usize * 8),
             writer_parts: WriterParts {
                 profile: Arc::clone(&stats.profile),
                 buffers: Arc::new(SpareBuffers::new(RunWriter::buffer_bytes(
@@ -809,19 +816,33 @@ impl<G: Game> Solver<'_, G> {
         save: &mut SaveWithin<'_>,
     ) -> Result<(u64, u64, bool)> {
         let candidates = self.candidates(d)?;
+        let done = self.pass_over(d, candidates.as_ref(), from, redoing, save);
+        if let Some(k) = candidates {
+            self.keep_marks(k);
+        }
+        done
+    }
+
+    /// Pass `d` over its `candidates` (every pending position: `None`).
+    fn pass_over(
+        &self,
+        d: u32,
+        candidates: Option<&Candidates>,
+        from: Option<WithinPass>,
+        redoing: bool,
+        save: &mut SaveWithin<'_>,
+    ) -> Result<(u64, u64, bool)> {
         let only = candidates.is_some();
         // A pass that decides through a successor at `d - 1` alone
         // decides each pending candidate when the marks are exact: a
         // candidate is a predecessor within the partition of a position at
         // `d - 1` or has a summary that names `d - 1`, so it has such a
         // successor. Its expand and answer steps would only confirm it.
-        if candidates.as_ref().is_some_and(Candidates::exact)
-            && PassAcc::decides_by_hit(self.kind, d)
-        {
+        if candidates.is_some_and(Candidates::exact) && PassAcc::decides_by_hit(self.kind, d) {
             // A checkpoint of this pass lies in its combine step (or, made
             // by a build that exchanged requests, before it: redone).
             let from = from.filter(|w| w.step == Step::Combine);
-            let decided = self.pass_combine(d, candidates.as_ref(), Deciding::Marks, from, save)?;
+            let decided = self.pass_combine(d, candidates, Deciding::Marks, from, save)?;
             lock(&self.figures).expand = ExpandStep {
                 expander: "none: its candidates decided by their marks".into(),
                 candidates: Some(decided),
@@ -829,13 +850,13 @@ impl<G: Game> Solver<'_, G> {
             };
             return Ok((decided, 0, only));
         }
-        let exact = candidates.as_ref().is_some_and(Candidates::exact);
+        let exact = candidates.is_some_and(Candidates::exact);
         if self.answers_in_memory(d, exact) {
-            let decided = self.pass_in_memory(d, candidates.as_ref())?;
+            let decided = self.pass_in_memory(d, candidates)?;
             return Ok((decided, 0, only));
         }
         self.drop_blocking();
-        let (requests, answers, from) = self.exchange(d, candidates.as_ref(), from, save)?;
+        let (requests, answers, from) = self.exchange(d, candidates, from, save)?;
         // A pass redone after an interruption may find its candidates all
         // decided already (a win at `d` is every pending predecessor of a
         // loss at `d - 1`): they made no request, but the pass loop's end
@@ -853,7 +874,7 @@ impl<G: Game> Solver<'_, G> {
         }
         let decided = self.pass_combine(
             d,
-            candidates.as_ref(),
+            candidates,
             Deciding::Answers {
                 requests: &requests,
                 answers: &answers,
