@@ -626,7 +626,8 @@ impl<G: Game> Solver<'_, G> {
     /// position, and values are whatever the buffer held. Nothing reads a
     /// value outside the stretches (a position is looked at only where its
     /// flags say it expands or is decided); zeroing them, a chunk's
-    /// megabytes on the reader's thread, was most of a late pass's reads.
+    /// megabytes on the reader's thread, was a third of that thread's time
+    /// in a late pass.
     pub(super) fn read_chunk_in(
         &self,
         c: u64,
