@@ -296,6 +296,20 @@ fn ongoing_internal(flags: &[u8], start: usize, end: usize) -> impl Iterator<Ite
         .filter(move |&j| (start..end).contains(&j))
 }
 
+/// The first `n` of `kept` (grown where shorter), each reset to its
+/// default on all threads: per-position state kept from chunk to chunk,
+/// since a fresh chunk's worth, faulted in and filled on the step's thread,
+/// held every core up.
+fn cleared<T: Default + Clone + Send>(kept: &mut Vec<T>, n: usize) -> &mut [T] {
+    if kept.len() < n {
+        kept.resize(n, T::default());
+    }
+    let part = &mut kept[..n];
+    part.par_chunks_mut(SLICE)
+        .for_each(|piece| piece.fill(T::default()));
+    part
+}
+
 /// Records per ascending run a block needs on average for its threads to
 /// binary-search their shares of it rather than scan it whole.
 const MIN_RUN: usize = 64;
@@ -711,8 +725,6 @@ impl<G: Game> Solver<'_, G> {
         } else {
             None
         };
-        // Kept from chunk to chunk and cleared on all threads: a fresh
-        // chunk's worth (five bytes a position) was filled on this thread.
         let mut kept_summaries: Vec<Summary> = Vec::new();
         self.combine_chunks(
             "first scan: combine",
@@ -722,13 +734,7 @@ impl<G: Game> Solver<'_, G> {
                 let (lo, hi) = self.chunk_range(self.size(), c);
                 self.prefetch_answers(answers, c + 1);
                 let n = (hi - lo) as usize;
-                if kept_summaries.len() < n {
-                    kept_summaries.resize(n, Summary::default());
-                }
-                let summaries = &mut kept_summaries[..n];
-                summaries
-                    .par_chunks_mut(SLICE)
-                    .for_each(|part| part.fill(Summary::default()));
+                let summaries = cleared(&mut kept_summaries, n);
                 self.apply_answers(answers, c, (&mut *summaries, None), |s, a| {
                     s.add(kind, Value::from_byte(a.payload as u8))
                 })?;
@@ -978,20 +984,13 @@ impl<G: Game> Solver<'_, G> {
         // answers when it is decided: only the pending candidates need
         // them, often a small part of the chunk.
         let pieces = Pieces::of((hi - lo) as usize, stretches.as_deref());
-        // Kept between chunks and cleared on all threads: a fresh chunk's
-        // worth, faulted in and zeroed on this thread, held every core up.
+        // Accumulators only where answers are applied to them.
         let held = match decider.deciding {
             Deciding::Answers { .. } => pieces.held,
             _ => 0,
         };
-        let kept_accs = &mut decider.kept_accs;
-        if kept_accs.len() < held {
-            kept_accs.resize(held, PassAcc::default());
-        }
-        let accs = &mut kept_accs[..held];
+        let accs = cleared(&mut decider.kept_accs, held);
         if let Deciding::Answers { answers, .. } = decider.deciding {
-            accs.par_chunks_mut(SLICE)
-                .for_each(|part| part.fill(PassAcc::default()));
             self.apply_answers(
                 answers,
                 c,
