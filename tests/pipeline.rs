@@ -93,25 +93,32 @@ fn check(kind: GameKind) {
     // Progress made durable at every chunk and bucket boundary, except with
     // 64-position chunks: there its syncs took 39 s of the test's 40.
     let (every_boundary, hourly) = (Duration::ZERO, Duration::from_secs(3600));
-    for (chunk, lookup_chunk, capacity, disks, checkpoint_every) in [
+    // Each with the first scan's requests through run files, and answered
+    // from the earlier partition's values in memory.
+    for (chunk, lookup_chunk, capacity, disks, checkpoint_every, first_scan_values) in [
         (64, 192, 37, 2, hourly),
         (4096, 3 * 4096, 1 << 20, 1, every_boundary),
         (1 << 23, 1 << 26, 61, 3, every_boundary),
-    ] {
+    ]
+    .into_iter()
+    .flat_map(|c| [(c, 0), (c, u64::MAX)])
+    .map(|((a, b, c, d, e), f)| (a, b, c, d, e, f))
+    {
         let dirs: Vec<_> = (0..disks)
             .map(|d| tmp.path().join(format!("disk{d}")))
             .collect();
-        let scratch = ScratchDisks::open(&dirs, &format!("{chunk}")).unwrap();
+        let scratch = ScratchDisks::open(&dirs, &format!("{chunk}-{first_scan_values}")).unwrap();
         let plan = ExternalPlan {
             checkpoint_every,
             chunk,
             lookup_chunk,
             run_capacity: capacity,
+            first_scan_values,
         };
         let external = solve_game_external(&g, &scratch, plan, &Progress::hidden()).unwrap();
         assert_eq!(
             external, memory,
-            "chunk {chunk}, capacity {capacity}, {disks} disks"
+            "chunk {chunk}, capacity {capacity}, {disks} disks, first scan's values {first_scan_values}"
         );
         if disks > 1 {
             for d in scratch.dirs() {
@@ -152,6 +159,7 @@ fn a_partition_resumed_from_an_old_pass_end_ends_the_same() {
             chunk: 4096,
             lookup_chunk: 3 * 4096,
             run_capacity: 1 << 20,
+            first_scan_values: 0,
         };
         // Checkpoints an hour apart: the first scan's end and the last
         // pass's are recorded, none between.
@@ -186,12 +194,17 @@ fn a_partition_resumed_from_an_old_pass_end_ends_the_same() {
 fn morris_partitions_resumed_from_every_pass_end_end_the_same() {
     use tbforge::game::morris::Morris;
     let g = Morris::from_params(&common::raw_params(&[("max", "3")])).unwrap();
-    let plan = ExternalPlan {
-        checkpoint_every: Duration::ZERO,
-        ..ExternalPlan::for_mem_limit(16 << 20)
-    };
-    let tried = resume_from_every_pass_end(&g, plan);
-    assert!(tried > 30, "{tried} resumes");
+    // First scans answered in memory (the budget's default), and through
+    // run files.
+    for first_scan_values in [8 << 20, 0] {
+        let plan = ExternalPlan {
+            checkpoint_every: Duration::ZERO,
+            first_scan_values,
+            ..ExternalPlan::for_mem_limit(16 << 20)
+        };
+        let tried = resume_from_every_pass_end(&g, plan);
+        assert!(tried > 30, "{tried} resumes");
+    }
 }
 
 /// Solves `game`'s partition `slot` through the pipeline from `resume`;
@@ -266,4 +279,109 @@ fn resume_from_every_pass_end<G: Game>(game: &G, plan: ExternalPlan) -> usize {
         }
     }
     tried
+}
+
+/// Every checkpoint inside partition `slot`'s first scan under `plan`
+/// (checkpoints due at every boundary), in order: the scan runs once and
+/// stops at its end.
+fn checkpoints_inside_first_scan<G: Game>(
+    game: &G,
+    layout: &Layout,
+    scratch: &ScratchDisks,
+    slot: usize,
+    plan: ExternalPlan,
+) -> Vec<PassCheckpoint> {
+    let mut inside = Vec::new();
+    let ended = solve_partition_external(
+        game,
+        layout,
+        scratch,
+        slot,
+        plan,
+        &Progress::hidden(),
+        &IoStats::default(),
+        None,
+        &mut |c| {
+            if c.next_pass > 0 {
+                return Err(tbforge::Error::NotAvailable("stopped".into()));
+            }
+            inside.push(c);
+            Ok(())
+        },
+    );
+    assert!(ended.is_err(), "the scan's end was not recorded");
+    inside
+}
+
+/// A first scan interrupted inside resumes to the values of one never
+/// interrupted, whichever way either run answers its requests (through run
+/// files, or from the earlier partitions' values held in memory): each
+/// way's checkpoints mean to the other what they mean to itself. Each run
+/// stops at the checkpoint after the one it resumes from (or at the scan's
+/// end), so its scratch is ahead of the checkpoint, as a killed build's is.
+#[test]
+fn first_scans_interrupted_inside_resume_exactly_either_way() {
+    use tbforge::game::morris::Morris;
+    let g = Morris::from_params(&common::raw_params(&[("max", "3")])).unwrap();
+    let layout = Layout::new(&g).unwrap();
+    let plan = |first_scan_values, checkpoint_every| ExternalPlan {
+        checkpoint_every,
+        chunk: 16_384,
+        lookup_chunk: 4 * 16_384,
+        run_capacity: 4096,
+        first_scan_values,
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let scratch = ScratchDisks::open(&[tmp.path().to_path_buf()], "inside").unwrap();
+    let (mut resumed, mut crossed) = (0, 0);
+    for slot in 0..layout.len() {
+        let hourly = Duration::from_secs(3600);
+        solve_slot(&g, &layout, &scratch, slot, plan(0, hourly), None);
+        let done = values_of(&layout, &scratch, slot);
+        for (first, then) in [(0, u64::MAX), (u64::MAX, 0), (u64::MAX, u64::MAX)] {
+            let every = plan(first, Duration::ZERO);
+            let inside = checkpoints_inside_first_scan(&g, &layout, &scratch, slot, every);
+            for (k, from) in inside.iter().enumerate() {
+                // Run again up to the next checkpoint, or the scan's end.
+                let mut seen = 0;
+                let stopped = solve_partition_external(
+                    &g,
+                    &layout,
+                    &scratch,
+                    slot,
+                    every,
+                    &Progress::hidden(),
+                    &IoStats::default(),
+                    None,
+                    &mut |_| {
+                        seen += 1;
+                        if seen > k + 1 {
+                            return Err(tbforge::Error::NotAvailable("killed".into()));
+                        }
+                        Ok(())
+                    },
+                );
+                assert!(stopped.is_err());
+                solve_slot(
+                    &g,
+                    &layout,
+                    &scratch,
+                    slot,
+                    plan(then, hourly),
+                    Some(from.clone()),
+                );
+                assert!(
+                    values_of(&layout, &scratch, slot) == done,
+                    "partition {}: first scan with first_scan_values {first} resumed from {from:?} with {then}: the values differ",
+                    g.partition_name(layout.order()[slot])
+                );
+                resumed += 1;
+                crossed += usize::from(first != then);
+            }
+        }
+    }
+    assert!(
+        resumed > 30 && crossed > 20,
+        "{resumed} resumes, {crossed} across"
+    );
 }

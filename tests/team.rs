@@ -256,6 +256,9 @@ fn external_builds_by_a_team_write_the_bytes_of_one_process() {
             // alone (11 s for the test, 76 s expanding every pending position).
             lookup_chunk: 16 * 4096,
             run_capacity: 1024,
+            // Requests through run files (a first scan answered in memory:
+            // tests/build.rs and tests/pipeline.rs).
+            first_scan_values: 0,
             // The members keep no checkpoints within a partition anyway.
             checkpoint_every: std::time::Duration::from_secs(3600),
         });

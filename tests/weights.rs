@@ -99,6 +99,7 @@ fn build(external: bool) -> (tempfile::TempDir, Manifest) {
             chunk: 16_384,
             lookup_chunk: 32_768,
             run_capacity: 1024,
+            first_scan_values: u64::MAX,
             checkpoint_every: std::time::Duration::ZERO,
         });
     }

@@ -256,6 +256,17 @@ pub trait Game: Send + Sync + 'static {
         rank_each_successor(self, pos, scratch, ranking, visit);
     }
 
+    /// The partitions other than `p` that successors of `p`'s positions may
+    /// lie in, where the game can list them without a walk (a superset
+    /// will do); `None` (the default): any partition before `p`. A streamed
+    /// first scan holds these partitions' values in memory where they fit,
+    /// and answers its requests as they come back; a successor found
+    /// outside them is a broken contract, reported as such.
+    fn successor_partitions(&self, p: PartitionId) -> Option<Vec<PartitionId>> {
+        let _ = p;
+        None
+    }
+
     /// Where play starts, when the game has a start position: forward search
     /// from it gives the reachable counts the manifest reports.
     fn start(&self) -> Option<Self::Position>;

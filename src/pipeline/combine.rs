@@ -18,6 +18,7 @@ use crate::value::Value;
 use crate::{Error, Result};
 use rayon::prelude::*;
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
 /// Per-position summary of successors in earlier partitions, as the first
@@ -74,6 +75,83 @@ impl Summary {
             (GameKind::TwoPlayer, None) if !self.blocked => next(self.longest_win.unwrap_or(0)),
             (GameKind::TwoPlayer, None) => Some(Value::DRAW),
         }
+    }
+}
+
+/// The [`Summary`] of each position of a chunk, gathered by many threads
+/// at once (a first scan answered in memory folds each answer into its
+/// requester's as the requests come back, in any order): each part in a
+/// byte of its own, folded by an atomic minimum, maximum or or.
+pub(super) struct AtomicSummaries {
+    /// The nearest loss, [`AtomicSummaries::NONE`] for none.
+    nearest_loss: Vec<AtomicU8>,
+    /// One more than the longest win, 0 for none.
+    longest_win: Vec<AtomicU8>,
+    blocked: Vec<AtomicBool>,
+}
+
+impl AtomicSummaries {
+    /// No loss (distances end at [`Value::MAX_DISTANCE`], below it).
+    const NONE: u8 = u8::MAX;
+
+    /// Summaries of `n` positions, none with a successor yet.
+    pub(super) fn new(n: usize) -> AtomicSummaries {
+        AtomicSummaries {
+            nearest_loss: (0..n).map(|_| AtomicU8::new(Self::NONE)).collect(),
+            longest_win: (0..n).map(|_| AtomicU8::new(0)).collect(),
+            blocked: (0..n).map(|_| AtomicBool::new(false)).collect(),
+        }
+    }
+
+    /// Positions held.
+    pub(super) fn len(&self) -> usize {
+        self.blocked.len()
+    }
+
+    /// [`Summary::add`] of position `j`'s, from any thread. A part that
+    /// already holds as much is only read: most answers change nothing.
+    #[inline]
+    pub(super) fn add(&self, j: usize, kind: GameKind, v: Value) {
+        match v.distance() {
+            Some(e) if kind == GameKind::Puzzle || e % 2 == 0 => {
+                let (e, at) = (e as u8, &self.nearest_loss[j]);
+                if at.load(Ordering::Relaxed) > e {
+                    at.fetch_min(e, Ordering::Relaxed);
+                }
+            }
+            Some(e) => {
+                let (e, at) = (e as u8 + 1, &self.longest_win[j]);
+                if at.load(Ordering::Relaxed) < e {
+                    at.fetch_max(e, Ordering::Relaxed);
+                }
+            }
+            None => {
+                let at = &self.blocked[j];
+                if !at.load(Ordering::Relaxed) {
+                    at.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Position `j`'s summary, once every thread that added to it is done.
+    fn get(&self, j: usize) -> Summary {
+        let loss = self.nearest_loss[j].load(Ordering::Relaxed);
+        let win = self.longest_win[j].load(Ordering::Relaxed);
+        Summary {
+            nearest_loss: (loss != Self::NONE).then_some(loss),
+            longest_win: win.checked_sub(1),
+            blocked: self.blocked[j].load(Ordering::Relaxed),
+        }
+    }
+
+    /// Every position's summary, into `out` (whose room is reused).
+    pub(super) fn read_into<'o>(&self, out: &'o mut Vec<Summary>) -> &'o mut [Summary] {
+        let out = cleared(out, self.len());
+        out.par_iter_mut()
+            .enumerate()
+            .for_each(|(j, s)| *s = self.get(j));
+        out
     }
 }
 
@@ -217,7 +295,7 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
 
     /// Waits for the write in flight, if any: a checkpoint counts a chunk
     /// as done only once its values are written.
-    fn settle(&mut self) -> Result<()> {
+    pub(super) fn settle(&mut self) -> Result<()> {
         let Some(writing) = self.writing.take() else {
             return Ok(());
         };
@@ -702,6 +780,82 @@ impl<G: Game> Solver<'_, G> {
         })
     }
 
+    /// The first scan's work on a chunk (from `lo`) once its positions'
+    /// `summaries` are whole: decides each position with no move inside the
+    /// partition, writes the summaries the passes read and the chunk's
+    /// distance lists, and hands its values to `back`. Returns the longest
+    /// distance seen and whether some position is left for the passes.
+    pub(super) fn finish_first_chunk<'s>(
+        &'s self,
+        lo: u64,
+        (mut values, flags): (Vec<u8>, Vec<u8>),
+        summaries: &[Summary],
+        lists: &mut Option<DistanceLists>,
+        back: &mut WriteBack<'_, 's>,
+    ) -> Result<(u32, bool)> {
+        let kind = self.kind;
+        let n = values.len();
+        // Every byte is set below.
+        let mut packed = self.spare.take(n * Earlier::BYTES, Fill::Overwritten);
+        // Per slice of the chunk: (longest distance, some position
+        // left for the passes, some distance too long to store).
+        let (longest, internal, overflow) = values
+            .par_chunks_mut(SLICE)
+            .zip(packed.par_chunks_mut(SLICE * Earlier::BYTES))
+            .zip(summaries.par_chunks(SLICE))
+            .zip(flags.par_chunks(SLICE / 4))
+            .map(|(((values, packed), summaries), flags)| {
+                let (mut longest, mut internal, mut overflow) = (0u32, false, false);
+                for (j, s) in summaries.iter().enumerate() {
+                    packed[j] = s.earlier().0;
+                    let f = flag(flags, j);
+                    if f & ONGOING == 0 {
+                        longest = longest.max(values[j].saturating_sub(2).into());
+                        continue;
+                    }
+                    longest = longest.max(s.longest());
+                    internal |= f & INTERNAL != 0;
+                    if f & INTERNAL == 0 {
+                        match s.finish(kind) {
+                            Some(v) => {
+                                values[j] = v.to_byte();
+                                longest = longest.max(v.distance().unwrap_or(0));
+                            }
+                            None => overflow = true,
+                        }
+                    }
+                }
+                (longest, internal, overflow)
+            })
+            .reduce(
+                || (0, false, false),
+                |a, b| (a.0.max(b.0), a.1 | b.1, a.2 | b.2),
+            );
+        if overflow {
+            return Err(Error::DistanceOverflow {
+                game: self.game.info().id.to_string(),
+                partition: self.name(),
+                max: Value::MAX_DISTANCE,
+            });
+        }
+        self.progress.inc(n as u64);
+        // The passes read a summary only for a position with a move
+        // inside the partition.
+        if internal {
+            self.write(&self.summary, lo * Earlier::BYTES as u64, &packed)?;
+        }
+        if let Some(lists) = lists.as_mut() {
+            lists.add_chunk((&values, &flags, &packed), |file, offset, bytes| {
+                self.write(file, offset, bytes)
+            })?;
+        }
+        self.spare.keep(packed);
+        self.spare.keep(flags);
+        // Written beside the next chunk's work.
+        back.start(values, lo, None)?;
+        Ok((longest, internal))
+    }
+
     /// The first scan's combine step, from where `from` left it: returns the
     /// longest distance seen, and whether some position is left for the passes.
     pub(super) fn first_combine(
@@ -716,21 +870,13 @@ impl<G: Game> Solver<'_, G> {
         // Chunks combined before an interruption are not looked at again, so
         // a resumed scan cannot tell: it leaves the answer to the passes.
         let mut left_for_passes = first > 0;
-        // Lists are of the whole scan, so a resumed one makes none.
-        let mut lists = if first == 0 && self.lists_predecessors() {
-            Some(DistanceLists::create(
-                &DistanceLists::path_for(self.disks, self.slot),
-                self.size(),
-            )?)
-        } else {
-            None
-        };
+        let mut lists = self.first_scan_lists(first)?;
         let mut kept_summaries: Vec<Summary> = Vec::new();
         self.combine_chunks(
             "first scan: combine",
             first,
             |c| self.read_chunk(c),
-            |c, (mut values, flags), back| {
+            |c, (values, flags), back| {
                 let (lo, hi) = self.chunk_range(self.size(), c);
                 self.prefetch_answers(answers, c + 1);
                 let n = (hi - lo) as usize;
@@ -738,71 +884,39 @@ impl<G: Game> Solver<'_, G> {
                 self.apply_answers(answers, c, (&mut *summaries, None), |s, a| {
                     s.add(kind, Value::from_byte(a.payload as u8))
                 })?;
-                let summaries = &*summaries;
-                // Every byte is set below.
-                let mut packed = self.spare.take(n * Earlier::BYTES, Fill::Overwritten);
-                // Per slice of the chunk: (longest distance, some position
-                // left for the passes, some distance too long to store).
-                let (longest, internal, overflow) = values
-                    .par_chunks_mut(SLICE)
-                    .zip(packed.par_chunks_mut(SLICE * Earlier::BYTES))
-                    .zip(summaries.par_chunks(SLICE))
-                    .zip(flags.par_chunks(SLICE / 4))
-                    .map(|(((values, packed), summaries), flags)| {
-                        let (mut longest, mut internal, mut overflow) = (0u32, false, false);
-                        for (j, s) in summaries.iter().enumerate() {
-                            packed[j] = s.earlier().0;
-                            let f = flag(flags, j);
-                            if f & ONGOING == 0 {
-                                longest = longest.max(values[j].saturating_sub(2).into());
-                                continue;
-                            }
-                            longest = longest.max(s.longest());
-                            internal |= f & INTERNAL != 0;
-                            if f & INTERNAL == 0 {
-                                match s.finish(kind) {
-                                    Some(v) => {
-                                        values[j] = v.to_byte();
-                                        longest = longest.max(v.distance().unwrap_or(0));
-                                    }
-                                    None => overflow = true,
-                                }
-                            }
-                        }
-                        (longest, internal, overflow)
-                    })
-                    .reduce(
-                        || (0, false, false),
-                        |a, b| (a.0.max(b.0), a.1 | b.1, a.2 | b.2),
-                    );
-                if overflow {
-                    return Err(Error::DistanceOverflow {
-                        game: self.game.info().id.to_string(),
-                        partition: self.name(),
-                        max: Value::MAX_DISTANCE,
-                    });
-                }
+                let (longest, internal) =
+                    self.finish_first_chunk(lo, (values, flags), summaries, &mut lists, back)?;
                 max_seen = max_seen.max(longest);
-                self.progress.inc(hi - lo);
-                // The passes read a summary only for a position with a move
-                // inside the partition.
-                if internal {
-                    self.write(&self.summary, lo * Earlier::BYTES as u64, &packed)?;
-                }
                 left_for_passes |= internal;
-                if let Some(lists) = lists.as_mut() {
-                    lists.add_chunk((&values, &flags, &packed), |file, offset, bytes| {
-                        self.write(file, offset, bytes)
-                    })?;
-                }
-                self.spare.keep(packed);
-                self.spare.keep(flags);
-                // Written beside the next chunk's answers.
-                back.start(values, lo, None)?;
                 self.save_combine(c + 1, (requests, answers), (0, max_seen), back, save)
             },
             &Cell::new(Duration::ZERO),
         )?;
+        self.keep_first_scan_lists(lists, left_for_passes)?;
+        Ok((max_seen, left_for_passes))
+    }
+
+    /// The distance lists a first scan from chunk `first` makes, if the
+    /// passes use them: lists are of the whole scan, so a resumed one makes
+    /// none.
+    pub(super) fn first_scan_lists(&self, first: u64) -> Result<Option<DistanceLists>> {
+        Ok(if first == 0 && self.lists_predecessors() {
+            Some(DistanceLists::create(
+                &DistanceLists::path_for(self.disks, self.slot),
+                self.size(),
+            )?)
+        } else {
+            None
+        })
+    }
+
+    /// Keeps a first scan's distance lists for the passes where they cover
+    /// every chunk and some position is left for the passes.
+    pub(super) fn keep_first_scan_lists(
+        &self,
+        lists: Option<DistanceLists>,
+        left_for_passes: bool,
+    ) -> Result<()> {
         if let Some(lists) = lists {
             let whole = lists.chunks() == self.chunk_count();
             *lock(&self.distance_lists) = Some(lists);
@@ -810,7 +924,7 @@ impl<G: Game> Solver<'_, G> {
                 self.drop_distance_lists()?;
             }
         }
-        Ok((max_seen, left_for_passes))
+        Ok(())
     }
 
     /// Pass `d`'s combine step, from where `from` left it (with
@@ -1088,6 +1202,55 @@ impl<G: Game> Solver<'_, G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Answers folded into atomic summaries by many threads in any order
+    /// make each position's summary what adding them one by one makes:
+    /// random values (every distance, draws) for positions with none, one
+    /// or many answers, in both kinds of game.
+    #[test]
+    fn atomic_summaries_fold_as_one_by_one_adds_do() {
+        let mut rng = crate::hash::SplitMix64::new(29);
+        for kind in [GameKind::Puzzle, GameKind::TwoPlayer] {
+            let n = 5000;
+            let answers: Vec<(usize, Value)> = (0..40_000)
+                .map(|_| {
+                    let r = rng.next_u64();
+                    // A third of the positions get no answer.
+                    let j = (r % (2 * n as u64 / 3)) as usize;
+                    let v = match (r >> 32) % 9 {
+                        0 => Value::DRAW,
+                        d => Value::at_distance((d as u32 * 37 + (r >> 40) as u32) % 254).unwrap(),
+                    };
+                    (j, v)
+                })
+                .collect();
+            let mut want = vec![Summary::default(); n];
+            for &(j, v) in &answers {
+                want[j].add(kind, v);
+            }
+            let atomic = AtomicSummaries::new(n);
+            answers
+                .par_chunks(97)
+                .for_each(|piece| piece.iter().for_each(|&(j, v)| atomic.add(j, kind, v)));
+            let mut kept = vec![Summary::default(); 3];
+            let got = atomic.read_into(&mut kept);
+            assert_eq!(got.len(), n);
+            for (j, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    (g.nearest_loss, g.longest_win, g.blocked),
+                    (w.nearest_loss, w.longest_win, w.blocked),
+                    "{kind:?} position {j}"
+                );
+            }
+            // Positions with every part set (a puzzle keeps no wins).
+            let full = |s: &Summary| {
+                s.nearest_loss.is_some()
+                    && s.blocked
+                    && (kind == GameKind::Puzzle || s.longest_win.is_some())
+            };
+            assert!(want.iter().filter(|s| full(s)).count() > 100);
+        }
+    }
     use crate::value::rules::successor_sets;
 
     /// The byte a pass reads of a pending position's earlier successors

@@ -12,8 +12,9 @@ use super::blocking::Blocking;
 use super::buffers::Fill;
 use super::candidates::{leaves_unread, Candidates};
 use super::checkpoint::{SaveWithin, Step, WithinPass};
-use super::combine::{ChunkReads, ChunkToDecide, Earlier};
+use super::combine::{AtomicSummaries, ChunkReads, ChunkToDecide, Earlier};
 use super::external::{ExpandStep, Solver};
+use super::resident::{FoldError, Resident};
 use super::runs::{RunIndex, LOW_BITS};
 use crate::game::{ChunkExpander, ChunkJob, CpuExpander, Game, Lookup, StreamTargets};
 use crate::value::rules::PassAcc;
@@ -56,6 +57,8 @@ struct OpenChunk {
     /// In a pass decided as its chunks come back, what deciding this one
     /// needs.
     to_decide: Option<ChunkToDecide>,
+    /// In a first scan answered in memory, its positions' summaries so far.
+    summaries: Option<AtomicSummaries>,
 }
 
 impl OpenChunk {
@@ -177,6 +180,27 @@ pub(super) struct DecideAsExpanded<'f> {
     pub(super) decide: &'f mut (dyn FnMut(u64, ChunkToDecide) -> Result<()> + 'f),
 }
 
+/// A first scan answered in memory (see resident.rs): each request looked
+/// up in `resident` as it comes back and folded into its requester's
+/// summary; once a chunk's jobs are all back, `finish` gets its values and
+/// flags and their summaries, and writes them.
+pub(super) struct FirstScanInMemory<'f> {
+    /// The values requests are looked up in.
+    pub(super) resident: &'f Resident,
+    /// The first scan's work on chunk `c` once its summaries are whole.
+    #[allow(clippy::type_complexity)]
+    pub(super) finish:
+        &'f mut (dyn FnMut(u64, (Vec<u8>, Vec<u8>), &AtomicSummaries) -> Result<()> + 'f),
+}
+
+/// How a step answers its requests without run files.
+pub(super) enum InMemory<'f> {
+    /// A pass that decides losses, into its blocked bits.
+    Pass(DecideAsExpanded<'f>),
+    /// A first scan, from the earlier partitions' values.
+    FirstScan(FirstScanInMemory<'f>),
+}
+
 impl<'a, G: Game> Solver<'a, G> {
     /// What an expander of this partition needs to know.
     fn stream_targets(&self) -> StreamTargets {
@@ -270,13 +294,16 @@ impl<'a, G: Game> Solver<'a, G> {
         d: u32,
         candidates: Option<&Candidates>,
         from: Option<WithinPass>,
-        in_memory: Option<DecideAsExpanded<'_>>,
+        in_memory: Option<InMemory<'_>>,
         save: &mut SaveWithin<'_>,
     ) -> Result<RunIndex> {
-        let (blocking, reads, mut decide) = match in_memory {
-            Some(f) => (Some(f.blocking), Some(f.reads), Some(f.decide)),
-            None => (None, None, None),
+        let (blocking, reads, mut decide, mut first_in_memory) = match in_memory {
+            Some(InMemory::Pass(f)) => (Some(f.blocking), Some(f.reads), Some(f.decide), None),
+            Some(InMemory::FirstScan(f)) => (None, None, None, Some(f)),
+            None => (None, None, None, None),
         };
+        let resident = first_in_memory.as_ref().map(|f| f.resident);
+        let kind = self.kind;
         let own_keys = (
             self.bucket_base[self.slot],
             self.plan.lookup_chunk,
@@ -382,11 +409,18 @@ impl<'a, G: Game> Solver<'a, G> {
                         .is_some_and(|o| o.submitted >= o.len && o.outstanding == 0)
                     {
                         let mut o = open.pop_front().expect("checked above");
-                        if first_scan {
-                            self.write(&self.values, o.lo, &o.values)?;
-                            self.write(&self.flags, o.lo / 4, &o.flags)?;
-                        }
                         let c = o.chunk;
+                        match (first_in_memory.as_mut(), o.summaries.take()) {
+                            (Some(f), Some(summaries)) => {
+                                let chunk = (std::mem::take(&mut o.values), std::mem::take(&mut o.flags));
+                                (f.finish)(c, chunk, &summaries)?;
+                            }
+                            _ if first_scan => {
+                                self.write(&self.values, o.lo, &o.values)?;
+                                self.write(&self.flags, o.lo / 4, &o.flags)?;
+                            }
+                            _ => {}
+                        }
                         if let (Some(decide), Some(chunk)) = (decide.as_mut(), o.to_decide.take())
                         {
                             decide(c, chunk)?;
@@ -394,6 +428,10 @@ impl<'a, G: Game> Solver<'a, G> {
                         self.progress.inc(o.len as u64);
                         self.spare.keep(o.values);
                         self.spare.keep(o.flags);
+                        if first_in_memory.is_some() {
+                            // Its `finish` records the checkpoints.
+                            continue;
+                        }
                         self.save_when_due(c + 1, chunks, save, || {
                             Ok(WithinPass {
                                 next: c + 1,
@@ -431,6 +469,7 @@ impl<'a, G: Game> Solver<'a, G> {
                                 submitted: 0,
                                 outstanding: 0,
                                 to_decide,
+                                summaries: resident.map(|_| AtomicSummaries::new(len)),
                             });
                             continue;
                         };
@@ -472,12 +511,28 @@ impl<'a, G: Game> Solver<'a, G> {
                     let mut pushed = 0u64;
                     let done = expander.collect_into(&mut |pairs| {
                         pushed += pairs.len() as u64;
-                        match blocking {
-                            Some(b) => {
+                        match (blocking, resident) {
+                            (Some(b), _) => {
                                 b.block_requesters(pairs, own_keys);
                                 Ok(())
                             }
-                            None => requests.push_pairs(pairs),
+                            (None, Some(resident)) => {
+                                // A job's requesters all lie in its chunk.
+                                let Some(&[_, requester]) = pairs.first() else {
+                                    return Ok(());
+                                };
+                                let o = open
+                                    .iter()
+                                    .find(|o| requester.wrapping_sub(o.lo) < o.len as u64)
+                                    .ok_or(FoldError::Requester(requester));
+                                let summaries = o.map(|o| {
+                                    (o.lo, o.summaries.as_ref().expect("opened with them"))
+                                });
+                                summaries
+                                    .and_then(|at| resident.fold(pairs, at, kind))
+                                    .map_err(|e| self.fold_failed(e))
+                            }
+                            (None, None) => requests.push_pairs(pairs),
                         }
                     })?;
                     in_flight -= 1;
@@ -573,6 +628,7 @@ mod tests {
             submitted: 0,
             outstanding: 0,
             to_decide: None,
+            summaries: None,
         }
     }
 

@@ -28,7 +28,7 @@ use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
 use super::combine::{Deciding, Earlier};
 use super::disks::{ByteFile, ScratchDisks};
 use super::distance_lists::DistanceLists;
-use super::expand::DecideAsExpanded;
+use super::expand::{DecideAsExpanded, InMemory};
 use super::plan::ExternalPlan;
 use super::runs::{
     prefetch_bucket, read_bucket, Blocks, Order, Record, RunIndex, RunWriter, WriterParts,
@@ -803,6 +803,25 @@ impl<G: Game> Solver<'_, G> {
         from: Option<WithinPass>,
         save: &mut SaveWithin<'_>,
     ) -> Result<(u32, bool)> {
+        if let Some(slots) = self.resident_slots() {
+            // Chunks before a checkpoint of the combine step (either way's)
+            // are decided; one of the expand or answer steps of a scan
+            // through run files says nothing of that: it starts over.
+            let from = from.filter(|w| w.step == Step::Combine);
+            return self.first_scan_in_memory(&slots, from, save);
+        }
+        // A checkpoint of a scan answered in memory names no runs, and its
+        // chunks after it were never expanded: the scan starts over (the
+        // expand step sets every value and flag again).
+        let from = match from {
+            Some(w) if w.step == Step::Combine && w.requests.bytes == 0 => {
+                self.stats
+                    .profile
+                    .time(Part::ClearRuns, || self.disks.clear_runs(None))?;
+                None
+            }
+            from => from,
+        };
         let (requests, answers, from) = self.exchange(0, None, from, save)?;
         self.first_combine(&requests, &answers, from, save)
     }
@@ -918,7 +937,13 @@ impl<G: Game> Solver<'_, G> {
                     reads,
                     decide: &mut decide,
                 };
-                self.expand(d, candidates, None, Some(in_memory), &mut no_save)
+                self.expand(
+                    d,
+                    candidates,
+                    None,
+                    Some(InMemory::Pass(in_memory)),
+                    &mut no_save,
+                )
             })?;
             marking = decider.marking;
             let decided = self.finish_decider(decider);

@@ -14,6 +14,7 @@ mod distance_lists;
 mod expand;
 mod external;
 mod plan;
+mod resident;
 mod runs;
 mod stats;
 

@@ -15,6 +15,10 @@ pub struct ExternalPlan {
     pub lookup_chunk: u64,
     /// Records a write buffer holds before it flushes.
     pub run_capacity: usize,
+    /// Bytes of earlier partitions' values a first scan may hold in memory
+    /// (a byte a position), to answer its requests as they come back
+    /// rather than through run files (zero: never).
+    pub first_scan_values: u64,
     /// How often a pass makes its progress durable at a chunk or bucket
     /// boundary (zero: at every boundary), so that a long pass interrupted
     /// near its end does not start over.
@@ -29,7 +33,8 @@ impl ExternalPlan {
     /// records at once (the run reader's bytes, the block it reads, the block
     /// being answered, the answers, the write buffer being filled and the one
     /// being flushed): each gets 1/16 (37.5% together), and one lookup range
-    /// of values, 1/8 (12.5%).
+    /// of values, 1/8 (12.5%). A first scan answered in memory holds none
+    /// of those: the values it looks its requests up in get their half.
     pub fn for_mem_limit(mem_limit: u64) -> ExternalPlan {
         let chunk = ((mem_limit / 128).max(4096) / 64) * 64;
         let lookup_chunk = (mem_limit / 8).max(chunk);
@@ -38,6 +43,7 @@ impl ExternalPlan {
             chunk,
             lookup_chunk,
             run_capacity,
+            first_scan_values: mem_limit / 2,
             checkpoint_every: DEFAULT_CHECKPOINT_EVERY,
         }
     }

@@ -367,6 +367,15 @@ impl Game for Connect4 {
             .collect()
     }
 
+    fn successor_partitions(&self, p: PartitionId) -> Option<Vec<PartitionId>> {
+        // A move adds one disc.
+        Some(if p.0 < self.width * self.height {
+            vec![PartitionId(p.0 + 1)]
+        } else {
+            Vec::new()
+        })
+    }
+
     fn partition_size(&self, p: PartitionId) -> u64 {
         self.sizes.get(p.0 as usize).copied().unwrap_or(0)
     }
@@ -604,6 +613,33 @@ impl Game for Connect4 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every successor lies one ply on, the partition listed.
+    #[test]
+    fn successors_lie_where_successor_partitions_says() {
+        let g = Connect4::new(4, 4).unwrap();
+        let mut scratch = Vec::new();
+        let mut checked = 0;
+        for p in g.partitions() {
+            let listed = g.successor_partitions(p).unwrap();
+            let size = g.partition_size(p);
+            for r in (0..size).step_by((size / 300).max(1) as usize) {
+                let Some(pos) = g.unrank(p, Rank(r)) else {
+                    continue;
+                };
+                if g.status(&pos) != Status::Ongoing {
+                    continue;
+                }
+                scratch.clear();
+                g.successors(&pos, &mut scratch);
+                for (_, s) in &scratch {
+                    assert_eq!(listed, [g.rank(s).0], "ply {}", p.0);
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
 
     #[test]
     fn four_detection_does_not_wrap() {

@@ -1036,6 +1036,37 @@ impl Game for Morris {
         out
     }
 
+    fn successor_partitions(&self, p: PartitionId) -> Option<Vec<PartitionId>> {
+        // Where a side left with `a` pieces moves against `b`.
+        let moving = |a: u32, b: u32| {
+            if a == 2 {
+                Part::Lost(b)
+            } else {
+                Part::Pair(a.max(b), a.min(b))
+            }
+        };
+        let mut out: Vec<PartitionId> = match Part::from_id(p)? {
+            Part::Lost(_) => Vec::new(),
+            // A move without a capture swaps the halves S(k1, k2) and
+            // S(k2, k1) of the pair; a capture takes a piece of the side
+            // that moves next.
+            Part::Pair(k1, k2) => vec![moving(k2 - 1, k1).id(), moving(k1 - 1, k2).id()],
+            // A placement leads one layer on; the last to the moving phase.
+            Part::Place { t, .. } if t + 1 < 2 * self.max => {
+                self.place_parts(t + 1).into_iter().map(Part::id).collect()
+            }
+            Part::Place { .. } => self
+                .partitions()
+                .into_iter()
+                .filter(|&q| !matches!(Part::from_id(q), Some(Part::Place { .. })))
+                .collect(),
+        };
+        out.retain(|&q| q != p);
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
+    }
+
     fn partition_size(&self, p: PartitionId) -> u64 {
         Part::from_id(p).map_or(0, |part| {
             part.halves().map(|(a, b)| self.half(a, b).size()).sum()
@@ -1410,6 +1441,49 @@ mod tests {
     /// does not need unranked) are those of each successor ranked alone, in
     /// the same order, stopped where the visitor stops: boards and classes,
     /// quiet moves, captures down to a lost side, flying and placing.
+    /// Every successor of a sample of each partition's positions lies in
+    /// the partition itself or in one `successor_partitions` lists, in the
+    /// moving phases and in a whole game's placements; the list is no
+    /// wider than a capture's two targets where the pieces are on the board.
+    #[test]
+    fn successors_lie_where_successor_partitions_says() {
+        let mut scratch = Vec::new();
+        for g in [
+            Morris::new(5, true).unwrap(),
+            Morris::whole(4, true).unwrap(),
+        ] {
+            let mut seen_away = 0;
+            for p in g.partitions() {
+                let listed = g.successor_partitions(p).unwrap();
+                if let Some(Part::Pair(..)) = Part::from_id(p) {
+                    assert!(listed.len() <= 2, "{}: {listed:?}", g.partition_name(p));
+                }
+                let size = g.partition_size(p);
+                for r in (0..size).step_by((size / 300).max(1) as usize) {
+                    let Some(pos) = g.unrank(p, Rank(r)) else {
+                        continue;
+                    };
+                    if g.status(&pos) != Status::Ongoing {
+                        continue;
+                    }
+                    scratch.clear();
+                    g.successors(&pos, &mut scratch);
+                    for (_, s) in &scratch {
+                        let q = g.rank(s).0;
+                        assert!(
+                            q == p || listed.contains(&q),
+                            "{} -> {} not in {listed:?}",
+                            g.partition_name(p),
+                            g.partition_name(q)
+                        );
+                        seen_away += usize::from(q != p);
+                    }
+                }
+            }
+            assert!(seen_away > 1000, "{seen_away}");
+        }
+    }
+
     #[test]
     fn successor_ranks_in_one_walk_are_each_successors_rank() {
         for symmetry in [true, false] {
