@@ -16,7 +16,9 @@
 //!
 //! The first pass looks up successors in earlier partitions and keeps, per
 //! position, a byte that sums them up, so later passes only exchange requests
-//! inside the partition. Every rule is the in-memory solver's (`solve::rules`),
+//! inside the partition. Where the earlier partitions its successors lie in
+//! fit half the memory budget, it holds their values and answers each
+//! request as it comes back, with no run files (resident.rs). Every rule is the in-memory solver's (`solve::rules`),
 //! applied in an order-independent way, so the bytes are the same for any
 //! chunk size, thread count or disk layout; a pass interrupted at any point and
 //! run again gives the same result, which is what makes `--resume` exact.
