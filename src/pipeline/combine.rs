@@ -838,7 +838,6 @@ impl<G: Game> Solver<'_, G> {
                 max: Value::MAX_DISTANCE,
             });
         }
-        self.progress.inc(n as u64);
         // The passes read a summary only for a position with a move
         // inside the partition.
         if internal {
@@ -886,6 +885,7 @@ impl<G: Game> Solver<'_, G> {
                 })?;
                 let (longest, internal) =
                     self.finish_first_chunk(lo, (values, flags), summaries, &mut lists, back)?;
+                self.progress.inc(hi - lo);
                 max_seen = max_seen.max(longest);
                 left_for_passes |= internal;
                 self.save_combine(c + 1, (requests, answers), (0, max_seen), back, save)

@@ -415,11 +415,16 @@ impl<'a, G: Game> Solver<'a, G> {
                                 let chunk = (std::mem::take(&mut o.values), std::mem::take(&mut o.flags));
                                 (f.finish)(c, chunk, &summaries)?;
                             }
-                            _ if first_scan => {
+                            (Some(_), None) => {
+                                return Err(Error::NotAvailable(format!(
+                                    "chunk {c} of a first scan answered in memory has no summaries; report this as a bug"
+                                )));
+                            }
+                            (None, _) if first_scan => {
                                 self.write(&self.values, o.lo, &o.values)?;
                                 self.write(&self.flags, o.lo / 4, &o.flags)?;
                             }
-                            _ => {}
+                            (None, _) => {}
                         }
                         if let (Some(decide), Some(chunk)) = (decide.as_mut(), o.to_decide.take())
                         {
