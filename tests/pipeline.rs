@@ -15,6 +15,9 @@ use tbforge::{Game, GameKind, PartitionId, Rank, Status, Value};
 struct Graph {
     kind: GameKind,
     sizes: [u64; 2],
+    /// Whether it claims that no successor leaves its partition (a broken
+    /// contract: partition 1 moves into 0).
+    omits_successors: bool,
 }
 
 impl Game for Graph {
@@ -32,6 +35,9 @@ impl Game for Graph {
     }
     fn partition_name(&self, p: PartitionId) -> String {
         format!("g{}", p.0)
+    }
+    fn successor_partitions(&self, _: PartitionId) -> Option<Vec<PartitionId>> {
+        self.omits_successors.then(Vec::new)
     }
     fn unrank(&self, p: PartitionId, r: Rank) -> Option<(u32, u64)> {
         (r.0 % 41 != 7).then_some((p.0, r.0))
@@ -79,6 +85,7 @@ fn check(kind: GameKind) {
     let g = Graph {
         kind,
         sizes: [3001, 5003],
+        omits_successors: false,
     };
     let memory = solve_game(&g, &Progress::hidden()).unwrap().values;
     let distinct: std::collections::BTreeSet<u8> = memory.iter().flatten().copied().collect();
@@ -153,6 +160,7 @@ fn a_partition_resumed_from_an_old_pass_end_ends_the_same() {
         let g = Graph {
             kind,
             sizes: [3001, 5003],
+            omits_successors: false,
         };
         let plan = |checkpoint_every| ExternalPlan {
             checkpoint_every,
@@ -383,5 +391,42 @@ fn first_scans_interrupted_inside_resume_exactly_either_way() {
     assert!(
         resumed > 30 && crossed > 20,
         "{resumed} resumes, {crossed} across"
+    );
+}
+
+/// A game whose list of successor partitions leaves one out fails a first
+/// scan answered in memory with an error naming both partitions, not with
+/// values from a partition it did not hold; through run files the list
+/// plays no part, and the same game solves.
+#[test]
+fn a_successor_outside_the_listed_partitions_is_a_clear_error() {
+    let g = Graph {
+        kind: GameKind::TwoPlayer,
+        sizes: [3001, 5003],
+        omits_successors: true,
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = |first_scan_values| ExternalPlan {
+        checkpoint_every: Duration::from_secs(3600),
+        chunk: 4096,
+        lookup_chunk: 3 * 4096,
+        run_capacity: 1 << 20,
+        first_scan_values,
+    };
+    let scratch = ScratchDisks::open(&[tmp.path().join("held")], "held").unwrap();
+    let failed = solve_game_external(&g, &scratch, plan(u64::MAX), &Progress::hidden());
+    let text = failed
+        .expect_err("a successor outside the list")
+        .to_string();
+    assert!(
+        text.contains("from partition g1 leads to partition g0")
+            && text.contains("successor_partitions"),
+        "{text}"
+    );
+    let scratch = ScratchDisks::open(&[tmp.path().join("runs")], "runs").unwrap();
+    let through_runs = solve_game_external(&g, &scratch, plan(0), &Progress::hidden()).unwrap();
+    assert_eq!(
+        through_runs,
+        solve_game(&g, &Progress::hidden()).unwrap().values
     );
 }

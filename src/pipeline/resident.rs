@@ -106,7 +106,8 @@ pub(super) enum FoldError {
 impl<G: Game> Solver<'_, G> {
     /// The earlier partitions (by slot) this partition's successors may lie
     /// in, where their values fit the plan's room for a first scan
-    /// answered in memory; `None` where they do not.
+    /// answered in memory; `None` where they do not, or the plan has no
+    /// such room.
     pub(super) fn resident_slots(&self) -> Option<Vec<usize>> {
         let order = self.layout.order();
         let slots: Vec<usize> = match self.game.successor_partitions(order[self.slot]) {
@@ -116,7 +117,7 @@ impl<G: Game> Solver<'_, G> {
             None => (0..self.slot).collect(),
         };
         let bytes: u64 = slots.iter().map(|&s| self.layout.size(s)).sum();
-        (bytes <= self.plan.first_scan_values).then_some(slots)
+        (self.plan.first_scan_values > 0 && bytes <= self.plan.first_scan_values).then_some(slots)
     }
 
     /// Reads the values of `slots` whole.
