@@ -226,6 +226,25 @@ fn solve_slot<G: Game>(
     resume: Option<PassCheckpoint>,
 ) -> Vec<(PassCheckpoint, Vec<u8>)> {
     let mut ends = Vec::new();
+    solve_reporting(game, (layout, scratch, slot), plan, resume, &mut |c| {
+        if c.within.is_none() {
+            ends.push((c, values_of(layout, scratch, slot)));
+        }
+        Ok(())
+    })
+    .unwrap();
+    ends
+}
+
+/// Solves partition `slot` through the pipeline from `resume`, handing
+/// each checkpoint to `report` (whose error stops the solve).
+fn solve_reporting<G: Game>(
+    game: &G,
+    (layout, scratch, slot): (&Layout, &ScratchDisks, usize),
+    plan: ExternalPlan,
+    resume: Option<PassCheckpoint>,
+    report: &mut dyn FnMut(PassCheckpoint) -> tbforge::Result<()>,
+) -> tbforge::Result<()> {
     solve_partition_external(
         game,
         layout,
@@ -235,15 +254,8 @@ fn solve_slot<G: Game>(
         &Progress::hidden(),
         &IoStats::default(),
         resume,
-        &mut |c| {
-            if c.within.is_none() {
-                ends.push((c, values_of(layout, scratch, slot)));
-            }
-            Ok(())
-        },
+        report,
     )
-    .unwrap();
-    ends
 }
 
 /// Partition `slot`'s values as its scratch holds them.
@@ -300,23 +312,13 @@ fn checkpoints_inside_first_scan<G: Game>(
     plan: ExternalPlan,
 ) -> Vec<PassCheckpoint> {
     let mut inside = Vec::new();
-    let ended = solve_partition_external(
-        game,
-        layout,
-        scratch,
-        slot,
-        plan,
-        &Progress::hidden(),
-        &IoStats::default(),
-        None,
-        &mut |c| {
-            if c.next_pass > 0 {
-                return Err(tbforge::Error::NotAvailable("stopped".into()));
-            }
-            inside.push(c);
-            Ok(())
-        },
-    );
+    let ended = solve_reporting(game, (layout, scratch, slot), plan, None, &mut |c| {
+        if c.next_pass > 0 {
+            return Err(tbforge::Error::NotAvailable("stopped".into()));
+        }
+        inside.push(c);
+        Ok(())
+    });
     assert!(ended.is_err(), "the scan's end was not recorded");
     inside
 }
@@ -352,23 +354,14 @@ fn first_scans_interrupted_inside_resume_exactly_either_way() {
             for (k, from) in inside.iter().enumerate() {
                 // Run again up to the next checkpoint, or the scan's end.
                 let mut seen = 0;
-                let stopped = solve_partition_external(
-                    &g,
-                    &layout,
-                    &scratch,
-                    slot,
-                    every,
-                    &Progress::hidden(),
-                    &IoStats::default(),
-                    None,
-                    &mut |_| {
-                        seen += 1;
-                        if seen > k + 1 {
-                            return Err(tbforge::Error::NotAvailable("killed".into()));
-                        }
-                        Ok(())
-                    },
-                );
+                let at = (&layout, &scratch, slot);
+                let stopped = solve_reporting(&g, at, every, None, &mut |_| {
+                    seen += 1;
+                    if seen > k + 1 {
+                        return Err(tbforge::Error::NotAvailable("killed".into()));
+                    }
+                    Ok(())
+                });
                 assert!(stopped.is_err());
                 solve_slot(
                     &g,

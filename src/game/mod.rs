@@ -195,6 +195,30 @@ pub fn rank_each_successor<G: Game + ?Sized>(
     }
 }
 
+/// For tests: the partition of each successor of the ongoing positions at
+/// about `samples` indices of partition `p`, spread evenly over them.
+#[cfg(test)]
+pub(crate) fn sampled_successor_partitions<G: Game>(
+    game: &G,
+    p: PartitionId,
+    samples: u64,
+) -> Vec<PartitionId> {
+    let (mut out, mut scratch) = (Vec::new(), Vec::new());
+    let size = game.partition_size(p);
+    for r in (0..size).step_by((size / samples).max(1) as usize) {
+        let Some(pos) = game.unrank(p, Rank(r)) else {
+            continue;
+        };
+        if game.status(&pos) != Status::Ongoing {
+            continue;
+        }
+        scratch.clear();
+        game.successors(&pos, &mut scratch);
+        out.extend(scratch.iter().map(|(_, s)| game.rank(s).0));
+    }
+    out
+}
+
 /// A game whose state space tbforge can hash, solve and probe.
 ///
 /// Contract the solvers rely on (and tests check for every game):
