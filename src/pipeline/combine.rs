@@ -97,9 +97,17 @@ impl AtomicSummaries {
     /// Summaries of `n` positions, none with a successor yet.
     pub(super) fn new(n: usize) -> AtomicSummaries {
         AtomicSummaries {
-            nearest_loss: (0..n).map(|_| AtomicU8::new(Self::NONE)).collect(),
-            longest_win: (0..n).map(|_| AtomicU8::new(0)).collect(),
-            blocked: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            // On all threads: a chunk's millions, made on the expand step's
+            // thread as the chunk opens, held up its jobs.
+            nearest_loss: (0..n)
+                .into_par_iter()
+                .map(|_| AtomicU8::new(Self::NONE))
+                .collect(),
+            longest_win: (0..n).into_par_iter().map(|_| AtomicU8::new(0)).collect(),
+            blocked: (0..n)
+                .into_par_iter()
+                .map(|_| AtomicBool::new(false))
+                .collect(),
         }
     }
 
@@ -147,7 +155,11 @@ impl AtomicSummaries {
 
     /// Every position's summary, into `out` (whose room is reused).
     pub(super) fn read_into<'o>(&self, out: &'o mut Vec<Summary>) -> &'o mut [Summary] {
-        let out = cleared(out, self.len());
+        // Every summary is overwritten: no clearing pass first.
+        if out.len() < self.len() {
+            out.resize(self.len(), Summary::default());
+        }
+        let out = &mut out[..self.len()];
         out.par_iter_mut()
             .enumerate()
             .for_each(|(j, s)| *s = self.get(j));
