@@ -309,9 +309,12 @@ impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
         }
         let started = Instant::now();
         let looked = look_up_chunk_on_cpu(self.game, &self.targets, &job, lookup)?;
+        // Its buffers go back with it, for the caller to use again.
         self.done = Some(Ok(ChunkDone {
             chunk: job.chunk,
             lo: job.lo,
+            values: job.values,
+            flags: job.flags,
             timing: ChunkTiming {
                 kernel_seconds: started.elapsed().as_secs_f64(),
                 ..ChunkTiming::default()

@@ -166,15 +166,35 @@ impl Candidates {
     pub(super) fn stretches(&self, lo: u64, hi: u64) -> Option<Vec<(usize, usize)>> {
         debug_assert_eq!(lo % 64, 0, "chunks start on a word of marks");
         let len = (hi - lo) as usize;
+        let (first, words) = ((lo / 64) as usize, len.div_ceil(64));
         let mut stretches = Stretches::new(len);
-        for w in 0..len.div_ceil(64) {
-            if self.word((lo / 64) as usize + w) != 0
-                && !stretches.add(64 * w, (64 * w + 64).min(len))
-            {
+        let mut w = first;
+        // From marked word to marked word: a late pass's chunk has a few
+        // among tens of thousands, and this runs on the thread that reads
+        // chunks, every chunk of every pass.
+        while let Some(marked) = self.next_marked_word(w).filter(|&m| m < first + words) {
+            let at = 64 * (marked - first);
+            if !stretches.add(at, (at + 64).min(len)) {
                 return None;
             }
+            w = marked + 1;
         }
         Some(stretches.into_vec())
+    }
+
+    /// The first word of 64 positions from `w` on that holds a mark, if
+    /// any: the bits between are skipped 64 at a time.
+    fn next_marked_word(&self, w: usize) -> Option<usize> {
+        // Bits a word of 64 positions takes.
+        let per = 64usize >> self.shift;
+        let from = w * per;
+        let mut i = from / 64;
+        let mut bits = self.bits.get(i)? & (u64::MAX << (from % 64));
+        while bits == 0 {
+            i += 1;
+            bits = *self.bits.get(i)?;
+        }
+        Some((64 * i + bits.trailing_zeros() as usize) / per)
     }
 
     /// The marks of word `w` of 64 positions (positions `64 w ..`), a bit
@@ -755,6 +775,55 @@ mod tests {
             shift: 3,
         };
         assert_eq!(coarse.stretches(0, 1024), Some(vec![(128, 192)]));
+    }
+
+    /// Stretches found by skipping to the marked words are those a scan of
+    /// every word finds, for every shift and chunk bounds, on sparse marks.
+    #[test]
+    fn stretches_skip_to_the_marked_words_as_a_scan_of_every_word_finds() {
+        let mut rng = crate::hash::SplitMix64::new(29);
+        for shift in 0..=MAX_SHIFT {
+            let size = 64 * 3000 + 64 * (shift as u64);
+            let n = words_for(size, shift);
+            // About 20 words with a bit or two, the others empty.
+            let every = (n as u64 / 20).max(1);
+            let bits: Vec<u64> = (0..n)
+                .map(|_| {
+                    let r = rng.next_u64();
+                    let (one, two) = (1 << ((r >> 8) % 64), 1 << ((r >> 16) % 64));
+                    match (r % every == 0, r & 1 == 0) {
+                        (true, true) => one | two,
+                        (true, false) => one,
+                        (false, _) => 0,
+                    }
+                })
+                .collect();
+            let k = Candidates { bits, shift };
+            for (lo, hi) in [
+                (0, size),
+                (64 * 17, 64 * 1017),
+                (64 * 2999, size),
+                (640, 640 + 100),
+            ] {
+                let len = (hi - lo) as usize;
+                let mut plain = Stretches::new(len);
+                let mut whole = false;
+                for w in 0..len.div_ceil(64) {
+                    if k.word((lo / 64) as usize + w) != 0
+                        && !plain.add(64 * w, (64 * w + 64).min(len))
+                    {
+                        whole = true;
+                        break;
+                    }
+                }
+                let want = (!whole).then(|| plain.into_vec());
+                assert_eq!(k.stretches(lo, hi), want, "shift {shift}, chunk {lo}..{hi}");
+            }
+            assert!(
+                k.stretches(0, size).is_some_and(|s| s.len() > 10),
+                "shift {shift}: too few marks to test"
+            );
+        }
     }
 
     #[test]

@@ -483,10 +483,18 @@ impl<'a, G: Game> Solver<'a, G> {
                             (std::mem::take(&mut o.values), std::mem::take(&mut o.flags))
                         } else {
                             // A pass's chunk holds no values (its flags say
-                            // what expands): its jobs go without.
+                            // what expands): its jobs go without. Copies
+                            // into spares: a late pass's job spans most of
+                            // its chunk for a few positions, and fresh
+                            // buffers cost it their page faults.
+                            let copy = |part: &[u8]| {
+                                let mut buf = self.spare.take(part.len(), Fill::Overwritten);
+                                buf.copy_from_slice(part);
+                                buf
+                            };
                             (
-                                o.values.get(off..off + len).unwrap_or_default().to_vec(),
-                                o.flags[off / 4..(off + len).div_ceil(4)].to_vec(),
+                                copy(o.values.get(off..off + len).unwrap_or_default()),
+                                copy(&o.flags[off / 4..(off + len).div_ceil(4)]),
                             )
                         };
                         let job = ChunkJob {
@@ -554,10 +562,14 @@ impl<'a, G: Game> Solver<'a, G> {
                     if first_scan && o.values.is_empty() && n == o.len {
                         o.values = done.values;
                         o.flags = done.flags;
-                    } else if first_scan {
-                        o.values[off..off + n].copy_from_slice(&done.values);
-                        let fb = n.div_ceil(4);
-                        o.flags[off / 4..off / 4 + fb].copy_from_slice(&done.flags[..fb]);
+                    } else {
+                        if first_scan {
+                            o.values[off..off + n].copy_from_slice(&done.values);
+                            let fb = n.div_ceil(4);
+                            o.flags[off / 4..off / 4 + fb].copy_from_slice(&done.flags[..fb]);
+                        }
+                        self.spare.keep(done.values);
+                        self.spare.keep(done.flags);
                     }
                     expanded.requests += pushed;
                     expanded.chunks += 1;
