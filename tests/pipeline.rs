@@ -215,6 +215,68 @@ fn morris_partitions_resumed_from_every_pass_end_end_the_same() {
     }
 }
 
+/// A partition killed at one of its pass ends (its scratch as the kill
+/// left it, the first scan's distance lists among it) resumes from there
+/// to the values of a run never killed: the lists a resumed build reads
+/// again mark the candidates an uninterrupted run's do. Every pass end of
+/// every partition of Morris with three pieces a side at most.
+#[test]
+fn morris_partitions_killed_at_a_pass_end_resume_with_their_lists() {
+    use tbforge::game::morris::Morris;
+    let g = Morris::from_params(&common::raw_params(&[("max", "3")])).unwrap();
+    let plan = ExternalPlan {
+        checkpoint_every: Duration::ZERO,
+        ..ExternalPlan::for_mem_limit(16 << 20)
+    };
+    let layout = Layout::new(&g).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let scratch = ScratchDisks::open(&[tmp.path().to_path_buf()], "killed").unwrap();
+    let (mut tried, mut with_lists) = (0, 0);
+    for slot in 0..layout.len() {
+        let ends = solve_slot(&g, &layout, &scratch, slot, plan, None);
+        let done = values_of(&layout, &scratch, slot);
+        for (end, _) in &ends {
+            // Run again from nothing, stopped as the pass end is recorded.
+            let stopped = solve_reporting(&g, (&layout, &scratch, slot), plan, None, &mut |c| {
+                if c.within.is_none() && c.next_pass == end.next_pass {
+                    return Err(tbforge::Error::NotAvailable("killed".into()));
+                }
+                Ok(())
+            });
+            assert!(
+                stopped.is_err(),
+                "pass end {} not recorded again",
+                end.next_pass
+            );
+            with_lists += usize::from(lists_index_exists(tmp.path()));
+            solve_slot(&g, &layout, &scratch, slot, plan, Some(end.clone()));
+            assert!(
+                values_of(&layout, &scratch, slot) == done,
+                "partition {}: killed at pass {}'s end and resumed, the values differ",
+                g.partition_name(layout.order()[slot]),
+                end.next_pass
+            );
+            tried += 1;
+        }
+    }
+    assert!(
+        tried > 20 && with_lists > 20,
+        "{tried} resumes, {with_lists} with lists"
+    );
+}
+
+/// Whether a distance lists' index lies anywhere under `dir`.
+fn lists_index_exists(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir).unwrap().flatten().any(|e| {
+        let path = e.path();
+        if path.is_dir() {
+            lists_index_exists(&path)
+        } else {
+            path.to_string_lossy().ends_with(".lists.index")
+        }
+    })
+}
+
 /// Solves `game`'s partition `slot` through the pipeline from `resume`;
 /// returns the pass ends it recorded, each with the partition's values then.
 fn solve_slot<G: Game>(

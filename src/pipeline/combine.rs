@@ -912,14 +912,14 @@ impl<G: Game> Solver<'_, G> {
     /// passes use them: lists are of the whole scan, so a resumed one makes
     /// none.
     pub(super) fn first_scan_lists(&self, first: u64) -> Result<Option<DistanceLists>> {
-        Ok(if first == 0 && self.lists_predecessors() {
-            Some(DistanceLists::create(
-                &DistanceLists::path_for(self.disks, self.slot),
-                self.size(),
-            )?)
+        let path = DistanceLists::path_for(self.disks, self.slot);
+        if first == 0 && self.lists_predecessors() {
+            Ok(Some(DistanceLists::create(&path, self.size())?))
         } else {
-            None
-        })
+            // None an earlier run left is resumed in the passes.
+            DistanceLists::remove(&path)?;
+            Ok(None)
+        }
     }
 
     /// Keeps a first scan's distance lists for the passes where they cover
@@ -931,6 +931,11 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<()> {
         if let Some(lists) = lists {
             let whole = lists.chunks() == self.chunk_count();
+            if whole && left_for_passes {
+                // Before the first scan's end is recorded: a build resumed
+                // in the passes finds them.
+                lists.keep()?;
+            }
             *lock(&self.distance_lists) = Some(lists);
             if !(whole && left_for_passes) {
                 self.drop_distance_lists()?;

@@ -18,8 +18,9 @@
 //! positions of a distance before the mentioning ones. A position gives one
 //! entry (decided) or at most two (a summary names a nearest loss and a
 //! longest win), so the file never needs more than 8 bytes a position. The
-//! lists are the first scan's: a partition resumed after it reads the chunks
-//! as before.
+//! lists are the first scan's whole: one resumed mid-way makes none. Once
+//! it is over they are kept with an index of their spans, and a partition
+//! resumed in its passes uses them as an uninterrupted one does.
 
 use super::combine::Earlier;
 use super::disks::{ByteFile, ScratchDisks};
@@ -66,6 +67,8 @@ pub(super) struct Listed {
 /// combine step adds them.
 pub(super) struct DistanceLists {
     file: ByteFile,
+    /// Positions of the partition.
+    size: u64,
     /// Per chunk added: its lists, by increasing distance, empty ones left out.
     chunks: Vec<Vec<Span>>,
     /// Entries written so far.
@@ -133,13 +136,81 @@ impl SliceLists {
 impl DistanceLists {
     /// Empty lists for a partition of `size` positions, in a new file at `path`.
     pub(super) fn create(path: &Path, size: u64) -> Result<DistanceLists> {
-        // A file of an interrupted build holds nothing these lists name.
+        // A file of an interrupted build holds nothing these lists name;
+        // its index goes first, so that none is left naming the new file.
+        remove_if_there(&index_path(path))?;
         let _ = std::fs::remove_file(path);
         Ok(DistanceLists {
             file: ByteFile::create_or_open(path, 2 * ENTRY * size)?,
+            size,
             chunks: Vec::new(),
             end: 0,
         })
+    }
+
+    /// Makes the lists last beyond this process: their file synced, then
+    /// an index of its chunks' spans written beside it (under a temporary
+    /// name, synced, renamed into place), which [`Self::reopen`] reads. A
+    /// build resumed in the partition's passes then marks their candidates
+    /// from the lists as an uninterrupted one does, instead of reading and
+    /// scanning every chunk each pass. Once an index names the file, the
+    /// file's bytes are durable: a crash before the rename leaves no index.
+    pub(super) fn keep(&self) -> Result<()> {
+        self.file.sync()?;
+        let mut body = Vec::new();
+        for n in [INDEX_VERSION, self.size, self.chunks.len() as u64, self.end] {
+            body.extend_from_slice(&n.to_le_bytes());
+        }
+        for spans in &self.chunks {
+            body.extend_from_slice(&(spans.len() as u32).to_le_bytes());
+            for s in spans {
+                body.extend_from_slice(&s.distance.to_le_bytes());
+                body.extend_from_slice(&s.start.to_le_bytes());
+                body.extend_from_slice(&s.decided.to_le_bytes());
+                body.extend_from_slice(&s.mentioning.to_le_bytes());
+            }
+        }
+        body.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+        let index = index_path(self.file.path());
+        let mut tmp = index.clone().into_os_string();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let written = (|| {
+            let mut f = std::fs::File::create(&tmp)?;
+            std::io::Write::write_all(&mut f, &body)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &index)
+        })();
+        written.map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            crate::Error::io("writing scratch file", &index, e)
+        })
+    }
+
+    /// The lists [`Self::keep`] left at `path` for a partition of `size`
+    /// positions in `chunks` chunks; `None` where there are none, or their
+    /// index is damaged or made for another partition (the passes then
+    /// find their candidates without them, as before the lists).
+    pub(super) fn reopen(path: &Path, size: u64, chunks: u64) -> Result<Option<DistanceLists>> {
+        let index = index_path(path);
+        let bytes = match std::fs::read(&index) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(crate::Error::io("reading scratch file", &index, e)),
+        };
+        let Some((spans, end)) = parse_index(&bytes, size, chunks) else {
+            return Ok(None);
+        };
+        let len = 2 * ENTRY * size;
+        if end * ENTRY > len || std::fs::metadata(path).map(|m| m.len()).ok() != Some(len) {
+            return Ok(None);
+        }
+        Ok(Some(DistanceLists {
+            file: ByteFile::open_existing(path, len)?,
+            size,
+            chunks: spans,
+            end,
+        }))
     }
 
     /// Adds the lists of the next chunk from its values, flags and packed
@@ -236,6 +307,86 @@ impl DistanceLists {
     pub(super) fn path_for(disks: &ScratchDisks, slot: usize) -> PathBuf {
         disks.side_path(slot, "lists")
     }
+
+    /// Removes the lists at `path` and their index, where there are any.
+    pub(super) fn remove(path: &Path) -> Result<()> {
+        remove_if_there(&index_path(path))?;
+        remove_if_there(path)
+    }
+}
+
+/// The spans per chunk and the entries an index holds, checked: its
+/// checksum and version, the partition's size and chunks, each chunk's
+/// spans by increasing distance, one after another from the first entry.
+fn parse_index(bytes: &[u8], size: u64, chunks: u64) -> Option<(Vec<Vec<Span>>, u64)> {
+    let (body, crc) = bytes.split_last_chunk::<4>()?;
+    if crc32fast::hash(body).to_le_bytes() != *crc {
+        return None;
+    }
+    let mut at = Cursor(body);
+    let (version, held_size) = (at.u64()?, at.u64()?);
+    let (held_chunks, end) = (at.u64()?, at.u64()?);
+    if version != INDEX_VERSION || held_size != size || held_chunks != chunks {
+        return None;
+    }
+    let mut all = Vec::with_capacity(chunks as usize);
+    let mut next = 0u64;
+    for _ in 0..chunks {
+        let mut spans: Vec<Span> = Vec::new();
+        for _ in 0..at.u32()? {
+            let (distance, start) = (at.u32()?, at.u64()?);
+            let (decided, mentioning) = (at.u32()?, at.u32()?);
+            let ordered = spans.last().is_none_or(|s| s.distance < distance);
+            if start != next || !ordered || distance as usize >= DISTANCES {
+                return None;
+            }
+            next += u64::from(decided) + u64::from(mentioning);
+            spans.push(Span {
+                distance,
+                start,
+                decided,
+                mentioning,
+            });
+        }
+        all.push(spans);
+    }
+    (at.0.is_empty() && next == end).then_some((all, end))
+}
+
+/// Little-endian numbers read off the front of bytes.
+struct Cursor<'b>(&'b [u8]);
+
+impl Cursor<'_> {
+    fn u64(&mut self) -> Option<u64> {
+        let (n, rest) = self.0.split_first_chunk::<8>()?;
+        self.0 = rest;
+        Some(u64::from_le_bytes(*n))
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        let (n, rest) = self.0.split_first_chunk::<4>()?;
+        self.0 = rest;
+        Some(u32::from_le_bytes(*n))
+    }
+}
+
+/// The version of the index's layout.
+const INDEX_VERSION: u64 = 1;
+
+/// Where the index of the lists at `path` is kept.
+fn index_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".index");
+    PathBuf::from(name)
+}
+
+fn remove_if_there(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(crate::Error::io("removing scratch file", path, e))
+        }
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -284,27 +435,77 @@ mod tests {
             let mut buf = vec![0u8; len];
             f.read_at(offset, &mut buf).map(|()| buf)
         };
-        let mut some = [0usize; 2];
-        for (c, (values, flags, summaries)) in made.iter().enumerate() {
-            for e in 0..45u32 {
-                let mut want = Listed::default();
-                for j in 0..chunk {
-                    entries_of(values, flags, summaries, j, |d, l| {
-                        if d == e as usize {
-                            [&mut want.decided, &mut want.mentioning][l].push(j as u32);
-                        }
-                    });
+        // Every chunk's lists at every distance, as a plain scan makes them,
+        // against what `lists` reads back; how many entries there were.
+        let check = |lists: &DistanceLists| {
+            let mut some = [0usize; 2];
+            for (c, (values, flags, summaries)) in made.iter().enumerate() {
+                for e in 0..45u32 {
+                    let mut want = Listed::default();
+                    for j in 0..chunk {
+                        entries_of(values, flags, summaries, j, |d, l| {
+                            if d == e as usize {
+                                [&mut want.decided, &mut want.mentioning][l].push(j as u32);
+                            }
+                        });
+                    }
+                    some[0] += want.decided.len();
+                    some[1] += want.mentioning.len();
+                    assert_eq!(
+                        lists.listed(c as u64, e, read).unwrap(),
+                        want,
+                        "chunk {c}, distance {e}"
+                    );
                 }
-                some[0] += want.decided.len();
-                some[1] += want.mentioning.len();
-                assert_eq!(
-                    lists.listed(c as u64, e, read).unwrap(),
-                    want,
-                    "chunk {c}, distance {e}"
-                );
             }
-        }
+            some
+        };
+        let some = check(&lists);
         assert!(some[0] > 1000 && some[1] > 1000, "{some:?}");
+
+        // Kept, they are found again whole by a resumed build (of the same
+        // partition: its size and chunks), and by nothing else.
+        let (path, size) = (dir.join("lists"), (chunk * chunks) as u64);
+        assert!(DistanceLists::reopen(&path, size, chunks as u64)
+            .unwrap()
+            .is_none());
+        lists.keep().unwrap();
+        drop(lists);
+        let again = DistanceLists::reopen(&path, size, chunks as u64).unwrap();
+        assert_eq!(check(&again.expect("kept lists reopen")), some);
+        assert!(DistanceLists::reopen(&path, size + 64, chunks as u64)
+            .unwrap()
+            .is_none());
+        assert!(DistanceLists::reopen(&path, size, chunks as u64 + 1)
+            .unwrap()
+            .is_none());
+        // A damaged or cut index is no index: the passes do without.
+        let index = index_path(&path);
+        let good = std::fs::read(&index).unwrap();
+        for at in [0, 9, good.len() / 2, good.len() - 1] {
+            let mut bad = good.clone();
+            bad[at] ^= 0x10;
+            std::fs::write(&index, &bad).unwrap();
+            assert!(
+                DistanceLists::reopen(&path, size, chunks as u64)
+                    .unwrap()
+                    .is_none(),
+                "byte {at}"
+            );
+        }
+        std::fs::write(&index, &good[..good.len() - 5]).unwrap();
+        assert!(DistanceLists::reopen(&path, size, chunks as u64)
+            .unwrap()
+            .is_none());
+        std::fs::write(&index, &good).unwrap();
+        assert!(DistanceLists::reopen(&path, size, chunks as u64)
+            .unwrap()
+            .is_some());
+        // A new first scan's lists take the old index with them.
+        drop(DistanceLists::create(&path, size).unwrap());
+        assert!(!index.exists());
+        DistanceLists::remove(&path).unwrap();
+        assert!(!path.exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

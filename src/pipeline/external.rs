@@ -345,6 +345,12 @@ impl<'a, G: Game> Solver<'a, G> {
         // Resumed after its first scan, the partition's values may hold
         // decisions of passes it redoes (see `end_pass`).
         let redoing = resume.as_ref().is_some_and(|c| c.next_pass > 0);
+        if redoing {
+            // The first scan's lists, where it kept them for the passes.
+            let path = DistanceLists::path_for(self.disks, self.slot);
+            *lock(&self.distance_lists) =
+                DistanceLists::reopen(&path, self.size(), self.chunk_count())?;
+        }
         let mut state = resume.unwrap_or(PassCheckpoint {
             next_pass: 0,
             max_seen: 0,
@@ -428,17 +434,10 @@ impl<'a, G: Game> Solver<'a, G> {
     }
 
     /// Lets go of the distance lists, if the first scan made them, and of
-    /// their file (also one an interrupted run left, which a resumed
-    /// partition does not use).
+    /// their files (also those an interrupted run left).
     pub(super) fn drop_distance_lists(&self) -> Result<()> {
         drop(lock(&self.distance_lists).take());
-        let path = DistanceLists::path_for(self.disks, self.slot);
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(Error::io("removing scratch file", &path, e))
-            }
-            _ => Ok(()),
-        }
+        DistanceLists::remove(&DistanceLists::path_for(self.disks, self.slot))
     }
 
     /// Records `state`, the pass before it done, once the partition's files
