@@ -138,8 +138,7 @@ impl DistanceLists {
     pub(super) fn create(path: &Path, size: u64) -> Result<DistanceLists> {
         // A file of an interrupted build holds nothing these lists name;
         // its index goes first, so that none is left naming the new file.
-        remove_if_there(&index_path(path))?;
-        let _ = std::fs::remove_file(path);
+        Self::remove(path)?;
         Ok(DistanceLists {
             file: ByteFile::create_or_open(path, 2 * ENTRY * size)?,
             size,
