@@ -1,8 +1,9 @@
 //! The streamed path on a CUDA device: chunks of a partition pass through
-//! pinned host buffers and device buffers, two of each (slots), on three
-//! streams: copies in, kernels, copies out. While chunk `c` is in its
-//! kernels, chunk `c + 1` is copied in and chunk `c - 1`'s requests are
-//! copied out.
+//! pinned host buffers and device buffers, two of each (slots), on four
+//! streams: copies in, kernels, small copies out (a chunk's request count,
+//! a first scan's values), and the requests' copies out. While chunk `c` is
+//! in its kernels, chunk `c + 1` is copied in and chunk `c - 1`'s requests
+//! are copied out.
 //!
 //! A game supplies only its chunk-expansion kernel ([`ChunkLaunch`]); the
 //! staging, the grouping of requests by bucket (`kernels/common.cuh`'s
@@ -125,6 +126,8 @@ struct Slot {
     /// h2d start, h2d end, kernels start, kernels end, d2h start, d2h
     /// end (counts, and a first scan's values), requests' d2h start and end.
     events: [CudaEvent; 8],
+    /// Whether the requests' copy back (events 6 and 7) is enqueued.
+    fetching: bool,
     job: Option<ChunkJob>,
     regrown: u32,
     /// Seconds the host spent submitting the job now in the slot.
@@ -139,6 +142,11 @@ pub struct Stager {
     h2d: Arc<CudaStream>,
     compute: Arc<CudaStream>,
     d2h: Arc<CudaStream>,
+    /// The requests' copies back, on a stream of their own: on `d2h` a
+    /// chunk's copy queued behind the next chunk's count, and so behind
+    /// its kernels (an H100 host's first scans waited for the device
+    /// through a kernel and a copy a job, 1.04 s of Morris 6-6's 2.65 s).
+    fetch: Arc<CudaStream>,
     count_fn: CudaFunction,
     scan_fn: CudaFunction,
     scatter_fn: CudaFunction,
@@ -203,6 +211,7 @@ impl Stager {
         let h2d = ctx.new_stream().map_err(e("creating a copy stream"))?;
         let compute = ctx.new_stream().map_err(e("creating a kernel stream"))?;
         let d2h = ctx.new_stream().map_err(e("creating a copy stream"))?;
+        let fetch = ctx.new_stream().map_err(e("creating a copy stream"))?;
         let module = launch.module();
         let count_fn = device.function(module, "tb_bucket_count")?;
         let scan_fn = device.function(module, "tb_bucket_scan")?;
@@ -213,6 +222,7 @@ impl Stager {
             h2d,
             compute,
             d2h,
+            fetch,
             count_fn,
             scan_fn,
             scatter_fn,
@@ -242,7 +252,7 @@ impl Stager {
     /// and launch, a few dozen driver calls a job (measured on an H200
     /// host, a build of 72,666 jobs: the host's staging took 8.1 s
     /// tracked and 6.3 s untracked). The stager orders its
-    /// three streams itself (events 1, 3 and the waits in `collect`), and
+    /// four streams itself (events 1, 3 and the waits in `collect`), and
     /// its drop waits for them before the buffers are freed.
     fn untracked<T>(&self, make: impl FnOnce(&Self) -> T) -> T {
         let ctx = self.device.context();
@@ -256,7 +266,7 @@ impl Stager {
         // request buffers grown in `collect`, which uses them next); within
         // a job the copy in, the kernels and the copies back are chained by
         // events 1 and 3; a slot is refilled only after `collect` waited for
-        // its last copy back; and `Drop` waits for all three streams before
+        // its last copy back; and `Drop` waits for all four streams before
         // the buffers are freed.
         unsafe { ctx.disable_event_tracking() };
         let made = make(self);
@@ -314,6 +324,7 @@ impl Stager {
                 timed()?,
                 timed()?,
             ],
+            fetching: false,
             job: None,
             regrown: 0,
             staged_seconds: 0.0,
@@ -350,6 +361,7 @@ impl Stager {
         let flag_bytes = n.div_ceil(4);
         let chunk = self.chunk as usize;
         let (h2d, compute, d2h) = (&self.h2d, &self.compute, &self.d2h);
+        slot.fetching = false;
         slot.events[0]
             .record(h2d)
             .map_err(e("recording an event"))?;
@@ -541,6 +553,60 @@ impl Stager {
         Ok(())
     }
 
+    /// Enqueues slot `i`'s requests' copy back (events 6 and 7): its count
+    /// is in, within the buffers' room, and no contract was broken (event
+    /// 5 has passed and `collect` checked both, or [`Self::fetch_if_ready`]
+    /// did).
+    fn start_fetch(&mut self, i: usize) -> Result<()> {
+        let e = cuda_err;
+        let slot = &mut self.slots[i];
+        let count =
+            (slot.pin_small.as_slice().map_err(e("pinned memory"))?[0] & 0xffff_ffff) as usize;
+        slot.events[6]
+            .record(&self.fetch)
+            .map_err(e("recording an event"))?;
+        {
+            let host = slot.pin_out.as_mut_slice().map_err(e("pinned memory"))?;
+            let (dg, _g) = slot.grouped.device_ptr(&self.fetch);
+            // SAFETY: `host` is page-locked, holds 2 * cap u64 and is read
+            // only after `collect` waited for event 7, recorded behind this
+            // copy; the slot is not refilled before then. The device holds
+            // `count <= cap` pairs, written by kernels that finished before
+            // event 5, which the host saw pass before enqueueing this.
+            unsafe {
+                result::memcpy_dtoh_async(&mut host[..2 * count], dg, self.fetch.cu_stream())
+            }
+            .map_err(e("copying requests back"))?;
+        }
+        slot.events[7]
+            .record(&self.fetch)
+            .map_err(e("recording an event"))?;
+        slot.fetching = true;
+        Ok(())
+    }
+
+    /// Starts slot `i`'s requests' copy back now if its kernels and count
+    /// are done, its requests fit and no contract was broken, without
+    /// waiting: otherwise `collect` sees to it.
+    fn fetch_if_ready(&mut self, i: usize) -> Result<()> {
+        let slot = &self.slots[i];
+        if slot.fetching
+            || !slot.events[5]
+                .try_is_complete()
+                .map_err(cuda_err("querying an event"))?
+        {
+            return Ok(());
+        }
+        let small = slot
+            .pin_small
+            .as_slice()
+            .map_err(cuda_err("pinned memory"))?;
+        if small[1] != u64::MAX || (small[0] & 0xffff_ffff) as usize > slot.cap {
+            return Ok(());
+        }
+        self.start_fetch(i)
+    }
+
     fn contract_error(&self, fail: u64) -> Error {
         let code = fail >> 56;
         let rank = fail & 0x00ff_ffff_ffff_ffff;
@@ -564,7 +630,7 @@ impl Drop for Stager {
     /// Waits for every stream before the slots' untracked buffers are
     /// freed: a job may still be in flight after an error.
     fn drop(&mut self) {
-        for stream in [&self.h2d, &self.compute, &self.d2h] {
+        for stream in [&self.h2d, &self.compute, &self.d2h, &self.fetch] {
             // Nothing to do about a failure here: the context is broken
             // and the build already reports an error.
             let _ = stream.synchronize();
@@ -641,6 +707,9 @@ impl ChunkExpander for Stager {
             slot.regrown = 0;
         }
         self.enqueue(i)?;
+        if let Some(&older) = self.queue.front() {
+            self.fetch_if_ready(older)?;
+        }
         self.queue.push_back(i);
         self.slots[i].staged_seconds = started.elapsed().as_secs_f64();
         Ok(())
@@ -687,24 +756,16 @@ impl ChunkExpander for Stager {
             slot.regrown += 1;
             self.enqueue(i)?;
         }
+        if !self.slots[i].fetching {
+            self.start_fetch(i)?;
+        }
+        // The next chunk's requests come back while the caller takes these.
+        if let Some(&next) = self.queue.front() {
+            self.fetch_if_ready(next)?;
+        }
         let slot = &mut self.slots[i];
         let count =
             (slot.pin_small.as_slice().map_err(e("pinned memory"))?[0] & 0xffff_ffff) as usize;
-        slot.events[6]
-            .record(&self.d2h)
-            .map_err(e("recording an event"))?;
-        {
-            let host = slot.pin_out.as_mut_slice().map_err(e("pinned memory"))?;
-            let (dg, _g) = slot.grouped.device_ptr(&self.d2h);
-            // SAFETY: `host` is page-locked, holds 2 * cap u64 and is read
-            // after the stream is synchronised below; the device holds
-            // `count <= cap` pairs.
-            unsafe { result::memcpy_dtoh_async(&mut host[..2 * count], dg, self.d2h.cu_stream()) }
-                .map_err(e("copying requests back"))?;
-        }
-        slot.events[7]
-            .record(&self.d2h)
-            .map_err(e("recording an event"))?;
         wait(&slot.events[7], "waiting for requests")?;
         let mut job = slot.job.take().expect("a submitted slot holds its job");
         let n = job.indices();
