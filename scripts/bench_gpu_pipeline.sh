@@ -90,14 +90,14 @@ print(f"| {label} | {wall:.1f} | {pipe:.1f} | {len(passes)} | {rd/1e9:.2f} | {wr
       f"{(rb/req if req else 0):.1f} | {d('h2d_bytes')/1e9:.2f} / {d('h2d_seconds'):.2f} | "
       f"{d('d2h_bytes')/1e9:.2f} / {d('d2h_seconds'):.2f} | {d('kernel_seconds'):.2f} | "
       f"{s('jobs')} / {sum(p['device'].get('host_stage_seconds', 0) for p in passes):.2f} | "
-      f"{wt('for_chunk_reads'):.1f} / {wt('for_device'):.1f} / {wt('for_flushers'):.1f} / {wt('for_run_reads'):.1f} | "
+      f"{wt('for_chunk_reads'):.1f} / {wt('for_device'):.1f} / {wt('for_flushers'):.1f} / {wt('for_run_reads'):.1f} / {wt('for_write_back'):.1f} / {wt('for_marking'):.1f} | "
       f"{disk:.1f} | {pipe/disk if disk else 0:.2f} | {raw_disk/max(pipe,1e-9):.2f} | {100*d('kernel_seconds')/max(pipe,1e-9):.1f}% | "
       f"{sum(part['index_size'] * len(part.get('pipeline_passes', [])) for part in log['partitions'])/max(pipe,1e-9)/1e6:.0f} | "
       f"{cand_passes} / {cand/1e6:.1f} / {s('candidate_seconds'):.1f} | {', '.join(exp)} |")
 EOF
 }
 
-HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | scratch B/request (32 raw) | h2d GB / s | d2h GB / s | kernel s | jobs / host staging s | waits: reads / device / flushers / runs s | disk time s | pipeline / disk | effective rate / disk rate | kernel busy | M index-passes/s | passes over candidates / candidates M / marking s | expander |
+HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | scratch B/request (32 raw) | h2d GB / s | d2h GB / s | kernel s | jobs / host staging s | waits: reads / device / flushers / runs / write-back / marking s | disk time s | pipeline / disk | effective rate / disk rate | kernel busy | M index-passes/s | passes over candidates / candidates M / marking s | expander |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"
 
 one_game() { # GAME ARGS...: every build gets both

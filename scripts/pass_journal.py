@@ -31,6 +31,7 @@ COLUMNS = ["passes", "jobs", "wall s", "marking s", "expand s", "answer s", "com
            "read GB", "written GB", "requests M", "candidates M", "settled by summary M",
            "kernel s", "staging s",
            "wait reads s", "wait device s", "wait flushers s", "wait runs s",
+           "wait write-back s", "wait marking s",
            "cores busy: pass / expand / answer / combine and marking"]
 
 
@@ -47,7 +48,8 @@ def row(label, passes):
              s("bytes_written") / 1e9, s("requests") / 1e6, s("candidates") / 1e6,
              s("settled_by_summary") / 1e6, kernel,
              sum(p["device"].get("host_stage_seconds", 0) for p in passes),
-             w("for_chunk_reads"), w("for_device"), w("for_flushers"), w("for_run_reads")]
+             w("for_chunk_reads"), w("for_device"), w("for_flushers"), w("for_run_reads"),
+             w("for_write_back"), w("for_marking")]
     text = [str(cells[0]), str(cells[1])] + [f"{c:.2f}" for c in cells[2:]]
     # Process CPU seconds (all threads) over wall seconds, where recorded.
     cpu = lambda k: sum(p.get("cpu_seconds", {}).get(k, 0) for p in passes)

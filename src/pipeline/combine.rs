@@ -11,7 +11,7 @@ use super::disks::cut_apart;
 use super::distance_lists::DistanceLists;
 use super::external::{flag, lock, Solver, INTERNAL, ONGOING};
 use super::runs::{Order, Record, RunIndex};
-use super::stats::{Part, StepClock};
+use super::stats::{Part, Profile, StepClock};
 use crate::game::{Game, GameKind};
 use crate::value::rules::{at, PassAcc, PENDING};
 use crate::value::Value;
@@ -238,6 +238,8 @@ pub(super) struct WriteBack<'scope, 'env> {
     write: &'env (dyn WritesValues + 'env),
     /// Where a written buffer goes.
     spare: &'env SpareBuffers,
+    /// Where the step's waits for its writes and markings are counted.
+    profile: &'env Profile,
     writing: Option<std::thread::ScopedJoinHandle<'scope, Result<Vec<u8>>>>,
     /// The next pass's marking of a chunk before, in flight.
     marking: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
@@ -274,11 +276,13 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
         scope: &'scope std::thread::Scope<'scope, 'env>,
         write: &'env (dyn WritesValues + 'env),
         spare: &'env SpareBuffers,
+        profile: &'env Profile,
     ) -> Self {
         WriteBack {
             scope,
             write,
             spare,
+            profile,
             writing: None,
             marking: None,
         }
@@ -286,9 +290,12 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
 
     /// Waits for the marking in flight, if any.
     fn settle_marking(&mut self) -> Result<()> {
-        match self.marking.take().map(|m| m.join()) {
-            Some(Err(_)) => Err(Error::NotAvailable("a marking thread panicked".into())),
-            _ => Ok(()),
+        let Some(marking) = self.marking.take() else {
+            return Ok(());
+        };
+        match self.profile.time(Part::WaitMarking, || marking.join()) {
+            Err(_) => Err(Error::NotAvailable("a marking thread panicked".into())),
+            Ok(()) => Ok(()),
         }
     }
 
@@ -311,8 +318,9 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
         let Some(writing) = self.writing.take() else {
             return Ok(());
         };
-        let written = writing
-            .join()
+        let written = self
+            .profile
+            .time(Part::WaitWriteBack, || writing.join())
             .unwrap_or_else(|_| Err(Error::NotAvailable("a write-back thread panicked".into())))?;
         self.spare.keep(written);
         Ok(())
@@ -1203,7 +1211,7 @@ impl<G: Game> Solver<'_, G> {
         body: impl FnOnce(&mut WriteBack<'_, 's>) -> Result<R>,
     ) -> Result<R> {
         std::thread::scope(|scope| {
-            let mut back = WriteBack::new(scope, self, &self.spare);
+            let mut back = WriteBack::new(scope, self, &self.spare, &self.stats.profile);
             let out = body(&mut back);
             // The marks are whole before the step ends, even where it
             // failed (a marking borrows what the step's caller frees).
@@ -1364,8 +1372,9 @@ mod tests {
             Ok(())
         };
         let spare = SpareBuffers::new(1 << 30);
+        let profile = Profile::default();
         std::thread::scope(|scope| {
-            let mut back = WriteBack::new(scope, &write, &spare);
+            let mut back = WriteBack::new(scope, &write, &spare, &profile);
             back.settle().unwrap();
             // Stretches of a chunk at 1000: only they are written.
             back.start(vec![7u8; 100_000], 1000, Some(vec![(0, 64), (640, 704)]))
@@ -1412,9 +1421,10 @@ mod tests {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let write = |_: u64, _: &[u8]| -> Result<()> { Ok(()) };
         let spare = SpareBuffers::new(1 << 30);
+        let profile = Profile::default();
         let (running, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
         std::thread::scope(|scope| {
-            let mut back = WriteBack::new(scope, &write, &spare);
+            let mut back = WriteBack::new(scope, &write, &spare, &profile);
             for _ in 0..4 {
                 back.start_marking(|| {
                     assert_eq!(running.fetch_add(1, Ordering::SeqCst), 0, "two at once");

@@ -521,6 +521,8 @@ impl<G: Game> Solver<'_, G> {
             ("for_device", expand.timing.host_wait_seconds),
             ("for_flushers", since(Part::WaitFlusher)),
             ("for_run_reads", since(Part::WaitRunRead)),
+            ("for_write_back", since(Part::WaitWriteBack)),
+            ("for_marking", since(Part::WaitMarking)),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

@@ -190,6 +190,10 @@ pub(crate) enum Part {
     RunDecode,
     /// Marking the positions a pass can decide (`candidates.rs`).
     Candidates,
+    /// A combine step waiting for the write of a chunk before to end.
+    WaitWriteBack,
+    /// A combine step waiting for the marking of a chunk before to end.
+    WaitMarking,
 }
 
 /// [`Profile`]'s counters at one moment.
@@ -201,7 +205,7 @@ pub(crate) struct Snapshot {
 }
 
 impl Part {
-    pub(crate) const COUNT: usize = 15;
+    pub(crate) const COUNT: usize = 17;
     const ALL: [Part; Part::COUNT] = [
         Part::Expand,
         Part::Answer,
@@ -218,6 +222,8 @@ impl Part {
         Part::FlushEncode,
         Part::RunDecode,
         Part::Candidates,
+        Part::WaitWriteBack,
+        Part::WaitMarking,
     ];
 
     fn key(self) -> &'static str {
@@ -237,6 +243,8 @@ impl Part {
             Part::FlushEncode => "flusher_encode",
             Part::RunDecode => "run_decode",
             Part::Candidates => "candidates",
+            Part::WaitWriteBack => "wait_for_write_back",
+            Part::WaitMarking => "wait_for_marking",
         }
     }
 }
