@@ -391,6 +391,9 @@ fn checkpoints_inside_first_scan<G: Game>(
 /// way's checkpoints mean to the other what they mean to itself. Each run
 /// stops at the checkpoint after the one it resumes from (or at the scan's
 /// end), so its scratch is ahead of the checkpoint, as a killed build's is.
+/// Where an uninterrupted scan keeps distance lists, a resumed one keeps
+/// them too, the chunks it had done listed again from disk, and its passes
+/// mark their candidates from them.
 #[test]
 fn first_scans_interrupted_inside_resume_exactly_either_way() {
     use tbforge::game::morris::Morris;
@@ -405,10 +408,11 @@ fn first_scans_interrupted_inside_resume_exactly_either_way() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let scratch = ScratchDisks::open(&[tmp.path().to_path_buf()], "inside").unwrap();
-    let (mut resumed, mut crossed) = (0, 0);
+    let (mut resumed, mut crossed, mut listed) = (0, 0, 0);
     for slot in 0..layout.len() {
         let hourly = Duration::from_secs(3600);
-        solve_slot(&g, &layout, &scratch, slot, plan(0, hourly), None);
+        let at = (&layout, &scratch, slot);
+        let uninterrupted = lists_at_scan_end(&g, at, plan(0, hourly), None, tmp.path());
         let done = values_of(&layout, &scratch, slot);
         for (first, then) in [(0, u64::MAX), (u64::MAX, 0), (u64::MAX, u64::MAX)] {
             let every = plan(first, Duration::ZERO);
@@ -425,14 +429,17 @@ fn first_scans_interrupted_inside_resume_exactly_either_way() {
                     Ok(())
                 });
                 assert!(stopped.is_err());
-                solve_slot(
-                    &g,
-                    &layout,
-                    &scratch,
-                    slot,
-                    plan(then, hourly),
-                    Some(from.clone()),
+                let lists =
+                    lists_at_scan_end(&g, at, plan(then, hourly), Some(from.clone()), tmp.path());
+                // A resumed scan leaves the question whether positions are
+                // left for the passes to them, so it keeps lists where an
+                // uninterrupted one may not.
+                assert!(
+                    lists || !uninterrupted,
+                    "partition {}: first scan resumed from {from:?} kept no distance lists",
+                    g.partition_name(layout.order()[slot])
                 );
+                listed += usize::from(lists && from.within.is_some());
                 assert!(
                     values_of(&layout, &scratch, slot) == done,
                     "partition {}: first scan with first_scan_values {first} resumed from {from:?} with {then}: the values differ",
@@ -444,9 +451,30 @@ fn first_scans_interrupted_inside_resume_exactly_either_way() {
         }
     }
     assert!(
-        resumed > 30 && crossed > 20,
-        "{resumed} resumes, {crossed} across"
+        resumed > 30 && crossed > 20 && listed > 20,
+        "{resumed} resumes, {crossed} across, {listed} with lists"
     );
+}
+
+/// Solves partition `slot` through the pipeline from `resume`; returns
+/// whether a distance lists' index lay under `dir` as the first scan's end
+/// was recorded.
+fn lists_at_scan_end<G: Game>(
+    game: &G,
+    at: (&Layout, &ScratchDisks, usize),
+    plan: ExternalPlan,
+    resume: Option<PassCheckpoint>,
+    dir: &std::path::Path,
+) -> bool {
+    let mut lists = false;
+    solve_reporting(game, at, plan, resume, &mut |c| {
+        if c.within.is_none() && c.next_pass == 1 {
+            lists = lists_index_exists(dir);
+        }
+        Ok(())
+    })
+    .unwrap();
+    lists
 }
 
 /// A game whose list of successor partitions leaves one out fails a first

@@ -917,17 +917,37 @@ impl<G: Game> Solver<'_, G> {
     }
 
     /// The distance lists a first scan from chunk `first` makes, if the
-    /// passes use them: lists are of the whole scan, so a resumed one makes
-    /// none.
+    /// passes use them. Lists are of the whole scan: one resumed at chunk
+    /// `first` lists the chunks before it again from what it left on disk
+    /// (their values, flags and summaries are final once a checkpoint
+    /// counts them done), one read of them, where without lists each of
+    /// its partition's passes would read every chunk its hints do not rule
+    /// out.
     pub(super) fn first_scan_lists(&self, first: u64) -> Result<Option<DistanceLists>> {
         let path = DistanceLists::path_for(self.disks, self.slot);
-        if first == 0 && self.lists_predecessors() {
-            Ok(Some(DistanceLists::create(&path, self.size())?))
-        } else {
+        if !self.lists_predecessors() {
             // None an earlier run left is resumed in the passes.
             DistanceLists::remove(&path)?;
-            Ok(None)
+            return Ok(None);
         }
+        let mut lists = DistanceLists::create(&path, self.size())?;
+        if first > 0 {
+            self.chunk_phase("first scan: lists of the chunks done", 0);
+        }
+        for c in 0..first {
+            let (lo, hi) = self.chunk_range(self.size(), c);
+            // A chunk with no position left for the passes has no summary
+            // on disk, and needs none: only such positions read theirs.
+            let (values, flags, summary) = self.read_chunk_with_summary(c)?;
+            lists.add_chunk((&values, &flags, &summary), |file, offset, bytes| {
+                self.write(file, offset, bytes)
+            })?;
+            for buf in [values, flags, summary] {
+                self.spare.keep(buf);
+            }
+            self.progress.inc(hi - lo);
+        }
+        Ok(Some(lists))
     }
 
     /// Keeps a first scan's distance lists for the passes where they cover

@@ -18,9 +18,10 @@
 //! positions of a distance before the mentioning ones. A position gives one
 //! entry (decided) or at most two (a summary names a nearest loss and a
 //! longest win), so the file never needs more than 8 bytes a position. The
-//! lists are the first scan's whole: one resumed mid-way makes none. Once
-//! it is over they are kept with an index of their spans, and a partition
-//! resumed in its passes uses them as an uninterrupted one does.
+//! lists are the first scan's whole: one resumed mid-way lists the chunks
+//! it had done again from disk. Once it is over they are kept with an
+//! index of their spans, and a partition resumed in its passes uses them as
+//! an uninterrupted one does.
 
 use super::combine::Earlier;
 use super::disks::{ByteFile, ScratchDisks};
