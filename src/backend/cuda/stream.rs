@@ -134,6 +134,18 @@ struct Slot {
     staged_seconds: f64,
 }
 
+impl Slot {
+    /// The job's request count and failure word, as the device left them
+    /// once event 5 has passed (the count is the low half of the first word).
+    fn count_and_failure(&self) -> Result<(usize, u64)> {
+        let small = self
+            .pin_small
+            .as_slice()
+            .map_err(cuda_err("pinned memory"))?;
+        Ok(((small[0] & 0xffff_ffff) as usize, small[1]))
+    }
+}
+
 /// A [`ChunkExpander`] on a CUDA device, for any game's [`ChunkLaunch`].
 pub struct Stager {
     device: Arc<CudaDevice>,
@@ -561,8 +573,7 @@ impl Stager {
     fn start_fetch(&mut self, i: usize) -> Result<()> {
         let e = cuda_err;
         let slot = &mut self.slots[i];
-        let count =
-            (slot.pin_small.as_slice().map_err(e("pinned memory"))?[0] & 0xffff_ffff) as usize;
+        let (count, _) = slot.count_and_failure()?;
         slot.events[6]
             .record(&self.fetch)
             .map_err(e("recording an event"))?;
@@ -598,11 +609,8 @@ impl Stager {
         {
             return Ok(());
         }
-        let small = slot
-            .pin_small
-            .as_slice()
-            .map_err(cuda_err("pinned memory"))?;
-        if small[1] != u64::MAX || (small[0] & 0xffff_ffff) as usize > slot.cap {
+        let (count, fail) = slot.count_and_failure()?;
+        if fail != u64::MAX || count > slot.cap {
             return Ok(());
         }
         self.start_fetch(i)
@@ -736,11 +744,7 @@ impl ChunkExpander for Stager {
         };
         loop {
             wait(&self.slots[i].events[5], "waiting for a chunk")?;
-            let small = self.slots[i]
-                .pin_small
-                .as_slice()
-                .map_err(e("pinned memory"))?;
-            let (count, fail) = ((small[0] & 0xffff_ffff) as usize, small[1]);
+            let (count, fail) = self.slots[i].count_and_failure()?;
             if fail != u64::MAX {
                 return Err(self.contract_error(fail));
             }
@@ -765,8 +769,7 @@ impl ChunkExpander for Stager {
             self.fetch_if_ready(next)?;
         }
         let slot = &mut self.slots[i];
-        let count =
-            (slot.pin_small.as_slice().map_err(e("pinned memory"))?[0] & 0xffff_ffff) as usize;
+        let (count, _) = slot.count_and_failure()?;
         wait(&slot.events[7], "waiting for requests")?;
         let mut job = slot.job.take().expect("a submitted slot holds its job");
         let n = job.indices();
