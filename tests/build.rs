@@ -181,14 +181,14 @@ fn tictactoe_resumes_after_kill() {
 #[test]
 fn morris_resumes_after_kills() {
     // Kills land in the forward search, inside the passes of a partition
-    // (resumed from its pass checkpoint) and between partitions. 16 MiB
+    // (resumed from its pass checkpoint) and between partitions. 18 MiB
     // leaves room for the candidate bits, so 3-3's 27 passes go over their
     // candidates (4 s here); expanding every pending position (20 s) is the
     // path connect4_resumes_from_checkpoints_inside_passes kills.
     resume_after_kills_with(
         "morris",
         &["max=3"],
-        &["--mem-limit", "16M"],
+        &["--mem-limit", "18M"],
         &[100, 400, 900, 1600, 2500],
     );
 }

@@ -423,8 +423,8 @@ fn any_thread_count_and_memory_limit_give_the_same_bytes() {
     build_with(&g, &two, 2, |_| {});
     common::assert_same(&contents(&two), &expected, "2 threads");
     let external = tmp.path().join("external");
-    build_with(&g, &external, 2, |o| o.mem_limit = Some(16 << 20));
-    common::assert_same(&contents(&external), &expected, "--mem-limit 16M");
+    build_with(&g, &external, 2, |o| o.mem_limit = Some(18 << 20));
+    common::assert_same(&contents(&external), &expected, "--mem-limit 18M");
     // The command line solves the levels with the level solver: the same bytes, on 1 thread or 2.
     for threads in ["1", "2"] {
         let cli = tmp.path().join(format!("cli{threads}"));

@@ -361,8 +361,8 @@ fn builds_verify_probe_and_repeat_for_any_thread_count() {
     build_with(&g, &two, 2, |_| {});
     common::assert_same(&contents(&two), &expected, "2 threads");
     let external = tmp.path().join("external");
-    build_with(&g, &external, 2, |o| o.mem_limit = Some(16 << 20));
-    common::assert_same(&contents(&external), &expected, "--mem-limit 16M");
+    build_with(&g, &external, 2, |o| o.mem_limit = Some(18 << 20));
+    common::assert_same(&contents(&external), &expected, "--mem-limit 18M");
     // The command line solves it with the goal search (the game's CPU kernels): same bytes.
     let cli = tmp.path().join("cli");
     let out = common::build_cmd(&["frogsandtoads"], &cli, &["--threads", "2"])

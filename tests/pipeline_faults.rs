@@ -557,7 +557,7 @@ fn a_checkpoint_without_its_scratch_redoes_the_partition() {
         ),
         (
             &["morris", "--param", "max=3"],
-            "16M",
+            "18M",
             "its summaries had an older layout",
             |scratch, slot| {
                 // Each byte spread over three, as an older binary stored
@@ -638,7 +638,7 @@ fn candidates_per_pass(out: &Path, partition: &str) -> Vec<Option<u64>> {
 
 #[test]
 fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
-    // Morris max=3 under 16 MiB: 3-3 (169,626 indices, 28 passes) goes
+    // Morris max=3 under 18 MiB: 3-3 (169,626 indices, 28 passes) goes
     // through the pipeline, and its passes expand only the positions they
     // can decide (the predecessors of the positions decided at the distance
     // before, and those whose captures' summary names it). Killed inside a
@@ -650,7 +650,7 @@ fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
 
     let whole = tmp.path().join("whole");
     let disk = tmp.path().join("disk-whole");
-    let extra = ["--mem-limit", "16M", "--disk", disk.to_str().unwrap()];
+    let extra = ["--mem-limit", "18M", "--disk", disk.to_str().unwrap()];
     assert_same(
         &built(GAME, &whole, &extra),
         &expected,
@@ -713,7 +713,7 @@ fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
     let disk = tmp.path().join("disk");
     let extra = [
         "--mem-limit",
-        "16M",
+        "18M",
         "--disk",
         disk.to_str().unwrap(),
         "--checkpoint-every",
@@ -757,7 +757,7 @@ fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
 
 #[test]
 fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
-    // Morris max=4 under 22 MiB: 4-4 (3,225,597 indices) in chunks of
+    // Morris max=4 under 24 MiB: 4-4 (3,225,597 indices) in chunks of
     // 180,224 (18 chunks). Late passes have candidates in few chunks: the
     // others are neither read nor expanded nor combined, and the marking
     // reads no chunk: the combine step before marks from what it decided,
@@ -767,7 +767,7 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
     let expected = built(GAME, &tmp.path().join("reference"), &[]);
     let out = tmp.path().join("out");
     let disk = tmp.path().join("disk");
-    let extra = ["--mem-limit", "22M", "--disk", disk.to_str().unwrap()];
+    let extra = ["--mem-limit", "24M", "--disk", disk.to_str().unwrap()];
     assert_same(&built(GAME, &out, &extra), &expected, "the pipeline build");
     let log: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("build-log.json")).unwrap()).unwrap();
@@ -909,7 +909,7 @@ fn passes_skip_the_chunks_without_candidates_and_give_the_in_memory_bytes() {
 
 #[test]
 fn a_build_killed_inside_a_pass_answered_in_memory_resumes_exactly() {
-    // Morris max=4 under 22 MiB, as above: 4-4's even passes are answered
+    // Morris max=4 under 24 MiB, as above: 4-4's even passes are answered
     // in memory and keep no checkpoint inside themselves (their bits are in
     // memory alone), so a build killed inside one redoes the pass from its
     // start. With a checkpoint at every boundary, kills land at the start
@@ -923,7 +923,7 @@ fn a_build_killed_inside_a_pass_answered_in_memory_resumes_exactly() {
     let disk = tmp.path().join("disk");
     let extra = [
         "--mem-limit",
-        "22M",
+        "24M",
         "--disk",
         disk.to_str().unwrap(),
         "--checkpoint-every",

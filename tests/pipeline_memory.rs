@@ -9,15 +9,17 @@
 //!
 //! The limit was 16 MiB on nim 7,7,7,7,7,7,7 until the binary's mapped code
 //! (the games, the pipeline with its run codec) alone reached about 10 MB of
-//! resident pages, and the limit became 20 MiB, on nim 7,7,7,7,7,7,7,3 (8.4 M
-//! indices): 187 s of CI's test time for the three builds. The build's plan
-//! now sends 7,7,7,7,7,7,7 (2.1 M indices) through the pipeline under
-//! 20 MiB (the test checks the mode), so it is the game again. Measured on a 2-core box, test binary: 40.0 MB peak in memory,
-//! 18.8 MB through the pipeline with 2 threads and 19.9 MB with 16; the
-//! three builds take 43 s. Eight flushers at 16 threads (one per half
-//! thread, four before) took the test binary to 21.4 MB; a flusher now needs
-//! 2 MiB of the write buffers' capacity, and the release binary peaks at
-//! 18.0 MB (2 threads) and 18.4 MB (16).
+//! resident pages, then 20 MiB on nim 7,7,7,7,7,7,7,3 (8.4 M indices, 187 s
+//! of CI's test time for the three builds), then 20 MiB on 7,7,7,7,7,7,7
+//! again once the build's plan sent it through the pipeline (43 s). The
+//! binary kept growing (the explorer, the GPU paths): with the baseline at
+//! 14 MiB, CI's 16-thread build peaked at 21.1 and 21.5 MB (the test
+//! binary's code alone 12.2 to 13.7 MB resident), so the baseline became
+//! 16 MiB and the limit 22 MiB, where the plan under it is what it was
+//! under 20 MiB: the margin over the measured process, not the pipeline's
+//! buffers, was what ran out. Measured on the 2-core box, test binary,
+//! before that change: 40.0 MB peak in memory, 20.0 MB through the pipeline
+//! with 2 threads and 20.9 to 21.4 MB with 16.
 
 use crate::common;
 
@@ -25,7 +27,7 @@ use common::{assert_same, build_cmd, contents, stderr};
 use std::path::Path;
 
 const GAME: &[&str] = &["nim", "--param", "heaps=7,7,7,7,7,7,7"];
-const LIMIT: u64 = 20 << 20;
+const LIMIT: u64 = 22 << 20;
 
 fn build(out: &Path, threads: &str, extra: &[&str]) -> serde_json::Value {
     // Thread count fixed: the writer holds one compressor per thread.

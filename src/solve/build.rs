@@ -1969,15 +1969,17 @@ fn in_memory_bytes(layout: &Layout, encoding: ValueEncoding) -> u64 {
 }
 
 /// The process before any data: code, libraries, allocator. Measured on a
-/// pipeline build (tests/pipeline_memory.rs's, under `--mem-limit 16M`): its mapped
-/// file pages (the binary's code and the C library, faulted in around what
-/// runs) reach 9.0 MB with the release binary and 10.3 MB with the debug one
+/// pipeline build (tests/pipeline_memory.rs's): its mapped file pages (the
+/// binary's code and the C libraries, faulted in 64 KiB around what runs)
 /// once the pipeline's code (zstd among it) has run, and the heap beyond
-/// the planned buffers (the allocator's slack, small tables, stacks) adds
-/// about 1.5 MB; the binary grows with the games (and the explorer's server
-/// code: with them a 16-thread build under a 20 MB limit peaked at 21.3 MB
-/// against the former 12 MiB), so this is the measured figure with a margin.
-const BASELINE_BYTES: u64 = 14 << 20;
+/// the planned buffers (the allocator's slack, small tables, stacks). The
+/// binary grows with the games, the explorer's server, the GPU paths, and
+/// its resident code with it, though a build runs little of it: at 14 MiB
+/// (2026-12-06), the test binary's code alone was 12.2 to 13.7 MB resident,
+/// and a 16-thread build under 20 MiB peaked at 20.9 to 21.5 MB (2 threads:
+/// 20.0 MB; the release binary 18.3 and 19.4 to 19.8 MB). This is that
+/// figure with a margin.
+const BASELINE_BYTES: u64 = 16 << 20;
 
 /// The process before any data, with its worker threads: each adds its stack
 /// and small per-thread state (measured: with the run decoders pooled, not
