@@ -327,8 +327,8 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
     }
 
     /// Waits for the write in flight, then starts writing back `values`,
-    /// the chunk's at `lo`: the `stretches` it was read in (the rest of the
-    /// buffer is not the chunk's), or all of it.
+    /// the chunk's at `lo`: its `stretches` (what a pass changed: the rest
+    /// holds what the disk holds, or is not the chunk's), or all of it.
     fn start(
         &mut self,
         values: Vec<u8>,
