@@ -31,7 +31,7 @@ COLUMNS = ["passes", "jobs", "wall s", "marking s", "expand s", "answer s", "com
            "read GB", "written GB", "requests M", "candidates M", "settled by summary M",
            "kernel s", "staging s",
            "wait reads s", "wait device s", "wait flushers s", "wait runs s",
-           "wait write-back s", "wait marking s",
+           "wait write-back s", "wait marking s", "stretch reads K", "value writes K",
            "cores busy: pass / expand / answer / combine and marking"]
 
 
@@ -49,7 +49,8 @@ def row(label, passes):
              s("settled_by_summary") / 1e6, kernel,
              sum(p["device"].get("host_stage_seconds", 0) for p in passes),
              w("for_chunk_reads"), w("for_device"), w("for_flushers"), w("for_run_reads"),
-             w("for_write_back"), w("for_marking")]
+             w("for_write_back"), w("for_marking"), s("stretch_reads") / 1e3,
+             s("value_writes") / 1e3]
     text = [str(cells[0]), str(cells[1])] + [f"{c:.2f}" for c in cells[2:]]
     # Process CPU seconds (all threads) over wall seconds, where recorded.
     cpu = lambda k: sum(p.get("cpu_seconds", {}).get(k, 0) for p in passes)

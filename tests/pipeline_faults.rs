@@ -682,6 +682,19 @@ fn candidate_driven_passes_give_the_in_memory_bytes_and_resume_exactly() {
         expanded.iter().all(|&n| n < size / 2) && expanded.iter().sum::<u64>() > 0,
         "candidates per pass {expanded:?} of {size} indices"
     );
+    // A pass writes back only what it decided (its candidates at most), in
+    // a call a stretch of changes, and reads its candidates' stretches.
+    let field = |p: &serde_json::Value, k: &str| p[k].as_u64().unwrap_or_else(|| panic!("{k}"));
+    for (pass, &n) in passes[1..].iter().zip(&expanded) {
+        assert!(
+            field(pass, "value_writes") <= n,
+            "pass {}: {} writes of values for {n} candidates",
+            pass["pass"],
+            pass["value_writes"]
+        );
+    }
+    let total = |k| passes[1..].iter().map(|p| field(p, k)).sum::<u64>();
+    assert!(total("value_writes") > 0 && total("stretch_reads") > 0);
 
     // Under 1 MiB a bit a position (21 KB, twice) does not fit the plan, a
     // bit per 16 positions does: the passes take every pending position of

@@ -477,6 +477,7 @@ pub(super) struct Mark {
     clock: StepClock,
     read: u64,
     written: u64,
+    calls: (u64, u64),
     profile: Snapshot,
 }
 
@@ -487,6 +488,7 @@ impl<G: Game> Solver<'_, G> {
             clock: StepClock::start(),
             read: self.stats.bytes_read(),
             written: self.stats.bytes_written(),
+            calls: self.stats.calls(),
             profile: self.stats.profile.snapshot(),
         }
     }
@@ -542,6 +544,8 @@ impl<G: Game> Solver<'_, G> {
                 combine_seconds: since(Part::Combine),
                 bytes_read: self.stats.bytes_read() - mark.read,
                 bytes_written: self.stats.bytes_written() - mark.written,
+                stretch_reads: self.stats.calls().0 - mark.calls.0,
+                value_writes: self.stats.calls().1 - mark.calls.1,
                 cpu_seconds,
                 jobs: expand.chunks,
                 requests: expand.requests,
@@ -604,6 +608,7 @@ impl<G: Game> Solver<'_, G> {
         file.read_ranges(base, buf, ranges)?;
         let bytes: usize = ranges.iter().map(|(start, end)| end - start).sum();
         self.stats.read(bytes as u64);
+        self.stats.read_stretches(ranges.len() as u64);
         self.progress.bytes(bytes as u64);
         Ok(())
     }
@@ -611,6 +616,9 @@ impl<G: Game> Solver<'_, G> {
     pub(super) fn write(&self, file: &ByteFile, offset: u64, buf: &[u8]) -> Result<()> {
         file.write_at(offset, buf)?;
         self.stats.wrote(buf.len() as u64);
+        if std::ptr::eq(file, &self.values) {
+            self.stats.wrote_values();
+        }
         self.progress.bytes(buf.len() as u64);
         Ok(())
     }

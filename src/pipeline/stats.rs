@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 pub struct IoStats {
     read: AtomicU64,
     written: AtomicU64,
+    /// See [`PassRecord::stretch_reads`].
+    stretch_reads: AtomicU64,
+    /// See [`PassRecord::value_writes`].
+    value_writes: AtomicU64,
     busy_nanos: AtomicU64,
     /// Shared with the run writers' flusher threads.
     pub(crate) profile: Arc<Profile>,
@@ -74,6 +78,15 @@ pub struct PassRecord {
     pub bytes_read: u64,
     /// Scratch bytes written.
     pub bytes_written: u64,
+    /// Calls that read stretches of a chunk's values, flags or summaries
+    /// (a sparse pass reads many short ones, each a system call).
+    #[serde(default)]
+    pub stretch_reads: u64,
+    /// Calls that wrote into the partition's values (a late pass writes
+    /// back what it decided, often a byte a call: on some file systems
+    /// each costs microseconds on the combine step's writer).
+    #[serde(default)]
+    pub value_writes: u64,
     /// The process's CPU seconds (all threads) while the pass ran, and while
     /// each of its steps did ("expand", "answer", "combine" (with the
     /// marking it does), "marking"): against the wall seconds, the cores
@@ -363,6 +376,24 @@ impl IoStats {
     pub fn wrote(&self, n: u64) {
         self.written.fetch_add(n, Ordering::Relaxed);
         self.profile.count_bytes(1, n);
+    }
+
+    /// Counts `n` calls that read stretches of a chunk.
+    pub(crate) fn read_stretches(&self, n: u64) {
+        self.stretch_reads.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Counts a call that wrote into a partition's values.
+    pub(crate) fn wrote_values(&self) {
+        self.value_writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Calls so far: stretches read and writes into values.
+    pub(crate) fn calls(&self) -> (u64, u64) {
+        (
+            self.stretch_reads.load(Ordering::Relaxed),
+            self.value_writes.load(Ordering::Relaxed),
+        )
     }
 
     /// Bytes read so far.
