@@ -278,6 +278,8 @@ pub struct ByteFile {
     /// Written since the last sync: a sync of a clean file is skipped, as a
     /// sync costs a journal commit even when there is nothing to write.
     dirty: AtomicBool,
+    /// Write calls so far (see [`ByteFile::writes`]).
+    writes: AtomicU64,
 }
 
 impl ByteFile {
@@ -304,6 +306,7 @@ impl ByteFile {
             len,
             // Opened over an earlier run's file, whose writes may not be durable.
             dirty: AtomicBool::new(true),
+            writes: AtomicU64::new(0),
         })
     }
 
@@ -329,6 +332,7 @@ impl ByteFile {
             path: path.to_path_buf(),
             len,
             dirty: AtomicBool::new(false),
+            writes: AtomicU64::new(0),
         })
     }
 
@@ -410,6 +414,7 @@ impl ByteFile {
         // After the write: a sync that clears the flag first still sees the
         // flag this sets, and one that clears it later covers these bytes.
         self.dirty.store(true, Ordering::Release);
+        self.writes.fetch_add(1, Ordering::Relaxed);
         written?;
         start_writeback(&self.file, offset, buf.len() as u64);
         Ok(())
@@ -424,6 +429,13 @@ impl ByteFile {
             self.dirty.store(true, Ordering::Release);
             Error::io("syncing scratch file", &self.path, e)
         })
+    }
+
+    /// Write calls made through [`ByteFile::write_at`] since it was opened:
+    /// short ones cost microseconds each on some file systems, whatever
+    /// their bytes.
+    pub fn writes(&self) -> u64 {
+        self.writes.load(Ordering::Relaxed)
     }
 
     /// The file's path.

@@ -477,7 +477,8 @@ pub(super) struct Mark {
     clock: StepClock,
     read: u64,
     written: u64,
-    calls: (u64, u64),
+    stretch_reads: u64,
+    value_writes: u64,
     profile: Snapshot,
 }
 
@@ -488,7 +489,8 @@ impl<G: Game> Solver<'_, G> {
             clock: StepClock::start(),
             read: self.stats.bytes_read(),
             written: self.stats.bytes_written(),
-            calls: self.stats.calls(),
+            stretch_reads: self.stats.stretch_reads(),
+            value_writes: self.values.writes(),
             profile: self.stats.profile.snapshot(),
         }
     }
@@ -544,8 +546,8 @@ impl<G: Game> Solver<'_, G> {
                 combine_seconds: since(Part::Combine),
                 bytes_read: self.stats.bytes_read() - mark.read,
                 bytes_written: self.stats.bytes_written() - mark.written,
-                stretch_reads: self.stats.calls().0 - mark.calls.0,
-                value_writes: self.stats.calls().1 - mark.calls.1,
+                stretch_reads: self.stats.stretch_reads() - mark.stretch_reads,
+                value_writes: self.values.writes() - mark.value_writes,
                 cpu_seconds,
                 jobs: expand.chunks,
                 requests: expand.requests,
@@ -616,9 +618,6 @@ impl<G: Game> Solver<'_, G> {
     pub(super) fn write(&self, file: &ByteFile, offset: u64, buf: &[u8]) -> Result<()> {
         file.write_at(offset, buf)?;
         self.stats.wrote(buf.len() as u64);
-        if std::ptr::eq(file, &self.values) {
-            self.stats.wrote_values();
-        }
         self.progress.bytes(buf.len() as u64);
         Ok(())
     }

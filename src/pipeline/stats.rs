@@ -11,8 +11,6 @@ pub struct IoStats {
     written: AtomicU64,
     /// See [`PassRecord::stretch_reads`].
     stretch_reads: AtomicU64,
-    /// See [`PassRecord::value_writes`].
-    value_writes: AtomicU64,
     busy_nanos: AtomicU64,
     /// Shared with the run writers' flusher threads.
     pub(crate) profile: Arc<Profile>,
@@ -383,17 +381,9 @@ impl IoStats {
         self.stretch_reads.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Counts a call that wrote into a partition's values.
-    pub(crate) fn wrote_values(&self) {
-        self.value_writes.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Calls so far: stretches read and writes into values.
-    pub(crate) fn calls(&self) -> (u64, u64) {
-        (
-            self.stretch_reads.load(Ordering::Relaxed),
-            self.value_writes.load(Ordering::Relaxed),
-        )
+    /// Calls so far that read stretches of a chunk.
+    pub(crate) fn stretch_reads(&self) -> u64 {
+        self.stretch_reads.load(Ordering::Relaxed)
     }
 
     /// Bytes read so far.
