@@ -226,6 +226,66 @@ fn connect4_resumes_from_checkpoints_inside_passes() {
 }
 
 #[test]
+fn a_resume_of_a_finished_build_builds_nothing_and_names_a_missing_file() {
+    // A batch job that always passes --resume (scripts/slurm) may be
+    // requeued after its build had in fact finished.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("tb");
+    let game = ["tictactoe"];
+    let o = build_cmd(&game, &out, &[]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = contents(&out);
+    let log_before = std::fs::read(out.join(BUILD_LOG)).unwrap();
+
+    let o = build_cmd(&game, &out, &["--resume"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["builds"][0]["mode"], "finished", "{report}");
+    assert_eq!(
+        report["builds"][0]["files"].as_u64(),
+        Some(before.len() as u64 - 1)
+    );
+    assert_same(&contents(&out), &before, "a resume of a finished build");
+    assert_eq!(std::fs::read(out.join(BUILD_LOG)).unwrap(), log_before);
+    let o = tbforge(&[
+        "build",
+        "tictactoe",
+        "--backend",
+        "cpu",
+        "--resume",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("already built"),
+        "{o:?}"
+    );
+
+    // Another game's finished build is not built over.
+    let o = build_cmd(&["nim"], &out, &["--resume"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("cannot resume") && err.contains("tictactoe"),
+        "{err}"
+    );
+    assert_same(&contents(&out), &before, "a refused resume");
+
+    // A file gone: the error names it, and nothing is built.
+    let gone = before.keys().find(|k| k.ends_with(".tbf")).unwrap().clone();
+    std::fs::remove_file(out.join(&gone)).unwrap();
+    let o = build_cmd(&game, &out, &["--resume"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&gone) && err.contains("missing") && err.contains("tbforge verify"),
+        "{err}"
+    );
+    assert!(!out.join(&gone).exists());
+}
+
+#[test]
 fn unfinished_build_is_not_overwritten_without_resume() {
     let o = build_over_state("{}", &[]);
     assert_eq!(o.status.code(), Some(2));

@@ -150,7 +150,15 @@ fn build_all(
             device: member.device.clone(),
             require_kernels: args.backend == Backend::Cuda,
         })?;
-        if !args.json && leader {
+        if !args.json && leader && report.mode == "finished" {
+            println!(
+                "{}: already built in {} ({}); nothing to resume (`tbforge verify {}` checks the files)",
+                report.game,
+                report.out.display(),
+                plural(report.files as u64, "file"),
+                report.out.display(),
+            );
+        } else if !args.json && leader {
             println!(
                 "{}: {} positions{} in {:.2} s ({:.3e} positions/s), {} in {}{}",
                 report.game,

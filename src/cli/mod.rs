@@ -540,7 +540,8 @@ pub(crate) struct BuildArgs {
     #[arg(long, value_name = "DIR")]
     disk: Vec<PathBuf>,
     /// Continue an interrupted build from its last checkpoint (a finished
-    /// partition, pass, or point inside a long pass).
+    /// partition, pass, or point inside a long pass); a finished build is
+    /// left as it is.
     #[arg(long)]
     resume: bool,
     /// Seconds between a pipeline partition's checkpoints, at the end of a

@@ -138,7 +138,8 @@ pub struct BuildReport {
     pub reachable: Option<u64>,
     /// Tablebase files in the directory.
     pub files: usize,
-    /// "memory" or "external".
+    /// "memory" or "external"; "finished" where `--resume` found the build
+    /// finished already and did nothing.
     pub mode: &'static str,
     /// Wall-clock seconds of this run.
     pub seconds: f64,
@@ -423,6 +424,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         current: None,
         chunking: None,
     };
+    // Whether --resume found the build finished: members learn it with the state.
+    let mut already_finished = false;
     let mut state = if !leader {
         fresh_state()
     } else {
@@ -454,7 +457,27 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                 out.display()
             )))
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => fresh_state(),
+            // No state left: the build either never started or finished.
+            // A --resume of a finished one (a requeued batch job whose run
+            // had in fact ended) takes its files as they stand rather than
+            // building them all again.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let finished = match opts.resume {
+                    true => finished_build(out, &info, &param_hash, opts.encoding)?,
+                    false => None,
+                };
+                match finished {
+                    Some(m) => {
+                        already_finished = true;
+                        State {
+                            layers: m.layers,
+                            finished: m.files,
+                            ..fresh_state()
+                        }
+                    }
+                    None => fresh_state(),
+                }
+            }
             Err(e) => return Err(Error::io("reading build state", &state_path, e)),
         }
     };
@@ -464,13 +487,13 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     if team.size() > 1 {
         // The others take the leader's state: what is finished, and how.
         let text = if leader {
-            serde_json::to_vec(&state).expect("state serialises")
+            serde_json::to_vec(&(&state, already_finished)).expect("state serialises")
         } else {
             Vec::new()
         };
         let text = team.broadcast(0, &text)?;
         if !leader {
-            state = serde_json::from_slice(&text).map_err(|e| Error::Team {
+            (state, already_finished) = serde_json::from_slice(&text).map_err(|e| Error::Team {
                 rank: team.rank(),
                 size: team.size(),
                 message: format!(
@@ -480,6 +503,39 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         }
     }
     let resumed_partitions = state.finished.len();
+    if already_finished {
+        let manifest = Manifest::new(&info, opts.encoding, state.finished, state.layers);
+        return Ok(BuildReport {
+            game: info.canonical(),
+            out: out.clone(),
+            positions: total,
+            reachable: manifest.totals.reachable,
+            files: manifest.files.len(),
+            mode: "finished",
+            seconds: started.elapsed().as_secs_f64(),
+            positions_per_second: 0.0,
+            scratch_bytes_read: 0,
+            scratch_bytes_written: 0,
+            pipeline_seconds: 0.0,
+            pipeline_profile: Default::default(),
+            storage_io: StorageIo::of_process(),
+            peak_rss: peak_rss(),
+            device_host_bytes: opts.device_host_bytes,
+            staging_bytes: None,
+            resumed_partitions,
+            accelerated_partitions: 0,
+            forward_seconds: 0.0,
+            forward_depth_seconds: Vec::new(),
+            streamed_because: None,
+            largest_working_set: None,
+            accelerator: opts.kernels.as_ref().map(|k| k.name()),
+            threads: rayon::current_num_threads(),
+            partitions: Vec::new(),
+            ranks: team.size(),
+            team: team.kind(),
+            communication: team.stats().read().since(&comm_started),
+        });
+    }
     // A resumed build keeps the path it started on: the scratch it left is for that path.
     let external = state.external;
     // Scratch directories are checked before the state file is written, so a
@@ -1944,6 +2000,52 @@ fn checkpoint_of(
 
 /// Removes what a killed writer left under temporary names (`.NAME.tmpPID`):
 /// never read by anyone, but not to be shipped either.
+/// The manifest of a finished build of `info`'s game and parameters in
+/// `out`, every file it names in place at its length; `None` where `out`
+/// holds no manifest. Another build's manifest, or a file missing, is an
+/// error: a `--resume` builds over neither.
+fn finished_build(
+    out: &Path,
+    info: &GameInfo,
+    param_hash: &str,
+    encoding: ValueEncoding,
+) -> Result<Option<Manifest>> {
+    if !out.join(format::MANIFEST_NAME).exists() {
+        return Ok(None);
+    }
+    let m = format::read_manifest(out)?;
+    if m.game != info.id
+        || m.param_hash != param_hash
+        || m.format_version != FORMAT_VERSION
+        || m.encoding != encoding
+        || m.engine.is_some()
+    {
+        return Err(Error::NotAvailable(format!(
+            "cannot resume: {} holds a finished build of {} (format {}{}), not {} (format {FORMAT_VERSION}); use another --out, or leave out --resume to build over it",
+            out.display(),
+            m.canonical_game(),
+            m.format_version,
+            if m.engine.is_some() { ", engine files" } else { "" },
+            info.canonical(),
+        )));
+    }
+    for f in &m.files {
+        let path = out.join(&f.name);
+        let len = std::fs::metadata(&path).map(|md| md.len()).ok();
+        if len != Some(f.bytes) {
+            return Err(Error::NotAvailable(format!(
+                "cannot resume: {} is finished, but its file {} is {} ({} bytes in manifest.json): check it with `tbforge verify {}`, or leave out --resume to build it again",
+                out.display(),
+                f.name,
+                len.map_or("missing".to_string(), |l| format!("{l} bytes long")),
+                f.bytes,
+                out.display(),
+            )));
+        }
+    }
+    Ok(Some(m))
+}
+
 fn remove_stale_temporaries(out: &Path) -> Result<()> {
     let entries = std::fs::read_dir(out).map_err(|e| Error::io("listing", out, e))?;
     for entry in entries.flatten() {
