@@ -25,8 +25,13 @@ use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Pairs a task of the fold looks up: enough to pay for the hand-off.
+/// Pairs a task of the fold looks up, at most: a job's pairs are cut into
+/// about four pieces a thread, so that all threads take part (a device's
+/// first-scan job brings ~85 K pairs: cut into pieces of 8 K, 10 of 16
+/// threads folded while the others waited), but no fewer than
+/// [`FOLD_PIECE_MIN`], enough to pay for the hand-off.
 const FOLD_PIECE: usize = 1 << 13;
+const FOLD_PIECE_MIN: usize = 1 << 10;
 
 /// Pairs whose values a fold looks up before it folds them.
 const GATHER: usize = 256;
@@ -60,7 +65,11 @@ impl Resident {
         kind: crate::game::GameKind,
     ) -> std::result::Result<(), FoldError> {
         let (unheld, outside) = (AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX));
-        pairs.par_chunks(FOLD_PIECE).for_each(|piece| {
+        let piece = pairs
+            .len()
+            .div_ceil(4 * rayon::current_num_threads())
+            .clamp(FOLD_PIECE_MIN, FOLD_PIECE);
+        pairs.par_chunks(piece).for_each(|piece| {
             // The values of a group are looked up before any is folded: the
             // lookups, each likely a cache miss, then overlap rather than
             // wait behind the folds between them (a thread's fold went from
