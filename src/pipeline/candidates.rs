@@ -59,7 +59,7 @@ use std::sync::Arc;
 /// as one (3 KiB of summaries, 1 KiB of values: about what a read call
 /// costs in copying).
 ///
-/// Wider gaps were measured on H100 hosts (Morris max=6 streamed at W/64
+/// Wider gaps were measured on H100 hosts (`scripts/gpu_pipeline_ab.sh`, W/64
 /// over 3 disks, 2026-12-06): 4096 positions cut the passes' stretch reads
 /// 6.9 M → 1.3 M and their value writes 1.4 M → 0.5 M (a pass writes back
 /// within what it read), and the passes by marks 12.9 → 9.8 s, nearly all

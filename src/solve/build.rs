@@ -1998,8 +1998,6 @@ fn checkpoint_of(
         .filter(|_| scratch_intact(disks, slot, layout.size(slot)))
 }
 
-/// Removes what a killed writer left under temporary names (`.NAME.tmpPID`):
-/// never read by anyone, but not to be shipped either.
 /// The manifest of a finished build of `info`'s game and parameters in
 /// `out`, every file it names in place at its length; `None` where `out`
 /// holds no manifest. Another build's manifest, or a file missing, is an
@@ -2046,6 +2044,8 @@ fn finished_build(
     Ok(Some(m))
 }
 
+/// Removes what a killed writer left under temporary names (`.NAME.tmpPID`):
+/// never read by anyone, but not to be shipped either.
 fn remove_stale_temporaries(out: &Path) -> Result<()> {
     let entries = std::fs::read_dir(out).map_err(|e| Error::io("listing", out, e))?;
     for entry in entries.flatten() {
