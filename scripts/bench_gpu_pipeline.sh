@@ -11,7 +11,8 @@
 # 3. A streamed build killed (SIGKILL) at random moments and resumed until it
 #    finishes: byte-identical too.
 # 4. Per streamed build, the timeline summed from build-log.json: scratch
-#    bytes, copies and kernels on the device, waits; the wall time against
+#    bytes, copies and kernels on the device, waits, what reached the
+#    storage below the page cache (`storage_io`); the wall time against
 #    the time the disk needs for the scratch bytes at its sequential rates,
 #    and kernel busy time against wall. Then its passes by partition and by
 #    groups of passes (scripts/pass_journal.py), also for a build cut short.
@@ -83,6 +84,11 @@ disk = rd / r + wr / w
 raw_extra = max(32 * req - rb, 0)
 raw_disk = (rd + raw_extra) / r + (wr + raw_extra) / w
 pipe = log["pipeline_seconds"]
+# What reached the storage below the page cache (/proc/self/io, the whole
+# build's, tablebase files included): reads of 0 say the page cache held
+# the scratch, and writes above the scratch's say its small writes dirtied
+# whole pages.
+sio = log.get("storage_io") or {}
 exp = sorted({p["expander"] for p in passes})
 cand = sum(p.get("candidates") or 0 for p in passes)
 cand_passes = sum(1 for p in passes if p.get("candidates") is not None)
@@ -91,14 +97,15 @@ print(f"| {label} | {wall:.1f} | {pipe:.1f} | {len(passes)} | {rd/1e9:.2f} | {wr
       f"{d('d2h_bytes')/1e9:.2f} / {d('d2h_seconds'):.2f} | {d('kernel_seconds'):.2f} | "
       f"{s('jobs')} / {sum(p['device'].get('host_stage_seconds', 0) for p in passes):.2f} | "
       f"{wt('for_chunk_reads'):.1f} / {wt('for_device'):.1f} / {wt('for_flushers'):.1f} / {wt('for_run_reads'):.1f} / {wt('for_write_back'):.1f} / {wt('for_marking'):.1f} | "
+      f"{sio.get('read_bytes', 0)/1e9:.2f} / {sio.get('write_bytes', 0)/1e9:.2f} | "
       f"{disk:.1f} | {pipe/disk if disk else 0:.2f} | {raw_disk/max(pipe,1e-9):.2f} | {100*d('kernel_seconds')/max(pipe,1e-9):.1f}% | "
       f"{sum(part['index_size'] * len(part.get('pipeline_passes', [])) for part in log['partitions'])/max(pipe,1e-9)/1e6:.0f} | "
       f"{cand_passes} / {cand/1e6:.1f} / {s('candidate_seconds'):.1f} | {', '.join(exp)} |")
 EOF
 }
 
-HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | scratch B/request (32 raw) | h2d GB / s | d2h GB / s | kernel s | jobs / host staging s | waits: reads / device / flushers / runs / write-back / marking s | disk time s | pipeline / disk | effective rate / disk rate | kernel busy | M index-passes/s | passes over candidates / candidates M / marking s | expander |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"
+HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | scratch B/request (32 raw) | h2d GB / s | d2h GB / s | kernel s | jobs / host staging s | waits: reads / device / flushers / runs / write-back / marking s | storage read / written GB | disk time s | pipeline / disk | effective rate / disk rate | kernel busy | M index-passes/s | passes over candidates / candidates M / marking s | expander |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"
 
 one_game() { # GAME ARGS...: every build gets both
   local name=$1

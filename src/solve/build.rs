@@ -504,6 +504,21 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     }
     let resumed_partitions = state.finished.len();
     if already_finished {
+        if leader {
+            // What a build killed after its manifest stood left for its end
+            // to remove: the pass journal, and members' scratch.
+            let journal = out.join(PASS_JOURNAL);
+            if journal.exists() {
+                std::fs::remove_file(&journal)
+                    .map_err(|e| Error::io("removing the pass journal", &journal, e))?;
+            }
+            let bases = if opts.disks.is_empty() {
+                std::slice::from_ref(out)
+            } else {
+                &opts.disks[..]
+            };
+            remove_member_scratch(bases, &param_hash);
+        }
         let manifest = Manifest::new(&info, opts.encoding, state.finished, state.layers);
         return Ok(BuildReport {
             game: info.canonical(),
