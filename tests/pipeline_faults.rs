@@ -987,9 +987,14 @@ fn a_build_killed_inside_a_pass_answered_in_memory_resumes_exactly() {
         !inside.is_empty(),
         "no kill landed inside a pass of 4-4 answered in memory"
     );
-    let what = format!("killed inside passes {inside:?} of 4-4 and resumed");
     // A finished build's `--resume` does nothing and keeps its log.
-    resume_to(GAME, &out, &extra, &expected, &what);
+    resume_to(
+        GAME,
+        &out,
+        &extra,
+        &expected,
+        &format!("killed inside passes {inside:?} of 4-4 and resumed"),
+    );
     let log: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("build-log.json")).unwrap()).unwrap();
     let part = log["partitions"]

@@ -507,17 +507,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         if leader {
             // What a build killed after its manifest stood left for its end
             // to remove: the pass journal, and members' scratch.
-            let journal = out.join(PASS_JOURNAL);
-            if journal.exists() {
-                std::fs::remove_file(&journal)
-                    .map_err(|e| Error::io("removing the pass journal", &journal, e))?;
-            }
-            let bases = if opts.disks.is_empty() {
-                std::slice::from_ref(out)
-            } else {
-                &opts.disks[..]
-            };
-            remove_member_scratch(bases, &param_hash);
+            remove_pass_journal(out)?;
+            remove_member_scratch(opts, &param_hash);
         }
         let manifest = Manifest::new(&info, opts.encoding, state.finished, state.layers);
         return Ok(BuildReport {
@@ -1233,11 +1224,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             serde_json::to_vec_pretty(&report).expect("report serialises"),
         )
         .map_err(|e| Error::io("writing build log", &log, e))?;
-        let journal = out.join(PASS_JOURNAL);
-        if journal.exists() {
-            std::fs::remove_file(&journal)
-                .map_err(|e| Error::io("removing the pass journal", &journal, e))?;
-        }
+        remove_pass_journal(out)?;
     }
     // Nobody returns before the manifest stands: a script that waits for
     // any member may read the tablebase at once.
@@ -1245,20 +1232,21 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     if leader && disks.is_some() {
         // Scratch that members of an interrupted run left on this host's
         // disks (a resume by other members never reads it again).
-        let bases = if opts.disks.is_empty() {
-            std::slice::from_ref(out)
-        } else {
-            &opts.disks[..]
-        };
-        remove_member_scratch(bases, &param_hash);
+        remove_member_scratch(opts, &param_hash);
     }
     Ok(report)
 }
 
 /// Removes every member's scratch of the build tagged `build_tag` under
-/// `bases` (`BASE/rankN/.tbforge-scratch-TAG`), and the member directories
+/// the bases `opts` gives scratch (its `--disk` directories, or else its
+/// output directory: `BASE/rankN/.tbforge-scratch-TAG`), and the member directories
 /// left empty. Best effort: what cannot be removed stays.
-fn remove_member_scratch(bases: &[PathBuf], build_tag: &str) {
+fn remove_member_scratch(opts: &BuildOptions, build_tag: &str) {
+    let bases = if opts.disks.is_empty() {
+        std::slice::from_ref(&opts.out)
+    } else {
+        &opts.disks[..]
+    };
     for base in bases {
         let Ok(entries) = std::fs::read_dir(base) else {
             continue;
@@ -2057,6 +2045,17 @@ fn finished_build(
         }
     }
     Ok(Some(m))
+}
+
+/// Removes the journal of a build's passes, once its log holds them (or a
+/// finished build's --resume finds it left by a run killed at its end).
+fn remove_pass_journal(out: &Path) -> Result<()> {
+    let journal = out.join(PASS_JOURNAL);
+    if journal.exists() {
+        std::fs::remove_file(&journal)
+            .map_err(|e| Error::io("removing the pass journal", &journal, e))?;
+    }
+    Ok(())
 }
 
 /// Removes what a killed writer left under temporary names (`.NAME.tmpPID`):
