@@ -151,6 +151,21 @@ pub struct CudaDevice {
     cap: std::sync::Mutex<Option<(u64, u64)>>,
     /// The memory pool cudarc allocates from, keeping what is freed.
     pool: Option<Pool>,
+    /// Modules loaded so far, by what made them: a game's in-memory kernels
+    /// and its streamed path compile the same kernel file with the same
+    /// tables, and NVRTC took a second of a streamed Morris build's first
+    /// partition for the second copy.
+    modules: std::sync::Mutex<Vec<(ModuleKey, Arc<CudaModule>)>>,
+}
+
+/// What a loaded module was made from: the kernel file's name and text and
+/// its `__constant__` tables (written only when a module is loaded, so two
+/// loads from equal keys make modules that behave alike).
+#[derive(PartialEq)]
+struct ModuleKey {
+    name: String,
+    source: String,
+    tables: Vec<(String, Vec<u32>)>,
 }
 
 /// Bytes of each pinned staging buffer.
@@ -271,6 +286,7 @@ impl CudaDevice {
             sms: sms as u32,
             staging: std::sync::Mutex::new(None),
             peers: Default::default(),
+            modules: Default::default(),
             cap: std::sync::Mutex::new(None),
             pool,
         })
@@ -420,8 +436,33 @@ impl CudaDevice {
     }
 
     /// Compiles kernel file `name` (text `source`) for this device, loads it
-    /// and fills its `__constant__` u32 tables (`tables`: symbol, contents).
+    /// and fills its `__constant__` u32 tables (`tables`: symbol, contents);
+    /// or, where that was done before on this device, the module it made.
     pub fn load_module(
+        &self,
+        name: &str,
+        source: &str,
+        tables: &[(&str, &[u32])],
+    ) -> Result<Arc<CudaModule>> {
+        let key = ModuleKey {
+            name: name.to_string(),
+            source: source.to_string(),
+            tables: tables
+                .iter()
+                .map(|(symbol, data)| (symbol.to_string(), data.to_vec()))
+                .collect(),
+        };
+        // Held while compiling: two threads asking for one module compile it once.
+        let mut loaded = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, module)) = loaded.iter().find(|(k, _)| *k == key) {
+            return Ok(module.clone());
+        }
+        let module = self.compile_and_load(name, source, tables)?;
+        loaded.push((key, module.clone()));
+        Ok(module)
+    }
+
+    fn compile_and_load(
         &self,
         name: &str,
         source: &str,
