@@ -153,7 +153,7 @@ pub struct CudaDevice {
     pool: Option<Pool>,
     /// Modules loaded so far, by what made them: a game's in-memory kernels
     /// and its streamed path compile the same kernel file with the same
-    /// tables, and NVRTC took a second of a streamed Morris build's first
+    /// tables, and NVRTC took a second of a streamed build's first
     /// partition for the second copy.
     modules: std::sync::Mutex<Vec<(ModuleKey, Arc<CudaModule>)>>,
 }
