@@ -250,19 +250,6 @@ pub(super) struct WriteBack<'scope, 'env> {
 pub(super) trait WritesValues: Sync {
     /// Writes `bytes` at `offset` of the partition's values.
     fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()>;
-
-    /// Writes the `ranges` of `bytes` (sorted, apart), the values from
-    /// `offset` on.
-    fn write_value_ranges(
-        &self,
-        offset: u64,
-        bytes: &[u8],
-        ranges: &[(usize, usize)],
-    ) -> Result<()> {
-        ranges.iter().try_for_each(|&(start, end)| {
-            self.write_values(offset + start as u64, &bytes[start..end])
-        })
-    }
 }
 
 impl<F: Fn(u64, &[u8]) -> Result<()> + Sync> WritesValues for F {
@@ -274,15 +261,6 @@ impl<F: Fn(u64, &[u8]) -> Result<()> + Sync> WritesValues for F {
 impl<G: Game> WritesValues for Solver<'_, G> {
     fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()> {
         self.write(&self.values, offset, bytes)
-    }
-
-    fn write_value_ranges(
-        &self,
-        offset: u64,
-        bytes: &[u8],
-        ranges: &[(usize, usize)],
-    ) -> Result<()> {
-        self.write_ranges(&self.values, offset, bytes, ranges)
     }
 }
 
@@ -363,7 +341,9 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
             .name("tbforge-writeback".into())
             .spawn_scoped(self.scope, move || {
                 match &stretches {
-                    Some(stretches) => write.write_value_ranges(lo, &values, stretches),
+                    Some(stretches) => stretches.iter().try_for_each(|&(start, end)| {
+                        write.write_values(lo + start as u64, &values[start..end])
+                    }),
                     None => write.write_values(lo, &values),
                 }
                 .map(|()| values)

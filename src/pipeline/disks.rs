@@ -278,17 +278,9 @@ pub struct ByteFile {
     /// Written since the last sync: a sync of a clean file is skipped, as a
     /// sync costs a journal commit even when there is nothing to write.
     dirty: AtomicBool,
-    /// Writes so far (see [`ByteFile::writes`]).
+    /// Write calls so far (see [`ByteFile::writes`]).
     writes: AtomicU64,
-    /// Whether many short writes may go through a mapping of the file
-    /// ([`ByteFile::write_ranges`]): opened for writing, on a file system
-    /// that overwrites written bytes in place.
-    mappable: bool,
 }
-
-/// Ranges that [`ByteFile::write_ranges`] writes through a mapping, at
-/// least: fewer are written a call each, cheaper than mapping them.
-const MAP_RANGES: usize = 8;
 
 impl ByteFile {
     /// Opens `path`, creating it with `len` zero bytes if it is missing or of another size.
@@ -308,7 +300,6 @@ impl ByteFile {
             file.set_len(len)
                 .map_err(|e| Error::io("sizing scratch file", path, e))?;
         }
-        let mappable = overwrites_in_place(&file);
         Ok(ByteFile {
             file,
             path: path.to_path_buf(),
@@ -316,7 +307,6 @@ impl ByteFile {
             // Opened over an earlier run's file, whose writes may not be durable.
             dirty: AtomicBool::new(true),
             writes: AtomicU64::new(0),
-            mappable,
         })
     }
 
@@ -343,7 +333,6 @@ impl ByteFile {
             len,
             dirty: AtomicBool::new(false),
             writes: AtomicU64::new(0),
-            mappable: false,
         })
     }
 
@@ -431,68 +420,6 @@ impl ByteFile {
         Ok(())
     }
 
-    /// Writes the `ranges` of `buf` (sorted, apart), which mirrors the file
-    /// from offset `base` on, into the file. Many short ones (a late pass's
-    /// decisions, a few bytes each across a chunk) are copied through a
-    /// mapping of the bytes they span: a write call into the page cache
-    /// cost 4 us on the development machine's ext4 (8 us on the GPU hosts'),
-    /// a copy through a mapping, its page fault included, 0.3 to 0.5 us,
-    /// and one writer thread's calls held up the passes that decide by
-    /// their marks. Each range counts as a write in [`ByteFile::writes`].
-    ///
-    /// Only where the file was opened for writing on a file system that
-    /// overwrites in place ([`overwrites_in_place`]), and only over bytes
-    /// written before (a first scan writes every value): a page fault that
-    /// needed a new block and found the disk full would end the process
-    /// with SIGBUS rather than this call with an error.
-    pub fn write_ranges(&self, base: u64, buf: &[u8], ranges: &[(usize, usize)]) -> Result<()> {
-        let (Some(&(first, _)), Some(&(_, end))) = (ranges.first(), ranges.last()) else {
-            return Ok(());
-        };
-        if base + end as u64 > self.len || end > buf.len() {
-            return Err(Error::io(
-                "writing scratch file",
-                &self.path,
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    format!(
-                        "bytes up to {} of a file of {}",
-                        base + end as u64,
-                        self.len
-                    ),
-                ),
-            ));
-        }
-        if !self.mappable || ranges.len() < MAP_RANGES {
-            return ranges.iter().try_for_each(|&(start, end)| {
-                self.write_at(base + start as u64, &buf[start..end])
-            });
-        }
-        // SAFETY: the mapping is of this file, open for reading and writing,
-        // over bytes inside its length (checked above), on a file system
-        // that overwrites them in place. It is only written
-        // through, never read, and dropped (unmapped) before this returns:
-        // the caller's ranges are bytes no one else writes meanwhile (a
-        // chunk's write-back owns its chunk until it settles), and what
-        // other threads read with pread comes from the same page cache.
-        let mut mapped = unsafe {
-            memmap2::MmapOptions::new()
-                .offset(base + first as u64)
-                .len(end - first)
-                .map_mut(&self.file)
-        }
-        .map_err(|e| Error::io("mapping scratch file", &self.path, e))?;
-        for &(start, end) in ranges {
-            mapped[start - first..end - first].copy_from_slice(&buf[start..end]);
-        }
-        drop(mapped);
-        // After the copies, as in `write_at`: a sync sees the flag set.
-        self.dirty.store(true, Ordering::Release);
-        self.writes
-            .fetch_add(ranges.len() as u64, Ordering::Relaxed);
-        Ok(())
-    }
-
     /// Makes the contents durable.
     pub fn sync(&self) -> Result<()> {
         if !self.dirty.swap(false, Ordering::AcqRel) {
@@ -504,9 +431,9 @@ impl ByteFile {
         })
     }
 
-    /// Writes made through [`ByteFile::write_at`] and ranges written by
-    /// [`ByteFile::write_ranges`] since it was opened: short write calls
-    /// cost microseconds each on some file systems, whatever their bytes.
+    /// Write calls made through [`ByteFile::write_at`] since it was opened:
+    /// short ones cost microseconds each on some file systems, whatever
+    /// their bytes.
     pub fn writes(&self) -> u64 {
         self.writes.load(Ordering::Relaxed)
     }
@@ -514,39 +441,6 @@ impl ByteFile {
     /// The file's path.
     pub fn path(&self) -> &Path {
         &self.path
-    }
-}
-
-/// Whether `file` lies on a file system that overwrites a written block in
-/// place (ext2/3/4, XFS, tmpfs), so that writing its written bytes through a
-/// mapping needs no new block. On others (copy-on-write ones: Btrfs, ZFS,
-/// bcachefs; network file systems) a full disk found by a mapping's page
-/// fault ends the process with SIGBUS, so their writes stay calls, which
-/// report it.
-fn overwrites_in_place(file: &File) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        const EXT4: i64 = 0xEF53;
-        const XFS: i64 = 0x5846_5342;
-        const TMPFS: i64 = 0x0102_1994;
-        // SAFETY: `statfs` is plain data, for which zeroes are a valid
-        // value, and fstatfs writes only into it, for a descriptor open for
-        // as long as `file` is borrowed.
-        let (stat, found) = unsafe {
-            let mut stat: libc::statfs = std::mem::zeroed();
-            let found = libc::fstatfs(file.as_raw_fd(), &mut stat);
-            (stat, found)
-        };
-        // f_type is an i64 on x86-64 Linux, an i32 elsewhere.
-        #[allow(clippy::unnecessary_cast)]
-        let kind = stat.f_type as i64;
-        found == 0 && matches!(kind, EXT4 | XFS | TMPFS)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = file;
-        false
     }
 }
 
@@ -611,44 +505,6 @@ fn hint(file: &File, offset: u64, len: u64, what: Hint) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Ranges written through a mapping or a call each land at their
-    /// offsets from `base`, the bytes between them untouched, and each
-    /// counts as a write; ranges past the file's end are an error.
-    #[test]
-    fn ranges_are_written_at_their_offsets_either_way() {
-        let dir = tempfile::tempdir().unwrap();
-        let len = 3 << 20;
-        for (mappable, count) in [(false, 40), (true, 40), (true, MAP_RANGES - 1)] {
-            let mut file = ByteFile::create_or_open(
-                &dir.path().join(format!("w{mappable}{count}")),
-                len as u64,
-            )
-            .unwrap();
-            let before: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
-            file.write_at(0, &before).unwrap();
-            file.mappable = mappable;
-            let base = 4_097u64;
-            // Odd sizes and gaps, one range across a page's end.
-            let ranges: Vec<(usize, usize)> = (0..count)
-                .map(|k| (k * 60_013 + 4_090, k * 60_013 + 4_090 + 1 + k % 17))
-                .collect();
-            let buf: Vec<u8> = (0..len).map(|i| (i % 241) as u8 ^ 0x5a).collect();
-            let calls = file.writes();
-            file.write_ranges(base, &buf, &ranges).unwrap();
-            assert_eq!(file.writes() - calls, ranges.len() as u64);
-            let mut expected = before.clone();
-            for &(start, end) in &ranges {
-                let at = base as usize + start;
-                expected[at..at + end - start].copy_from_slice(&buf[start..end]);
-            }
-            let mut got = vec![0u8; len];
-            file.read_at(0, &mut got).unwrap();
-            assert!(got == expected, "mappable {mappable}, {count} ranges");
-            let past: Vec<(usize, usize)> = (0..MAP_RANGES).map(|k| (2 * k, 2 * k + 1)).collect();
-            assert!(file.write_ranges(len as u64 - 4, &buf, &past).is_err());
-        }
-    }
 
     /// Parts read several at a time land where they belong, each with its
     /// own offset's bytes, and nothing between them is touched.

@@ -622,22 +622,6 @@ impl<G: Game> Solver<'_, G> {
         Ok(())
     }
 
-    /// Writes the `ranges` of `buf` (sorted, apart), which mirrors `file`
-    /// from `offset` on ([`ByteFile::write_ranges`]).
-    pub(super) fn write_ranges(
-        &self,
-        file: &ByteFile,
-        offset: u64,
-        buf: &[u8],
-        ranges: &[(usize, usize)],
-    ) -> Result<()> {
-        file.write_ranges(offset, buf, ranges)?;
-        let bytes: usize = ranges.iter().map(|(start, end)| end - start).sum();
-        self.stats.wrote(bytes as u64);
-        self.progress.bytes(bytes as u64);
-        Ok(())
-    }
-
     /// Reads chunk `c` of this partition: values and flags.
     pub(super) fn read_chunk(&self, c: u64) -> Result<(Vec<u8>, Vec<u8>)> {
         let (lo, hi) = self.chunk_range(self.size(), c);

@@ -80,10 +80,9 @@ pub struct PassRecord {
     /// (a sparse pass reads many short ones, each a system call).
     #[serde(default)]
     pub stretch_reads: u64,
-    /// Stretches written into the partition's values (a late pass writes
-    /// back what it decided, often a byte a stretch): each a write call,
-    /// which costs microseconds on some file systems, or, where a chunk
-    /// has many, a copy through a mapping of the file.
+    /// Calls that wrote into the partition's values (a late pass writes
+    /// back what it decided, often a byte a call: on some file systems
+    /// each costs microseconds on the combine step's writer).
     #[serde(default)]
     pub value_writes: u64,
     /// The process's CPU seconds (all threads) while the pass ran, and while
