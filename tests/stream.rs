@@ -21,11 +21,6 @@ use tbforge::registry::{AnyGame, GameVisitor};
 use tbforge::solve::{build_game, BuildOptions, BuildReport, BUILD_LOG};
 use tbforge::{Game, PartitionId, Result};
 
-/// Candidates a thread, at most, of a pass answered in memory that the
-/// stand-in leaves to the CPU where a build asks it to: Morris's and Connect
-/// Four's late passes have fewer, their early ones more.
-const CPU_PASS_MARKS: u64 = 1024;
-
 /// Device memory the stand-in says a partition's in-memory solve needs.
 const BYTES_PER_INDEX: u64 = 4;
 
@@ -37,8 +32,6 @@ struct StandIn {
     depth: usize,
     /// Jobs the device takes before it fails (a lost device), if it does.
     fails_after: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    /// [`ChunkExpander::cpu_pass_marks`] of its expanders.
-    cpu_pass_marks: u64,
 }
 
 impl StandIn {
@@ -47,7 +40,6 @@ impl StandIn {
             game: game.clone(),
             depth,
             fails_after: None,
-            cpu_pass_marks: 0,
         }
     }
 }
@@ -77,7 +69,6 @@ impl PartitionKernels for StandIn {
             depth: self.depth,
             queue: VecDeque::new(),
             fails_after: self.fails_after.clone(),
-            cpu_pass_marks: self.cpu_pass_marks,
         })))
     }
 
@@ -94,7 +85,6 @@ struct StandInExpander {
     depth: usize,
     queue: VecDeque<Result<ChunkDone>>,
     fails_after: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    cpu_pass_marks: u64,
 }
 
 struct Expand<'a>(&'a StreamTargets, ChunkJob);
@@ -121,10 +111,6 @@ impl ChunkExpander for StandInExpander {
 
     fn name(&self) -> String {
         "stand-in device".into()
-    }
-
-    fn cpu_pass_marks(&self) -> u64 {
-        self.cpu_pass_marks
     }
 
     fn submit(&mut self, job: ChunkJob) -> Result<()> {
@@ -219,8 +205,7 @@ fn build(g: &AnyGame, out: &Path, tweak: impl FnOnce(&mut BuildOptions)) -> Buil
 /// The in-memory build, then builds whose partitions over `--gpu-mem-limit`
 /// (1/2 and 1/64 of the largest partition's working set, 1 and 3 disks)
 /// are streamed, the others solved in memory; then a whole external build
-/// streamed, once with the passes answered in memory on the device alone,
-/// once with those of few candidates looked up on the CPU.
+/// streamed.
 fn streamed_builds_agree(g: &AnyGame) {
     let tmp = tempfile::tempdir().unwrap();
     let reference = tmp.path().join("memory");
@@ -230,21 +215,15 @@ fn streamed_builds_agree(g: &AnyGame) {
     let (largest, sizes) = g.visit(Sizes);
     // Builds where some partitions were streamed and others not.
     let mut mixed = 0;
-    for (fraction, disks, depth, external, cpu_pass_marks) in [
-        (2, 1, 2, false, 0),
-        (64, 3, 3, false, 0),
-        (64, 1, 1, true, 0),
-        (64, 1, 2, true, CPU_PASS_MARKS),
-    ] {
+    for (fraction, disks, depth, external) in
+        [(2, 1, 2, false), (64, 3, 3, false), (64, 1, 1, true)]
+    {
         let limit = largest * BYTES_PER_INDEX / fraction;
-        let out = tmp.path().join(format!(
-            "streamed-{fraction}-{disks}-{depth}-{external}-{cpu_pass_marks}"
-        ));
+        let out = tmp
+            .path()
+            .join(format!("streamed-{fraction}-{disks}-{depth}-{external}"));
         let report = build(g, &out, |o| {
-            o.kernels = Some(std::sync::Arc::new(StandIn {
-                cpu_pass_marks,
-                ..StandIn::new(g, depth)
-            }));
+            o.kernels = Some(std::sync::Arc::new(StandIn::new(g, depth)));
             o.gpu_mem_limit = Some(limit);
             o.disks = (0..disks)
                 .map(|d| out.with_extension(format!("disk{d}")))
@@ -258,7 +237,7 @@ fn streamed_builds_agree(g: &AnyGame) {
             }
         });
         let what = format!(
-            "--gpu-mem-limit {limit} (1/{fraction}), {disks} disk(s), depth {depth}, external {external}, CPU passes to {cpu_pass_marks} candidates a thread"
+            "--gpu-mem-limit {limit} (1/{fraction}), {disks} disk(s), depth {depth}, external {external}"
         );
         assert_eq!(
             report.mode,
@@ -323,33 +302,7 @@ fn streamed_builds_agree(g: &AnyGame) {
             p["expander"] == "stand-in device"
                 || p["expander"] == "stand-in device, answered in memory"
         };
-        // With `cpu_pass_marks`, a pass answered in memory whose candidates
-        // are few enough is looked up on the CPU (the build's 3 threads).
-        let on_cpu = |p: &serde_json::Value| {
-            p["expander"] == "cpu, answered in memory"
-                && p["candidates"].as_u64().unwrap() <= 3 * cpu_pass_marks
-        };
-        assert!(
-            passes
-                .iter()
-                .all(|p| on_device(p) || by_marks(p) || on_cpu(p)),
-            "{what}"
-        );
-        // (Connect Four's partitions, a ply each, are decided by their
-        // first scans: it has no such pass.)
-        let with_candidates = passes.iter().any(|p| {
-            p["candidates"].is_u64()
-                && p["expander"]
-                    .as_str()
-                    .unwrap()
-                    .ends_with("answered in memory")
-        });
-        if cpu_pass_marks > 0 && with_candidates {
-            assert!(
-                passes.iter().any(|p| on_cpu(p)),
-                "{what}: no pass on the CPU"
-            );
-        }
+        assert!(passes.iter().all(|p| on_device(p) || by_marks(p)), "{what}");
         let jobs: u64 = passes.iter().map(|p| p["jobs"].as_u64().unwrap()).sum();
         let requests: u64 = passes.iter().map(|p| p["requests"].as_u64().unwrap()).sum();
         assert!(requests > 0, "{what}: no request in the timeline");

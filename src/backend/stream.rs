@@ -303,15 +303,6 @@ pub trait ChunkExpander: Send {
         false
     }
 
-    /// Candidates a thread, at most, for which a pass answered in memory
-    /// is better looked up on the CPU than sent to this expander (zero:
-    /// never): a device's jobs cost it a round trip each however few
-    /// positions they hold, and it requests every successor of a candidate
-    /// where the CPU's expander stops at the first that blocks it.
-    fn cpu_pass_marks(&self) -> u64 {
-        0
-    }
-
     /// Hands over a pass's chunk (as [`ChunkExpander::submit`]) whose
     /// successors within the partition are not requested but looked up as
     /// they are made, through `lookup`: a position stops at its first

@@ -152,17 +152,6 @@ impl Candidates {
         self.shift == 0
     }
 
-    /// Positions the marks stand for: the candidates where
-    /// [`Self::exact`], at most that many otherwise.
-    pub(super) fn marked(&self) -> u64 {
-        let bits: u64 = self
-            .bits
-            .par_iter()
-            .map(|w| u64::from(w.count_ones()))
-            .sum();
-        bits << self.shift
-    }
-
     /// Whether any position of `lo..hi` is a candidate: a chunk without
     /// one is neither read nor expanded nor combined (nothing in it can
     /// change in the pass).

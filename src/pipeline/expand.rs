@@ -329,22 +329,9 @@ impl<'a, G: Game> Solver<'a, G> {
         let chunks = self.chunk_count();
         // One expander for all the partition's passes: a device's pinned
         // and device buffers are costly to set up again every pass.
-        let mut held = match super::external::lock(&self.expander).take() {
+        let mut expander = match super::external::lock(&self.expander).take() {
             Some(e) => e,
             None => self.new_expander()?,
-        };
-        // A pass answered in memory with few candidates looks them up on
-        // the CPU rather than sending a job a chunk to a device (see
-        // `cpu_pass_marks`).
-        let cpu_marks = held.cpu_pass_marks() * rayon::current_num_threads() as u64;
-        let mut on_cpu: Option<Box<dyn ChunkExpander + 'a>> = (lookup.is_some()
-            && !held.looks_up()
-            && cpu_marks > 0
-            && candidates.is_some_and(|k| k.marked() <= cpu_marks))
-        .then(|| Box::new(CpuExpander::new(self.game, self.stream_targets())) as Box<_>);
-        let expander = match on_cpu.as_mut() {
-            Some(cpu) => cpu,
-            None => &mut held,
         };
         let job_size = (expander.max_chunk().min(self.plan.chunk) / 64 * 64).max(64) as usize;
         let max_expanding = expander.max_expanding().max(64);
@@ -592,7 +579,7 @@ impl<'a, G: Game> Solver<'a, G> {
                 Ok(())
             },
         )?;
-        *super::external::lock(&self.expander) = Some(held);
+        *super::external::lock(&self.expander) = Some(expander);
         expanded.settled_by_summary = settled.into_inner();
         if let Some(n) = expanded.candidates.as_mut() {
             *n = kept.into_inner();

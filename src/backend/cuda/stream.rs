@@ -28,11 +28,6 @@ use crate::{Error, Result};
 /// Chunks in flight at once: one per slot.
 const SLOTS: usize = 2;
 
-/// [`ChunkExpander::cpu_pass_marks`] of a device: a job of a sparse pass
-/// cost about a quarter of a millisecond on the H100 hosts, one a chunk
-/// (scripts/gpu_pipeline_ab.sh's build).
-const CPU_PASS_MARKS: u64 = 16 << 10;
-
 /// A game's chunk-expansion kernel, launched by the generic [`Stager`].
 pub trait ChunkLaunch: Send + Sync {
     /// The module compiled from the game's kernel file (common.cuh's
@@ -671,10 +666,6 @@ impl ChunkExpander for Stager {
 
     fn name(&self) -> String {
         format!("cuda: {}", self.device.name())
-    }
-
-    fn cpu_pass_marks(&self) -> u64 {
-        CPU_PASS_MARKS
     }
 
     fn submit(&mut self, job: ChunkJob) -> Result<()> {
