@@ -167,7 +167,7 @@ pub use device::StreamKernels;
 
 #[cfg(feature = "cuda")]
 mod device {
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
 
     use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaStream, PushKernelArg};
 
@@ -180,31 +180,22 @@ mod device {
     use crate::value::PartitionId;
     use crate::Result;
 
-    /// The streamed path's kernel on one device: `connect4.cu` compiled once,
-    /// on first use (a build asks for an expander per partition and pass).
+    /// The streamed path's kernel on one device: `connect4.cu`, compiled
+    /// once per device (`CudaDevice::load_module` keeps it; a build asks
+    /// for an expander per partition and pass).
     pub struct StreamKernels {
         device: Arc<CudaDevice>,
-        module: Mutex<Option<Arc<CudaModule>>>,
     }
 
     impl StreamKernels {
         /// Nothing compiled yet.
         pub fn new(device: Arc<CudaDevice>) -> StreamKernels {
-            StreamKernels {
-                device,
-                module: Mutex::new(None),
-            }
+            StreamKernels { device }
         }
 
         fn module(&self) -> Result<Arc<CudaModule>> {
-            let mut held = self.module.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(m) = held.as_ref() {
-                return Ok(m.clone());
-            }
             let (name, source) = KERNEL_SOURCES[0];
-            let m = self.device.load_module(name, source, &[])?;
-            *held = Some(m.clone());
-            Ok(m)
+            self.device.load_module(name, source, &[])
         }
 
         /// A [`Stager`] of ply `spec` (`targets.partition`) within
