@@ -119,6 +119,13 @@ const SLICE: usize = 1 << 14;
 /// positions a pass looks at.
 pub(super) struct Candidates {
     bits: Vec<u64>,
+    /// Bit `i` set where word `i` of `bits` holds a mark. A late pass has a
+    /// few marks among a partition's millions of words, and the chunk
+    /// reader's tests for a chunk's candidates and its stretches went over
+    /// them word by word on one thread, three times a pass (20 MB each
+    /// time for a partition of 156 M positions: most of a pass of a few
+    /// candidates).
+    occupied: Vec<u64>,
     /// Log2 of the positions a bit stands for (0 to 6: a group never
     /// straddles a word of 64 positions, nor a chunk).
     shift: u32,
@@ -146,6 +153,37 @@ fn set_bit(bits: &[AtomicU64], shift: u32, r: u64) {
 }
 
 impl Candidates {
+    /// The candidates `bits` name, a bit per `1 << shift` positions.
+    fn new(bits: Vec<u64>, shift: u32) -> Candidates {
+        let occupied = bits
+            .par_chunks(64)
+            .with_min_len(256)
+            .map(|words| {
+                words
+                    .iter()
+                    .enumerate()
+                    .fold(0, |o, (i, &w)| o | u64::from(w != 0) << i)
+            })
+            .collect();
+        Candidates {
+            bits,
+            occupied,
+            shift,
+        }
+    }
+
+    /// The first word of `bits` from `i` on that holds a mark, if any: the
+    /// empty ones are passed over 64 at a time.
+    fn next_occupied(&self, i: usize) -> Option<usize> {
+        let mut s = i / 64;
+        let mut o = self.occupied.get(s)? & (u64::MAX << (i % 64));
+        while o == 0 {
+            s += 1;
+            o = *self.occupied.get(s)?;
+        }
+        Some(64 * s + o.trailing_zeros() as usize)
+    }
+
     /// Whether a bit stands for one position: the marks are then exactly
     /// the positions the argument above names, not groups around them.
     pub(super) fn exact(&self) -> bool {
@@ -156,16 +194,28 @@ impl Candidates {
     /// one is neither read nor expanded nor combined (nothing in it can
     /// change in the pass).
     pub(super) fn any_in(&self, lo: u64, hi: u64) -> bool {
-        let (mut b, end) = (lo >> self.shift, hi.div_ceil(1 << self.shift));
-        while b < end {
-            let n = (64 - b % 64).min(end - b);
-            let mask = if n == 64 { u64::MAX } else { (1 << n) - 1 };
-            if (self.bits[(b / 64) as usize] >> (b % 64)) & mask != 0 {
-                return true;
-            }
-            b += n;
+        let (b, end) = (lo >> self.shift, hi.div_ceil(1 << self.shift));
+        if b >= end {
+            return false;
         }
-        false
+        // The first marked word from the range's first on, its bits before
+        // the range masked off; a bit in it before `end` is the answer.
+        let first = (b / 64) as usize;
+        let word = match self.bits[first] & (u64::MAX << (b % 64)) {
+            0 => match self.next_occupied(first + 1) {
+                Some(w) if (w as u64) * 64 < end => w,
+                _ => return false,
+            },
+            _ => first,
+        };
+        let marks = self.bits[word]
+            & if word == first {
+                u64::MAX << (b % 64)
+            } else {
+                u64::MAX
+            };
+        let at = word as u64 * 64 + u64::from(marks.trailing_zeros());
+        at < end
     }
 
     /// The stretches of chunk `lo..hi` (offsets in it, whole words of 64
@@ -201,9 +251,9 @@ impl Candidates {
         let from = w * per;
         let mut i = from / 64;
         let mut bits = self.bits.get(i)? & (u64::MAX << (from % 64));
-        while bits == 0 {
-            i += 1;
-            bits = *self.bits.get(i)?;
+        if bits == 0 {
+            i = self.next_occupied(i + 1)?;
+            bits = self.bits[i];
         }
         Some((64 * i + bits.trailing_zeros() as usize) / per)
     }
@@ -456,10 +506,7 @@ impl<G: Game> Solver<'_, G> {
             self.no_predecessors.store(true, Ordering::Relaxed);
             return Ok(None);
         }
-        let candidates = Candidates {
-            bits: into_words(bits),
-            shift,
-        };
+        let candidates = Candidates::new(into_words(bits), shift);
         let touched = (0..chunks as u64)
             .map(|c| {
                 let (lo, hi) = self.chunk_range(size, c);
@@ -660,10 +707,7 @@ impl<G: Game> Solver<'_, G> {
             self.no_predecessors.store(true, Ordering::Relaxed);
             return Ok(None);
         }
-        Ok(Some(Candidates {
-            bits: into_words(bits),
-            shift,
-        }))
+        Ok(Some(Candidates::new(into_words(bits), shift)))
     }
 
     /// [`Self::mark_next`] where [`Self::marks_from_decided_alone`] holds:
@@ -766,7 +810,7 @@ mod tests {
         bits[2] = 1 << 5; // positions 128..192
         bits[10] = 1; // 640..704: 448 positions after the first, joined
         bits[100] = 1 << 63; // 6400..6464: far, a stretch of its own
-        let k = Candidates { bits, shift: 0 };
+        let k = Candidates::new(bits, 0);
         assert_eq!(k.stretches(0, 8192), Some(vec![(128, 704), (6400, 6464)]));
         // The chunk at 6400 (a partition's last, 1000 positions) sees only
         // the last mark, its stretch cut at the chunk's end.
@@ -775,17 +819,41 @@ mod tests {
         assert_eq!(k.stretches(128, 129), None);
         assert_eq!(k.stretches(1024, 6400), Some(vec![]));
         // More than half the chunk marked: read whole.
-        let dense = Candidates {
-            bits: (0..128).map(|w| u64::from(w % 3 != 0)).collect(),
-            shift: 0,
-        };
+        let dense = Candidates::new((0..128).map(|w| u64::from(w % 3 != 0)).collect(), 0);
         assert_eq!(dense.stretches(0, 8192), None);
         // A bit for 8 positions: group 20 is positions 160..168, in word 2.
-        let coarse = Candidates {
-            bits: vec![1 << 20, 0],
-            shift: 3,
-        };
+        let coarse = Candidates::new(vec![1 << 20, 0], 3);
         assert_eq!(coarse.stretches(0, 1024), Some(vec![(128, 192)]));
+    }
+
+    /// A range holds a candidate exactly where one of its positions' bits
+    /// is set, however far the range reaches past empty words (which the
+    /// test skips by their occupancy bits) and wherever it starts and ends.
+    #[test]
+    fn any_in_finds_a_mark_exactly_where_a_position_of_the_range_has_one() {
+        let mut rng = crate::hash::SplitMix64::new(31);
+        for shift in 0..=MAX_SHIFT {
+            let size = 64 * 9000 + 7;
+            let n = words_for(size, shift);
+            // A handful of marks among thousands of words: most ranges
+            // cross many empty words, some of them whole occupancy words.
+            let mut bits = vec![0u64; n];
+            for _ in 0..6 {
+                let b = rng.next_u64() % (n as u64 * 64);
+                bits[(b / 64) as usize] |= 1 << (b % 64);
+            }
+            let marked =
+                |r: u64| bits[((r >> shift) / 64) as usize] >> ((r >> shift) % 64) & 1 == 1;
+            let plain: Vec<bool> = (0..size).map(marked).collect();
+            let k = Candidates::new(bits.clone(), shift);
+            for _ in 0..400 {
+                let lo = rng.next_u64() % size;
+                let hi = (lo + rng.next_u64() % (size / 3)).min(size);
+                let want = plain[lo as usize..hi as usize].iter().any(|&m| m);
+                assert_eq!(k.any_in(lo, hi), want, "shift {shift}, range {lo}..{hi}");
+            }
+            assert!(!k.any_in(5, 5), "an empty range holds nothing");
+        }
     }
 
     /// Stretches found by skipping to the marked words are those a scan of
@@ -809,7 +877,7 @@ mod tests {
                     }
                 })
                 .collect();
-            let k = Candidates { bits, shift };
+            let k = Candidates::new(bits, shift);
             for (lo, hi) in [
                 (0, size),
                 (64 * 17, 64 * 1017),
@@ -844,10 +912,7 @@ mod tests {
         let mut values = vec![PENDING; 128];
         values[5] = Value::at_distance(3).unwrap().to_byte();
         let mut flags = vec![0xffu8; 32];
-        let candidates = Candidates {
-            bits: vec![0b10_0110, 1 << 63],
-            shift: 0,
-        };
+        let candidates = Candidates::new(vec![0b10_0110, 1 << 63], 0);
         candidates.mask_in(0, &mut flags, None);
         let left: Vec<usize> = (0..128).filter(|&j| flag(&flags, j) != 0).collect();
         assert_eq!(left, vec![1, 2, 5, 127]);
@@ -880,10 +945,7 @@ mod tests {
         );
         assert_eq!((read, words), (masked, vec![0, 1]));
         assert!(candidates.any_in(0, 64) && candidates.any_in(64, 128));
-        let none = Candidates {
-            bits: vec![0, 0, 1 << 7],
-            shift: 0,
-        };
+        let none = Candidates::new(vec![0, 0, 1 << 7], 0);
         assert!(!none.any_in(0, 128) && none.any_in(128, 136) && none.any_in(64, 136));
     }
 
@@ -901,10 +963,8 @@ mod tests {
             for &r in &marked {
                 set_bit(&bits, shift, r);
             }
-            let coarse = Candidates {
-                bits: bits.into_iter().map(AtomicU64::into_inner).collect(),
-                shift,
-            };
+            let coarse =
+                Candidates::new(bits.into_iter().map(AtomicU64::into_inner).collect(), shift);
             let fine_bits: Vec<AtomicU64> =
                 (0..words_for(size, 0)).map(|_| AtomicU64::new(0)).collect();
             for r in 0..size {
@@ -912,10 +972,10 @@ mod tests {
                     set_bit(&fine_bits, 0, r);
                 }
             }
-            let fine = Candidates {
-                bits: fine_bits.into_iter().map(AtomicU64::into_inner).collect(),
-                shift: 0,
-            };
+            let fine = Candidates::new(
+                fine_bits.into_iter().map(AtomicU64::into_inner).collect(),
+                0,
+            );
             for w in 0..words_for(size, 0) {
                 // A group may reach past the partition's end, where no
                 // position (and no flag) is.
