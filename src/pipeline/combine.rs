@@ -228,10 +228,12 @@ impl Earlier {
     }
 }
 
-/// Chunks' values written back on a thread of their own while the next
+/// Chunks' values written back on a thread of its own while the next
 /// chunk is combined, one write at a time: on the step's thread the copies
 /// into the page cache (and the write-back they start) took a quarter of a
-/// pass's combine step, with the cores idle.
+/// pass's combine step, with the cores idle. The thread lives as long as
+/// the step: a thread a chunk cost a start and an exit (a stack mapped and
+/// unmapped) for each of a late pass's few writes.
 pub(super) struct WriteBack<'scope, 'env> {
     scope: &'scope std::thread::Scope<'scope, 'env>,
     /// The partition's values.
@@ -240,9 +242,35 @@ pub(super) struct WriteBack<'scope, 'env> {
     spare: &'env SpareBuffers,
     /// Where the step's waits for its writes and markings are counted.
     profile: &'env Profile,
-    writing: Option<std::thread::ScopedJoinHandle<'scope, Result<Vec<u8>>>>,
+    /// The writing thread, started with the step's first write.
+    writer: Option<Writer<'scope>>,
+    /// Whether a write was handed to it and its outcome not yet taken.
+    in_flight: bool,
     /// The next pass's marking of a chunk before, in flight.
     marking: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
+}
+
+/// A chunk's values to write back: the chunk's first index, and the
+/// stretches that changed (`None`: all of it).
+type WriteJob = (Vec<u8>, u64, Option<Vec<(usize, usize)>>);
+
+/// The write-back thread's ends: writes go in, their outcomes (the buffer
+/// back, or the error) come out.
+struct Writer<'scope> {
+    jobs: Option<std::sync::mpsc::SyncSender<WriteJob>>,
+    outcomes: std::sync::mpsc::Receiver<Result<Vec<u8>>>,
+    thread: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
+}
+
+impl Drop for Writer<'_> {
+    /// Ends the thread (its queue closed) and joins it, so that a panic in
+    /// it is the error its outcome already reported, not the scope's.
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// Where a write-back thread writes a chunk's values: the partition's
@@ -283,7 +311,8 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
             write,
             spare,
             profile,
-            writing: None,
+            writer: None,
+            in_flight: false,
             marking: None,
         }
     }
@@ -315,12 +344,16 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
     /// Waits for the write in flight, if any: a checkpoint counts a chunk
     /// as done only once its values are written.
     pub(super) fn settle(&mut self) -> Result<()> {
-        let Some(writing) = self.writing.take() else {
+        if !std::mem::take(&mut self.in_flight) {
             return Ok(());
-        };
+        }
+        let writer = self
+            .writer
+            .as_ref()
+            .expect("a write in flight has a writer");
         let written = self
             .profile
-            .time(Part::WaitWriteBack, || writing.join())
+            .time(Part::WaitWriteBack, || writer.outcomes.recv())
             .unwrap_or_else(|_| Err(Error::NotAvailable("a write-back thread panicked".into())))?;
         self.spare.keep(written);
         Ok(())
@@ -336,21 +369,44 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
         stretches: Option<Vec<(usize, usize)>>,
     ) -> Result<()> {
         self.settle()?;
+        if self.writer.is_none() {
+            self.writer = Some(self.start_writer()?);
+        }
+        let writer = self.writer.as_ref().expect("started above");
+        let jobs = writer.jobs.as_ref().expect("open until dropped");
+        jobs.send((values, lo, stretches))
+            .map_err(|_| Error::NotAvailable("a write-back thread panicked".into()))?;
+        self.in_flight = true;
+        Ok(())
+    }
+
+    /// The thread that writes what [`Self::start`] hands it, in order.
+    fn start_writer(&self) -> Result<Writer<'scope>> {
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<WriteJob>(1);
+        let (done, outcomes) = std::sync::mpsc::sync_channel(1);
         let write = self.write;
-        let writing = std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("tbforge-writeback".into())
             .spawn_scoped(self.scope, move || {
-                match &stretches {
-                    Some(stretches) => stretches.iter().try_for_each(|&(start, end)| {
-                        write.write_values(lo + start as u64, &values[start..end])
-                    }),
-                    None => write.write_values(lo, &values),
+                for (values, lo, stretches) in queue {
+                    let written = match &stretches {
+                        Some(stretches) => stretches.iter().try_for_each(|&(start, end)| {
+                            write.write_values(lo + start as u64, &values[start..end])
+                        }),
+                        None => write.write_values(lo, &values),
+                    }
+                    .map(|()| values);
+                    if done.send(written).is_err() {
+                        return;
+                    }
                 }
-                .map(|()| values)
             })
             .map_err(|e| Error::NotAvailable(format!("cannot start a write-back thread: {e}")))?;
-        self.writing = Some(writing);
-        Ok(())
+        Ok(Writer {
+            jobs: Some(jobs),
+            outcomes,
+            thread: Some(thread),
+        })
     }
 }
 
