@@ -244,8 +244,6 @@ pub(super) struct WriteBack<'scope, 'env> {
     profile: &'env Profile,
     /// The writing thread, started with the step's first write.
     writer: Option<Writer<'scope>>,
-    /// Whether a write was handed to it and its outcome not yet taken.
-    in_flight: bool,
     /// The next pass's marking of a chunk before, in flight.
     marking: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
 }
@@ -260,6 +258,8 @@ struct Writer<'scope> {
     jobs: Option<std::sync::mpsc::SyncSender<WriteJob>>,
     outcomes: std::sync::mpsc::Receiver<Result<Vec<u8>>>,
     thread: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
+    /// Whether a write was handed over and its outcome not yet taken.
+    in_flight: bool,
 }
 
 impl Drop for Writer<'_> {
@@ -312,7 +312,6 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
             spare,
             profile,
             writer: None,
-            in_flight: false,
             marking: None,
         }
     }
@@ -344,13 +343,10 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
     /// Waits for the write in flight, if any: a checkpoint counts a chunk
     /// as done only once its values are written.
     pub(super) fn settle(&mut self) -> Result<()> {
-        if !std::mem::take(&mut self.in_flight) {
+        let Some(writer) = self.writer.as_mut().filter(|w| w.in_flight) else {
             return Ok(());
-        }
-        let writer = self
-            .writer
-            .as_ref()
-            .expect("a write in flight has a writer");
+        };
+        writer.in_flight = false;
         let written = self
             .profile
             .time(Part::WaitWriteBack, || writer.outcomes.recv())
@@ -369,14 +365,19 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
         stretches: Option<Vec<(usize, usize)>>,
     ) -> Result<()> {
         self.settle()?;
-        if self.writer.is_none() {
-            self.writer = Some(self.start_writer()?);
+        let mut writer = match self.writer.take() {
+            Some(writer) => writer,
+            None => self.start_writer()?,
+        };
+        let sent = writer
+            .jobs
+            .as_ref()
+            .is_some_and(|jobs| jobs.send((values, lo, stretches)).is_ok());
+        writer.in_flight = sent;
+        self.writer = Some(writer);
+        if !sent {
+            return Err(Error::NotAvailable("a write-back thread panicked".into()));
         }
-        let writer = self.writer.as_ref().expect("started above");
-        let jobs = writer.jobs.as_ref().expect("open until dropped");
-        jobs.send((values, lo, stretches))
-            .map_err(|_| Error::NotAvailable("a write-back thread panicked".into()))?;
-        self.in_flight = true;
         Ok(())
     }
 
@@ -406,6 +407,7 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
             jobs: Some(jobs),
             outcomes,
             thread: Some(thread),
+            in_flight: false,
         })
     }
 }
@@ -1622,6 +1624,45 @@ mod tests {
             let failed = back.start(vec![5u8; 1000], 0, None).unwrap_err();
             assert!(failed.to_string().contains("scratch disk gone"), "{failed}");
             back.settle().unwrap();
+        });
+    }
+
+    /// One thread writes a step's chunks one after another; a write that
+    /// panics is an error of the write-back, not a panic of the step, and
+    /// the step's later writes report it too.
+    #[test]
+    fn one_writer_writes_every_chunk_and_a_panic_in_it_is_an_error() {
+        use std::collections::HashSet;
+        use std::sync::Mutex;
+        let (writers, written) = (Mutex::new(HashSet::new()), Mutex::new(Vec::new()));
+        let write = |offset: u64, bytes: &[u8]| -> Result<()> {
+            assert!(offset != 999_999, "a write that panics");
+            writers.lock().unwrap().insert(std::thread::current().id());
+            written.lock().unwrap().push((offset, bytes.len()));
+            Ok(())
+        };
+        let spare = SpareBuffers::new(1 << 30);
+        let profile = Profile::default();
+        std::thread::scope(|scope| {
+            let mut back = WriteBack::new(scope, &write, &spare, &profile);
+            for c in 0..5u64 {
+                back.start(vec![1u8; 100], 1000 * c, Some(vec![(0, 10), (50, 60)]))
+                    .unwrap();
+            }
+            back.settle().unwrap();
+            assert_eq!(writers.lock().unwrap().len(), 1, "one thread for the step");
+            assert_eq!(written.lock().unwrap().len(), 10);
+            back.start(vec![1u8; 10], 999_999, None).unwrap();
+            let failed = back.settle().unwrap_err();
+            assert!(
+                failed.to_string().contains("write-back thread panicked"),
+                "{failed}"
+            );
+            let again = back.start(vec![1u8; 10], 0, None).unwrap_err();
+            assert!(
+                again.to_string().contains("write-back thread panicked"),
+                "{again}"
+            );
         });
     }
 
