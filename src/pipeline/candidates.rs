@@ -184,6 +184,19 @@ impl Candidates {
         Some(64 * s + o.trailing_zeros() as usize)
     }
 
+    /// The first set bit from bit `b` on, if any: the rest of `b`'s word,
+    /// then the next occupied one.
+    fn next_mark(&self, b: usize) -> Option<usize> {
+        let i = b / 64;
+        match self.bits.get(i)? & (u64::MAX << (b % 64)) {
+            0 => {
+                let w = self.next_occupied(i + 1)?;
+                Some(64 * w + self.bits[w].trailing_zeros() as usize)
+            }
+            head => Some(64 * i + head.trailing_zeros() as usize),
+        }
+    }
+
     /// Whether a bit stands for one position: the marks are then exactly
     /// the positions the argument above names, not groups around them.
     pub(super) fn exact(&self) -> bool {
@@ -194,28 +207,9 @@ impl Candidates {
     /// one is neither read nor expanded nor combined (nothing in it can
     /// change in the pass).
     pub(super) fn any_in(&self, lo: u64, hi: u64) -> bool {
-        let (b, end) = (lo >> self.shift, hi.div_ceil(1 << self.shift));
-        if b >= end {
-            return false;
-        }
-        // The first marked word from the range's first on, its bits before
-        // the range masked off; a bit in it before `end` is the answer.
-        let first = (b / 64) as usize;
-        let word = match self.bits[first] & (u64::MAX << (b % 64)) {
-            0 => match self.next_occupied(first + 1) {
-                Some(w) if (w as u64) * 64 < end => w,
-                _ => return false,
-            },
-            _ => first,
-        };
-        let marks = self.bits[word]
-            & if word == first {
-                u64::MAX << (b % 64)
-            } else {
-                u64::MAX
-            };
-        let at = word as u64 * 64 + u64::from(marks.trailing_zeros());
-        at < end
+        let end = hi.div_ceil(1 << self.shift) as usize;
+        self.next_mark((lo >> self.shift) as usize)
+            .is_some_and(|m| m < end)
     }
 
     /// The stretches of chunk `lo..hi` (offsets in it, whole words of 64
@@ -248,14 +242,7 @@ impl Candidates {
     fn next_marked_word(&self, w: usize) -> Option<usize> {
         // Bits a word of 64 positions takes.
         let per = 64usize >> self.shift;
-        let from = w * per;
-        let mut i = from / 64;
-        let mut bits = self.bits.get(i)? & (u64::MAX << (from % 64));
-        if bits == 0 {
-            i = self.next_occupied(i + 1)?;
-            bits = self.bits[i];
-        }
-        Some((64 * i + bits.trailing_zeros() as usize) / per)
+        self.next_mark(w * per).map(|m| m / per)
     }
 
     /// The marks of word `w` of 64 positions (positions `64 w ..`), a bit
