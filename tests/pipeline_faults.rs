@@ -300,6 +300,37 @@ fn file_size_limit_stops_cleanly_and_resumes_without_it() {
 }
 
 #[test]
+fn a_build_that_fails_at_its_log_stays_unfinished_until_resumed() {
+    // The build's last steps, after its manifest stands: the build log,
+    // then the pass journal and the state removed. A build stopped between
+    // them (here: a directory where its log goes; in CI once, a kill) must
+    // not look finished with the journal left beside its files: the state
+    // stays until the end, and --resume ends it cleanly.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let disk = tmp.path().join("disk");
+    let log = out.join("build-log.json");
+    std::fs::create_dir_all(&log).unwrap();
+    let extra = ["--mem-limit", "1M", "--disk", disk.to_str().unwrap()];
+    let o = build_cmd(SMALL, &out, &extra).output().unwrap();
+    assert_clear_error(&o, log.to_str().unwrap(), &["writing build log"]);
+    assert!(
+        out.join(".tbforge-build.json").exists(),
+        "a build whose end failed looks finished"
+    );
+    assert!(out.join(".tbforge-passes.jsonl").exists());
+    std::fs::remove_dir(&log).unwrap();
+    resume_to(
+        SMALL,
+        &out,
+        &extra,
+        reference(SMALL),
+        "a build resumed after its log failed",
+    );
+    assert!(log.is_file(), "the resumed build wrote no log");
+}
+
+#[test]
 fn a_file_in_the_way_is_a_clear_usage_error() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("file");

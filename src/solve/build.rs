@@ -1176,8 +1176,6 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     }
     if leader {
         write_manifest(out, &manifest)?;
-        std::fs::remove_file(&state_path)
-            .map_err(|e| Error::io("removing build state", &state_path, e))?;
     }
 
     let seconds = started.elapsed().as_secs_f64();
@@ -1225,6 +1223,11 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         )
         .map_err(|e| Error::io("writing build log", &log, e))?;
         remove_pass_journal(out)?;
+        // Last: until the state goes, a kill leaves a build that --resume
+        // finishes (and cleans), never one that looks finished with the
+        // pass journal still beside its files.
+        std::fs::remove_file(&state_path)
+            .map_err(|e| Error::io("removing build state", &state_path, e))?;
     }
     // Nobody returns before the manifest stands: a script that waits for
     // any member may read the tablebase at once.
