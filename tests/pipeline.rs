@@ -324,7 +324,7 @@ fn solve_reporting<G: Game>(
 fn values_of(layout: &Layout, scratch: &ScratchDisks, slot: usize) -> Vec<u8> {
     let size = layout.size(slot);
     let mut v = vec![0u8; size as usize];
-    ByteFile::open_existing(&scratch.values_path(slot), size)
+    ByteFile::open_existing_parts(&scratch.values_path(slot), size)
         .unwrap()
         .read_at(0, &mut v)
         .unwrap();
@@ -346,7 +346,11 @@ fn resume_from_every_pass_end<G: Game>(game: &G, plan: ExternalPlan) -> usize {
         let done = values_of(&layout, &scratch, slot);
         for (k, (from, _)) in ends.iter().enumerate() {
             for (later, written) in ends.iter().skip(k + 1).take(2) {
-                std::fs::write(scratch.values_path(slot), written).unwrap();
+                let size = layout.size(slot);
+                ByteFile::create_or_open_parts(&scratch.values_path(slot), size)
+                    .unwrap()
+                    .write_at(0, written)
+                    .unwrap();
                 solve_slot(game, &layout, &scratch, slot, plan, Some(from.clone()));
                 let got = values_of(&layout, &scratch, slot);
                 assert!(

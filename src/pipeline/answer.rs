@@ -113,7 +113,7 @@ impl<G: Game> Solver<'_, G> {
                 if file.as_ref().is_none_or(|(fs, _)| *fs != s) {
                     file = Some((
                         s,
-                        ByteFile::open_existing(&self.disks.values_path(s), size)?,
+                        ByteFile::open_existing_parts(&self.disks.values_path(s), size)?,
                     ));
                 }
                 let file = &file.as_ref().expect("opened above").1;

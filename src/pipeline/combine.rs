@@ -19,6 +19,7 @@ use crate::{Error, Result};
 use rayon::prelude::*;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Per-position summary of successors in earlier partitions, as the first
@@ -228,12 +229,15 @@ impl Earlier {
     }
 }
 
-/// Chunks' values written back on a thread of its own while the next
-/// chunk is combined, one write at a time: on the step's thread the copies
+/// Chunks' values written back on threads of their own while the next
+/// chunk is combined, one chunk at a time: on the step's thread the copies
 /// into the page cache (and the write-back they start) took a quarter of a
-/// pass's combine step, with the cores idle. The thread lives as long as
-/// the step: a thread a chunk cost a start and an exit (a stack mapped and
-/// unmapped) for each of a late pass's few writes.
+/// pass's combine step, with the cores idle. A chunk's pieces go to a
+/// thread per file of the values ([`WritesValues::stripe_of`]): buffered
+/// writes into one file take its lock in turn, and a late pass's scattered
+/// writes were its largest cost. The threads live as long as the step: a
+/// thread a chunk cost a start and an exit (a stack mapped and unmapped)
+/// for each of a late pass's few writes.
 pub(super) struct WriteBack<'scope, 'env> {
     scope: &'scope std::thread::Scope<'scope, 'env>,
     /// The partition's values.
@@ -242,33 +246,49 @@ pub(super) struct WriteBack<'scope, 'env> {
     spare: &'env SpareBuffers,
     /// Where the step's waits for its writes and markings are counted.
     profile: &'env Profile,
-    /// The writing thread, started with the step's first write.
+    /// The writing threads, started with the step's first write.
     writer: Option<Writer<'scope>>,
     /// The next pass's marking of a chunk before, in flight.
     marking: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
 }
 
-/// A chunk's values to write back: the chunk's first index, and the
-/// stretches that changed (`None`: all of it).
-type WriteJob = (Vec<u8>, u64, Option<Vec<(usize, usize)>>);
+/// A piece of a chunk's values for one file's thread to write: the
+/// chunk's values, its first index, and the stretches (chunk offsets)
+/// that lie in that file.
+type WriteJob = (Arc<Vec<u8>>, u64, Vec<(usize, usize)>);
 
-/// The write-back thread's ends: writes go in, their outcomes (the buffer
-/// back, or the error) come out.
-struct Writer<'scope> {
+/// One write-back thread's ends: pieces go in, their outcomes come out.
+struct Lane<'scope> {
     jobs: Option<std::sync::mpsc::SyncSender<WriteJob>>,
-    outcomes: std::sync::mpsc::Receiver<Result<Vec<u8>>>,
+    outcomes: std::sync::mpsc::Receiver<Result<()>>,
     thread: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
-    /// Whether a write was handed over and its outcome not yet taken.
-    in_flight: bool,
+}
+
+/// The write-back threads, one per file of the values.
+struct Writer<'scope> {
+    lanes: Vec<Lane<'scope>>,
+    /// The lanes given a piece of the chunk in flight, their outcomes not
+    /// yet taken.
+    in_flight: Vec<usize>,
+    /// The chunk in flight's values, back to the spare buffers once every
+    /// piece is written.
+    buffer: Option<Arc<Vec<u8>>>,
+    /// Set once a thread panicked: the step's later writes fail too.
+    broken: bool,
 }
 
 impl Drop for Writer<'_> {
-    /// Ends the thread (its queue closed) and joins it, so that a panic in
-    /// it is the error its outcome already reported, not the scope's.
+    /// Ends the threads (their queues closed) and joins them, so that a
+    /// panic in one is the error its outcome already reported, not the
+    /// scope's.
     fn drop(&mut self) {
-        self.jobs = None;
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+        for lane in &mut self.lanes {
+            lane.jobs = None;
+        }
+        for lane in &mut self.lanes {
+            if let Some(thread) = lane.thread.take() {
+                let _ = thread.join();
+            }
         }
     }
 }
@@ -278,6 +298,18 @@ impl Drop for Writer<'_> {
 pub(super) trait WritesValues: Sync {
     /// Writes `bytes` at `offset` of the partition's values.
     fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()>;
+
+    /// The file of the values byte `offset` lies in, and the first offset
+    /// after it that lies elsewhere (`u64::MAX`: none).
+    fn stripe_of(&self, offset: u64) -> (usize, u64) {
+        let _ = offset;
+        (0, u64::MAX)
+    }
+
+    /// How many files the values lie in.
+    fn stripes(&self) -> usize {
+        1
+    }
 }
 
 impl<F: Fn(u64, &[u8]) -> Result<()> + Sync> WritesValues for F {
@@ -290,6 +322,33 @@ impl<G: Game> WritesValues for Solver<'_, G> {
     fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()> {
         self.write(&self.values, offset, bytes)
     }
+
+    fn stripe_of(&self, offset: u64) -> (usize, u64) {
+        self.values.stripe_of(offset)
+    }
+
+    fn stripes(&self) -> usize {
+        self.values.stripes()
+    }
+}
+
+/// `ranges` (offsets from `lo`, sorted, apart) cut where the values' files
+/// change, gathered by file.
+fn by_stripe(
+    write: &dyn WritesValues,
+    lo: u64,
+    ranges: &[(usize, usize)],
+) -> Vec<Vec<(usize, usize)>> {
+    let mut lanes = vec![Vec::new(); write.stripes().max(1)];
+    for &(mut start, end) in ranges {
+        while start < end {
+            let (k, next) = write.stripe_of(lo + start as u64);
+            let stop = usize::try_from(next - lo).map_or(end, |n| n.min(end));
+            lanes[k].push((start, stop));
+            start = stop;
+        }
+    }
+    lanes
 }
 
 /// Decided positions of a chunk from which its marking of the next pass's
@@ -343,16 +402,30 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
     /// Waits for the write in flight, if any: a checkpoint counts a chunk
     /// as done only once its values are written.
     pub(super) fn settle(&mut self) -> Result<()> {
-        let Some(writer) = self.writer.as_mut().filter(|w| w.in_flight) else {
+        let Some(writer) = self.writer.as_mut() else {
             return Ok(());
         };
-        writer.in_flight = false;
-        let written = self
-            .profile
-            .time(Part::WaitWriteBack, || writer.outcomes.recv())
-            .unwrap_or_else(|_| Err(Error::NotAvailable("a write-back thread panicked".into())))?;
-        self.spare.keep(written);
-        Ok(())
+        let mut outcome = Ok(());
+        let in_flight = std::mem::take(&mut writer.in_flight);
+        if !in_flight.is_empty() {
+            self.profile.time(Part::WaitWriteBack, || {
+                for k in in_flight {
+                    let got = writer.lanes[k].outcomes.recv().unwrap_or_else(|_| {
+                        writer.broken = true;
+                        Err(Error::NotAvailable("a write-back thread panicked".into()))
+                    });
+                    if outcome.is_ok() {
+                        outcome = got;
+                    }
+                }
+            });
+        }
+        // Every piece is written and each thread let go of the buffer
+        // before it said so.
+        if let Some(Ok(written)) = writer.buffer.take().map(Arc::try_unwrap) {
+            self.spare.keep(written);
+        }
+        outcome
     }
 
     /// Waits for the write in flight, then starts writing back `values`,
@@ -369,45 +442,73 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
             Some(writer) => writer,
             None => self.start_writer()?,
         };
-        let sent = writer
-            .jobs
-            .as_ref()
-            .is_some_and(|jobs| jobs.send((values, lo, stretches)).is_ok());
-        writer.in_flight = sent;
+        let ranges = stretches.unwrap_or_else(|| vec![(0, values.len())]);
+        let pieces = by_stripe(self.write, lo, &ranges);
+        let values = Arc::new(values);
+        let mut sent = !writer.broken;
+        for (k, piece) in pieces.into_iter().enumerate() {
+            if piece.is_empty() || !sent {
+                continue;
+            }
+            let lane = &writer.lanes[k];
+            sent = lane
+                .jobs
+                .as_ref()
+                .is_some_and(|jobs| jobs.send((Arc::clone(&values), lo, piece)).is_ok());
+            if sent {
+                writer.in_flight.push(k);
+            } else {
+                writer.broken = true;
+            }
+        }
+        writer.buffer = Some(values);
         self.writer = Some(writer);
         if !sent {
+            // What was handed over is waited for (its outcome dropped): the
+            // error that matters is the panic.
+            let _ = self.settle();
             return Err(Error::NotAvailable("a write-back thread panicked".into()));
         }
         Ok(())
     }
 
-    /// The thread that writes what [`Self::start`] hands it, in order.
+    /// The threads that write what [`Self::start`] hands them, one per
+    /// file of the values, each in order.
     fn start_writer(&self) -> Result<Writer<'scope>> {
-        let (jobs, queue) = std::sync::mpsc::sync_channel::<WriteJob>(1);
-        let (done, outcomes) = std::sync::mpsc::sync_channel(1);
-        let write = self.write;
-        let thread = std::thread::Builder::new()
-            .name("tbforge-writeback".into())
-            .spawn_scoped(self.scope, move || {
-                for (values, lo, stretches) in queue {
-                    let written = match &stretches {
-                        Some(stretches) => stretches.iter().try_for_each(|&(start, end)| {
+        let mut lanes = Vec::new();
+        for _ in 0..self.write.stripes().max(1) {
+            let (jobs, queue) = std::sync::mpsc::sync_channel::<WriteJob>(1);
+            let (done, outcomes) = std::sync::mpsc::sync_channel(1);
+            let write = self.write;
+            let thread = std::thread::Builder::new()
+                .name("tbforge-writeback".into())
+                .spawn_scoped(self.scope, move || {
+                    for (values, lo, stretches) in queue {
+                        let written = stretches.iter().try_for_each(|&(start, end)| {
                             write.write_values(lo + start as u64, &values[start..end])
-                        }),
-                        None => write.write_values(lo, &values),
+                        });
+                        // Let go first: the step takes the buffer back once
+                        // every thread said it is done.
+                        drop(values);
+                        if done.send(written).is_err() {
+                            return;
+                        }
                     }
-                    .map(|()| values);
-                    if done.send(written).is_err() {
-                        return;
-                    }
-                }
-            })
-            .map_err(|e| Error::NotAvailable(format!("cannot start a write-back thread: {e}")))?;
+                })
+                .map_err(|e| {
+                    Error::NotAvailable(format!("cannot start a write-back thread: {e}"))
+                })?;
+            lanes.push(Lane {
+                jobs: Some(jobs),
+                outcomes,
+                thread: Some(thread),
+            });
+        }
         Ok(Writer {
-            jobs: Some(jobs),
-            outcomes,
-            thread: Some(thread),
-            in_flight: false,
+            lanes,
+            in_flight: Vec::new(),
+            buffer: None,
+            broken: false,
         })
     }
 }
@@ -1664,6 +1765,87 @@ mod tests {
                 "{again}"
             );
         });
+    }
+
+    /// Values striped over three files: a chunk's stretches are cut where
+    /// the files change and each file's pieces are written by a thread of
+    /// its own, the same thread for that file all step long; every byte
+    /// lands where it belongs, and the buffer comes back once all are done.
+    #[test]
+    fn a_chunk_is_written_by_a_thread_per_file_of_the_values() {
+        use std::collections::{HashMap, HashSet};
+        use std::sync::Mutex;
+        struct Striped {
+            file: Mutex<Vec<u8>>,
+            writers: Mutex<HashMap<usize, HashSet<std::thread::ThreadId>>>,
+        }
+        impl WritesValues for Striped {
+            fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()> {
+                let (k, end) = self.stripe_of(offset);
+                assert!(offset + bytes.len() as u64 <= end, "a piece across files");
+                let id = std::thread::current().id();
+                self.writers
+                    .lock()
+                    .unwrap()
+                    .entry(k)
+                    .or_default()
+                    .insert(id);
+                let at = offset as usize;
+                self.file.lock().unwrap()[at..at + bytes.len()].copy_from_slice(bytes);
+                Ok(())
+            }
+            fn stripe_of(&self, offset: u64) -> (usize, u64) {
+                ((offset / 100 % 3) as usize, (offset / 100 + 1) * 100)
+            }
+            fn stripes(&self) -> usize {
+                3
+            }
+        }
+        let write = Striped {
+            file: Mutex::new(vec![0u8; 500_000]),
+            writers: Mutex::default(),
+        };
+        let spare = SpareBuffers::new(1 << 30);
+        let profile = Profile::default();
+        let mut model = vec![0u8; 500_000];
+        std::thread::scope(|scope| {
+            let mut back = WriteBack::new(scope, &write, &spare, &profile);
+            for c in 0..6u64 {
+                let lo = 75_000 * c + 7;
+                let values: Vec<u8> = (0..70_000).map(|i| (i + c) as u8 | 1).collect();
+                let stretches = match c {
+                    0 => None,
+                    _ => Some(vec![(0, 1), (90, 420), (777, 52_000), (69_999, 70_000)]),
+                };
+                for &(a, b) in stretches.as_deref().unwrap_or(&[(0, 70_000)]) {
+                    let at = lo as usize;
+                    model[at + a..at + b].copy_from_slice(&values[a..b]);
+                }
+                back.start(values, lo, stretches).unwrap();
+            }
+            back.settle().unwrap();
+        });
+        assert!(
+            *write.file.lock().unwrap() == model,
+            "bytes in the wrong places"
+        );
+        let writers = write.writers.lock().unwrap();
+        assert_eq!(writers.len(), 3, "every file written");
+        assert!(
+            writers.values().all(|ids| ids.len() == 1),
+            "one thread a file"
+        );
+        let ids: HashSet<_> = writers.values().flatten().collect();
+        assert_eq!(ids.len(), 3, "a thread of its own for each file");
+        // The chunks' buffers came back for reuse.
+        let kept = spare.take(70_000, Fill::Overwritten);
+        assert!(
+            (0..6u64).any(|c| kept
+                .iter()
+                .enumerate()
+                .all(|(i, &b)| b == (i as u64 + c) as u8 | 1)),
+            "no chunk's buffer came back"
+        );
     }
 
     /// A marking runs beside the caller, one at a time: the next one starts

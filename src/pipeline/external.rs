@@ -28,7 +28,7 @@ use super::buffers::{Fill, SpareBuffers};
 use super::candidates::Candidates;
 use super::checkpoint::{PassCheckpoint, SaveWithin, Step, WithinPass};
 use super::combine::{Deciding, Earlier};
-use super::disks::{ByteFile, ScratchDisks};
+use super::disks::{ByteFile, FileParts, ScratchDisks};
 use super::distance_lists::DistanceLists;
 use super::expand::{DecideAsExpanded, InMemory};
 use super::plan::ExternalPlan;
@@ -67,25 +67,29 @@ const SPARE_BYTES_PER_POSITION: u64 = 5;
 
 /// Partition `slot`'s scratch files (of `size` positions) and the sizes
 /// this build's pipeline makes them: values, summaries, flags.
-fn scratch_files(disks: &ScratchDisks, slot: usize, size: u64) -> [(std::path::PathBuf, u64); 3] {
+fn scratch_files(disks: &ScratchDisks, slot: usize, size: u64) -> [(FileParts, u64); 3] {
     [
         (disks.values_path(slot), size),
         (
-            disks.side_path(slot, "summary"),
+            FileParts::one(&disks.side_path(slot, "summary")),
             size * Earlier::BYTES as u64,
         ),
-        (disks.side_path(slot, "flags"), size.div_ceil(4)),
+        (
+            FileParts::one(&disks.side_path(slot, "flags")),
+            size.div_ceil(4),
+        ),
     ]
 }
 
 /// Whether partition `slot`'s scratch files (of `size` positions) are all
 /// there at the sizes this build's pipeline makes them: a checkpoint inside
 /// the partition is only as good as them. Files a build with another
-/// layout left (an older binary's three-byte summaries) are not.
+/// layout left (an older binary's three-byte summaries, or its values in
+/// one file) are not.
 pub fn scratch_intact(disks: &ScratchDisks, slot: usize, size: u64) -> bool {
     scratch_files(disks, slot, size)
         .iter()
-        .all(|(path, len)| std::fs::metadata(path).is_ok_and(|m| m.len() == *len))
+        .all(|(parts, len)| parts.complete(*len))
 }
 
 pub(super) struct Solver<'a, G: Game> {
@@ -296,7 +300,7 @@ impl<'a, G: Game> Solver<'a, G> {
             )));
         }
         let [values, summary, flags] = scratch_files(disks, slot, size)
-            .map(|(path, len)| ByteFile::create_or_open(&path, len));
+            .map(|(parts, len)| ByteFile::create_or_open_parts(&parts, len));
         Ok(Solver {
             game,
             layout,

@@ -19,7 +19,7 @@ mod runs;
 mod stats;
 
 pub use checkpoint::{PassCheckpoint, Step, WithinPass};
-pub use disks::{ByteFile, ScratchDisks};
+pub use disks::{ByteFile, FileParts, ScratchDisks};
 pub use external::{
     scratch_intact, solve_partition_external, solve_partition_external_reached,
     solve_partition_streamed, StreamDevice,

@@ -136,7 +136,7 @@ impl<G: Game> Solver<'_, G> {
         let mut values = Vec::with_capacity(slots.len());
         for &s in slots {
             let size = self.layout.size(s);
-            let file = ByteFile::open_existing(&self.disks.values_path(s), size)?;
+            let file = ByteFile::open_existing_parts(&self.disks.values_path(s), size)?;
             let mut held = vec![0u8; size as usize];
             self.read_into(&file, 0, &mut held)?;
             let ranges = size.div_ceil(self.plan.lookup_chunk);

@@ -26,8 +26,8 @@ use crate::game::{
     SolvedPartitions,
 };
 use crate::pipeline::{
-    peak_rss, scratch_intact, ByteFile, ExternalPlan, IoStats, PassCheckpoint, ScratchDisks,
-    StorageIo, StreamDevice,
+    peak_rss, scratch_intact, ByteFile, ExternalPlan, FileParts, IoStats, PassCheckpoint,
+    ScratchDisks, StorageIo, StreamDevice,
 };
 use crate::value::{LongDistances, PartitionId, Weights};
 use crate::{Error, Result};
@@ -1036,7 +1036,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                 for earlier in 0..slot {
                     let values = disks.values_path(earlier);
                     let size = layout.size(earlier);
-                    if std::fs::metadata(&values).is_ok_and(|m| m.len() == size) {
+                    if values.complete(size) {
                         continue;
                     }
                     // A member that did not take part before (a resume with
@@ -1049,7 +1049,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                         return Err(Error::NotAvailable(format!(
                             "cannot continue: {} (the values of a finished partition) is missing; \
                              delete {} and the scratch directories, then build again",
-                            values.display(),
+                            values.first().display(),
                             out.display()
                         )));
                     }
@@ -1093,7 +1093,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                 let mut counting = t.elapsed();
                 // Streamed from the scratch value file a few blocks at a time:
                 // a partition larger than the memory budget is never held whole.
-                let file = ByteFile::open_existing(&disks.values_path(slot), layout.size(slot))?;
+                let file =
+                    ByteFile::open_existing_parts(&disks.values_path(slot), layout.size(slot))?;
                 let mut counts = Counts::default();
                 let mut write = || {
                     format::write_partition_file_from(
@@ -1277,11 +1278,11 @@ const SHARE_PIECE: u64 = 4 << 20;
 
 /// The values at `path` (`len` bytes) on member `owner`, copied to `path`
 /// on every other member, a piece at a time.
-fn share_values(team: &dyn Team, owner: usize, path: &Path, len: u64) -> Result<()> {
+fn share_values(team: &dyn Team, owner: usize, path: &FileParts, len: u64) -> Result<()> {
     let file = if team.rank() == owner {
-        ByteFile::open_existing(path, len)?
+        ByteFile::open_existing_parts(path, len)?
     } else {
-        ByteFile::create_or_open(path, len)?
+        ByteFile::create_or_open_parts(path, len)?
     };
     let mut piece = Vec::new();
     let mut offset = 0;
@@ -1300,7 +1301,7 @@ fn share_values(team: &dyn Team, owner: usize, path: &Path, len: u64) -> Result<
                     message: format!(
                         "rank {owner} sent {} bytes of {} at offset {offset}, not {n}; report this as a bug",
                         got.len(),
-                        path.display()
+                        path.first().display()
                     ),
                 });
             }
@@ -1313,7 +1314,7 @@ fn share_values(team: &dyn Team, owner: usize, path: &Path, len: u64) -> Result<
 
 /// A finished partition's values, read back from its tablebase `file` into
 /// the scratch value file `values` (`len` bytes), a block at a time.
-fn restore_values(file: &Path, values: &Path, len: u64) -> Result<()> {
+fn restore_values(file: &Path, values: &FileParts, len: u64) -> Result<()> {
     let table = TableFile::open_read(file)?;
     let header = table.header();
     if header.index_size != len || header.encoding != ValueEncoding::Byte {
@@ -1322,7 +1323,7 @@ fn restore_values(file: &Path, values: &Path, len: u64) -> Result<()> {
             file.display()
         )));
     }
-    let out = ByteFile::create_or_open(values, len)?;
+    let out = ByteFile::create_or_open_parts(values, len)?;
     let mut offset = 0;
     for block in 0..header.block_count {
         let codes = table.block_codes(block)?;
@@ -1946,7 +1947,7 @@ impl<G: Game> StreamedSlot<'_, G> {
             share_values(team, owner, &path, size)?;
         }
         let mut values = vec![0u8; size as usize];
-        ByteFile::open_existing(&path, size)?.read_at(0, &mut values)?;
+        ByteFile::open_existing_parts(&path, size)?.read_at(0, &mut values)?;
         self.solver.stats.read(size);
         // Its passes' side files are not read again; its values stay, for
         // the later streamed partitions that read them.
@@ -1962,12 +1963,12 @@ impl<G: Game> StreamedSlot<'_, G> {
 /// Writes `held` (a partition of `len` indices) to the scratch value file
 /// `path` unless a complete copy is there: under a temporary name first,
 /// so that an interruption never leaves a partial file the next run trusts.
-fn spill_values(held: &Held, path: &Path, len: u64) -> Result<()> {
-    if std::fs::metadata(path).is_ok_and(|m| m.len() == len) {
+fn spill_values(held: &Held, path: &FileParts, len: u64) -> Result<()> {
+    if path.complete(len) {
         return Ok(());
     }
-    let tmp = path.with_extension("values-tmp");
-    let file = ByteFile::create_or_open(&tmp, len)?;
+    let tmp = path.with_suffix("-tmp");
+    let file = ByteFile::create_or_open_parts(&tmp, len)?;
     const PIECE: u64 = 64 << 20;
     let mut piece = Vec::new();
     let mut offset = 0;
@@ -1984,7 +1985,7 @@ fn spill_values(held: &Held, path: &Path, len: u64) -> Result<()> {
         offset += n;
     }
     file.sync()?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io("renaming scratch file", path, e))
+    tmp.rename_to(path)
 }
 
 /// The checkpoint inside partition `slot` the state holds, if its scratch

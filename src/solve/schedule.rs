@@ -66,7 +66,7 @@ pub fn solve_game_external<G: Game>(
         external.solve(slot, None, None, &mut |_| Ok(()))?;
     }
     for slot in 0..layout.len() {
-        let file = ByteFile::open_existing(&disks.values_path(slot), layout.size(slot))?;
+        let file = ByteFile::open_existing_parts(&disks.values_path(slot), layout.size(slot))?;
         let mut v = vec![0u8; layout.size(slot) as usize];
         file.read_at(0, &mut v)?;
         values.push(v);
