@@ -404,7 +404,8 @@ pub struct ByteFile {
     len: u64,
     /// Written since the last sync: a sync of a clean file is skipped, as a
     /// sync costs a journal commit even when there is nothing to write.
-    dirty: AtomicBool,
+    /// Per file: a late pass or a small partition writes few of them.
+    dirty: Vec<AtomicBool>,
     /// Write calls so far (see [`ByteFile::writes`]).
     writes: AtomicU64,
 }
@@ -441,7 +442,9 @@ impl ByteFile {
             parts: parts.clone(),
             len,
             // Opened over an earlier run's file, whose writes may not be durable.
-            dirty: AtomicBool::new(true),
+            dirty: (0..parts.paths.len())
+                .map(|_| AtomicBool::new(true))
+                .collect(),
             writes: AtomicU64::new(0),
         })
     }
@@ -476,7 +479,9 @@ impl ByteFile {
             files,
             parts: parts.clone(),
             len,
-            dirty: AtomicBool::new(false),
+            dirty: (0..parts.paths.len())
+                .map(|_| AtomicBool::new(false))
+                .collect(),
             writes: AtomicU64::new(0),
         })
     }
@@ -594,7 +599,7 @@ impl ByteFile {
             // After the write: a sync that clears the flag first still sees
             // the flag this sets, and one that clears it later covers these
             // bytes.
-            self.dirty.store(true, Ordering::Release);
+            self.dirty[k].store(true, Ordering::Release);
             self.writes.fetch_add(1, Ordering::Relaxed);
             written?;
             start_writeback(&self.files[k], at, (end - start) as u64);
@@ -604,12 +609,12 @@ impl ByteFile {
 
     /// Makes the contents durable.
     pub fn sync(&self) -> Result<()> {
-        if !self.dirty.swap(false, Ordering::AcqRel) {
-            return Ok(());
-        }
-        for (file, path) in self.files.iter().zip(&self.parts.paths) {
+        for (k, (file, path)) in self.files.iter().zip(&self.parts.paths).enumerate() {
+            if !self.dirty[k].swap(false, Ordering::AcqRel) {
+                continue;
+            }
             file.sync_data().map_err(|e| {
-                self.dirty.store(true, Ordering::Release);
+                self.dirty[k].store(true, Ordering::Release);
                 Error::io("syncing scratch file", path, e)
             })?;
         }
