@@ -233,7 +233,7 @@ impl Earlier {
 /// chunk is combined, one chunk at a time: on the step's thread the copies
 /// into the page cache (and the write-back they start) took a quarter of a
 /// pass's combine step, with the cores idle. A chunk's pieces go to a
-/// thread per file of the values ([`WritesValues::stripe_of`]): buffered
+/// thread per file of the values ([`WritesValues::by_file`]): buffered
 /// writes into one file take its lock in turn, and a late pass's scattered
 /// writes were its largest cost. The threads live as long as the step: a
 /// thread a chunk cost a start and an exit (a stack mapped and unmapped)
@@ -299,14 +299,14 @@ pub(super) trait WritesValues: Sync {
     /// Writes `bytes` at `offset` of the partition's values.
     fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()>;
 
-    /// The file of the values byte `offset` lies in, and the first offset
-    /// after it that lies elsewhere (`u64::MAX`: none).
-    fn stripe_of(&self, offset: u64) -> (usize, u64) {
-        let _ = offset;
-        (0, u64::MAX)
+    /// `ranges` of the values from `lo` on (offsets from `lo`, sorted,
+    /// apart) cut where the values' files change, gathered by file.
+    fn by_file(&self, lo: u64, ranges: &[(usize, usize)]) -> Vec<Vec<(usize, usize)>> {
+        let _ = lo;
+        vec![ranges.to_vec()]
     }
 
-    /// How many files the values lie in.
+    /// How many files the values lie in: [`Self::by_file`]'s length.
     fn stripes(&self) -> usize {
         1
     }
@@ -323,32 +323,13 @@ impl<G: Game> WritesValues for Solver<'_, G> {
         self.write(&self.values, offset, bytes)
     }
 
-    fn stripe_of(&self, offset: u64) -> (usize, u64) {
-        self.values.stripe_of(offset)
+    fn by_file(&self, lo: u64, ranges: &[(usize, usize)]) -> Vec<Vec<(usize, usize)>> {
+        self.values.ranges_by_file(lo, ranges)
     }
 
     fn stripes(&self) -> usize {
         self.values.stripes()
     }
-}
-
-/// `ranges` (offsets from `lo`, sorted, apart) cut where the values' files
-/// change, gathered by file.
-fn by_stripe(
-    write: &dyn WritesValues,
-    lo: u64,
-    ranges: &[(usize, usize)],
-) -> Vec<Vec<(usize, usize)>> {
-    let mut lanes = vec![Vec::new(); write.stripes().max(1)];
-    for &(mut start, end) in ranges {
-        while start < end {
-            let (k, next) = write.stripe_of(lo + start as u64);
-            let stop = usize::try_from(next - lo).map_or(end, |n| n.min(end));
-            lanes[k].push((start, stop));
-            start = stop;
-        }
-    }
-    lanes
 }
 
 /// Decided positions of a chunk from which its marking of the next pass's
@@ -443,7 +424,7 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
             None => self.start_writer()?,
         };
         let ranges = stretches.unwrap_or_else(|| vec![(0, values.len())]);
-        let pieces = by_stripe(self.write, lo, &ranges);
+        let pieces = self.write.by_file(lo, &ranges);
         let values = Arc::new(values);
         let mut sent = !writer.broken;
         for (k, piece) in pieces.into_iter().enumerate() {
@@ -1781,7 +1762,7 @@ mod tests {
         }
         impl WritesValues for Striped {
             fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()> {
-                let (k, end) = self.stripe_of(offset);
+                let (k, end) = ((offset / 100 % 3) as usize, (offset / 100 + 1) * 100);
                 assert!(offset + bytes.len() as u64 <= end, "a piece across files");
                 let id = std::thread::current().id();
                 self.writers
@@ -1794,8 +1775,17 @@ mod tests {
                 self.file.lock().unwrap()[at..at + bytes.len()].copy_from_slice(bytes);
                 Ok(())
             }
-            fn stripe_of(&self, offset: u64) -> (usize, u64) {
-                ((offset / 100 % 3) as usize, (offset / 100 + 1) * 100)
+            fn by_file(&self, lo: u64, ranges: &[(usize, usize)]) -> Vec<Vec<(usize, usize)>> {
+                let mut by_file = vec![Vec::new(); 3];
+                for &(mut start, end) in ranges {
+                    while start < end {
+                        let at = lo + start as u64;
+                        let stop = (((at / 100 + 1) * 100 - lo) as usize).min(end);
+                        by_file[(at / 100 % 3) as usize].push((start, stop));
+                        start = stop;
+                    }
+                }
+                by_file
             }
             fn stripes(&self) -> usize {
                 3

@@ -4,6 +4,7 @@
 
 use crate::{Error, Result};
 use std::fs::{self, File, OpenOptions};
+use std::num::NonZeroU64;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -158,10 +159,8 @@ impl ScratchDisks {
     /// side by side.
     pub fn values_path(&self, slot: usize) -> FileParts {
         let dir = &self.dirs[slot % self.dirs.len()];
-        FileParts::striped(
-            (0..VALUE_STRIPES)
-                .map(|k| dir.join(format!("p{slot:05}.values{k}")))
-                .collect(),
+        FileParts::striped::<VALUE_STRIPES>(
+            std::array::from_fn(|k| dir.join(format!("p{slot:05}.values{k}"))),
             VALUE_STRIPE_UNIT,
         )
     }
@@ -289,7 +288,7 @@ pub const VALUE_STRIPES: usize = 4;
 
 /// Bytes of a values stripe: small enough that a chunk of a few megabytes
 /// lies in every stripe, large enough that a chunk's read is a few calls.
-pub const VALUE_STRIPE_UNIT: u64 = 256 << 10;
+pub const VALUE_STRIPE_UNIT: NonZeroU64 = NonZeroU64::new(256 << 10).unwrap();
 
 /// The files a [`ByteFile`] keeps its bytes in: one, or several, the bytes
 /// dealt to them `unit` at a time (unit `i` is the `i / n`-th unit of file
@@ -309,13 +308,13 @@ impl FileParts {
         }
     }
 
-    /// Dealt over `paths` (at least one), `unit` bytes (at least one) at a time.
-    pub fn striped(paths: Vec<PathBuf>, unit: u64) -> FileParts {
-        assert!(
-            !paths.is_empty() && unit > 0,
-            "a striped file needs files and a unit"
-        );
-        FileParts { paths, unit }
+    /// Dealt over `paths`, `unit` bytes at a time.
+    pub fn striped<const N: usize>(paths: [PathBuf; N], unit: NonZeroU64) -> FileParts {
+        const { assert!(N > 0, "a striped file needs at least one file") };
+        FileParts {
+            paths: paths.into(),
+            unit: unit.get(),
+        }
     }
 
     /// Each file with its length in a byte file of `len` bytes.
@@ -418,34 +417,12 @@ impl ByteFile {
 
     /// [`Self::create_or_open`] of a file kept in `parts`.
     pub fn create_or_open_parts(parts: &FileParts, len: u64) -> Result<ByteFile> {
-        let mut files = Vec::new();
-        for (path, len) in parts.lengths(len) {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(path)
-                .map_err(|e| Error::io("opening scratch file", path, e))?;
-            let have = file
-                .metadata()
-                .map_err(|e| Error::io("reading size of", path, e))?
-                .len();
-            if have != len {
-                file.set_len(len)
+        Self::open_parts(parts, len, true, |path, want, have, file| {
+            if have != want {
+                file.set_len(want)
                     .map_err(|e| Error::io("sizing scratch file", path, e))?;
             }
-            files.push(file);
-        }
-        Ok(ByteFile {
-            files,
-            parts: parts.clone(),
-            len,
-            // Opened over an earlier run's file, whose writes may not be durable.
-            dirty: (0..parts.paths.len())
-                .map(|_| AtomicBool::new(true))
-                .collect(),
-            writes: AtomicU64::new(0),
+            Ok(())
         })
     }
 
@@ -456,31 +433,53 @@ impl ByteFile {
 
     /// [`Self::open_existing`] of a file kept in `parts`.
     pub fn open_existing_parts(parts: &FileParts, len: u64) -> Result<ByteFile> {
+        Self::open_parts(parts, len, false, |path, want, have, _| {
+            if have == want {
+                return Ok(());
+            }
+            Err(Error::io(
+                "checking scratch file",
+                path,
+                std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!("{have} bytes, expected {want}: it was truncated or replaced; start the build again without --resume"),
+                ),
+            ))
+        })
+    }
+
+    /// Opens each of `parts`' files (created where missing, if `writable`)
+    /// and has `fit` see each one's path, wanted length, length, and file.
+    fn open_parts(
+        parts: &FileParts,
+        len: u64,
+        writable: bool,
+        fit: impl Fn(&Path, u64, u64, &File) -> Result<()>,
+    ) -> Result<ByteFile> {
         let mut files = Vec::new();
-        for (path, len) in parts.lengths(len) {
-            let file = File::open(path).map_err(|e| Error::io("opening scratch file", path, e))?;
+        for (path, want) in parts.lengths(len) {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(writable)
+                .create(writable)
+                .truncate(false)
+                .open(path)
+                .map_err(|e| Error::io("opening scratch file", path, e))?;
             let have = file
                 .metadata()
                 .map_err(|e| Error::io("reading size of", path, e))?
                 .len();
-            if have != len {
-                return Err(Error::io(
-                    "checking scratch file",
-                    path,
-                    std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        format!("{have} bytes, expected {len}: it was truncated or replaced; start the build again without --resume"),
-                    ),
-                ));
-            }
+            fit(path, want, have, &file)?;
             files.push(file);
         }
         Ok(ByteFile {
             files,
             parts: parts.clone(),
             len,
+            // A writable file may be an earlier run's, whose writes may not
+            // be durable yet.
             dirty: (0..parts.paths.len())
-                .map(|_| AtomicBool::new(false))
+                .map(|_| AtomicBool::new(writable))
                 .collect(),
             writes: AtomicU64::new(0),
         })
@@ -506,11 +505,18 @@ impl ByteFile {
         })
     }
 
-    /// Which of its files byte `offset` lies in, and the offset of the
-    /// first byte after it that does not (`u64::MAX`: none).
-    pub fn stripe_of(&self, offset: u64) -> (usize, u64) {
-        let (k, _, run) = self.parts.locate(offset);
-        (k, offset.saturating_add(run))
+    /// `ranges` of the bytes from `base` on (offsets from `base`, sorted,
+    /// apart) cut where its files change, gathered by file: what one writer
+    /// per file writes ([`Self::read_at`] and [`Self::write_at`] cut the
+    /// same way).
+    pub fn ranges_by_file(&self, base: u64, ranges: &[(usize, usize)]) -> Vec<Vec<(usize, usize)>> {
+        let mut by_file = vec![Vec::new(); self.files.len()];
+        for &(start, end) in ranges {
+            for (k, _, from, to) in self.pieces(base + start as u64, end - start) {
+                by_file[k].push((start + from, start + to));
+            }
+        }
+        by_file
     }
 
     /// How many files it is kept in.
@@ -705,10 +711,9 @@ mod tests {
     fn a_striped_file_reads_and_writes_as_one_file() {
         let dir = tempfile::tempdir().unwrap();
         for len in [0u64, 1, 999, 1000, 2500, 3000, 7_777, 200_001] {
-            let paths: Vec<PathBuf> = (0..3)
-                .map(|k| dir.path().join(format!("s{len}.{k}")))
-                .collect();
-            let parts = FileParts::striped(paths.clone(), 1000);
+            let paths: [PathBuf; 3] =
+                std::array::from_fn(|k| dir.path().join(format!("s{len}.{k}")));
+            let parts = FileParts::striped(paths.clone(), NonZeroU64::new(1000).unwrap());
             assert!(!parts.complete(len), "{len}: complete before it was made");
             let file = ByteFile::create_or_open_parts(&parts, len).unwrap();
             assert!(parts.complete(len), "{len}");
@@ -759,8 +764,16 @@ mod tests {
             again.read_at(0, &mut back).unwrap();
             assert!(back == model);
             if len > 2000 {
-                assert_eq!(again.stripe_of(2500), (2, 3000));
-                assert_eq!(again.stripe_of(3000), (0, 4000));
+                assert_eq!(
+                    again.ranges_by_file(500, &[(0, 1), (1990, 3600)]),
+                    // Offsets 500, 2490..3000, 3000..4000 and 4000..4100
+                    // of the file: its units 0, 2, 3 and 4.
+                    [
+                        vec![(0, 1), (2500, 3500)],
+                        vec![(3500, 3600)],
+                        vec![(1990, 2500)]
+                    ]
+                );
                 std::fs::OpenOptions::new()
                     .write(true)
                     .open(&paths[1])
@@ -774,7 +787,10 @@ mod tests {
         // One file: the plain layout, a single stripe.
         let one = FileParts::one(&dir.path().join("one"));
         let file = ByteFile::create_or_open_parts(&one, 5000).unwrap();
-        assert_eq!((file.stripes(), file.stripe_of(4000)), (1, (0, u64::MAX)));
+        assert_eq!(
+            file.ranges_by_file(7, &[(3, 9), (4000, 4993)]),
+            [vec![(3, 9), (4000, 4993)]]
+        );
         assert_eq!(std::fs::metadata(one.first()).unwrap().len(), 5000);
     }
 
