@@ -11,7 +11,8 @@
 # the same reference builds: one run measures a series of changes.
 # Morris max=MORRIS_MAX (default 6), --gpu-mem-limit W/64 of the GPU build's
 # largest working set, 3 scratch directories, --mem-limit as in
-# bench_gpu_pipeline.sh; both must match the CPU build byte for byte. Each
+# bench_gpu_pipeline.sh; both must match the CPU build byte for byte (or,
+# with AB_REFERENCE=gpu, the in-memory GPU build). Each
 # build's log is left in $OUT as build-log-A.json, build-log-B.json ..., its
 # passes tabulated with the disk's rates (dd before the builds) in
 # journal-A.txt, journal-B.txt ...
@@ -22,11 +23,19 @@ MORRIS_MAX=${MORRIS_MAX:-6}
 # AB_GAME: another game and its parameters (e.g. "connect4 --param width=5 --param height=5").
 read -r -a GAME <<< "${AB_GAME:-morris --param max=$MORRIS_MAX}"
 rm -rf "$WORK/cpu" "$WORK/gpu"
-"$BIN_A" build "${GAME[@]}" --backend cpu --out "$WORK/cpu" --json > /dev/null || exit 1
 # The newer binary measures what its device keeps resident (the limit adds it).
 "$BIN_B" build "${GAME[@]}" --backend cuda --out "$WORK/gpu" --json > /dev/null || exit 1
+# AB_REFERENCE=gpu: the streamed builds are compared with that in-memory GPU
+# build (itself checked against the CPU build by bench_gpu_pipeline.sh), not
+# a CPU build: a minute less where device time is short.
+REF=$WORK/gpu
+if [ "${AB_REFERENCE:-cpu}" = cpu ]; then
+  REF=$WORK/cpu
+  "$BIN_A" build "${GAME[@]}" --backend cpu --out "$REF" --json > /dev/null || exit 1
+  echo "in-memory GPU build against the CPU build: $(same "$REF" "$WORK/gpu")"
+fi
 W=$(python3 -c "import json;print(json.load(open('$WORK/gpu/build-log.json')).get('largest_working_set', 0))")
-MEM=$(streamed_mem_limit "$WORK/cpu" "$WORK/gpu")
+MEM=$(streamed_mem_limit "$REF" "$WORK/gpu")
 disk_rates
 echo "disk: sequential write $(python3 -c "print(round($DISK_W / 1e9, 2))") GB/s, read $(python3 -c "print(round($DISK_R / 1e9, 2))") GB/s"
 echo "| binary | wall s | pipeline s | expand / answer / combine / marking s | CPU s: expand / answer / combine / flushers | peak RSS MB (--mem-limit $((MEM >> 20))) | same bytes |"
@@ -40,7 +49,7 @@ for which in A B C D; do
     --disk "$dir.d1" --disk "$dir.d2" --disk "$dir.d3" ${!args:-} --out "$dir" --json > /dev/null 2> "$dir.err" \
     || { echo "$which failed: $(tail -1 "$dir.err")"; status=1; continue; }
   wall=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))")
-  python3 - "$dir/build-log.json" "$which" "$wall" "$(same "$WORK/cpu" "$dir")" <<'PY'
+  python3 - "$dir/build-log.json" "$which" "$wall" "$(same "$REF" "$dir")" <<'PY'
 import json, sys
 log = json.load(open(sys.argv[1])); p = log["pipeline_profile"]
 f = lambda *ks: " / ".join(f"{p.get(k, 0):.1f}" for k in ks)
@@ -48,7 +57,7 @@ print(f"| {sys.argv[2]} | {sys.argv[3]} | {log['pipeline_seconds']:.1f} | {f('ex
       f"{f('expand_cpu', 'answer_cpu', 'combine_cpu')} / {p.get('flusher_group', 0) + p.get('flusher_encode', 0):.1f} | "
       f"{log.get('peak_rss', 0) / 2**20:.0f} | {sys.argv[4]} |")
 PY
-  grep -q DIFFERENT <<< "$(same "$WORK/cpu" "$dir")" && status=1
+  grep -q DIFFERENT <<< "$(same "$REF" "$dir")" && status=1
   # Where each build's passes went, each step's wall time beside the disk
   # time of its bytes (scripts/pass_journal.py); the log kept for more.
   cp "$dir/build-log.json" "$OUT/build-log-$which.json"
