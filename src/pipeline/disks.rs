@@ -794,6 +794,38 @@ mod tests {
         assert_eq!(std::fs::metadata(one.first()).unwrap().len(), 5000);
     }
 
+    /// A sync of a striped file syncs only the files written since the
+    /// last one: a write marks the files its bytes lie in, and no other; a
+    /// file opened for writing may hold an earlier run's unsynced bytes, so
+    /// all of it counts as written, and one opened to read does not.
+    #[test]
+    fn a_sync_covers_the_files_written_since_the_last_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: [PathBuf; 3] = std::array::from_fn(|k| dir.path().join(format!("d.{k}")));
+        let parts = FileParts::striped(paths, NonZeroU64::new(1000).unwrap());
+        let dirty = |f: &ByteFile| -> Vec<bool> {
+            f.dirty.iter().map(|d| d.load(Ordering::Relaxed)).collect()
+        };
+        let file = ByteFile::create_or_open_parts(&parts, 10_000).unwrap();
+        assert_eq!(dirty(&file), [true; 3]);
+        file.sync().unwrap();
+        assert_eq!(dirty(&file), [false; 3]);
+        // Unit 4 lies in file 1; units 5 and 6 in files 2 and 0.
+        file.write_at(4100, &[1; 10]).unwrap();
+        assert_eq!(dirty(&file), [false, true, false]);
+        file.sync().unwrap();
+        file.write_at(5990, &[2; 20]).unwrap();
+        assert_eq!(dirty(&file), [true, false, true]);
+        file.sync().unwrap();
+        assert_eq!(dirty(&file), [false; 3]);
+        drop(file);
+        let again = ByteFile::open_existing_parts(&parts, 10_000).unwrap();
+        assert_eq!(dirty(&again), [false; 3]);
+        let mut back = [0u8; 20];
+        again.read_at(5990, &mut back).unwrap();
+        assert_eq!(back, [2; 20]);
+    }
+
     /// Parts read several at a time land where they belong, each with its
     /// own offset's bytes, and nothing between them is touched.
     #[test]
