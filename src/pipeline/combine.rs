@@ -264,7 +264,9 @@ struct Lane<'scope> {
     thread: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
 }
 
-/// The write-back threads, one per file of the values.
+/// The write-back threads, one per file of the values, started as a
+/// chunk's pieces first reach that file.
+#[derive(Default)]
 struct Writer<'scope> {
     lanes: Vec<Lane<'scope>>,
     /// The lanes given a piece of the chunk in flight, their outcomes not
@@ -305,11 +307,6 @@ pub(super) trait WritesValues: Sync {
         let _ = lo;
         vec![ranges.to_vec()]
     }
-
-    /// How many files the values lie in: [`Self::by_file`]'s length.
-    fn stripes(&self) -> usize {
-        1
-    }
 }
 
 impl<F: Fn(u64, &[u8]) -> Result<()> + Sync> WritesValues for F {
@@ -325,10 +322,6 @@ impl<G: Game> WritesValues for Solver<'_, G> {
 
     fn by_file(&self, lo: u64, ranges: &[(usize, usize)]) -> Vec<Vec<(usize, usize)>> {
         self.values.ranges_by_file(lo, ranges)
-    }
-
-    fn stripes(&self) -> usize {
-        self.values.stripes()
     }
 }
 
@@ -419,12 +412,18 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
         stretches: Option<Vec<(usize, usize)>>,
     ) -> Result<()> {
         self.settle()?;
-        let mut writer = match self.writer.take() {
-            Some(writer) => writer,
-            None => self.start_writer()?,
-        };
         let ranges = stretches.unwrap_or_else(|| vec![(0, values.len())]);
         let pieces = self.write.by_file(lo, &ranges);
+        let mut writer = self.writer.take().unwrap_or_default();
+        while writer.lanes.len() < pieces.len() {
+            match self.start_lane() {
+                Ok(lane) => writer.lanes.push(lane),
+                Err(e) => {
+                    self.writer = Some(writer);
+                    return Err(e);
+                }
+            }
+        }
         let values = Arc::new(values);
         let mut sent = !writer.broken;
         for (k, piece) in pieces.into_iter().enumerate() {
@@ -453,43 +452,32 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
         Ok(())
     }
 
-    /// The threads that write what [`Self::start`] hands them, one per
-    /// file of the values, each in order.
-    fn start_writer(&self) -> Result<Writer<'scope>> {
-        let mut lanes = Vec::new();
-        for _ in 0..self.write.stripes().max(1) {
-            let (jobs, queue) = std::sync::mpsc::sync_channel::<WriteJob>(1);
-            let (done, outcomes) = std::sync::mpsc::sync_channel(1);
-            let write = self.write;
-            let thread = std::thread::Builder::new()
-                .name("tbforge-writeback".into())
-                .spawn_scoped(self.scope, move || {
-                    for (values, lo, stretches) in queue {
-                        let written = stretches.iter().try_for_each(|&(start, end)| {
-                            write.write_values(lo + start as u64, &values[start..end])
-                        });
-                        // Let go first: the step takes the buffer back once
-                        // every thread said it is done.
-                        drop(values);
-                        if done.send(written).is_err() {
-                            return;
-                        }
+    /// A thread that writes the pieces of one file of the values that
+    /// [`Self::start`] hands it, in order.
+    fn start_lane(&self) -> Result<Lane<'scope>> {
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<WriteJob>(1);
+        let (done, outcomes) = std::sync::mpsc::sync_channel(1);
+        let write = self.write;
+        let thread = std::thread::Builder::new()
+            .name("tbforge-writeback".into())
+            .spawn_scoped(self.scope, move || {
+                for (values, lo, stretches) in queue {
+                    let written = stretches.iter().try_for_each(|&(start, end)| {
+                        write.write_values(lo + start as u64, &values[start..end])
+                    });
+                    // Let go first: the step takes the buffer back once
+                    // every thread said it is done.
+                    drop(values);
+                    if done.send(written).is_err() {
+                        return;
                     }
-                })
-                .map_err(|e| {
-                    Error::NotAvailable(format!("cannot start a write-back thread: {e}"))
-                })?;
-            lanes.push(Lane {
-                jobs: Some(jobs),
-                outcomes,
-                thread: Some(thread),
-            });
-        }
-        Ok(Writer {
-            lanes,
-            in_flight: Vec::new(),
-            buffer: None,
-            broken: false,
+                }
+            })
+            .map_err(|e| Error::NotAvailable(format!("cannot start a write-back thread: {e}")))?;
+        Ok(Lane {
+            jobs: Some(jobs),
+            outcomes,
+            thread: Some(thread),
         })
     }
 }
@@ -1786,9 +1774,6 @@ mod tests {
                     }
                 }
                 by_file
-            }
-            fn stripes(&self) -> usize {
-                3
             }
         }
         let write = Striped {

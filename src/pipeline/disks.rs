@@ -519,11 +519,6 @@ impl ByteFile {
         by_file
     }
 
-    /// How many files it is kept in.
-    pub fn stripes(&self) -> usize {
-        self.files.len()
-    }
-
     /// Length in bytes.
     pub fn len(&self) -> u64 {
         self.len
