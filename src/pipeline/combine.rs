@@ -1742,42 +1742,43 @@ mod tests {
     /// lands where it belongs, and the buffer comes back once all are done.
     #[test]
     fn a_chunk_is_written_by_a_thread_per_file_of_the_values() {
+        use crate::pipeline::disks::{ByteFile, FileParts};
         use std::collections::{HashMap, HashSet};
+        use std::num::NonZeroU64;
         use std::sync::Mutex;
+        // The values as the solver keeps them, so that the cut tested is
+        // the product's.
         struct Striped {
-            file: Mutex<Vec<u8>>,
+            file: ByteFile,
             writers: Mutex<HashMap<usize, HashSet<std::thread::ThreadId>>>,
         }
         impl WritesValues for Striped {
             fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()> {
-                let (k, end) = ((offset / 100 % 3) as usize, (offset / 100 + 1) * 100);
-                assert!(offset + bytes.len() as u64 <= end, "a piece across files");
+                let files: Vec<usize> = (self.file.ranges_by_file(offset, &[(0, bytes.len())]))
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, pieces)| !pieces.is_empty())
+                    .map(|(k, _)| k)
+                    .collect();
+                assert_eq!(files.len(), 1, "a piece across files");
                 let id = std::thread::current().id();
                 self.writers
                     .lock()
                     .unwrap()
-                    .entry(k)
+                    .entry(files[0])
                     .or_default()
                     .insert(id);
-                let at = offset as usize;
-                self.file.lock().unwrap()[at..at + bytes.len()].copy_from_slice(bytes);
-                Ok(())
+                self.file.write_at(offset, bytes)
             }
             fn by_file(&self, lo: u64, ranges: &[(usize, usize)]) -> Vec<Vec<(usize, usize)>> {
-                let mut by_file = vec![Vec::new(); 3];
-                for &(mut start, end) in ranges {
-                    while start < end {
-                        let at = lo + start as u64;
-                        let stop = (((at / 100 + 1) * 100 - lo) as usize).min(end);
-                        by_file[(at / 100 % 3) as usize].push((start, stop));
-                        start = stop;
-                    }
-                }
-                by_file
+                self.file.ranges_by_file(lo, ranges)
             }
         }
+        let dir = tempfile::tempdir().unwrap();
+        let paths: [_; 3] = std::array::from_fn(|k| dir.path().join(format!("v.{k}")));
+        let parts = FileParts::striped(paths, NonZeroU64::new(100).unwrap());
         let write = Striped {
-            file: Mutex::new(vec![0u8; 500_000]),
+            file: ByteFile::create_or_open_parts(&parts, 500_000).unwrap(),
             writers: Mutex::default(),
         };
         let spare = SpareBuffers::new(1 << 30);
@@ -1800,10 +1801,9 @@ mod tests {
             }
             back.settle().unwrap();
         });
-        assert!(
-            *write.file.lock().unwrap() == model,
-            "bytes in the wrong places"
-        );
+        let mut written = vec![0u8; 500_000];
+        write.file.read_at(0, &mut written).unwrap();
+        assert!(written == model, "bytes in the wrong places");
         let writers = write.writers.lock().unwrap();
         assert_eq!(writers.len(), 3, "every file written");
         assert!(
