@@ -1754,7 +1754,9 @@ mod tests {
         }
         impl WritesValues for Striped {
             fn write_values(&self, offset: u64, bytes: &[u8]) -> Result<()> {
-                let files: Vec<usize> = (self.file.ranges_by_file(offset, &[(0, bytes.len())]))
+                let files: Vec<usize> = self
+                    .file
+                    .ranges_by_file(offset, &[(0, bytes.len())])
                     .iter()
                     .enumerate()
                     .filter(|(_, pieces)| !pieces.is_empty())
