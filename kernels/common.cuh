@@ -124,13 +124,17 @@ extern "C" __global__ void tb_bucket_scan(u32* hist, u32 buckets) {
     }
 }
 
+// Writes each pair narrow (backend::stream::Requests): (the index
+// below the bucket bits, payload - lo), 8 bytes, its bucket told by where it
+// lies; after it each bucket's offset is where its pairs end.
 extern "C" __global__ void tb_bucket_scatter(const u64* in, const u32* count, u32 cap, u32 low_bits,
-                                             u64 first_bucket, u32* offsets, u64* out) {
+                                             u64 first_bucket, u64 lo, u32* offsets, u32* out) {
     u32 n = min(*count, cap);
+    u64 low_mask = (1ull << low_bits) - 1ull;
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         u64 key = in[2 * (u64)i];
         u32 at = atomicAdd(&offsets[(key >> low_bits) - first_bucket], 1u);
-        out[2 * (u64)at] = key;
-        out[2 * (u64)at + 1] = in[2 * (u64)i + 1];
+        out[2 * (u64)at] = (u32)(key & low_mask);
+        out[2 * (u64)at + 1] = (u32)(in[2 * (u64)i + 1] - lo);
     }
 }

@@ -13,8 +13,8 @@ use common::{assert_same, contents, open};
 use std::collections::VecDeque;
 use std::path::Path;
 use tbforge::game::{
-    expand_chunk_on_cpu, ChunkDone, ChunkExpander, ChunkJob, KernelSolve, PartitionKernels,
-    SolvedPartitions, StreamTargets, STREAM_INTERNAL, STREAM_ONGOING,
+    expand_chunk_on_cpu, ChunkDone, ChunkExpander, ChunkJob, KernelSolve, OwnedRequests,
+    PartitionKernels, Requests, SolvedPartitions, StreamTargets, STREAM_INTERNAL, STREAM_ONGOING,
 };
 use tbforge::pipeline::ExternalPlan;
 use tbforge::registry::{AnyGame, GameVisitor};
@@ -170,14 +170,15 @@ impl ChunkExpander for StandInExpander {
 
     fn collect_into(
         &mut self,
-        requests: &mut dyn FnMut(&[[u64; 2]]) -> Result<()>,
+        requests: &mut dyn FnMut(Requests<'_>) -> Result<()>,
     ) -> Result<ChunkDone> {
         let mut done = self.queue.pop_front().expect("a job was submitted")?;
-        // In two slices: the contract allows several.
+        // In two batches, narrowed as a device's: the contract allows several.
         let all = std::mem::take(&mut done.requests);
         let (first, second) = all.split_at(all.len() / 2);
-        requests(first)?;
-        requests(second)?;
+        let low = self.targets.low_bits;
+        requests(OwnedRequests::from_keyed(first, done.lo, low)?.view())?;
+        requests(OwnedRequests::from_keyed(second, done.lo, low)?.view())?;
         Ok(done)
     }
 }

@@ -207,6 +207,209 @@ pub struct Lookup<'a> {
     pub blocked: &'a (dyn Fn(u64) + Sync),
 }
 
+/// A job's requests as an expander hands them over, grouped by bucket in
+/// ascending order, 8 bytes each: a pair is (the successor's index within
+/// its bucket's lookup range, the requester's rank less [`Requests::lo`]),
+/// and its bucket is where it lies. A device sends these back rather than
+/// the 16-byte (key, requester) pairs [`StreamTargets`] defines: a large
+/// partition's first scan sent 5.1 GB of those back for the host to read.
+#[derive(Clone, Copy, Debug)]
+pub struct Requests<'a> {
+    /// The bucket of the first group.
+    pub first_bucket: u64,
+    /// Where each group ends in `pairs`: group `b` (bucket `first_bucket +
+    /// b`) is `pairs[ends[b - 1]..ends[b]]`, from 0 for the first.
+    pub ends: &'a [u32],
+    /// The rank the requesters are counted from: the job's first index.
+    pub lo: u64,
+    /// Bits of a key below the bucket number.
+    pub low_bits: u32,
+    /// (index within the lookup range, requester − `lo`) pairs.
+    pub pairs: &'a [[u32; 2]],
+}
+
+/// Requests of one bucket, for one task.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestPiece<'a> {
+    /// The bucket they ask about.
+    pub bucket: u64,
+    /// The rank the requesters are counted from.
+    pub lo: u64,
+    /// (index within the bucket's lookup range, requester − `lo`) pairs.
+    pub pairs: &'a [[u32; 2]],
+}
+
+impl<'a> Requests<'a> {
+    /// How many requests.
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// The rank of the first request's requester, if any.
+    pub fn first_requester(&self) -> Option<u64> {
+        self.pairs.first().map(|&[_, r]| self.lo + u64::from(r))
+    }
+
+    /// The requests cut into pieces of at most `most` pairs (at least one),
+    /// each within one bucket.
+    pub fn pieces(&self, most: usize) -> Vec<RequestPiece<'a>> {
+        let most = most.max(1);
+        let mut pieces = Vec::new();
+        let mut start = 0usize;
+        for (b, &end) in self.ends.iter().enumerate() {
+            let end = (end as usize).min(self.pairs.len());
+            let bucket = self.first_bucket + b as u64;
+            for pairs in self.pairs[start.min(end)..end].chunks(most) {
+                pieces.push(RequestPiece {
+                    bucket,
+                    lo: self.lo,
+                    pairs,
+                });
+            }
+            start = end;
+        }
+        pieces
+    }
+
+    /// Appends the requests as (key, requester) pairs.
+    pub fn keyed_into(&self, out: &mut Vec<[u64; 2]>) {
+        out.reserve(self.pairs.len());
+        for RequestPiece { bucket, lo, pairs } in self.pieces(usize::MAX) {
+            let base = bucket << self.low_bits;
+            out.extend(
+                pairs
+                    .iter()
+                    .map(|&[i, r]| [base | u64::from(i), lo + u64::from(r)]),
+            );
+        }
+    }
+}
+
+/// Pairs a CPU expander narrows and hands over at once
+/// ([`OwnedRequests::hand_over_keyed`]): 1 MB of narrow copy, and a
+/// first scan's fold still takes each batch on all threads.
+const HAND_OVER_BATCH: usize = 1 << 17;
+
+/// Requests held in vectors of their own: a CPU expander's, made from its
+/// keyed pairs.
+#[derive(Debug, Default)]
+pub struct OwnedRequests {
+    first_bucket: u64,
+    ends: Vec<u32>,
+    lo: u64,
+    low_bits: u32,
+    pairs: Vec<[u32; 2]>,
+}
+
+impl OwnedRequests {
+    /// `keyed`, grouped by bucket in ascending order, narrowed against
+    /// `lo`; an error where some pair does not narrow (a requester outside
+    /// `lo .. lo + 2^32`, an index within its range past 2^32) or the pairs
+    /// are not grouped.
+    pub fn from_keyed(keyed: &[[u64; 2]], lo: u64, low_bits: u32) -> Result<Self> {
+        let mut narrow = OwnedRequests::default();
+        narrow.refill(keyed, lo, low_bits)?;
+        Ok(narrow)
+    }
+
+    /// Hands `keyed` (as [`OwnedRequests::from_keyed`] takes them) to
+    /// `requests` narrowed, a batch at a time: a CPU expander's way to hand
+    /// its requests over as a device does, holding a batch's narrow copy
+    /// beside them rather than the whole job's.
+    pub fn hand_over_keyed(
+        keyed: &[[u64; 2]],
+        lo: u64,
+        low_bits: u32,
+        requests: &mut dyn FnMut(Requests<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let mut narrow = OwnedRequests::default();
+        for batch in keyed.chunks(HAND_OVER_BATCH) {
+            narrow.refill(batch, lo, low_bits)?;
+            requests(narrow.view())?;
+        }
+        Ok(())
+    }
+
+    /// Narrows `keyed` into these buffers, keeping their room.
+    fn refill(&mut self, keyed: &[[u64; 2]], lo: u64, low_bits: u32) -> Result<()> {
+        if self.narrow(keyed, lo, low_bits).is_some() {
+            return Ok(());
+        }
+        Err(crate::Error::NotAvailable(
+            "an expander's requests do not narrow to 8 bytes (a requester outside its job, an index past 2^32 in its lookup range, or not grouped by bucket); report this as a bug"
+                .into(),
+        ))
+    }
+
+    fn narrow(&mut self, keyed: &[[u64; 2]], lo: u64, low_bits: u32) -> Option<()> {
+        use rayon::prelude::*;
+        // On all threads: a CPU build's first scans hand over hundreds of
+        // millions of pairs.
+        let bucket = |i: usize| keyed[i][0] >> low_bits;
+        let low_mask = (1u64 << low_bits) - 1;
+        self.pairs.clear();
+        self.pairs.resize(keyed.len(), [0; 2]);
+        let narrowed =
+            self.pairs
+                .par_iter_mut()
+                .zip(keyed.par_iter())
+                .all(|(pair, &[key, requester])| {
+                    let index = u32::try_from(key & low_mask);
+                    let requester = requester.checked_sub(lo).map(u32::try_from);
+                    match (index, requester) {
+                        (Ok(index), Some(Ok(requester))) => {
+                            *pair = [index, requester];
+                            true
+                        }
+                        _ => false,
+                    }
+                });
+        if !narrowed {
+            return None;
+        }
+        let changes: Vec<usize> = (1..keyed.len())
+            .into_par_iter()
+            .filter(|&i| bucket(i) != bucket(i - 1))
+            .collect();
+        self.first_bucket = if keyed.is_empty() { 0 } else { bucket(0) };
+        self.lo = lo;
+        self.low_bits = low_bits;
+        self.ends.clear();
+        let mut open = self.first_bucket;
+        for &i in &changes {
+            let next = bucket(i);
+            if next < open {
+                // Not grouped in ascending order.
+                return None;
+            }
+            // The open bucket and the empty ones up to the next end here.
+            let at = u32::try_from(i).ok()?;
+            self.ends.extend((open..next).map(|_| at));
+            open = next;
+        }
+        if !keyed.is_empty() {
+            self.ends.push(u32::try_from(keyed.len()).ok()?);
+        }
+        Some(())
+    }
+
+    /// The requests, to hand over.
+    pub fn view(&self) -> Requests<'_> {
+        Requests {
+            first_bucket: self.first_bucket,
+            ends: &self.ends,
+            lo: self.lo,
+            low_bits: self.low_bits,
+            pairs: &self.pairs,
+        }
+    }
+}
+
 /// A chunk expanded: its values and flags (changed by a first scan only;
 /// a job sent without values comes back without them) and its requests,
 /// grouped by bucket in ascending order.
@@ -287,13 +490,13 @@ pub trait ChunkExpander: Send {
 
     /// The oldest submitted chunk, expanded (waits for it), its requests
     /// handed to `requests` from where the expander holds them (a device's
-    /// page-locked buffer), in one slice or more, and not kept in the
+    /// page-locked buffer), in one batch or more, and not kept in the
     /// [`ChunkDone`]. A streamed build copies them straight into its write
     /// buffer: through a vector of their own they were copied twice on the
     /// step's thread, a fifth of a streamed build's expand steps.
     fn collect_into(
         &mut self,
-        requests: &mut dyn FnMut(&[[u64; 2]]) -> Result<()>,
+        requests: &mut dyn FnMut(Requests<'_>) -> Result<()>,
     ) -> Result<ChunkDone>;
 
     /// Whether it can look successors up where it makes them
@@ -321,7 +524,7 @@ pub trait ChunkExpander: Send {
     fn collect(&mut self) -> Result<ChunkDone> {
         let mut all = Vec::new();
         let mut done = self.collect_into(&mut |r| {
-            all.extend_from_slice(r);
+            r.keyed_into(&mut all);
             Ok(())
         })?;
         done.requests = all;
@@ -332,6 +535,80 @@ pub trait ChunkExpander: Send {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keyed pairs grouped by bucket (with empty buckets between) narrow
+    /// and come back as they were; the pieces cover them in order, each
+    /// within one bucket and no longer than asked; pairs that do not narrow
+    /// or are not grouped are refused.
+    #[test]
+    fn narrow_requests_are_the_keyed_pairs_again() {
+        let low_bits = 44;
+        let mut rng = crate::hash::SplitMix64::new(5);
+        let lo = 1 << 35;
+        let mut keyed = Vec::new();
+        for bucket in [3u64, 4, 7, 8, 20] {
+            for _ in 0..(rng.next_u64() % 300 + 1) {
+                let index = rng.next_u64() % (1 << 32);
+                keyed.push([bucket << low_bits | index, lo + rng.next_u64() % (1 << 32)]);
+            }
+        }
+        let narrow = OwnedRequests::from_keyed(&keyed, lo, low_bits).expect("narrows");
+        let requests = narrow.view();
+        assert_eq!(requests.len(), keyed.len());
+        assert_eq!(requests.first_requester(), Some(keyed[0][1]));
+        let mut back = Vec::new();
+        requests.keyed_into(&mut back);
+        assert_eq!(back, keyed);
+        for most in [1, 7, 100, usize::MAX] {
+            let mut again = Vec::new();
+            for RequestPiece {
+                bucket,
+                lo: from,
+                pairs,
+            } in requests.pieces(most)
+            {
+                assert!(!pairs.is_empty() && pairs.len() <= most);
+                again.extend(
+                    pairs
+                        .iter()
+                        .map(|&[i, r]| [bucket << low_bits | u64::from(i), from + u64::from(r)]),
+                );
+            }
+            assert_eq!(again, keyed, "pieces of {most}");
+        }
+        // Handed over in batches: a bucket may go in two.
+        let many: Vec<[u64; 2]> = (0..HAND_OVER_BATCH as u64 * 5 / 2)
+            .map(|i| [((3 + i / 1000) << low_bits) | (i % 1000), lo + i])
+            .collect();
+        let (mut handed, mut batches) = (Vec::new(), 0);
+        OwnedRequests::hand_over_keyed(&many, lo, low_bits, &mut |r| {
+            assert!(r.len() <= HAND_OVER_BATCH);
+            batches += 1;
+            r.keyed_into(&mut handed);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((batches, handed == many), (3, true));
+        let empty = OwnedRequests::from_keyed(&[], lo, low_bits).expect("narrows");
+        assert!(empty.view().is_empty() && empty.view().pieces(10).is_empty());
+        let refused = [
+            vec![[3 << low_bits, lo - 1]],
+            vec![[3 << low_bits | 1 << 32, lo]],
+            vec![[3 << low_bits, lo + (1 << 32)]],
+            vec![[4 << low_bits, lo], [3 << low_bits, lo]],
+            vec![
+                [3 << low_bits, lo],
+                [4 << low_bits, lo],
+                [3 << low_bits, lo],
+            ],
+        ];
+        for keyed in refused {
+            assert!(
+                OwnedRequests::from_keyed(&keyed, lo, low_bits).is_err(),
+                "{keyed:?}"
+            );
+        }
+    }
 
     /// The indices a pass expands, 32 flags at a time, are those whose two
     /// flag bits are both set, one index at a time: every flag pattern,

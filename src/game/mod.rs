@@ -46,9 +46,9 @@ pub use frontier::{FrontierLevels, FrontierReport, FrontierSearch};
 #[cfg(feature = "build")]
 pub use kernels::{
     ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Device, DeviceCheckOptions, DeviceCheckReport,
-    DeviceCheckRow, DeviceSearch, ForwardTargets, KernelSolve, Lookup, PartitionKernels,
-    SolvedPartitions, StreamTargets, NO_FAILURE, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL,
-    STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
+    DeviceCheckRow, DeviceSearch, ForwardTargets, KernelSolve, Lookup, OwnedRequests,
+    PartitionKernels, RequestPiece, Requests, SolvedPartitions, StreamTargets, NO_FAILURE,
+    STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
 };
 pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};

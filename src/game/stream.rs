@@ -7,8 +7,9 @@
 //! histogram-and-scatter: a count per bucket, a prefix sum, a scatter.
 
 use super::kernels::{
-    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Lookup, StreamTargets, STREAM_DRAWN,
-    STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
+    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Lookup, OwnedRequests, Requests,
+    StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING,
+    STREAM_PENDING,
 };
 use super::{Game, GameKind, Ranking, Status};
 use crate::value::Rank;
@@ -326,14 +327,17 @@ impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
 
     fn collect_into(
         &mut self,
-        requests: &mut dyn FnMut(&[[u64; 2]]) -> Result<()>,
+        requests: &mut dyn FnMut(Requests<'_>) -> Result<()>,
     ) -> Result<ChunkDone> {
         let mut done = self.done.take().unwrap_or_else(|| {
             Err(Error::NotAvailable(
                 "no chunk to collect; report this as a bug".into(),
             ))
         })?;
-        requests(&std::mem::take(&mut done.requests))?;
+        // Narrowed as a device's are: a build without a device takes the
+        // same path through its first scans' folds and run files.
+        let keyed = std::mem::take(&mut done.requests);
+        OwnedRequests::hand_over_keyed(&keyed, done.lo, self.targets.low_bits, requests)?;
         Ok(done)
     }
 

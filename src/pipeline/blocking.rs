@@ -24,7 +24,7 @@
 //! such pass needs them.
 
 use super::external::{lock, Solver};
-use crate::game::Game;
+use crate::game::{Game, RequestPiece, Requests};
 use crate::value::rules::{at, PassAcc, PENDING};
 use crate::value::{GameKind, Value};
 use crate::Result;
@@ -115,27 +115,25 @@ impl Blocking {
     }
 
     /// Sets the blocked bit of each request's requester whose successor can
-    /// block. A pair is a request's key (the partition's lookup range
-    /// above `low_bits`, from `base`, and the index in it below) and its
-    /// requester's rank.
+    /// block: the partition's lookup ranges are its buckets from `base`.
     pub(super) fn block_requesters(
         &self,
-        pairs: &[[u64; 2]],
-        (base, lookup_chunk, low_bits): (u64, u64, u32),
+        requests: Requests<'_>,
+        (base, lookup_chunk): (u64, u64),
     ) {
-        let look = |pairs: &[[u64; 2]]| {
-            for &[key, requester] in pairs {
-                let successor =
-                    ((key >> low_bits) - base) * lookup_chunk + (key & ((1 << low_bits) - 1));
-                if self.blocks(successor) {
-                    self.block(requester);
+        let look = |&RequestPiece { bucket, lo, pairs }: &RequestPiece<'_>| {
+            let first = (bucket - base) * lookup_chunk;
+            for &[index, requester] in pairs {
+                if self.blocks(first + u64::from(index)) {
+                    self.block(lo + u64::from(requester));
                 }
             }
         };
-        if pairs.len() <= LOOKUP_SLICE {
-            look(pairs);
+        let pieces = requests.pieces(LOOKUP_SLICE);
+        if requests.len() <= LOOKUP_SLICE {
+            pieces.iter().for_each(look);
         } else {
-            pairs.par_chunks(LOOKUP_SLICE).for_each(look);
+            pieces.par_iter().for_each(look);
         }
     }
 
@@ -194,6 +192,7 @@ impl<G: Game> Solver<'_, G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::OwnedRequests;
     use crate::hash::SplitMix64;
 
     /// The bits made from values are "not a win below d", position by
@@ -226,22 +225,27 @@ mod tests {
             assert_eq!(bit(&b.can_block, r as u64), !win_below, "position {r}");
         }
         let (base, lookup_chunk, low_bits) = (3, 1000, 44);
-        let pairs: Vec<[u64; 2]> = (0..3_000)
+        let mut pairs: Vec<[u64; 2]> = (0..3_000)
             .map(|_| {
                 let s = rng.next_u64() % size as u64;
                 let key = ((base + s / lookup_chunk) << low_bits) | (s % lookup_chunk);
                 [key, rng.next_u64() % size as u64]
             })
             .collect();
-        b.block_requesters(&pairs[..1000], (base, lookup_chunk, low_bits));
+        // As an expander hands them over: grouped by bucket, narrow.
+        let handed = |pairs: &mut [[u64; 2]]| {
+            pairs.sort_by_key(|&[key, _]| key >> low_bits);
+            OwnedRequests::from_keyed(pairs, 0, low_bits).unwrap()
+        };
+        b.block_requesters(handed(&mut pairs[..1000]).view(), (base, lookup_chunk));
         // More than a slice at once: looked up on the pool.
-        let many: Vec<[u64; 2]> = pairs[1000..]
+        let mut many: Vec<[u64; 2]> = pairs[1000..]
             .iter()
             .cycle()
             .take(LOOKUP_SLICE + 7)
             .copied()
             .collect();
-        b.block_requesters(&many, (base, lookup_chunk, low_bits));
+        b.block_requesters(handed(&mut many).view(), (base, lookup_chunk));
         let mut want = vec![false; size];
         for &[key, q] in &pairs {
             let s = ((key >> low_bits) - base) * lookup_chunk + (key & ((1 << low_bits) - 1));

@@ -304,11 +304,7 @@ impl<'a, G: Game> Solver<'a, G> {
         };
         let resident = first_in_memory.as_ref().map(|f| f.resident);
         let kind = self.kind;
-        let own_keys = (
-            self.bucket_base[self.slot],
-            self.plan.lookup_chunk,
-            LOW_BITS,
-        );
+        let own_ranges = (self.bucket_base[self.slot], self.plan.lookup_chunk);
         // An expander that can look successors up where it makes them (the
         // CPU's) does so in a pass answered in memory: a candidate stops at
         // its first blocking successor instead of requesting them all.
@@ -526,12 +522,12 @@ impl<'a, G: Game> Solver<'a, G> {
                         pushed += pairs.len() as u64;
                         match (blocking, resident) {
                             (Some(b), _) => {
-                                b.block_requesters(pairs, own_keys);
+                                b.block_requesters(pairs, own_ranges);
                                 Ok(())
                             }
                             (None, Some(resident)) => {
                                 // A job's requesters all lie in its chunk.
-                                let Some(&[_, requester]) = pairs.first() else {
+                                let Some(requester) = pairs.first_requester() else {
                                     return Ok(());
                                 };
                                 let o = open
@@ -545,7 +541,7 @@ impl<'a, G: Game> Solver<'a, G> {
                                     .and_then(|at| resident.fold(pairs, at, kind))
                                     .map_err(|e| self.fold_failed(e))
                             }
-                            (None, None) => requests.push_pairs(pairs),
+                            (None, None) => requests.push_requests(pairs),
                         }
                     })?;
                     in_flight -= 1;

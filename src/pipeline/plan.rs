@@ -36,8 +36,8 @@ impl ExternalPlan {
     /// of values, 1/8 (12.5%). A first scan answered in memory holds none
     /// of those: the values it looks its requests up in get their half.
     pub fn for_mem_limit(mem_limit: u64) -> ExternalPlan {
-        let chunk = ((mem_limit / 128).max(4096) / 64) * 64;
-        let lookup_chunk = (mem_limit / 8).max(chunk);
+        let chunk = ((mem_limit / 128).max(4096) / 64 * 64).min(MAX_LOOKUP_CHUNK);
+        let lookup_chunk = (mem_limit / 8).max(chunk).min(MAX_LOOKUP_CHUNK);
         let run_capacity = ((mem_limit / 16) / 16).max(1024) as usize;
         ExternalPlan {
             chunk,
@@ -48,6 +48,13 @@ impl ExternalPlan {
         }
     }
 }
+
+/// The most positions a lookup range (and a chunk) holds: a device sends a
+/// request back as an index within its lookup range in 32 bits
+/// (`Requests`), half the bytes of a key. Only a budget past 32 GB
+/// meets it: such a budget's lookup ranges, 4 GB of values, stay well
+/// within it.
+pub const MAX_LOOKUP_CHUNK: u64 = 1 << 32;
 
 /// How often a long pass records its progress, unless the plan says otherwise.
 pub const DEFAULT_CHECKPOINT_EVERY: Duration = Duration::from_secs(60);

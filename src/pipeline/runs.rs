@@ -37,6 +37,7 @@
 use super::buffers::SpareBuffers;
 use super::disks::{read_ahead, start_writeback, ScratchDisks};
 use super::stats::{Part, Profile};
+use crate::game::{RequestPiece, Requests};
 use crate::{Error, Result};
 use bytemuck::{Pod, Zeroable};
 use rdst::{RadixKey, RadixSort};
@@ -681,7 +682,9 @@ impl RunWriter {
         }
     }
 
-    /// Adds records; hands the buffer to a flusher when it is full.
+    /// Adds records; hands the buffer to a flusher when it is full (the
+    /// tests' way in: a build's records are made straight into the buffer).
+    #[cfg(test)]
     pub fn push(&self, records: &[Record]) -> Result<()> {
         self.push_as(records, |buf, now| {
             if now.len() >= PARALLEL_PUSH {
@@ -693,11 +696,21 @@ impl RunWriter {
         })
     }
 
-    /// Adds (key, payload) pairs as records, as an expander hands them
-    /// back: copied once, into the buffer, as plain bytes.
-    pub fn push_pairs(&self, pairs: &[[u64; 2]]) -> Result<()> {
-        // The same bytes: a record is two u64s, C layout.
-        self.push(bytemuck::cast_slice(pairs))
+    /// Adds an expander's requests as records, as it hands them back:
+    /// made once, straight into the buffer.
+    pub fn push_requests(&self, requests: Requests<'_>) -> Result<()> {
+        for RequestPiece { bucket, lo, pairs } in requests.pieces(usize::MAX) {
+            let base = bucket << requests.low_bits;
+            self.push_mapped(
+                pairs,
+                |_| true,
+                |&[index, requester]| Record {
+                    key: base | u64::from(index),
+                    payload: lo + u64::from(requester),
+                },
+            )?;
+        }
+        Ok(())
     }
 
     /// Adds the records `make` makes of the `items` that `keep` keeps, in

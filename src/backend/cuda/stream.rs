@@ -21,7 +21,7 @@ use cudarc::driver::{
 
 use super::{cuda_err, CudaDevice};
 use crate::backend::stream::{
-    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, StreamTargets, STREAM_PENDING,
+    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Requests, StreamTargets, STREAM_PENDING,
 };
 use crate::{Error, Result};
 
@@ -112,12 +112,15 @@ struct Slot {
     pin_back: PinnedHostSlice<u8>,
     /// The request count and the failure word.
     pin_small: PinnedHostSlice<u64>,
-    pin_out: PinnedHostSlice<u64>,
+    /// Where each bucket's requests end in `pin_out`.
+    pin_ends: PinnedHostSlice<u32>,
+    /// The requests, 8 bytes each (`Requests`).
+    pin_out: PinnedHostSlice<u32>,
     values: CudaSlice<u8>,
     flags: CudaSlice<u32>,
     reached: CudaSlice<u64>,
     out: CudaSlice<u64>,
-    grouped: CudaSlice<u64>,
+    grouped: CudaSlice<u32>,
     count: CudaSlice<u32>,
     fail: CudaSlice<u64>,
     hist: CudaSlice<u32>,
@@ -181,42 +184,50 @@ impl Stager {
         targets: StreamTargets,
         device_bytes: u64,
     ) -> Result<Stager> {
+        // Narrow requests address an index within a lookup range in 32 bits.
+        if targets.lookup_chunk > 1 << 32 {
+            return Err(Error::NotAvailable(format!(
+                "lookup ranges of {} indices pass the 2^32 a device's requests address; report this as a bug",
+                targets.lookup_chunk
+            )));
+        }
         let hint = u64::from(launch.requests_per_index().max(1));
         let fixed = 4 * (targets.buckets + 1) + 64;
         let room = (device_bytes / SLOTS as u64).saturating_sub(fixed);
         // An eighth of a slot for the chunk itself (a value, a quarter byte
         // of flags, an eighth of reached bits per index), the rest for
-        // request pairs, held twice (as emitted, as grouped). The pipeline
-        // cuts a job by both: a first scan's job by its requests (every
-        // index expands), a pass's by its indices, as few of those expand.
+        // request pairs, held twice (as emitted, 16 bytes, and as grouped,
+        // 8: `Requests`). The pipeline cuts a job by both: a first scan's
+        // job by its requests (every index expands), a pass's by its
+        // indices, as few of those expand.
         // Sizing both by the first scan's need made a pass's jobs tiny: at
         // a 25 MB limit, 1,800 jobs of 48 K indices a pass, each paying its
         // launches and round trips.
         let chunk = (room / 11 / 64 * 64).min(targets.max_chunk);
-        let cap = ((room - room.min(chunk * 11 / 8)) / 32).min(targets.max_expanding * hint);
+        let cap = ((room - room.min(chunk * 11 / 8)) / 24).min(targets.max_expanding * hint);
         if chunk < 64 || cap < 64 * hint {
             return Err(Error::NotAvailable(format!(
                 "--gpu-mem-limit {device_bytes} bytes leaves no room for the streamed path's buffers of partition {} ({} bytes at least): raise it",
                 launch.partition_name(targets.partition),
                 // 64 indices, and room for 64 indices' requests in seven eighths.
-                SLOTS as u64 * (fixed + (64 * 32 * hint * 8).div_ceil(7).max(64 * 11))
+                SLOTS as u64 * (fixed + (64 * 24 * hint * 8).div_ceil(7).max(64 * 11))
             )));
         }
         // The page-locked copies on the host (a slot's are 21/8 bytes an
-        // index and 16 a request) stay within the memory plan's share, cut
+        // index and 8 a request) stay within the memory plan's share, cut
         // as the device's are: an eighth for the chunk, the rest for
         // requests. Without it a workstation's limits (24G on the device,
         // 32G on the host) would have pinned a fifth of the host's budget
         // beyond it.
         let host_room = targets.host_bytes / SLOTS as u64;
         let chunk = chunk.min(host_room / 21 / 64 * 64);
-        let cap = cap.min((host_room - host_room.min(chunk * 21 / 8)) / 16);
+        let cap = cap.min((host_room - host_room.min(chunk * 21 / 8)) / 8);
         if chunk < 64 || cap < 64 * hint {
             return Err(Error::NotAvailable(format!(
                 "--mem-limit leaves {} bytes of page-locked host memory for the streamed path's buffers of partition {}, below the {} they need at least: raise it",
                 targets.host_bytes,
                 launch.partition_name(targets.partition),
-                SLOTS as u64 * (64 * 21 / 8 + 64 * 16 * hint)
+                SLOTS as u64 * (64 * 21 / 8 + 64 * 8 * hint)
             )));
         }
         let ctx = device.context();
@@ -311,6 +322,11 @@ impl Stager {
             // SAFETY: as above; written by the device before it is read.
             pin_small: unsafe { ctx.alloc_pinned_with_flags::<u64>(2, 0) }
                 .map_err(e("allocating pinned host memory"))?,
+            // SAFETY: as above; written by the device before it is read.
+            pin_ends: unsafe {
+                ctx.alloc_pinned_with_flags::<u32>(self.targets.buckets as usize + 1, 0)
+            }
+            .map_err(e("allocating pinned host memory"))?,
             pin_out,
             values: s.alloc_zeros(n).map_err(e("allocating chunk values"))?,
             flags: s
@@ -348,7 +364,7 @@ impl Stager {
     fn request_buffers(
         &self,
         cap: usize,
-    ) -> Result<(CudaSlice<u64>, PinnedHostSlice<u64>, CudaSlice<u64>)> {
+    ) -> Result<(CudaSlice<u64>, PinnedHostSlice<u32>, CudaSlice<u32>)> {
         let e = cuda_err;
         let s = &self.compute;
         let len = 2 * cap.max(1);
@@ -357,7 +373,7 @@ impl Stager {
                 .map_err(e("allocating request buffers"))?,
             // SAFETY: page-locked, not write-combined (read by the host);
             // only the part the device filled is read.
-            unsafe { self.device.context().alloc_pinned_with_flags::<u64>(len, 0) }
+            unsafe { self.device.context().alloc_pinned_with_flags::<u32>(len, 0) }
                 .map_err(e("allocating pinned host memory"))?,
             s.alloc_zeros(len)
                 .map_err(e("allocating request buffers"))?,
@@ -434,14 +450,7 @@ impl Stager {
         compute
             .memset_zeros(&mut slot.count)
             .map_err(e("clearing a counter"))?;
-        // A first scan asks only about earlier partitions, a pass only about
-        // this one: the counters of the other buckets stay out of the way.
-        let own = targets.base_of(targets.partition).unwrap_or(0);
-        let (first_bucket, buckets) = if job.first_scan {
-            (0, own)
-        } else {
-            (own, targets.buckets - own)
-        };
+        let (first_bucket, buckets) = asked_buckets(targets, job.first_scan);
         let hist_range = first_bucket as usize..(first_bucket + buckets) as usize + 1;
         compute
             .memset_zeros(&mut slot.hist.slice_mut(hist_range.clone()))
@@ -509,11 +518,16 @@ impl Stager {
                 .arg(&cap)
                 .arg(&low_bits)
                 .arg(&first_bucket)
+                .arg(&job.lo)
                 .arg(&mut hist)
                 .arg(&mut slot.grouped);
             // SAFETY: matches tb_bucket_scatter; the offsets are the scan of
             // the counts of the same min(count, cap) pairs, so every pair
-            // lands inside `grouped`, which holds `cap` pairs.
+            // lands inside `grouped`, which holds `cap` narrow pairs (2 *
+            // cap u32). Its narrowing is exact: every payload is a
+            // requester's rank in lo .. lo + n (n is a u32), and every
+            // index within a lookup range is below lookup_chunk <= 2^32
+            // (checked by Stager::new).
             unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_scatter"))?;
         }
         slot.events[3]
@@ -528,6 +542,8 @@ impl Stager {
             let small = slot.pin_small.as_mut_slice().map_err(e("pinned memory"))?;
             let (dc, _gc) = slot.count.device_ptr(d2h);
             let (dfail, _gf) = slot.fail.device_ptr(d2h);
+            let (dh, _gh) = slot.hist.device_ptr(d2h);
+            let ends = slot.pin_ends.as_mut_slice().map_err(e("pinned memory"))?;
             // SAFETY: `small` is page-locked and read only after event 5,
             // recorded behind these copies, has passed; the count is one
             // u32 (its low half of small[0], which was zeroed), the failure
@@ -540,6 +556,17 @@ impl Stager {
                     .map_err(e("copying the request count back"))?;
                 result::memcpy_dtoh_async(&mut small[1..2], dfail, d2h.cu_stream())
                     .map_err(e("copying the failure word back"))?;
+                // After the scatter each bucket's counter is where its
+                // requests end. SAFETY: `ends` is page-locked, holds
+                // targets.buckets + 1 u32 and is read only after event 5;
+                // `hist` holds the same, of which these are
+                // first_bucket .. first_bucket + buckets.
+                result::memcpy_dtoh_async(
+                    &mut ends[..buckets as usize],
+                    dh + 4 * first_bucket,
+                    d2h.cu_stream(),
+                )
+                .map_err(e("copying the bucket ends back"))?;
             }
         }
         if job.first_scan {
@@ -580,7 +607,7 @@ impl Stager {
         {
             let host = slot.pin_out.as_mut_slice().map_err(e("pinned memory"))?;
             let (dg, _g) = slot.grouped.device_ptr(&self.fetch);
-            // SAFETY: `host` is page-locked, holds 2 * cap u64 and is read
+            // SAFETY: `host` is page-locked, holds 2 * cap u32 and is read
             // only after `collect` waited for event 7, recorded behind this
             // copy; the slot is not refilled before then. The device holds
             // `count <= cap` pairs, written by kernels that finished before
@@ -644,6 +671,18 @@ impl Drop for Stager {
             // and the build already reports an error.
             let _ = stream.synchronize();
         }
+    }
+}
+
+/// The buckets a job's requests lie in: a first scan asks only about
+/// earlier partitions, a pass only about its own (the counters of the
+/// other buckets stay out of the way). The first and how many.
+fn asked_buckets(targets: &StreamTargets, first_scan: bool) -> (u64, u64) {
+    let own = targets.base_of(targets.partition).unwrap_or(0);
+    if first_scan {
+        (0, own)
+    } else {
+        (own, targets.buckets - own)
     }
 }
 
@@ -726,7 +765,7 @@ impl ChunkExpander for Stager {
 
     fn collect_into(
         &mut self,
-        requests: &mut dyn FnMut(&[[u64; 2]]) -> Result<()>,
+        requests: &mut dyn FnMut(Requests<'_>) -> Result<()>,
     ) -> Result<ChunkDone> {
         let Some(i) = self.queue.pop_front() else {
             return Err(Error::NotAvailable(
@@ -783,9 +822,17 @@ impl ChunkExpander for Stager {
             job.flags[..fb].copy_from_slice(&back[chunk..chunk + fb]);
         }
         let pairs = slot.pin_out.as_slice().map_err(e("pinned memory"))?;
+        let ends = slot.pin_ends.as_slice().map_err(e("pinned memory"))?;
+        let (first_bucket, buckets) = asked_buckets(&self.targets, first_scan);
         // What the build does with them is its own time, not staging.
         let handing = Instant::now();
-        requests(bytemuck::cast_slice(&pairs[..2 * count]))?;
+        requests(Requests {
+            first_bucket,
+            ends: &ends[..buckets as usize],
+            lo: job.lo,
+            low_bits: self.targets.low_bits,
+            pairs: bytemuck::cast_slice(&pairs[..2 * count]),
+        })?;
         let handed_seconds = handing.elapsed().as_secs_f64();
         let ev = &slot.events;
         let back_bytes = if first_scan { n + n.div_ceil(4) } else { 0 };
@@ -798,7 +845,7 @@ impl ChunkExpander for Stager {
             };
         let timing = ChunkTiming {
             h2d_bytes: in_bytes as u64,
-            d2h_bytes: (16 * count + 16 + back_bytes) as u64,
+            d2h_bytes: (8 * count + 16 + 4 * buckets as usize + back_bytes) as u64,
             h2d_seconds: ms(&ev[0], &ev[1])?,
             kernel_seconds: ms(&ev[2], &ev[3])?,
             d2h_seconds: ms(&ev[4], &ev[5])? + ms(&ev[6], &ev[7])?,

@@ -42,8 +42,9 @@ use super::super::Connect4;
 use super::{Connect4Kernels, Solver};
 use crate::game::{
     expand_chunk_on_cpu, ChunkDone, ChunkExpander, ChunkJob, DeviceCheckOptions, DeviceCheckReport,
-    DeviceCheckRow, Game, KernelSolve, Layout, PartitionKernels, ReachedValues, ReachedView,
-    SolvedPartitions, StreamTargets, STREAM_INTERNAL, STREAM_ONGOING, STREAM_PENDING,
+    DeviceCheckRow, Game, KernelSolve, Layout, OwnedRequests, PartitionKernels, ReachedValues,
+    ReachedView, Requests, SolvedPartitions, StreamTargets, STREAM_INTERNAL, STREAM_ONGOING,
+    STREAM_PENDING,
 };
 use crate::value::PartitionId;
 use crate::{Rank, Result};
@@ -887,13 +888,14 @@ impl ChunkExpander for TwinExpander<'_> {
 
     fn collect_into(
         &mut self,
-        requests: &mut dyn FnMut(&[[u64; 2]]) -> Result<()>,
+        requests: &mut dyn FnMut(Requests<'_>) -> Result<()>,
     ) -> Result<ChunkDone> {
         let mut done = self
             .done
             .pop_front()
             .unwrap_or_else(|| Err(crate::Error::NotAvailable("no chunk to collect".into())))?;
-        requests(&std::mem::take(&mut done.requests))?;
+        let keyed = std::mem::take(&mut done.requests);
+        OwnedRequests::hand_over_keyed(&keyed, done.lo, self.targets.low_bits, requests)?;
         Ok(done)
     }
 }
