@@ -228,6 +228,13 @@ pub struct Requests<'a> {
     pub pairs: &'a [[u32; 2]],
 }
 
+fn not_narrow() -> crate::Error {
+    crate::Error::NotAvailable(
+        "an expander's requests do not narrow to 8 bytes (a requester outside its job, an index past 2^32 in its lookup range, or not grouped by bucket); report this as a bug"
+            .into(),
+    )
+}
+
 /// Requests of one bucket, for one task.
 #[derive(Clone, Copy, Debug)]
 pub struct RequestPiece<'a> {
@@ -290,11 +297,6 @@ impl<'a> Requests<'a> {
     }
 }
 
-/// Pairs a CPU expander narrows and hands over at once
-/// ([`OwnedRequests::hand_over_keyed`]): 1 MB of narrow copy, and a
-/// first scan's fold still takes each batch on all threads.
-const HAND_OVER_BATCH: usize = 1 << 17;
-
 /// Requests held in vectors of their own: a CPU expander's, made from its
 /// keyed pairs.
 #[derive(Debug, Default)]
@@ -312,90 +314,73 @@ impl OwnedRequests {
     /// `lo .. lo + 2^32`, an index within its range past 2^32) or the pairs
     /// are not grouped.
     pub fn from_keyed(keyed: &[[u64; 2]], lo: u64, low_bits: u32) -> Result<Self> {
-        let mut narrow = OwnedRequests::default();
-        narrow.refill(keyed, lo, low_bits)?;
-        Ok(narrow)
+        let mut sorted = true;
+        let narrow = Self::group_by(std::slice::from_ref(&keyed), lo, low_bits, |a, b| {
+            sorted &= a <= b
+        });
+        narrow.filter(|_| sorted).ok_or_else(not_narrow)
     }
 
-    /// Hands `keyed` (as [`OwnedRequests::from_keyed`] takes them) to
-    /// `requests` narrowed, a batch at a time: a CPU expander's way to hand
-    /// its requests over as a device does, holding a batch's narrow copy
-    /// beside them rather than the whole job's.
-    pub fn hand_over_keyed(
-        keyed: &[[u64; 2]],
+    /// The requests of `pieces` (keyed pairs in any order) grouped by
+    /// bucket and narrowed against `lo`, as the device's `tb_bucket_*`
+    /// kernels do: a count per bucket, a prefix sum, a scatter. An error
+    /// where some pair does not narrow.
+    pub fn group(pieces: &[Vec<[u64; 2]>], lo: u64, low_bits: u32) -> Result<Self> {
+        Self::group_by(pieces, lo, low_bits, |_, _| {}).ok_or_else(not_narrow)
+    }
+
+    /// [`OwnedRequests::group`], telling `seen` each pair's bucket after
+    /// the one before it (in the pieces' order).
+    fn group_by<P: AsRef<[[u64; 2]]>>(
+        pieces: &[P],
         lo: u64,
         low_bits: u32,
-        requests: &mut dyn FnMut(Requests<'_>) -> Result<()>,
-    ) -> Result<()> {
-        let mut narrow = OwnedRequests::default();
-        for batch in keyed.chunks(HAND_OVER_BATCH) {
-            narrow.refill(batch, lo, low_bits)?;
-            requests(narrow.view())?;
+        mut seen: impl FnMut(u64, u64),
+    ) -> Option<Self> {
+        let all = || pieces.iter().flat_map(|p| p.as_ref().iter());
+        let bucket = |key: u64| key >> low_bits;
+        let (Some(first), Some(last)) = (
+            all().map(|r| bucket(r[0])).min(),
+            all().map(|r| bucket(r[0])).max(),
+        ) else {
+            return Some(OwnedRequests {
+                lo,
+                low_bits,
+                ..OwnedRequests::default()
+            });
+        };
+        let mut ends = vec![0u32; (last - first + 1) as usize];
+        let mut before = first;
+        for r in all() {
+            let b = bucket(r[0]);
+            seen(before, b);
+            before = b;
+            ends[(b - first) as usize] += 1;
         }
-        Ok(())
-    }
-
-    /// Narrows `keyed` into these buffers, keeping their room.
-    fn refill(&mut self, keyed: &[[u64; 2]], lo: u64, low_bits: u32) -> Result<()> {
-        if self.narrow(keyed, lo, low_bits).is_some() {
-            return Ok(());
+        // Each bucket's start, then (after the scatter) its end.
+        let mut run = 0u32;
+        for e in &mut ends {
+            let count = *e;
+            *e = run;
+            run = run.checked_add(count)?;
         }
-        Err(crate::Error::NotAvailable(
-            "an expander's requests do not narrow to 8 bytes (a requester outside its job, an index past 2^32 in its lookup range, or not grouped by bucket); report this as a bug"
-                .into(),
-        ))
-    }
-
-    fn narrow(&mut self, keyed: &[[u64; 2]], lo: u64, low_bits: u32) -> Option<()> {
-        use rayon::prelude::*;
-        // On all threads: a CPU build's first scans hand over hundreds of
-        // millions of pairs.
-        let bucket = |i: usize| keyed[i][0] >> low_bits;
         let low_mask = (1u64 << low_bits) - 1;
-        self.pairs.clear();
-        self.pairs.resize(keyed.len(), [0; 2]);
-        let narrowed =
-            self.pairs
-                .par_iter_mut()
-                .zip(keyed.par_iter())
-                .all(|(pair, &[key, requester])| {
-                    let index = u32::try_from(key & low_mask);
-                    let requester = requester.checked_sub(lo).map(u32::try_from);
-                    match (index, requester) {
-                        (Ok(index), Some(Ok(requester))) => {
-                            *pair = [index, requester];
-                            true
-                        }
-                        _ => false,
-                    }
-                });
-        if !narrowed {
-            return None;
+        let mut pairs = vec![[0u32; 2]; run as usize];
+        for &[key, requester] in all() {
+            let at = &mut ends[(bucket(key) - first) as usize];
+            pairs[*at as usize] = [
+                u32::try_from(key & low_mask).ok()?,
+                u32::try_from(requester.checked_sub(lo)?).ok()?,
+            ];
+            *at += 1;
         }
-        let changes: Vec<usize> = (1..keyed.len())
-            .into_par_iter()
-            .filter(|&i| bucket(i) != bucket(i - 1))
-            .collect();
-        self.first_bucket = if keyed.is_empty() { 0 } else { bucket(0) };
-        self.lo = lo;
-        self.low_bits = low_bits;
-        self.ends.clear();
-        let mut open = self.first_bucket;
-        for &i in &changes {
-            let next = bucket(i);
-            if next < open {
-                // Not grouped in ascending order.
-                return None;
-            }
-            // The open bucket and the empty ones up to the next end here.
-            let at = u32::try_from(i).ok()?;
-            self.ends.extend((open..next).map(|_| at));
-            open = next;
-        }
-        if !keyed.is_empty() {
-            self.ends.push(u32::try_from(keyed.len()).ok()?);
-        }
-        Some(())
+        Some(OwnedRequests {
+            first_bucket: first,
+            ends,
+            lo,
+            low_bits,
+            pairs,
+        })
     }
 
     /// The requests, to hand over.
@@ -576,19 +561,21 @@ mod tests {
             }
             assert_eq!(again, keyed, "pieces of {most}");
         }
-        // Handed over in batches: a bucket may go in two.
-        let many: Vec<[u64; 2]> = (0..HAND_OVER_BATCH as u64 * 5 / 2)
-            .map(|i| [((3 + i / 1000) << low_bits) | (i % 1000), lo + i])
-            .collect();
-        let (mut handed, mut batches) = (Vec::new(), 0);
-        OwnedRequests::hand_over_keyed(&many, lo, low_bits, &mut |r| {
-            assert!(r.len() <= HAND_OVER_BATCH);
-            batches += 1;
-            r.keyed_into(&mut handed);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!((batches, handed == many), (3, true));
+        // Grouped from pieces in any order, as the device's kernels group.
+        let mut scrambled = keyed.clone();
+        scrambled.reverse();
+        let pieces: Vec<Vec<[u64; 2]>> = scrambled.chunks(97).map(<[_]>::to_vec).collect();
+        let grouped = OwnedRequests::group(&pieces, lo, low_bits).expect("narrows");
+        let mut regrouped = Vec::new();
+        grouped.view().keyed_into(&mut regrouped);
+        assert_eq!(grouped.view().ends, requests.ends);
+        assert!(regrouped
+            .windows(2)
+            .all(|w| w[0][0] >> low_bits <= w[1][0] >> low_bits));
+        regrouped.sort_unstable();
+        let mut sorted = keyed.clone();
+        sorted.sort_unstable();
+        assert_eq!(regrouped, sorted);
         let empty = OwnedRequests::from_keyed(&[], lo, low_bits).expect("narrows");
         assert!(empty.view().is_empty() && empty.view().pieces(10).is_empty());
         let refused = [

@@ -30,8 +30,20 @@ fn set_flag(flags: &mut [u8], j: usize, f: u8) {
 pub fn expand_chunk_on_cpu<G: Game>(
     game: &G,
     targets: &StreamTargets,
-    mut job: ChunkJob,
+    job: ChunkJob,
 ) -> Result<ChunkDone> {
+    let (mut done, pieces) = expand_in_pieces(game, targets, job)?;
+    done.requests = group_by_bucket(&pieces, targets.low_bits);
+    Ok(done)
+}
+
+/// [`expand_chunk_on_cpu`]'s work, its requests left as each thread made
+/// them (not grouped, not in the [`ChunkDone`]).
+fn expand_in_pieces<G: Game>(
+    game: &G,
+    targets: &StreamTargets,
+    mut job: ChunkJob,
+) -> Result<(ChunkDone, Vec<Vec<[u64; 2]>>)> {
     let started = Instant::now();
     let without_values = job.flags_only();
     job.fill_values();
@@ -158,18 +170,18 @@ pub fn expand_chunk_on_cpu<G: Game>(
     for piece in pieces {
         pieces_ok.push(piece?);
     }
-    let requests = group_by_bucket(&pieces_ok, targets.low_bits);
-    Ok(ChunkDone {
+    let done = ChunkDone {
         chunk,
         lo,
         values: if without_values { Vec::new() } else { values },
         flags,
-        requests,
+        requests: Vec::new(),
         timing: ChunkTiming {
             kernel_seconds: started.elapsed().as_secs_f64(),
             ..ChunkTiming::default()
         },
-    })
+    };
+    Ok((done, pieces_ok))
 }
 
 /// A pass's `job` expanded with its successors within the partition looked
@@ -259,7 +271,10 @@ pub fn group_by_bucket(pieces: &[Vec<[u64; 2]>], low_bits: u32) -> Vec<[u64; 2]>
 pub struct CpuExpander<'a, G: Game> {
     game: &'a G,
     targets: StreamTargets,
-    done: Option<Result<ChunkDone>>,
+    /// The last chunk submitted, its requests grouped and narrowed as a
+    /// device's come back: a build without a device takes the same path
+    /// through its first scans' folds and run files.
+    done: Option<Result<(ChunkDone, OwnedRequests)>>,
 }
 
 impl<'a, G: Game> CpuExpander<'a, G> {
@@ -293,7 +308,13 @@ impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
                     .into(),
             ));
         }
-        self.done = Some(expand_chunk_on_cpu(self.game, &self.targets, job));
+        let low_bits = self.targets.low_bits;
+        self.done = Some(expand_in_pieces(self.game, &self.targets, job).and_then(
+            |(done, pieces)| {
+                let grouped = OwnedRequests::group(&pieces, done.lo, low_bits)?;
+                Ok((done, grouped))
+            },
+        ));
         Ok(())
     }
 
@@ -311,7 +332,7 @@ impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
         let started = Instant::now();
         let looked = look_up_chunk_on_cpu(self.game, &self.targets, &job, lookup)?;
         // Its buffers go back with it, for the caller to use again.
-        self.done = Some(Ok(ChunkDone {
+        let done = ChunkDone {
             chunk: job.chunk,
             lo: job.lo,
             values: job.values,
@@ -321,7 +342,8 @@ impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
                 ..ChunkTiming::default()
             },
             ..ChunkDone::default()
-        }));
+        };
+        self.done = Some(Ok((done, OwnedRequests::default())));
         Ok(looked)
     }
 
@@ -329,15 +351,12 @@ impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
         &mut self,
         requests: &mut dyn FnMut(Requests<'_>) -> Result<()>,
     ) -> Result<ChunkDone> {
-        let mut done = self.done.take().unwrap_or_else(|| {
+        let (done, grouped) = self.done.take().unwrap_or_else(|| {
             Err(Error::NotAvailable(
                 "no chunk to collect; report this as a bug".into(),
             ))
         })?;
-        // Narrowed as a device's are: a build without a device takes the
-        // same path through its first scans' folds and run files.
-        let keyed = std::mem::take(&mut done.requests);
-        OwnedRequests::hand_over_keyed(&keyed, done.lo, self.targets.low_bits, requests)?;
+        requests(grouped.view())?;
         Ok(done)
     }
 

@@ -895,7 +895,7 @@ impl ChunkExpander for TwinExpander<'_> {
             .pop_front()
             .unwrap_or_else(|| Err(crate::Error::NotAvailable("no chunk to collect".into())))?;
         let keyed = std::mem::take(&mut done.requests);
-        OwnedRequests::hand_over_keyed(&keyed, done.lo, self.targets.low_bits, requests)?;
+        requests(OwnedRequests::from_keyed(&keyed, done.lo, self.targets.low_bits)?.view())?;
         Ok(done)
     }
 }
