@@ -297,6 +297,44 @@ impl<'a> Requests<'a> {
     }
 }
 
+/// The pairs of `pieces` grouped by bucket in ascending order, each made
+/// into a `T` by `make` (`None` refuses it, and the grouping), as the
+/// device's `tb_bucket_*` kernels group them: a count per bucket, a prefix
+/// sum, a scatter, in the pieces' order within a bucket. Returns the first
+/// bucket, where each bucket from it ends, and the items.
+pub fn group_pairs<T: Copy + Default, P: AsRef<[[u64; 2]]>>(
+    pieces: &[P],
+    low_bits: u32,
+    make: impl Fn([u64; 2]) -> Option<T>,
+) -> Option<(u64, Vec<usize>, Vec<T>)> {
+    let all = || pieces.iter().flat_map(|p| p.as_ref().iter().copied());
+    let bucket = |pair: [u64; 2]| pair[0] >> low_bits;
+    let Some((first, last)) = all().map(bucket).fold(None, |range, b| match range {
+        None => Some((b, b)),
+        Some((lo, hi)) => Some((b.min(lo), b.max(hi))),
+    }) else {
+        return Some((0, Vec::new(), Vec::new()));
+    };
+    let mut ends = vec![0usize; (last - first + 1) as usize];
+    for pair in all() {
+        ends[(bucket(pair) - first) as usize] += 1;
+    }
+    // Each bucket's start, then (after the scatter) its end.
+    let mut run = 0;
+    for e in &mut ends {
+        let count = *e;
+        *e = run;
+        run += count;
+    }
+    let mut items = vec![T::default(); run];
+    for pair in all() {
+        let at = &mut ends[(bucket(pair) - first) as usize];
+        items[*at] = make(pair)?;
+        *at += 1;
+    }
+    Some((first, ends, items))
+}
+
 /// Requests held in vectors of their own: a CPU expander's, made from its
 /// keyed pairs.
 #[derive(Debug, Default)]
@@ -314,68 +352,35 @@ impl OwnedRequests {
     /// `lo .. lo + 2^32`, an index within its range past 2^32) or the pairs
     /// are not grouped.
     pub fn from_keyed(keyed: &[[u64; 2]], lo: u64, low_bits: u32) -> Result<Self> {
-        let mut sorted = true;
-        let narrow = Self::group_by(std::slice::from_ref(&keyed), lo, low_bits, |a, b| {
-            sorted &= a <= b
-        });
-        narrow.filter(|_| sorted).ok_or_else(not_narrow)
+        let grouped = keyed
+            .windows(2)
+            .all(|w| w[0][0] >> low_bits <= w[1][0] >> low_bits);
+        if !grouped {
+            return Err(not_narrow());
+        }
+        Self::group(std::slice::from_ref(&keyed), lo, low_bits)
     }
 
     /// The requests of `pieces` (keyed pairs in any order) grouped by
-    /// bucket and narrowed against `lo`, as the device's `tb_bucket_*`
-    /// kernels do: a count per bucket, a prefix sum, a scatter. An error
-    /// where some pair does not narrow.
-    pub fn group(pieces: &[Vec<[u64; 2]>], lo: u64, low_bits: u32) -> Result<Self> {
-        Self::group_by(pieces, lo, low_bits, |_, _| {}).ok_or_else(not_narrow)
-    }
-
-    /// [`OwnedRequests::group`], telling `seen` each pair's bucket after
-    /// the one before it (in the pieces' order).
-    fn group_by<P: AsRef<[[u64; 2]]>>(
-        pieces: &[P],
-        lo: u64,
-        low_bits: u32,
-        mut seen: impl FnMut(u64, u64),
-    ) -> Option<Self> {
-        let all = || pieces.iter().flat_map(|p| p.as_ref().iter());
-        let bucket = |key: u64| key >> low_bits;
-        let (Some(first), Some(last)) = (
-            all().map(|r| bucket(r[0])).min(),
-            all().map(|r| bucket(r[0])).max(),
-        ) else {
-            return Some(OwnedRequests {
-                lo,
-                low_bits,
-                ..OwnedRequests::default()
-            });
-        };
-        let mut ends = vec![0u32; (last - first + 1) as usize];
-        let mut before = first;
-        for r in all() {
-            let b = bucket(r[0]);
-            seen(before, b);
-            before = b;
-            ends[(b - first) as usize] += 1;
-        }
-        // Each bucket's start, then (after the scatter) its end.
-        let mut run = 0u32;
-        for e in &mut ends {
-            let count = *e;
-            *e = run;
-            run = run.checked_add(count)?;
-        }
+    /// bucket ([`group_pairs`]) and narrowed against `lo`. An error where
+    /// some pair does not narrow.
+    pub fn group<P: AsRef<[[u64; 2]]>>(pieces: &[P], lo: u64, low_bits: u32) -> Result<Self> {
         let low_mask = (1u64 << low_bits) - 1;
-        let mut pairs = vec![[0u32; 2]; run as usize];
-        for &[key, requester] in all() {
-            let at = &mut ends[(bucket(key) - first) as usize];
-            pairs[*at as usize] = [
+        let narrow = |[key, requester]: [u64; 2]| {
+            Some([
                 u32::try_from(key & low_mask).ok()?,
                 u32::try_from(requester.checked_sub(lo)?).ok()?,
-            ];
-            *at += 1;
-        }
-        Some(OwnedRequests {
-            first_bucket: first,
+            ])
+        };
+        let (first_bucket, ends, pairs) =
+            group_pairs(pieces, low_bits, narrow).ok_or_else(not_narrow)?;
+        let ends = ends
+            .into_iter()
+            .map(u32::try_from)
+            .collect::<std::result::Result<Vec<u32>, _>>()
+            .map_err(|_| not_narrow())?;
+        Ok(OwnedRequests {
+            first_bucket,
             ends,
             lo,
             low_bits,

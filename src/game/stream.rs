@@ -7,7 +7,7 @@
 //! histogram-and-scatter: a count per bucket, a prefix sum, a scatter.
 
 use super::kernels::{
-    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Lookup, OwnedRequests, Requests,
+    group_pairs, ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Lookup, OwnedRequests, Requests,
     StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING,
     STREAM_PENDING,
 };
@@ -243,28 +243,7 @@ pub fn look_up_chunk_on_cpu<G: Game>(
 /// The requests of `pieces`, grouped by bucket in ascending order: a count
 /// per bucket, a prefix sum, a scatter (the device's three kernels).
 pub fn group_by_bucket(pieces: &[Vec<[u64; 2]>], low_bits: u32) -> Vec<[u64; 2]> {
-    let all = pieces.iter().flatten();
-    let Some(first) = all.clone().map(|r| r[0] >> low_bits).min() else {
-        return Vec::new();
-    };
-    let last = all.clone().map(|r| r[0] >> low_bits).max().unwrap_or(first);
-    let mut offsets = vec![0usize; (last - first + 1) as usize];
-    for r in all.clone() {
-        offsets[((r[0] >> low_bits) - first) as usize] += 1;
-    }
-    let mut run = 0;
-    for o in &mut offsets {
-        let c = *o;
-        *o = run;
-        run += c;
-    }
-    let mut out = vec![[0u64; 2]; run];
-    for r in all {
-        let o = &mut offsets[((r[0] >> low_bits) - first) as usize];
-        out[*o] = *r;
-        *o += 1;
-    }
-    out
+    group_pairs(pieces, low_bits, Some).map_or_else(Vec::new, |(_, _, grouped)| grouped)
 }
 
 /// A [`ChunkExpander`] on the CPU: one chunk at a time, on all threads.
