@@ -454,19 +454,30 @@ fn cli_builds_verifies_and_probes_the_default_set() {
     }
 }
 
+/// KMvM: one of its partitions (p3-m1k1-m1k0-r65) has a pass that decides losses with every candidate settled by its
+/// earlier successors, so without requests, before the pass that decides
+/// its last wins (in 33 plies). The pipeline once ended the partition
+/// there, leaving those wins draws.
 #[test]
 fn memory_limited_build_is_byte_identical() {
-    let tmp = tempfile::tempdir().unwrap();
-    let game = ["checkers", "--param", "material=KMvK"];
-    let mem = tmp.path().join("mem");
-    let ext = tmp.path().join("ext");
-    build(&mem, &game, &[]);
-    build(&ext, &game, &["--mem-limit", "1M"]);
-    let log: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(ext.join("build-log.json")).unwrap()).unwrap();
-    assert_eq!(log["mode"], "external");
-    assert_same(&contents(&ext), &contents(&mem), "--mem-limit 1M");
-    run_ok(&["verify", ext.to_str().unwrap(), "--deep"]);
+    for material in ["KMvK", "KMvM"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let param = format!("material={material}");
+        let game = ["checkers", "--param", &param];
+        let mem = tmp.path().join("mem");
+        let ext = tmp.path().join("ext");
+        build(&mem, &game, &[]);
+        build(&ext, &game, &["--mem-limit", "1M"]);
+        let log: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(ext.join("build-log.json")).unwrap()).unwrap();
+        assert_eq!(log["mode"], "external");
+        assert_same(
+            &contents(&ext),
+            &contents(&mem),
+            &format!("{material} --mem-limit 1M"),
+        );
+        run_ok(&["verify", ext.to_str().unwrap(), "--deep"]);
+    }
 }
 
 #[test]

@@ -412,8 +412,9 @@ impl<'a, G: Game> Solver<'a, G> {
             state.next_pass = d + 1;
             // No requests in a pass over every pending position: none has a
             // move inside the partition, so no later pass can decide anything
-            // either. (A pass over its candidates alone may have none while a
-            // later one has some.) Nor can one once a pass past every
+            // either. (A pass over part of them, its candidates or those its
+            // summaries do not settle, may have none while a later one has
+            // some.) Nor can one once a pass past every
             // distance the first scan saw decides nothing: a position at
             // `d + 1` needs a successor at `d`. Not the pass right after
             // those distances: it may decide a position through its summary
@@ -841,7 +842,8 @@ impl<G: Game> Solver<'_, G> {
     }
 
     /// Pass `d`: returns how many positions it decided, the request bytes
-    /// it exchanged, and whether it looked at its candidates alone.
+    /// it exchanged, and whether it expanded part of the pending positions
+    /// only (its candidates, or those their summaries do not settle).
     fn pass(
         &self,
         d: u32,
@@ -891,6 +893,12 @@ impl<G: Game> Solver<'_, G> {
         }
         self.drop_blocking();
         let (requests, answers, from) = self.exchange(d, candidates, from, save)?;
+        // A pass that decides losses does not expand the positions their
+        // summaries settle: one without requests then went over part of the
+        // pending positions only, as a pass over candidates does, and says
+        // nothing of moves inside the partition (a two-player game's
+        // partition once ended so, a pass before its last wins).
+        let partial = only || lock(&self.figures).expand.settled_by_summary > 0;
         // A pass redone after an interruption may find its candidates all
         // decided already (a win at `d` is every pending predecessor of a
         // loss at `d - 1`): they made no request, but the pass loop's end
@@ -904,7 +912,7 @@ impl<G: Game> Solver<'_, G> {
                     self.finish_next_marks(next);
                 }
             }
-            return Ok((0, 0, only));
+            return Ok((0, 0, partial));
         }
         let decided = self.pass_combine(
             d,
@@ -916,7 +924,7 @@ impl<G: Game> Solver<'_, G> {
             from,
             save,
         )?;
-        Ok((decided, requests.bytes, only))
+        Ok((decided, requests.bytes, partial))
     }
 
     /// Pass `d`, a pass that decides losses over exact candidates, answered
