@@ -821,6 +821,102 @@ extern "C" __global__ void checkers_successors(CK_TABLE_ARGS, const u64* ranks, 
     }
 }
 
+// ---- The streamed path (game::kernels::StreamTargets states the contract) ----
+// One chunk of the partition (twin: stream::expand_twin). A first scan
+// classifies every index: a position without moves is lost, every other
+// one ongoing, internal where a move stays in the partition, and requests
+// each successor in an earlier partition; a pass requests the successors
+// inside the partition of each index flagged ONGOING | INTERNAL and still
+// pending. `dep_bucket[j]` is the first bucket of dependency j (descriptor
+// word 5), `own_bucket` the partition's own; CK_NO_BUCKET: none, and a
+// move there (or to a missing or absent slice) breaks the contract.
+#define CK_NO_BUCKET 0xffffffffffffffffull
+
+struct CkStream {
+    CkTables t;
+    const u64* dep_bucket;
+    u64 own_bucket;
+    bool first_scan;
+    bool internal;
+    bool later;
+    u64 lookup_chunk;
+    u32 low_bits;
+    u64 requester;
+    u64* out;
+    u32 cap;
+    u32* count;
+    __device__ bool operator()(const CkBoard& s) {
+        u64 rank = 0;
+        u32 di = ck_locate(t, s, &rank);
+        u64 kind = ck_kind(t, di);
+        bool inside = kind == CK_INTERNAL;
+        u64 base = CK_NO_BUCKET;
+        if (inside) base = own_bucket;
+        else if (kind == CK_EXTERNAL) base = dep_bucket[t.desc[(u64)di * CK_DESC + 5]];
+        if (base == CK_NO_BUCKET) {
+            later = true;
+            return true;
+        }
+        if (first_scan && inside) {
+            internal = true;
+        } else if (first_scan != inside) {
+            u64 at = t.desc[(u64)di * CK_DESC] + rank;
+            tb_emit(out, cap, count, tb_key(base, at, lookup_chunk, low_bits), requester);
+        }
+        return false;
+    }
+};
+
+// Arguments: the tables, the buckets, then the generic tail of common.cuh.
+extern "C" __global__ void checkers_stream_expand(CK_TABLE_ARGS, const u64* dep_bucket,
+                                                  u64 own_bucket, u64 lo, u32 n, u32 first_scan,
+                                                  u8* values, u32* flags, const u64* reached,
+                                                  u32 has_reached, u64 lookup_chunk,
+                                                  u32 low_bits, u64* out, u32 cap, u32* count,
+                                                  u64* fail) {
+    CK_TABLES_INIT
+    for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+        u64 r = lo + j;
+        if (first_scan) {
+            if (!tb_is_reached(reached, has_reached, j) || r >= size) {
+                values[j] = TB_ILLEGAL;
+                continue;
+            }
+        } else if (tb_flag(flags, j) != (TB_ONGOING | TB_INTERNAL) || values[j] != TB_PENDING ||
+                   r >= size) {
+            continue;
+        }
+        CkBoard b = ck_unrank(t, r);
+        CkStream f;
+        f.t = t;
+        f.dep_bucket = dep_bucket;
+        f.own_bucket = own_bucket;
+        f.first_scan = first_scan != 0;
+        f.internal = false;
+        f.later = false;
+        f.lookup_chunk = lookup_chunk;
+        f.low_bits = low_bits;
+        f.requester = r;
+        f.out = out;
+        f.cap = cap;
+        f.count = count;
+        u32 moves = ck_for_each_successor(b, f);
+        if (f.later) {
+            tb_fail(fail, TB_FAIL_LATER, r);
+            continue;
+        }
+        if (moves == 0) {
+            if (first_scan) values[j] = TB_LOST;
+            else tb_fail(fail, TB_FAIL_NO_MOVES, r);
+            continue;
+        }
+        if (first_scan) {
+            values[j] = TB_PENDING;
+            tb_set_flag(flags, j, f.internal ? (TB_ONGOING | TB_INTERNAL) : TB_ONGOING);
+        }
+    }
+}
+
 // ---- Frontier search (`tbforge analyse checkers --gpu`) ----
 // The game tree of a few roots expanded breadth-first to a fixed depth, one
 // level per buffer, then negamax backed up level by level. The CPU twin of

@@ -16,7 +16,10 @@
 #    the time the disk needs for the scratch bytes at its sequential rates,
 #    and kernel busy time against wall. Then its passes by partition and by
 #    groups of passes (scripts/pass_journal.py), also for a build cut short.
-# GAMES (default "connect4 morris") picks the games; BUILD_TIMEOUT (default 240 s) caps each build; a build that runs out is
+# GAMES (default "connect4 morris"; also "checkers", CHECKERS_PIECES default 5)
+# picks the games; REFERENCE=gpu makes the in-memory GPU build the reference
+# bytes instead of the CPU's (checkers through 5 pieces takes 204 s on 16
+# cores; the GPU build's bytes equal the CPU's in scripts/gpu_checkers.sh); BUILD_TIMEOUT (default 240 s) caps each build; a build that runs out is
 # reported, not compared. KILLS (default 4, 0: none) caps the kills of part 3. COMBOS (default "8:1 8:3 64:1 64:3") picks the streamed builds (W/8 over 1
 # disk, ...); NO_CPU_EXTERNAL=1 leaves out the CPU's external build.
 # CGROUP_MB (default 0: none) runs the streamed builds in a memory cgroup of
@@ -111,12 +114,19 @@ one_game() { # GAME ARGS...: every build gets both
   local name=$1
   local base="$WORK/$name"
   echo "== $name ($*)" | tee -a "$SUMMARY"
-  local t_cpu=$(build "$base-cpu" "$@" --backend cpu)
-  local t_gpu=$(build "$base-gpu" "$@" --backend cuda)
-  echo "in memory: CPU $t_cpu s, GPU $t_gpu s; GPU $(same "$base-cpu" "$base-gpu")" | tee -a "$SUMMARY"
+  local ref="$base-cpu"
+  if [ "${REFERENCE:-cpu}" = gpu ]; then
+    ref="$base-gpu"
+    local t_gpu=$(build "$base-gpu" "$@" --backend cuda)
+    echo "in memory: GPU $t_gpu s, the reference (REFERENCE=gpu: no CPU build)" | tee -a "$SUMMARY"
+  else
+    local t_cpu=$(build "$base-cpu" "$@" --backend cpu)
+    local t_gpu=$(build "$base-gpu" "$@" --backend cuda)
+    echo "in memory: CPU $t_cpu s, GPU $t_gpu s; GPU $(same "$base-cpu" "$base-gpu")" | tee -a "$SUMMARY"
+  fi
   local W=$(python3 -c "import json;print(json.load(open('$base-gpu/build-log.json')).get('largest_working_set',0))")
-  local L=$(python3 -c "import json;print(max(p['index_size'] for p in json.load(open('$base-cpu/build-log.json'))['partitions']))")
-  local MEM=$(streamed_mem_limit "$base-cpu" "$base-gpu")
+  local L=$(python3 -c "import json;print(max(p['index_size'] for p in json.load(open('$ref/build-log.json'))['partitions']))")
+  local MEM=$(streamed_mem_limit "$ref" "$base-gpu")
   echo "largest device working set $W bytes, largest partition $L indices; --mem-limit $MEM for the external builds" | tee -a "$SUMMARY"
   local cg_mb=${CGROUP_MB:-0}
   [ "$cg_mb" = auto ] && cg_mb=$(( (MEM >> 20) + 256 ))
@@ -138,7 +148,7 @@ one_game() { # GAME ARGS...: every build gets both
       in_cgroup=()
       # A build cut short by BUILD_TIMEOUT has fewer files: reported, not compared.
       local verdict="not compared"
-      [[ $t =~ ^[0-9.]+$ ]] && verdict=$(same "$base-cpu" "$dir")
+      [[ $t =~ ^[0-9.]+$ ]] && verdict=$(same "$ref" "$dir")
       echo "streamed, --gpu-mem-limit W/$f, $n disk(s): $t s, $verdict" | tee -a "$SUMMARY"
       [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
 $(timeline "$dir" "GPU W/$f $n disk(s)" "$t")"
@@ -147,7 +157,7 @@ $(timeline "$dir" "GPU W/$f $n disk(s)" "$t")"
   if [ -z "${NO_CPU_EXTERNAL:-}" ]; then
     local t=$(build "$base-ext" "$@" --backend cpu --mem-limit $MEM)
     local verdict="not compared"
-    [[ $t =~ ^[0-9.]+$ ]] && verdict=$(same "$base-cpu" "$base-ext")
+    [[ $t =~ ^[0-9.]+$ ]] && verdict=$(same "$ref" "$base-ext")
     echo "CPU external, --mem-limit $MEM: $t s, $verdict" | tee -a "$SUMMARY"
     [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
 $(timeline "$base-ext" "CPU external" "$t")"
@@ -181,13 +191,14 @@ $(timeline "$base-ext" "CPU external" "$t")"
     [ -f "$dir/manifest.json" ] && break
   done
   [ -f "$dir/manifest.json" ] || RUST_BACKTRACE=1 timeout "$BUILD_TIMEOUT" "$BIN" build "$@" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM $disks --out "$dir" --resume > /dev/null 2>> "$dir.err"
-  echo "killed $kills times (SIGKILL) and resumed: $(same "$base-cpu" "$dir")" | tee -a "$SUMMARY"
+  echo "killed $kills times (SIGKILL) and resumed: $(same "$ref" "$dir")" | tee -a "$SUMMARY"
 }
 
 for g in ${GAMES:-connect4 morris}; do
   case $g in
     connect4) one_game connect4 --param width=5 --param height=5 ;;
     morris) one_game morris --param max="$MORRIS_MAX" ;;
+    checkers) one_game checkers --param pieces="${CHECKERS_PIECES:-5}" ;;
   esac
 done
 if grep -q DIFFERENT "$SUMMARY"; then status=1; fi

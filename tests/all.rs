@@ -20,6 +20,7 @@ mod checkers;
 mod checkers_frontier;
 mod checkers_kernels;
 mod checkers_search;
+mod checkers_stream;
 mod cli;
 mod cli_bench_gpu;
 mod cli_pipe;

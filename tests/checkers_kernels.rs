@@ -162,8 +162,10 @@ fn device_check_dry_run_matches() {
     let report = kernels.device_check(&opts).unwrap();
     let table = report.render_table();
     assert!(report.all_matched(), "{table}");
-    // Lists, checksum, and one solve row per piece count.
-    assert_eq!(report.compared(), 2 + 3, "{table}");
+    // Lists, checksum, the streamed path's three rows (first scan, pass,
+    // pass without values) on each of its partitions, and one solve row per
+    // piece count.
+    assert_eq!(report.compared(), 2 + 3 * 4 + 3, "{table}");
 }
 
 /// Distances beyond a value byte: every partition of a four-piece material

@@ -59,6 +59,7 @@ fn entries(file: &str) -> &'static [&'static str] {
             "checkers_fill_targets",
             "checkers_pass_listed",
             "checkers_successors",
+            "checkers_stream_expand",
             "checkers_frontier_count",
             "checkers_frontier_scan_tiles",
             "checkers_frontier_scan_add",

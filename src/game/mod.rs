@@ -37,6 +37,8 @@ mod reached;
 pub mod slidingtile;
 #[cfg(feature = "build")]
 mod stream;
+#[cfg(feature = "build")]
+mod stream_check;
 pub mod tictactoe;
 pub mod topspin;
 

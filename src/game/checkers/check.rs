@@ -16,6 +16,14 @@
 //!   them). One row per number of pieces. (The twin against the generic
 //!   solver is tests/checkers_kernels.rs: `game` may not call `solve`.)
 //!
+//! - `checkers_stream_expand` (the streamed path's chunks) through the
+//!   device's stager against its twin ([`stream::expand_twin`]), and the
+//!   twin against [`crate::game::expand_chunk_on_cpu`] (the game's rules),
+//!   on a range of the largest partition and of a few drawn at random: a
+//!   first scan over random input bytes, then a pass over its output with a
+//!   random third of the pending positions decided, with values and
+//!   without.
+//!
 //! On [`Device::Cpu`](crate::game::Device) the twin stands in for the device
 //! (a dry run of the check itself, without a GPU).
 
@@ -24,11 +32,14 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use super::super::stream::{self, StreamBuckets};
 use super::super::twin::{self, CheckersTables, NONE};
 use super::super::Checkers;
 use super::{CheckersKernels, Solver};
+use crate::game::stream_check::{chunks_difference, copy_job, noisy_jobs, pass_jobs, run_chunks};
 use crate::game::{
-    DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow, Game, Layout, PartitionKernels,
+    expand_chunk_on_cpu, ChunkExpander, DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow,
+    Game, Layout, PartitionKernels, StreamTargets,
 };
 use crate::hash::SplitMix64;
 use crate::value::{PartitionId, Rank, Value};
@@ -117,6 +128,7 @@ pub fn device_check(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<De
     if let Some(row) = throughput_row(k, opts)? {
         report.rows.push(row);
     }
+    report.rows.extend(stream_rows(k, opts, &mut rng)?);
     report.rows.extend(solve_rows(k, opts)?);
     Ok(report)
 }
@@ -353,4 +365,161 @@ fn solve_rows(k: &CheckersKernels, opts: &DeviceCheckOptions) -> Result<Vec<Devi
             }
         })
         .collect())
+}
+
+/// Partitions of the streamed comparison: the largest and some drawn at random.
+const STREAM_PARTITIONS: usize = 4;
+
+/// The most indices of one chunk in the streamed comparison.
+const STREAM_MAX_CHUNK: u64 = 1 << 16;
+
+/// Targets of the partition at `slot` of `layout`: every partition up to it
+/// in the build's order gets buckets of `lookup_chunk` indices.
+fn stream_targets(
+    layout: &Layout,
+    slot: usize,
+    lookup_chunk: u64,
+    reached: Option<std::sync::Arc<[u64]>>,
+    max_chunk: u64,
+) -> StreamTargets {
+    let mut bucket_base = Vec::new();
+    let mut buckets = 0;
+    for (q, &p) in layout.order()[..=slot].iter().enumerate() {
+        bucket_base.push((p, buckets));
+        buckets += layout.size(q).div_ceil(lookup_chunk);
+    }
+    StreamTargets {
+        partition: layout.order()[slot],
+        bucket_base,
+        lookup_chunk,
+        low_bits: 64 - (lookup_chunk - 1).leading_zeros(),
+        reached,
+        max_chunk,
+        max_expanding: max_chunk,
+        buckets,
+        host_bytes: u64::MAX,
+    }
+}
+
+/// The streamed path's rows (module documentation).
+fn stream_rows(
+    k: &CheckersKernels,
+    opts: &DeviceCheckOptions,
+    rng: &mut SplitMix64,
+) -> Result<Vec<DeviceCheckRow>> {
+    let game = k.game();
+    let layout = Layout::new(game)?;
+    let Some(largest) = (0..layout.len()).max_by_key(|&q| (layout.size(q), std::cmp::Reverse(q)))
+    else {
+        return Ok(Vec::new());
+    };
+    let mut slots = vec![largest];
+    slots.extend((1..STREAM_PARTITIONS).map(|_| rng.below(layout.len() as u64) as usize));
+    let max_chunk = (1u64 << (opts.work_log2.clamp(6, 40) - 6)).clamp(1 << 10, STREAM_MAX_CHUNK);
+    let mut rows = Vec::new();
+    for (i, slot) in slots.into_iter().enumerate() {
+        let p = layout.order()[slot];
+        let size = layout.size(slot);
+        let lookup_chunk = 1000 + rng.below(30_000);
+        // Builds of checkers solve every index; the kernel honours reached
+        // bits all the same, checked on every other partition.
+        let reached: Option<std::sync::Arc<[u64]>> = (i % 2 == 1).then(|| {
+            (0..size.div_ceil(64))
+                .map(|_| rng.next_u64() | rng.next_u64())
+                .collect()
+        });
+        let targets = stream_targets(&layout, slot, lookup_chunk, reached, max_chunk);
+        let t = CheckersTables::new(game, p)?;
+        let buckets = StreamBuckets::of(&t, &targets);
+        let len = (1u64 << opts.work_log2.min(40).saturating_sub(4))
+            .clamp(5 * max_chunk + 4_321, 1 << 22)
+            .min(size);
+        let lo = rng.below(size - len + 1) / 64 * 64;
+        let hi = (lo + len).min(size);
+        let n = hi - lo;
+        let target = game.partition_name(p);
+        let mut device = match device_expander(k, &targets) {
+            Ok(d) => d,
+            Err(e) => {
+                rows.push(
+                    DeviceCheckRow::new("stream expand", target, n)
+                        .matched(false, format!("no expander: {e}")),
+                );
+                continue;
+            }
+        };
+        let chunk = match &device {
+            Some(ex) => max_chunk.min(ex.max_chunk()).min(ex.max_expanding()),
+            None => max_chunk,
+        }
+        .max(64);
+        let seed = rng.next_u64();
+        let mut jobs = noisy_jobs(lo, hi, chunk, seed);
+        let mut bare = Vec::new();
+        for what in ["first scan", "pass", "pass without values"] {
+            let inputs = std::mem::take(&mut jobs);
+            let (want, _) = timed(|| {
+                inputs
+                    .iter()
+                    .map(|j| expand_chunk_on_cpu(game, &targets, copy_job(j)))
+                    .collect::<Result<Vec<_>>>()
+            })?;
+            let (mine, cs) = timed(|| {
+                inputs
+                    .iter()
+                    .map(|j| stream::expand_twin(game, &t, &buckets, &targets, copy_job(j)))
+                    .collect::<Result<Vec<_>>>()
+            })?;
+            let requests: usize = want.iter().map(|d| d.requests.len()).sum();
+            let row =
+                DeviceCheckRow::new(format!("stream expand: {what}"), target.clone(), n).cpu(n, cs);
+            let twin_diff = chunks_difference(&want, &mine, targets.low_bits)
+                .map(|d| format!("twin against the rules: {d}"));
+            let (row, device_diff) = match device.as_mut() {
+                None => (row, None),
+                Some(ex) => match timed(|| run_chunks(ex.as_mut(), inputs)) {
+                    Err(e) => (row, Some(format!("device: {e}"))),
+                    Ok((got, gs)) => (
+                        row.gpu(n, gs),
+                        chunks_difference(&mine, &got, targets.low_bits)
+                            .map(|d| format!("device against the twin: {d}")),
+                    ),
+                },
+            };
+            let against = if device.is_some() {
+                "device = twin = rules"
+            } else {
+                "twin = rules (no device)"
+            };
+            let diff = twin_diff.or(device_diff);
+            rows.push(row.matched(
+                diff.is_none(),
+                diff.unwrap_or_else(|| {
+                    format!(
+                        "indices {lo}..{hi} in chunks of <= {chunk}, lookup chunk {lookup_chunk}, {} buckets{}: values, flags, {requests} requests (sorted) {against}, grouped by bucket",
+                        targets.buckets,
+                        if targets.reached.is_some() { ", random reached bits" } else { "" },
+                    )
+                }),
+            ));
+            match what {
+                "first scan" => (jobs, bare) = pass_jobs(want, seed ^ 3),
+                _ => jobs = std::mem::take(&mut bare),
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The device's streamed expander of `targets.partition`, or `None` on the
+/// CPU (the twin stands in).
+fn device_expander(
+    k: &CheckersKernels,
+    targets: &StreamTargets,
+) -> Result<Option<Box<dyn ChunkExpander>>> {
+    match &k.solver {
+        Solver::Twin => Ok(None),
+        #[cfg(feature = "cuda")]
+        Solver::Cuda(_) => k.expander(targets, 1 << 30).transpose(),
+    }
 }

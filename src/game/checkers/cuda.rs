@@ -40,7 +40,7 @@ const PASS_BATCH: usize = 8;
 const PASS_BATCH_MAX: usize = 256;
 
 /// A partition's tables on the device.
-struct DeviceTables {
+pub(super) struct DeviceTables {
     desc: CudaSlice<u64>,
     mat: CudaSlice<u32>,
     prefix: CudaSlice<u64>,
@@ -52,7 +52,7 @@ struct DeviceTables {
 
 impl DeviceTables {
     /// Pushes `CK_TABLE_ARGS`, the leading arguments of every checkers kernel.
-    fn push<'a>(&'a self, launch: &mut cudarc::driver::LaunchArgs<'a>) {
+    pub(super) fn push<'a>(&'a self, launch: &mut cudarc::driver::LaunchArgs<'a>) {
         launch
             .arg(&self.desc)
             .arg(&self.mat)
@@ -93,13 +93,15 @@ impl DeviceLong {
 pub struct CheckersCuda {
     gpu: Arc<CudaDevice>,
     // Stays loaded while its functions are in use.
-    _module: Arc<cudarc::driver::CudaModule>,
+    module: Arc<cudarc::driver::CudaModule>,
     first_scan: CudaFunction,
     pass: CudaFunction,
     successors: CudaFunction,
     list_pending: CudaFunction,
     fill_targets: CudaFunction,
     pass_listed: CudaFunction,
+    /// The streamed path's chunk expansion (`super::stream`).
+    stream_expand: CudaFunction,
     /// Partitions this device solved, kept for the solves that read them
     /// (uploading the dependencies again from host memory took 35 of 74
     /// device seconds through 6 pieces on an H200).
@@ -152,11 +154,12 @@ impl CheckersCuda {
             list_pending: gpu.function(&module, "checkers_list_pending")?,
             fill_targets: gpu.function(&module, "checkers_fill_targets")?,
             pass_listed: gpu.function(&module, "checkers_pass_listed")?,
+            stream_expand: gpu.function(&module, "checkers_stream_expand")?,
             // A third of the device: the solve's own buffers, which kept
             // values give way to, beside them.
             resident: ResidentValues::new(gpu.free_memory()? / 3),
             gpu,
-            _module: module,
+            module,
         })
     }
 
@@ -165,7 +168,18 @@ impl CheckersCuda {
         &self.gpu
     }
 
-    fn upload_tables(&self, t: &CheckersTables) -> Result<DeviceTables> {
+    /// The loaded `checkers.cu` (common.cuh's kernels are in it too).
+    pub(super) fn module(&self) -> &Arc<cudarc::driver::CudaModule> {
+        &self.module
+    }
+
+    /// `checkers_stream_expand`.
+    pub(super) fn stream_function(&self) -> &CudaFunction {
+        &self.stream_expand
+    }
+
+    /// Uploads `t` on the device's own stream (not synchronised).
+    pub(super) fn upload_tables(&self, t: &CheckersTables) -> Result<DeviceTables> {
         let s = self.gpu.stream();
         let e = cuda_err("copying the checkers tables to the device");
         let prefix = if t.prefix.is_empty() {

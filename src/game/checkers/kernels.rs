@@ -5,15 +5,17 @@
 //! generic solver's bytes (the twin's module documentation says why).
 //!
 //! A partition whose working set ([`CheckersKernels::solve_bytes`]) does not
-//! fit `--gpu-mem-limit` takes the pipeline's streamed path, where the CPU
-//! expands its chunks through the game's rules (no streamed expander yet).
+//! fit `--gpu-mem-limit` takes the pipeline's streamed path, where the GPU
+//! expands its chunks (`checkers_stream_expand`, [`super::stream`]); a
+//! CPU build expands them through the game's rules.
 
 use std::borrow::Cow;
 
 use super::twin::{self, CheckersTables, TwinSolved};
 use super::Checkers;
 use crate::game::{
-    Device, DeviceCheckOptions, DeviceCheckReport, KernelSolve, PartitionKernels, SolvedPartitions,
+    ChunkExpander, Device, DeviceCheckOptions, DeviceCheckReport, KernelSolve, PartitionKernels,
+    SolvedPartitions, StreamTargets,
 };
 use crate::value::{LongDistances, PartitionId};
 use crate::{Error, Result};
@@ -32,7 +34,7 @@ pub(super) enum Solver {
     Twin,
     /// The kernels on a GPU.
     #[cfg(feature = "cuda")]
-    Cuda(Box<super::cuda::CheckersCuda>),
+    Cuda(std::sync::Arc<super::cuda::CheckersCuda>),
 }
 
 /// Checkers's [`PartitionKernels`].
@@ -53,7 +55,9 @@ impl CheckersKernels {
         let solver = match device {
             Device::Cpu => Solver::Twin,
             #[cfg(feature = "cuda")]
-            Device::Cuda(d) => Solver::Cuda(Box::new(super::cuda::CheckersCuda::new(d.clone())?)),
+            Device::Cuda(d) => Solver::Cuda(std::sync::Arc::new(super::cuda::CheckersCuda::new(
+                d.clone(),
+            )?)),
         };
         Ok(CheckersKernels {
             game: game.clone(),
@@ -164,6 +168,34 @@ impl PartitionKernels for CheckersKernels {
             }
             #[cfg(feature = "cuda")]
             Solver::Cuda(_) => self.solve_bytes(p),
+        }
+    }
+
+    fn expander(
+        &self,
+        targets: &StreamTargets,
+        device_bytes: u64,
+    ) -> Option<Result<Box<dyn ChunkExpander>>> {
+        self.game.part(targets.partition)?;
+        match &self.solver {
+            // The pipeline's CPU path is the reference itself.
+            Solver::Twin => {
+                let _ = device_bytes;
+                None
+            }
+            #[cfg(feature = "cuda")]
+            Solver::Cuda(gpu) => Some(
+                super::stream::CheckersStreamLaunch::new(gpu.clone(), &self.game, targets)
+                    .and_then(|launch| {
+                        crate::backend::cuda::stream::Stager::new(
+                            gpu.device().clone(),
+                            std::sync::Arc::new(launch),
+                            targets.clone(),
+                            device_bytes,
+                        )
+                    })
+                    .map(|s| Box::new(s) as Box<dyn ChunkExpander>),
+            ),
         }
     }
 

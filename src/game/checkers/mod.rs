@@ -99,6 +99,8 @@ pub mod kernels;
 mod notation;
 pub mod rules;
 #[cfg(feature = "build")]
+pub mod stream;
+#[cfg(feature = "build")]
 pub mod twin;
 
 use super::params::{params, GameDescriptor, ParamDoc, ParamReader};

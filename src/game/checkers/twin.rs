@@ -564,6 +564,18 @@ impl CheckersTables {
         }
     }
 
+    /// The dependency (index into [`Self::deps`]) of external descriptor `di`.
+    #[inline]
+    pub fn dep_of(&self, di: u32) -> usize {
+        self.word(di, 5) as usize
+    }
+
+    /// The men and kings of the side to move in the slice of descriptor `di`.
+    pub fn mover_pieces(&self, di: u32) -> (u32, u32) {
+        let w4 = self.word(di, 4);
+        ((w4 & 15) as u32, ((w4 >> 4) & 15) as u32)
+    }
+
     /// The partition id of descriptor `di` (`NONE` for none).
     #[inline]
     pub fn partition_of(&self, di: u32) -> u32 {

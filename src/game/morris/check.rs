@@ -1110,107 +1110,6 @@ fn stream_chunk(opts: &DeviceCheckOptions) -> u64 {
     (1u64 << (opts.work_log2.clamp(6, 40) - 6)).clamp(1 << 10, STREAM_MAX_CHUNK)
 }
 
-/// The chunks of indices `lo..hi` (`lo` a multiple of 64) of at most
-/// `chunk` indices each, with random values and flags (a first scan must
-/// overwrite both).
-fn stream_jobs(lo: u64, hi: u64, chunk: u64, seed: u64) -> Vec<crate::game::ChunkJob> {
-    let mut jobs = Vec::new();
-    let mut at = lo;
-    while at < hi {
-        let n = chunk.min(hi - at) as usize;
-        let noise =
-            |i: usize, salt: u64| (mix64(seed ^ mix64((at + i as u64) ^ salt)) & 0xff) as u8;
-        jobs.push(crate::game::ChunkJob {
-            chunk: jobs.len() as u64,
-            lo: at,
-            first_scan: true,
-            values: (0..n).map(|i| noise(i, 1)).collect(),
-            flags: (0..n.div_ceil(4)).map(|i| noise(i, 2)).collect(),
-        });
-        at += n as u64;
-    }
-    jobs
-}
-
-/// A copy of a chunk's job.
-fn copy_job(j: &crate::game::ChunkJob) -> crate::game::ChunkJob {
-    crate::game::ChunkJob {
-        chunk: j.chunk,
-        lo: j.lo,
-        first_scan: j.first_scan,
-        values: j.values.clone(),
-        flags: j.flags.clone(),
-    }
-}
-
-/// Runs `jobs` through `ex`, keeping up to its depth in flight, in order.
-fn run_chunks(
-    ex: &mut dyn crate::game::ChunkExpander,
-    jobs: Vec<crate::game::ChunkJob>,
-) -> Result<Vec<crate::game::ChunkDone>> {
-    let depth = ex.depth().max(1);
-    let mut done = Vec::with_capacity(jobs.len());
-    let mut in_flight = 0;
-    for job in jobs {
-        if in_flight == depth {
-            done.push(ex.collect()?);
-            in_flight -= 1;
-        }
-        ex.submit(job)?;
-        in_flight += 1;
-    }
-    for _ in 0..in_flight {
-        done.push(ex.collect()?);
-    }
-    Ok(done)
-}
-
-/// `None` when the device's chunks equal the reference's (values, flags,
-/// the multiset of requests) and every device chunk is grouped by bucket;
-/// else the first difference.
-fn stream_difference(
-    want: &[crate::game::ChunkDone],
-    got: &[crate::game::ChunkDone],
-    low_bits: u32,
-) -> Option<String> {
-    if want.len() != got.len() {
-        return Some(format!(
-            "{} chunks back, {} expected",
-            got.len(),
-            want.len()
-        ));
-    }
-    for (w, g) in want.iter().zip(got) {
-        let c = w.chunk;
-        if (g.chunk, g.lo) != (w.chunk, w.lo) {
-            return Some(format!(
-                "chunk {c} came back as chunk {} at {}",
-                g.chunk, g.lo
-            ));
-        }
-        if let Some(d) = first_difference(&w.values, &g.values) {
-            return Some(format!("chunk {c} values: {d}"));
-        }
-        // Index by index: the bits past a partial last chunk's end are
-        // nobody's (the reference leaves them, the device clears them).
-        let flags = |d: &crate::game::ChunkDone| -> Vec<u8> {
-            (0..d.values.len())
-                .map(|j| d.flags.get(j / 4).map_or(4, |b| (b >> (2 * (j % 4))) & 3))
-                .collect()
-        };
-        if let Some(d) = first_difference(&flags(w), &flags(g)) {
-            return Some(format!("chunk {c} flags: {d}"));
-        }
-        if let Some(d) = first_difference(&w.sorted_requests(), &g.sorted_requests()) {
-            return Some(format!("chunk {c} sorted requests: {d}"));
-        }
-        if !g.grouped(low_bits) {
-            return Some(format!("chunk {c}: requests not grouped by bucket"));
-        }
-    }
-    None
-}
-
 /// Targets of partition `p` of `game`: every partition up to `p` in the
 /// game's order gets buckets of `lookup_chunk` indices.
 fn stream_targets(
@@ -1258,6 +1157,9 @@ fn stream_rows(
     seed: &mut u64,
     report: &mut DeviceCheckReport,
 ) -> Result<()> {
+    use crate::game::stream_check::{
+        chunks_difference, copy_job, noisy_jobs, pass_jobs, run_chunks,
+    };
     use crate::game::{expand_chunk_on_cpu, CpuExpander, STREAM_PENDING};
     let on_cpu = matches!(kernels.solver, Solver::Twin);
     for (name, symmetry) in STREAM_PARTS {
@@ -1323,7 +1225,7 @@ fn stream_rows(
             .min(ex.max_chunk())
             .min(ex.max_expanding())
             .max(64);
-        let jobs = stream_jobs(lo, hi, chunk, mix64(s ^ 2));
+        let jobs = noisy_jobs(lo, hi, chunk, mix64(s ^ 2));
         let chunks = jobs.len();
         let (mut next_jobs, mut bare_jobs) = (Vec::new(), Vec::new());
         // The first scan, a pass, the same pass sent without values.
@@ -1362,7 +1264,7 @@ fn stream_rows(
             let row = match got {
                 Err(e) => row.matched(false, format!("device: {e}")),
                 Ok((got, gs)) => {
-                    let diff = stream_difference(&want, &got, targets.low_bits);
+                    let diff = chunks_difference(&want, &got, targets.low_bits);
                     let mut t = crate::game::ChunkTiming::default();
                     for d in &got {
                         t.add(&d.timing);
@@ -1392,42 +1294,7 @@ fn stream_rows(
             };
             report.rows.push(row);
             if first_scan {
-                // The pass's input: the reference's first scan with a random
-                // third of its pending positions decided (odd distances: a
-                // win, as a pass would write them).
-                next_jobs = want
-                    .into_iter()
-                    .map(|d| {
-                        let values = d
-                            .values
-                            .iter()
-                            .enumerate()
-                            .map(|(i, &v)| {
-                                let z = mix64(s ^ 3 ^ mix64(d.lo + i as u64));
-                                if v == STREAM_PENDING && z % 3 == 0 {
-                                    3 + 2 * ((z >> 8) % 60) as u8
-                                } else {
-                                    v
-                                }
-                            })
-                            .collect();
-                        crate::game::ChunkJob {
-                            chunk: d.chunk,
-                            lo: d.lo,
-                            first_scan: false,
-                            values,
-                            flags: d.flags,
-                        }
-                    })
-                    .collect();
-                bare_jobs = next_jobs
-                    .iter()
-                    .map(|j| {
-                        let mut bare = copy_job(j);
-                        bare.drop_values();
-                        bare
-                    })
-                    .collect();
+                (next_jobs, bare_jobs) = pass_jobs(want, mix64(s ^ 3));
             }
         }
     }
