@@ -20,7 +20,7 @@
 # picks the games; REFERENCE=gpu makes the in-memory GPU build the reference
 # bytes instead of the CPU's (checkers through 5 pieces takes 204 s on 16
 # cores; the GPU build's bytes equal the CPU's in scripts/gpu_checkers.sh); BUILD_TIMEOUT (default 240 s) caps each build; a build that runs out is
-# reported, not compared. KILLS (default 4, 0: none) caps the kills of part 3. COMBOS (default "8:1 8:3 64:1 64:3") picks the streamed builds (W/8 over 1
+# reported, not compared. KILLS (default 4, 0: none) caps the kills of part 3, made under --gpu-mem-limit W/KILL_AT (default 64: checkers through 4 pieces has W = 2.2 MB, and W/64 is below the stager's least buffers, a one-line refusal). COMBOS (default "8:1 8:3 64:1 64:3") picks the streamed builds (W/8 over 1
 # disk, ...); NO_CPU_EXTERNAL=1 leaves out the CPU's external build.
 # CGROUP_MB (default 0: none) runs the streamed builds in a memory cgroup of
 # that many MiB, process and page cache together (scripts/cgroup.sh), so that
@@ -174,15 +174,17 @@ $(timeline "$base-ext" "CPU external" "$t")"
     fi
   done
   [ "$KILLS" -gt 0 ] || return 0
-  # Killed and resumed: W/64 over 3 disks, SIGKILL at random moments.
+  # Killed and resumed: W/KILL_AT over 3 disks, SIGKILL at random moments.
+  local kill_at=${KILL_AT:-64}
   local dir="$base-kill" disks="--disk $base-kill.d1 --disk $base-kill.d2 --disk $base-kill.d3"
   rm -rf "$dir" "$dir".d*
-  local ref=$(grep "W/64, 3 disk" "$SUMMARY" | tail -1 | sed 's/.*disk(s): \([0-9.]*\) s.*/\1/')
-  [[ $ref =~ ^[0-9.]+$ ]] || ref=20
+  # The uninterrupted build's seconds: the kills fall within them.
+  local kill_span=$(grep "W/$kill_at, 3 disk" "$SUMMARY" | tail -1 | sed 's/.*disk(s): \([0-9.]*\) s.*/\1/')
+  [[ $kill_span =~ ^[0-9.]+$ ]] || kill_span=20
   local kills=0 resume=""
   for k in $(seq 1 "$KILLS"); do
-    local delay=$(python3 -c "import random;print(round(random.uniform(0.1, 0.8)*$ref, 2))")
-    RUST_BACKTRACE=1 "$BIN" build "$@" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM $disks --out "$dir" $resume --checkpoint-every 0 > /dev/null 2>> "$dir.err" &
+    local delay=$(python3 -c "import random;print(round(random.uniform(0.1, 0.8)*$kill_span, 2))")
+    RUST_BACKTRACE=1 "$BIN" build "$@" --backend cuda --gpu-mem-limit $((W / kill_at)) --mem-limit $MEM $disks --out "$dir" $resume --checkpoint-every 0 > /dev/null 2>> "$dir.err" &
     local pid=$!
     sleep "$delay"
     if kill -9 $pid 2>/dev/null; then kills=$((kills + 1)); fi
@@ -190,8 +192,8 @@ $(timeline "$base-ext" "CPU external" "$t")"
     resume="--resume"
     [ -f "$dir/manifest.json" ] && break
   done
-  [ -f "$dir/manifest.json" ] || RUST_BACKTRACE=1 timeout "$BUILD_TIMEOUT" "$BIN" build "$@" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM $disks --out "$dir" --resume > /dev/null 2>> "$dir.err"
-  echo "killed $kills times (SIGKILL) and resumed: $(same "$ref" "$dir")" | tee -a "$SUMMARY"
+  [ -f "$dir/manifest.json" ] || RUST_BACKTRACE=1 timeout "$BUILD_TIMEOUT" "$BIN" build "$@" --backend cuda --gpu-mem-limit $((W / kill_at)) --mem-limit $MEM $disks --out "$dir" --resume > /dev/null 2>> "$dir.err"
+  echo "killed $kills times (SIGKILL) under W/$kill_at and resumed: $(same "$ref" "$dir")" | tee -a "$SUMMARY"
 }
 
 for g in ${GAMES:-connect4 morris}; do
