@@ -57,7 +57,9 @@ pub use params::{params, GameDescriptor, ParamDoc, ParamReader};
 #[cfg(feature = "build")]
 pub use reached::{PartitionValues, ReachedValues, ReachedView};
 #[cfg(feature = "build")]
-pub use stream::{expand_chunk_on_cpu, group_by_bucket, look_up_chunk_on_cpu, CpuExpander};
+pub use stream::{
+    expand_chunk_on_cpu, expand_on_twin, group_by_bucket, look_up_chunk_on_cpu, CpuExpander,
+};
 
 /// A game's parameters, canonical: keys sorted, every parameter present with
 /// its value written the one way the game prints it (defaults filled in).

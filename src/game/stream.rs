@@ -344,6 +344,59 @@ impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
     }
 }
 
+/// The frame of a device kernel's CPU twin on the streamed path: `job`
+/// (given values where it came without) cut into pieces of [`SUB`] indices,
+/// expanded on all threads by `piece(values, flags, first index)`, which
+/// returns the piece's requests and its failure word (common.cuh's
+/// `tb_fail`: the lowest `code << 56 | rank`, or
+/// [`NO_FAILURE`](super::NO_FAILURE)). The lowest failure of all becomes
+/// `contract(failure)`; else the requests are grouped by bucket as the
+/// device groups them. The twins differ only in `piece`.
+pub fn expand_on_twin(
+    targets: &StreamTargets,
+    mut job: ChunkJob,
+    piece: impl Fn(&mut [u8], &mut [u8], u64) -> (Vec<[u64; 2]>, u64) + Sync,
+    contract: impl FnOnce(u64) -> Error,
+) -> Result<ChunkDone> {
+    let started = Instant::now();
+    let without_values = job.flags_only();
+    job.fill_values();
+    let ChunkJob {
+        chunk,
+        lo,
+        mut values,
+        mut flags,
+        ..
+    } = job;
+    if values.len().div_ceil(4) > flags.len() {
+        return Err(Error::NotAvailable(format!(
+            "chunk {chunk}: {} values but {} flag bytes; report this as a bug",
+            values.len(),
+            flags.len()
+        )));
+    }
+    let (pieces, failures): (Vec<Vec<[u64; 2]>>, Vec<u64>) = values
+        .par_chunks_mut(SUB)
+        .zip(flags.par_chunks_mut(SUB / 4))
+        .enumerate()
+        .map(|(i, (vals, bits))| piece(vals, bits, lo + (i * SUB) as u64))
+        .unzip();
+    if let Some(&failure) = failures.iter().min().filter(|&&f| f != super::NO_FAILURE) {
+        return Err(contract(failure));
+    }
+    Ok(ChunkDone {
+        chunk,
+        lo,
+        values: if without_values { Vec::new() } else { values },
+        flags,
+        requests: group_by_bucket(&pieces, targets.low_bits),
+        timing: ChunkTiming {
+            kernel_seconds: started.elapsed().as_secs_f64(),
+            ..ChunkTiming::default()
+        },
+    })
+}
+
 impl ChunkDone {
     /// The requests sorted by key and payload: two expansions of a chunk
     /// agree when these, the values and the flags do.

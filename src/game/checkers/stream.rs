@@ -17,12 +17,10 @@
 use super::twin::{for_each_successor, CheckersTables, KIND_EXTERNAL, KIND_INTERNAL};
 use super::Checkers;
 use crate::game::{
-    group_by_bucket, ChunkDone, ChunkJob, ChunkTiming, Game, StreamTargets, NO_FAILURE,
-    STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
+    expand_on_twin, ChunkDone, ChunkJob, Game, StreamTargets, NO_FAILURE, STREAM_ILLEGAL,
+    STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
 };
 use crate::{Error, Result};
-use rayon::prelude::*;
-use std::time::Instant;
 
 /// `CK_NO_BUCKET` of checkers.cu: a partition the build may not request.
 pub const NO_BUCKET: u64 = u64::MAX;
@@ -31,10 +29,6 @@ pub const NO_BUCKET: u64 = u64::MAX;
 /// the failure word, the rank below it.
 const FAIL_LATER: u64 = 1;
 const FAIL_NO_MOVES: u64 = 2;
-
-/// Indices a thread of the twin expands at a time (a multiple of 4: flags
-/// are packed four to a byte).
-const SUB: usize = 4096;
 
 /// What the kernel reads besides the tables: the first bucket of each
 /// dependency of [`CheckersTables::deps`] and of the partition itself
@@ -102,115 +96,78 @@ pub fn expand_twin(
     t: &CheckersTables,
     buckets: &StreamBuckets,
     targets: &StreamTargets,
-    mut job: ChunkJob,
+    job: ChunkJob,
 ) -> Result<ChunkDone> {
-    let started = Instant::now();
-    let without_values = job.flags_only();
-    job.fill_values();
-    let ChunkJob {
-        chunk,
-        lo,
-        first_scan,
-        mut values,
-        mut flags,
-    } = job;
-    if values.len().div_ceil(4) > flags.len() {
-        return Err(Error::NotAvailable(format!(
-            "chunk {chunk}: {} values but {} flag bytes; report this as a bug",
-            values.len(),
-            flags.len()
-        )));
-    }
-    let pieces: Vec<(Vec<[u64; 2]>, u64)> = values
-        .par_chunks_mut(SUB)
-        .zip(flags.par_chunks_mut(SUB / 4))
-        .enumerate()
-        .map(|(i, (vals, bits))| {
-            let mut out = Vec::new();
-            let mut fail = NO_FAILURE;
-            let at = lo + (i * SUB) as u64;
-            for (j, v) in vals.iter_mut().enumerate() {
-                let r = at + j as u64;
-                let shift = 2 * (j % 4);
-                if first_scan {
-                    bits[j / 4] &= !(3 << shift);
-                    let reached = targets
-                        .reached
-                        .as_ref()
-                        .is_none_or(|w| w[(r / 64) as usize] & (1 << (r % 64)) != 0);
-                    if !reached || r >= t.size {
-                        *v = STREAM_ILLEGAL;
-                        continue;
-                    }
-                } else if (bits[j / 4] >> shift) & 3 != STREAM_ONGOING | STREAM_INTERNAL
-                    || *v != STREAM_PENDING
-                    || r >= t.size
-                {
+    let first_scan = job.first_scan;
+    let piece = |vals: &mut [u8], bits: &mut [u8], at: u64| {
+        let mut out = Vec::new();
+        let mut fail = NO_FAILURE;
+        for (j, v) in vals.iter_mut().enumerate() {
+            let r = at + j as u64;
+            let shift = 2 * (j % 4);
+            if first_scan {
+                bits[j / 4] &= !(3 << shift);
+                let reached = targets
+                    .reached
+                    .as_ref()
+                    .is_none_or(|w| w[(r / 64) as usize] & (1 << (r % 64)) != 0);
+                if !reached || r >= t.size {
+                    *v = STREAM_ILLEGAL;
                     continue;
                 }
-                let (mut internal, mut later) = (false, false);
-                let moves = for_each_successor(&t.unrank(r), |s| {
-                    let target = t.locate(&s);
-                    let kind = t.kind(target.desc);
-                    let inside = kind == KIND_INTERNAL;
-                    let base = match kind {
-                        KIND_INTERNAL => buckets.own,
-                        KIND_EXTERNAL => buckets.deps[t.dep_of(target.desc)],
-                        _ => NO_BUCKET,
-                    };
-                    if base == NO_BUCKET {
-                        later = true;
-                        return true;
-                    }
-                    if first_scan && inside {
-                        internal = true;
-                    } else if first_scan != inside {
-                        let (_, index) = t.partition_rank(target);
-                        out.push([targets.key(base, index), r]);
-                    }
-                    false
-                });
-                if later {
-                    fail = fail.min(FAIL_LATER << 56 | r);
-                    continue;
-                }
-                if moves == 0 {
-                    if first_scan {
-                        *v = STREAM_LOST;
-                    } else {
-                        fail = fail.min(FAIL_NO_MOVES << 56 | r);
-                    }
-                    continue;
-                }
-                if first_scan {
-                    *v = STREAM_PENDING;
-                    let f = if internal {
-                        STREAM_ONGOING | STREAM_INTERNAL
-                    } else {
-                        STREAM_ONGOING
-                    };
-                    bits[j / 4] |= f << shift;
-                }
+            } else if (bits[j / 4] >> shift) & 3 != STREAM_ONGOING | STREAM_INTERNAL
+                || *v != STREAM_PENDING
+                || r >= t.size
+            {
+                continue;
             }
-            (out, fail)
-        })
-        .collect();
-    let fail = pieces.iter().map(|p| p.1).min().unwrap_or(NO_FAILURE);
-    if fail != NO_FAILURE {
-        return Err(contract_error(game, t, fail));
-    }
-    let pieces: Vec<Vec<[u64; 2]>> = pieces.into_iter().map(|p| p.0).collect();
-    Ok(ChunkDone {
-        chunk,
-        lo,
-        values: if without_values { Vec::new() } else { values },
-        flags,
-        requests: group_by_bucket(&pieces, targets.low_bits),
-        timing: ChunkTiming {
-            kernel_seconds: started.elapsed().as_secs_f64(),
-            ..ChunkTiming::default()
-        },
-    })
+            let (mut internal, mut later) = (false, false);
+            let moves = for_each_successor(&t.unrank(r), |s| {
+                let target = t.locate(&s);
+                let kind = t.kind(target.desc);
+                let inside = kind == KIND_INTERNAL;
+                let base = match kind {
+                    KIND_INTERNAL => buckets.own,
+                    KIND_EXTERNAL => buckets.deps[t.dep_of(target.desc)],
+                    _ => NO_BUCKET,
+                };
+                if base == NO_BUCKET {
+                    later = true;
+                    return true;
+                }
+                if first_scan && inside {
+                    internal = true;
+                } else if first_scan != inside {
+                    let (_, index) = t.partition_rank(target);
+                    out.push([targets.key(base, index), r]);
+                }
+                false
+            });
+            if later {
+                fail = fail.min(FAIL_LATER << 56 | r);
+                continue;
+            }
+            if moves == 0 {
+                if first_scan {
+                    *v = STREAM_LOST;
+                } else {
+                    fail = fail.min(FAIL_NO_MOVES << 56 | r);
+                }
+                continue;
+            }
+            if first_scan {
+                *v = STREAM_PENDING;
+                let f = if internal {
+                    STREAM_ONGOING | STREAM_INTERNAL
+                } else {
+                    STREAM_ONGOING
+                };
+                bits[j / 4] |= f << shift;
+            }
+        }
+        (out, fail)
+    };
+    expand_on_twin(targets, job, piece, |fail| contract_error(game, t, fail))
 }
 
 #[cfg(feature = "cuda")]

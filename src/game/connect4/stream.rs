@@ -16,22 +16,16 @@
 
 use super::twin::{Connect4SolveSpec, Connect4Tables, Kind};
 use crate::game::{
-    group_by_bucket, ChunkDone, ChunkJob, ChunkTiming, StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL,
+    expand_on_twin, ChunkDone, ChunkJob, StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL,
     STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
 };
 use crate::value::PartitionId;
 use crate::{Error, Result};
-use rayon::prelude::*;
-use std::time::Instant;
 
 /// Failure codes of `kernels/common.cuh` (`TB_FAIL_*`): the top byte of
 /// the failure word, the rank below it.
 const FAIL_LATER: u64 = 1;
 const FAIL_NO_MOVES: u64 = 2;
-
-/// Indices a thread of the twin expands at a time (a multiple of 4: flags
-/// are packed four to a byte).
-const SUB: usize = 4096;
 
 /// The game's name of ply `n` (as `Connect4::partition_name`).
 pub fn ply_name(n: u32) -> String {
@@ -67,99 +61,61 @@ pub fn expand_twin(
     spec: Connect4SolveSpec,
     tables: &Connect4Tables,
     targets: &StreamTargets,
-    mut job: ChunkJob,
+    job: ChunkJob,
 ) -> Result<ChunkDone> {
-    let started = Instant::now();
-    let without_values = job.flags_only();
-    job.fill_values();
-    let ChunkJob {
-        chunk,
-        lo,
-        first_scan,
-        mut values,
-        mut flags,
-    } = job;
-    if values.len().div_ceil(4) > flags.len() {
-        return Err(Error::NotAvailable(format!(
-            "chunk {chunk}: {} values but {} flag bytes; report this as a bug",
-            values.len(),
-            flags.len()
-        )));
-    }
+    let first_scan = job.first_scan;
     let n = spec.n;
     let size = tables.size(n);
     let base = next_base(spec, targets);
-    let pieces: Vec<(Vec<[u64; 2]>, u64)> = values
-        .par_chunks_mut(SUB)
-        .zip(flags.par_chunks_mut(SUB / 4))
-        .enumerate()
-        .map(|(i, (vals, bits))| {
-            let mut out = Vec::new();
-            let mut succ = Vec::new();
-            let mut fail = u64::MAX;
-            let at = lo + (i * SUB) as u64;
-            for (j, v) in vals.iter_mut().enumerate() {
-                let r = at + j as u64;
-                let shift = 2 * (j % 4);
-                if first_scan {
-                    bits[j / 4] &= !(3 << shift);
-                    let reached = targets
-                        .reached
-                        .as_ref()
-                        .is_none_or(|w| w[(r / 64) as usize] & (1 << (r % 64)) != 0);
-                    if !reached || r >= size {
-                        *v = STREAM_ILLEGAL;
-                        continue;
-                    }
-                    match tables.successors(n, r, &mut succ) {
-                        Kind::Illegal => *v = STREAM_ILLEGAL,
-                        Kind::Lost => *v = STREAM_LOST,
-                        Kind::Drawn => *v = STREAM_DRAWN,
-                        Kind::Ongoing => {
-                            *v = STREAM_PENDING;
-                            bits[j / 4] |= STREAM_ONGOING << shift;
-                            match base {
-                                Some(b) => out.extend(succ.iter().map(|&s| [targets.key(b, s), r])),
-                                None => fail = fail.min(FAIL_LATER << 56 | r),
-                            }
+    let piece = |vals: &mut [u8], bits: &mut [u8], at: u64| {
+        let mut out = Vec::new();
+        let mut succ = Vec::new();
+        let mut fail = u64::MAX;
+        for (j, v) in vals.iter_mut().enumerate() {
+            let r = at + j as u64;
+            let shift = 2 * (j % 4);
+            if first_scan {
+                bits[j / 4] &= !(3 << shift);
+                let reached = targets
+                    .reached
+                    .as_ref()
+                    .is_none_or(|w| w[(r / 64) as usize] & (1 << (r % 64)) != 0);
+                if !reached || r >= size {
+                    *v = STREAM_ILLEGAL;
+                    continue;
+                }
+                match tables.successors(n, r, &mut succ) {
+                    Kind::Illegal => *v = STREAM_ILLEGAL,
+                    Kind::Lost => *v = STREAM_LOST,
+                    Kind::Drawn => *v = STREAM_DRAWN,
+                    Kind::Ongoing => {
+                        *v = STREAM_PENDING;
+                        bits[j / 4] |= STREAM_ONGOING << shift;
+                        match base {
+                            Some(b) => out.extend(succ.iter().map(|&s| [targets.key(b, s), r])),
+                            None => fail = fail.min(FAIL_LATER << 56 | r),
                         }
                     }
-                } else if (bits[j / 4] >> shift) & 3 == STREAM_ONGOING | STREAM_INTERNAL
-                    && *v == STREAM_PENDING
-                    && r < size
-                    && tables.kind(n, r) != Kind::Illegal
-                {
-                    // No first scan of this game sets INTERNAL; where the
-                    // flags say so anyway, the moves (all out of the ply)
-                    // ask nothing, but still break the contract as the
-                    // game's rules would.
-                    if spec.next().is_none() {
-                        fail = fail.min(FAIL_NO_MOVES << 56 | r);
-                    } else if base.is_none() {
-                        fail = fail.min(FAIL_LATER << 56 | r);
-                    }
+                }
+            } else if (bits[j / 4] >> shift) & 3 == STREAM_ONGOING | STREAM_INTERNAL
+                && *v == STREAM_PENDING
+                && r < size
+                && tables.kind(n, r) != Kind::Illegal
+            {
+                // No first scan of this game sets INTERNAL; where the
+                // flags say so anyway, the moves (all out of the ply)
+                // ask nothing, but still break the contract as the
+                // game's rules would.
+                if spec.next().is_none() {
+                    fail = fail.min(FAIL_NO_MOVES << 56 | r);
+                } else if base.is_none() {
+                    fail = fail.min(FAIL_LATER << 56 | r);
                 }
             }
-            (out, fail)
-        })
-        .collect();
-    let fail = pieces.iter().map(|p| p.1).min().unwrap_or(u64::MAX);
-    if fail != u64::MAX {
-        return Err(contract_error(spec, fail));
-    }
-    let pieces: Vec<Vec<[u64; 2]>> = pieces.into_iter().map(|p| p.0).collect();
-    let requests = group_by_bucket(&pieces, targets.low_bits);
-    Ok(ChunkDone {
-        chunk,
-        lo,
-        values: if without_values { Vec::new() } else { values },
-        flags,
-        requests,
-        timing: ChunkTiming {
-            kernel_seconds: started.elapsed().as_secs_f64(),
-            ..ChunkTiming::default()
-        },
-    })
+        }
+        (out, fail)
+    };
+    expand_on_twin(targets, job, piece, |fail| contract_error(spec, fail))
 }
 
 #[cfg(feature = "cuda")]
