@@ -29,23 +29,8 @@ fn pieces(n: u32) -> Checkers {
 /// Targets of the partition at `slot` as a build lays them out: every
 /// partition up to it, in the build's order, its buckets in turn.
 fn targets(layout: &Layout, slot: usize, lookup_chunk: u64) -> StreamTargets {
-    let mut bucket_base = Vec::new();
-    let mut buckets = 0;
-    for q in 0..=slot {
-        bucket_base.push((layout.order()[q], buckets));
-        buckets += layout.size(q).div_ceil(lookup_chunk);
-    }
-    StreamTargets {
-        partition: layout.order()[slot],
-        bucket_base,
-        lookup_chunk,
-        low_bits: 64 - (lookup_chunk - 1).leading_zeros(),
-        reached: None,
-        max_chunk: 1 << 12,
-        max_expanding: 1 << 12,
-        buckets,
-        host_bytes: u64::MAX,
-    }
+    let order = (0..=slot).map(|q| (layout.order()[q], layout.size(q)));
+    StreamTargets::laid_out(order, layout.order()[slot], lookup_chunk, 1 << 12)
 }
 
 /// First-scan jobs over `lo..hi` of `chunk` indices, random input bytes.

@@ -33,28 +33,11 @@ fn board(width: u32, height: u32) -> Connect4 {
 /// Targets of ply `p` as a build lays them out: every partition solved
 /// before it and itself, each its buckets in turn, in solving order.
 fn targets(game: &Connect4, p: PartitionId, lookup_chunk: u64) -> StreamTargets {
-    let order = game.partitions();
-    let at = order.iter().position(|&q| q == p).expect("a partition");
-    let mut base = 0;
-    let bucket_base = order[..=at]
-        .iter()
-        .map(|&q| {
-            let b = base;
-            base += game.partition_size(q).div_ceil(lookup_chunk);
-            (q, b)
-        })
-        .collect();
-    StreamTargets {
-        partition: p,
-        bucket_base,
-        lookup_chunk,
-        low_bits: 64 - (lookup_chunk - 1).leading_zeros(),
-        reached: None,
-        max_chunk: 1 << 12,
-        max_expanding: 1 << 12,
-        buckets: base,
-        host_bytes: u64::MAX,
-    }
+    let order = game
+        .partitions()
+        .into_iter()
+        .map(|q| (q, game.partition_size(q)));
+    StreamTargets::laid_out(order, p, lookup_chunk, 1 << 12)
 }
 
 /// Ply `p` whole, in jobs of `chunk` indices, with random values and flags

@@ -28,15 +28,10 @@ fn mix(mut z: u64) -> u64 {
 /// to `p` in the game's order; random reached bits (about two in three) on
 /// placement layers.
 fn targets(game: &Morris, p: PartitionId, lookup_chunk: u64, max_chunk: u64) -> StreamTargets {
-    let mut bucket_base = Vec::new();
-    let mut buckets = 0;
-    for q in game.partitions() {
-        bucket_base.push((q, buckets));
-        buckets += game.partition_size(q).div_ceil(lookup_chunk);
-        if q == p {
-            break;
-        }
-    }
+    let order = game
+        .partitions()
+        .into_iter()
+        .map(|q| (q, game.partition_size(q)));
     let size = game.partition_size(p);
     let layer = matches!(game.forward(p), tbforge::game::Forward::Layer(_));
     let reached: Option<Arc<[u64]>> = layer.then(|| {
@@ -53,15 +48,8 @@ fn targets(game: &Morris, p: PartitionId, lookup_chunk: u64, max_chunk: u64) -> 
             .collect()
     });
     StreamTargets {
-        partition: p,
-        bucket_base,
-        lookup_chunk,
-        low_bits: 64 - (lookup_chunk - 1).leading_zeros(),
         reached,
-        max_chunk,
-        max_expanding: max_chunk,
-        buckets,
-        host_bytes: u64::MAX,
+        ..StreamTargets::laid_out(order, p, lookup_chunk, max_chunk)
     }
 }
 

@@ -68,6 +68,39 @@ impl StreamTargets {
             .map(|(_, b)| *b)
     }
 
+    /// Targets of `partition` laid out as a build lays them out: each
+    /// partition of `order` (with its indices) up to and including it gets
+    /// buckets of `lookup_chunk` indices in turn. No reached bits; chunks,
+    /// and positions that expand in one, of at most `max_chunk` indices; no
+    /// bound on page-locked memory.
+    pub fn laid_out(
+        order: impl IntoIterator<Item = (PartitionId, u64)>,
+        partition: PartitionId,
+        lookup_chunk: u64,
+        max_chunk: u64,
+    ) -> StreamTargets {
+        let mut bucket_base = Vec::new();
+        let mut buckets = 0;
+        for (q, size) in order {
+            bucket_base.push((q, buckets));
+            buckets += size.div_ceil(lookup_chunk);
+            if q == partition {
+                break;
+            }
+        }
+        StreamTargets {
+            partition,
+            bucket_base,
+            lookup_chunk,
+            low_bits: 64 - (lookup_chunk - 1).leading_zeros(),
+            reached: None,
+            max_chunk,
+            max_expanding: max_chunk,
+            buckets,
+            host_bytes: u64::MAX,
+        }
+    }
+
     /// The request key of index `rank` of the partition whose first bucket is `base`.
     pub fn key(&self, base: u64, rank: u64) -> u64 {
         ((base + rank / self.lookup_chunk) << self.low_bits) | (rank % self.lookup_chunk)

@@ -382,22 +382,10 @@ fn stream_targets(
     reached: Option<std::sync::Arc<[u64]>>,
     max_chunk: u64,
 ) -> StreamTargets {
-    let mut bucket_base = Vec::new();
-    let mut buckets = 0;
-    for (q, &p) in layout.order()[..=slot].iter().enumerate() {
-        bucket_base.push((p, buckets));
-        buckets += layout.size(q).div_ceil(lookup_chunk);
-    }
+    let order = (0..=slot).map(|q| (layout.order()[q], layout.size(q)));
     StreamTargets {
-        partition: layout.order()[slot],
-        bucket_base,
-        lookup_chunk,
-        low_bits: 64 - (lookup_chunk - 1).leading_zeros(),
         reached,
-        max_chunk,
-        max_expanding: max_chunk,
-        buckets,
-        host_bytes: u64::MAX,
+        ..StreamTargets::laid_out(order, layout.order()[slot], lookup_chunk, max_chunk)
     }
 }
 

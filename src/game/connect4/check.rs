@@ -827,27 +827,8 @@ fn stream_targets(
     let order: Vec<u32> = (spec.n..=(spec.n + 2).min(spec.cells())).rev().collect();
     let total: u64 = order.iter().map(|&n| tables.size(n)).sum();
     let lookup_chunk = (64 + mix(bump(seed)) % 4096).max(total >> 20);
-    let low_bits = 64 - (lookup_chunk - 1).leading_zeros();
-    let mut base = 0;
-    let bucket_base = order
-        .iter()
-        .map(|&n| {
-            let b = base;
-            base += tables.size(n).div_ceil(lookup_chunk);
-            (PartitionId(n), b)
-        })
-        .collect();
-    StreamTargets {
-        partition: PartitionId(spec.n),
-        bucket_base,
-        lookup_chunk,
-        low_bits,
-        reached: None,
-        max_chunk: STREAM_CHUNK,
-        max_expanding: STREAM_CHUNK,
-        buckets: base,
-        host_bytes: u64::MAX,
-    }
+    let order = order.iter().map(|&n| (PartitionId(n), tables.size(n)));
+    StreamTargets::laid_out(order, PartitionId(spec.n), lookup_chunk, STREAM_CHUNK)
 }
 
 /// A [`ChunkExpander`] over the twin of the streamed kernel: the device's

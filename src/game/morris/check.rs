@@ -1119,25 +1119,13 @@ fn stream_targets(
     reached: Option<std::sync::Arc<[u64]>>,
     max_chunk: u64,
 ) -> crate::game::StreamTargets {
-    let mut bucket_base = Vec::new();
-    let mut buckets = 0;
-    for q in game.partitions() {
-        bucket_base.push((q, buckets));
-        buckets += game.partition_size(q).div_ceil(lookup_chunk);
-        if q == p {
-            break;
-        }
-    }
+    let order = game
+        .partitions()
+        .into_iter()
+        .map(|q| (q, game.partition_size(q)));
     crate::game::StreamTargets {
-        partition: p,
-        bucket_base,
-        lookup_chunk,
-        low_bits: 64 - (lookup_chunk - 1).leading_zeros(),
         reached,
-        max_chunk,
-        max_expanding: max_chunk,
-        buckets,
-        host_bytes: u64::MAX,
+        ..crate::game::StreamTargets::laid_out(order, p, lookup_chunk, max_chunk)
     }
 }
 
