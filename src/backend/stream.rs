@@ -101,6 +101,14 @@ impl StreamTargets {
         }
     }
 
+    /// Whether index `r` is to be solved: reached, where only reached
+    /// indices are.
+    pub fn is_reached(&self, r: u64) -> bool {
+        self.reached
+            .as_ref()
+            .is_none_or(|w| w[(r / 64) as usize] & (1 << (r % 64)) != 0)
+    }
+
     /// The request key of index `rank` of the partition whose first bucket is `base`.
     pub fn key(&self, base: u64, rank: u64) -> u64 {
         ((base + rank / self.lookup_chunk) << self.low_bits) | (rank % self.lookup_chunk)

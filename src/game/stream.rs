@@ -37,30 +37,41 @@ pub fn expand_chunk_on_cpu<G: Game>(
     Ok(done)
 }
 
+/// `job` opened for expansion: given values where it came without (see
+/// [`ChunkJob::fill_values`]), with whether it came without them; an error
+/// where its flags do not cover its values.
+fn open_job(mut job: ChunkJob) -> Result<(ChunkJob, bool)> {
+    let without_values = job.flags_only();
+    job.fill_values();
+    if job.values.len().div_ceil(4) > job.flags.len() {
+        return Err(Error::NotAvailable(format!(
+            "chunk {}: {} values but {} flag bytes; report this as a bug",
+            job.chunk,
+            job.values.len(),
+            job.flags.len()
+        )));
+    }
+    Ok((job, without_values))
+}
+
 /// [`expand_chunk_on_cpu`]'s work, its requests left as each thread made
 /// them (not grouped, not in the [`ChunkDone`]).
 fn expand_in_pieces<G: Game>(
     game: &G,
     targets: &StreamTargets,
-    mut job: ChunkJob,
+    job: ChunkJob,
 ) -> Result<(ChunkDone, Vec<Vec<[u64; 2]>>)> {
     let started = Instant::now();
-    let without_values = job.flags_only();
-    job.fill_values();
-    let ChunkJob {
-        chunk,
-        lo,
-        first_scan,
-        mut values,
-        mut flags,
-    } = job;
-    if values.len().div_ceil(4) > flags.len() {
-        return Err(Error::NotAvailable(format!(
-            "chunk {chunk}: {} values but {} flag bytes; report this as a bug",
-            values.len(),
-            flags.len()
-        )));
-    }
+    let (
+        ChunkJob {
+            chunk,
+            lo,
+            first_scan,
+            mut values,
+            mut flags,
+        },
+        without_values,
+    ) = open_job(job)?;
     let kind = game.info().kind;
     let p = targets.partition;
     // Most successors stay in the partition: its base is looked up once,
@@ -102,11 +113,9 @@ fn expand_in_pieces<G: Game>(
                 let r = base + j as u64;
                 if first_scan {
                     bits[j / 4] &= !(3 << (2 * (j % 4)));
-                    if let Some(w) = &targets.reached {
-                        if w[(r / 64) as usize] & (1 << (r % 64)) == 0 {
-                            *v = STREAM_ILLEGAL;
-                            continue;
-                        }
+                    if !targets.is_reached(r) {
+                        *v = STREAM_ILLEGAL;
+                        continue;
                     }
                 } else if *v != STREAM_PENDING {
                     continue;
@@ -354,27 +363,21 @@ impl<G: Game> ChunkExpander for CpuExpander<'_, G> {
 /// device groups them. The twins differ only in `piece`.
 pub fn expand_on_twin(
     targets: &StreamTargets,
-    mut job: ChunkJob,
+    job: ChunkJob,
     piece: impl Fn(&mut [u8], &mut [u8], u64) -> (Vec<[u64; 2]>, u64) + Sync,
     contract: impl FnOnce(u64) -> Error,
 ) -> Result<ChunkDone> {
     let started = Instant::now();
-    let without_values = job.flags_only();
-    job.fill_values();
-    let ChunkJob {
-        chunk,
-        lo,
-        mut values,
-        mut flags,
-        ..
-    } = job;
-    if values.len().div_ceil(4) > flags.len() {
-        return Err(Error::NotAvailable(format!(
-            "chunk {chunk}: {} values but {} flag bytes; report this as a bug",
-            values.len(),
-            flags.len()
-        )));
-    }
+    let (
+        ChunkJob {
+            chunk,
+            lo,
+            mut values,
+            mut flags,
+            ..
+        },
+        without_values,
+    ) = open_job(job)?;
     let (pieces, failures): (Vec<Vec<[u64; 2]>>, Vec<u64>) = values
         .par_chunks_mut(SUB)
         .zip(flags.par_chunks_mut(SUB / 4))

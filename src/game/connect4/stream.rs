@@ -76,11 +76,7 @@ pub fn expand_twin(
             let shift = 2 * (j % 4);
             if first_scan {
                 bits[j / 4] &= !(3 << shift);
-                let reached = targets
-                    .reached
-                    .as_ref()
-                    .is_none_or(|w| w[(r / 64) as usize] & (1 << (r % 64)) != 0);
-                if !reached || r >= size {
+                if !targets.is_reached(r) || r >= size {
                     *v = STREAM_ILLEGAL;
                     continue;
                 }
