@@ -33,7 +33,7 @@
 //! hashing of four piece types, split by the most advanced men); the exact
 //! order of their index is not reproduced.
 
-use super::rules::{bits, turn, Position};
+use super::rules::{bits, leading_row, turn, Position};
 
 /// Most pieces a build may hold: prefix tables grow as `C(28, men)`.
 pub const MAX_PIECES: u32 = 8;
@@ -204,20 +204,13 @@ impl Slice {
 
     /// The slice `pos` lies in.
     pub fn of(pos: &Position) -> Slice {
-        let lead = |men: u32| {
-            if men == 0 {
-                0
-            } else {
-                ((31 - men.leading_zeros()) / 4) as u8
-            }
-        };
         Slice {
             men: [pos.men[0].count_ones() as u8, pos.men[1].count_ones() as u8],
             kings: [
                 pos.kings[0].count_ones() as u8,
                 pos.kings[1].count_ones() as u8,
             ],
-            lead: [lead(pos.men[0]), lead(turn(pos.men[1]))],
+            lead: [leading_row(pos.men[0]), leading_row(turn(pos.men[1]))],
         }
     }
 

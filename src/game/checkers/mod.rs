@@ -463,6 +463,15 @@ impl Game for Checkers {
         mv.capture
     }
 
+    /// Steps by the side that just moved which keep its leading man row
+    /// (`rules::each_unmove_within`): the external pipeline's passes then
+    /// expand only the positions one of them marks, and decide a pass's
+    /// wins by the marks alone.
+    fn predecessors_within(&self, pos: &Position, out: &mut Vec<Position>) -> bool {
+        rules::each_unmove_within(pos, |before| out.push(before));
+        true
+    }
+
     fn start(&self) -> Option<Position> {
         // Endgame databases: no single start position.
         None
@@ -548,6 +557,47 @@ mod tests {
         assert!(c.contains(&[0, 0, 0, 1]));
         assert!(c.contains(&[0, 1, 0, 1]));
         assert!(c.contains(&[0, 1, 0, 0]));
+    }
+
+    /// The predecessors within a partition are exactly the positions whose
+    /// legal moves reach it without leaving the partition: every move of
+    /// every position of pieces=3 against every listed predecessor, as
+    /// pairs of ranks.
+    #[test]
+    fn predecessors_within_are_exactly_the_moves_that_stay() {
+        let g = Checkers::with_pieces(3).unwrap();
+        let (mut out, mut before) = (Vec::new(), Vec::new());
+        let (mut pairs, mut lost_targets, mut man_steps) = (0usize, 0usize, 0usize);
+        for p in g.partitions() {
+            let mut forward = BTreeSet::new();
+            let mut backward = BTreeSet::new();
+            for r in 0..g.partition_size(p) {
+                let pos = g.unrank(p, Rank(r)).unwrap();
+                out.clear();
+                g.successors(&pos, &mut out);
+                for (mv, next) in &out {
+                    let (q, rq) = g.rank(next);
+                    if q == p {
+                        forward.insert((r, rq.0));
+                        man_steps += usize::from(pos.men[0] & 1 << mv.path()[0] != 0);
+                    }
+                }
+                before.clear();
+                assert!(g.predecessors_within(&pos, &mut before));
+                lost_targets += usize::from(!before.is_empty() && !pos.has_move());
+                for q in &before {
+                    let (qp, rq) = g.rank(q);
+                    assert_eq!(qp, p, "{} leaves the partition", g.partition_name(p));
+                    backward.insert((rq.0, r));
+                }
+            }
+            assert_eq!(forward, backward, "{}", g.partition_name(p));
+            pairs += forward.len();
+        }
+        assert!(
+            pairs > 100_000 && lost_targets > 100 && man_steps > 10_000,
+            "{pairs} moves, {lost_targets} lost positions reached, {man_steps} man steps"
+        );
     }
 
     /// Every move leads to the same partition or one solved before it.

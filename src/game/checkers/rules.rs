@@ -161,6 +161,81 @@ impl Position {
         }
         false
     }
+
+    /// Whether the side to move can capture (and so must: captures are
+    /// compulsory).
+    pub fn has_capture(&self) -> bool {
+        let empty = !self.occupied();
+        let opp = self.men[1] | self.kings[1];
+        [(2, self.men[0]), (4, self.kings[0])]
+            .into_iter()
+            .any(|(dirs, pieces)| {
+                bits(pieces).any(|s| {
+                    (0..dirs).any(|d| {
+                        let land = JUMP[s as usize][d];
+                        land != OFF
+                            && opp & (1 << STEP[s as usize][d]) != 0
+                            && empty & (1 << land) != 0
+                    })
+                })
+            })
+    }
+}
+
+/// The row of a side's most advanced man, from its own side (0 without
+/// men): with the material, what names a slice (`index::Slice`).
+#[inline]
+pub(crate) fn leading_row(men: u32) -> u8 {
+    if men == 0 {
+        0
+    } else {
+        ((31 - men.leading_zeros()) / 4) as u8
+    }
+}
+
+/// Calls `visit` with every position from which a legal move leads to `pos`
+/// inside `pos`'s partition: a king's step, or a man's step that keeps its
+/// side's leading man row, by the side that just moved (`pos`'s opponent).
+/// Captures and crownings change the material, and a man stepping past the
+/// leading row changes the slice, so no other move stays in the partition.
+/// A position that could capture instead is left out (captures are
+/// compulsory): the list is exact, as a pass that decides wins by its marks
+/// alone needs.
+pub fn each_unmove_within(pos: &Position, mut visit: impl FnMut(Position)) {
+    // The side that moved, before the board was turned for its opponent.
+    let (men, kings) = (turn(pos.men[1]), turn(pos.kings[1]));
+    let (opp_men, opp_kings) = (turn(pos.men[0]), turn(pos.kings[0]));
+    let empty = !(men | kings | opp_men | opp_kings);
+    let mut try_before = |men: u32, kings: u32| {
+        let before = Position {
+            men: [men, opp_men],
+            kings: [kings, opp_kings],
+            white_to_move: !pos.white_to_move,
+        };
+        if !before.has_capture() {
+            visit(before);
+        }
+    };
+    for t in bits(kings) {
+        for &s in &STEP[t as usize] {
+            if s != OFF && empty & (1 << s) != 0 {
+                try_before(men, kings & !(1 << t) | 1 << s);
+            }
+        }
+    }
+    let lead = leading_row(men);
+    for t in bits(men) {
+        // A man came from behind: the backward directions.
+        for &s in &STEP[t as usize][2..] {
+            if s == OFF || empty & (1 << s) == 0 {
+                continue;
+            }
+            let before = men & !(1 << t) | 1 << s;
+            if leading_row(before) == lead {
+                try_before(before, kings);
+            }
+        }
+    }
 }
 
 /// Appends every legal move of the side to move and the position after it.
