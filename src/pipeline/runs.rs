@@ -897,6 +897,11 @@ pub fn sync_runs(disks: &ScratchDisks, kind: &str, index: &RunIndex) -> Result<(
 /// Cuts the run files of `kind` back to `sizes` and removes the others; a
 /// file shorter than its recorded size is damage, reported as such.
 fn cut_runs_back(disks: &ScratchDisks, kind: &str, sizes: &BTreeMap<u64, u64>) -> Result<()> {
+    if sizes.is_empty() {
+        // A new writer's case, every pass's: the files go, as between passes.
+        return disks.clear_runs(Some(kind));
+    }
+    disks.forget_run_files();
     let prefix = format!("{kind}-");
     for dir in disks.dirs() {
         let entries =
