@@ -391,6 +391,17 @@ impl CudaDevice {
         if self.has_room(need)? {
             return Ok(());
         }
+        let cap = *self.cap.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((free_then, limit)) = cap {
+            // Under a limit the margin is the device's own, and the amounts
+            // may be a few kilobytes: bytes, and what this process took.
+            return Err(Error::Cuda(format!(
+                "{what} needs {need} bytes of device memory and {} are free under --gpu-mem-limit {limit} on {} (this process took {} bytes since the limit was set); {fix}",
+                self.free_memory()?,
+                self.name(),
+                free_then.saturating_sub(self.device_free()?)
+            )));
+        }
         Err(Error::Cuda(format!(
             "{what} needs {:.2} GB of device memory and {:.2} GB are free on {}; {fix}",
             need.saturating_add(ROOM_MARGIN) as f64 / 1e9,

@@ -712,6 +712,22 @@ impl<G: Game> Solver<'_, G> {
         body: impl FnOnce(&mut dyn FnMut() -> Result<Option<(u64, T)>>) -> Result<R>,
     ) -> Result<R> {
         let n = self.chunk_count();
+        if n.saturating_sub(first) <= 1 {
+            // One chunk: no work to overlap its load with, so no thread
+            // (one per step cost a small partition's passes its start and
+            // stack each time: 6,066 threads for the 5,831 passes of 201
+            // small partitions).
+            let mut c = first;
+            let mut next = || -> Result<Option<(u64, T)>> {
+                if c >= n {
+                    return Ok(None);
+                }
+                let loaded = self.stats.profile.time(Part::WaitChunkRead, || load(c))?;
+                c += 1;
+                Ok(Some((c - 1, loaded)))
+            };
+            return body(&mut next);
+        }
         std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Result<T>>(1);
             let load = &load;
