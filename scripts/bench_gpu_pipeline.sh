@@ -22,6 +22,9 @@
 # cores; the GPU build's bytes equal the CPU's in scripts/gpu_checkers.sh); BUILD_TIMEOUT (default 240 s) caps each build; a build that runs out is
 # reported, not compared. KILLS (default 4, 0: none) caps the kills of part 3, made under --gpu-mem-limit W/KILL_AT (default 64: checkers through 4 pieces has W = 2.2 MB, and W/64 is below the stager's least buffers, a one-line refusal). COMBOS (default "8:1 8:3 64:1 64:3") picks the streamed builds (W/8 over 1
 # disk, ...); NO_CPU_EXTERNAL=1 leaves out the CPU's external build.
+# CARD_ALONE (default 8, 0: none) adds a build under --gpu-mem-limit
+# W/CARD_ALONE without --mem-limit, whose small partitions are solved in
+# memory on the device beside the streamed ones: byte-identical too.
 # CGROUP_MB (default 0: none) runs the streamed builds in a memory cgroup of
 # that many MiB, process and page cache together (scripts/cgroup.sh), so that
 # the page cache cannot hold their scratch files and the disk carries them, as
@@ -103,12 +106,12 @@ print(f"| {label} | {wall:.1f} | {pipe:.1f} | {len(passes)} | {rd/1e9:.2f} | {wr
       f"{sio.get('read_bytes', 0)/1e9:.2f} / {sio.get('write_bytes', 0)/1e9:.2f} | "
       f"{disk:.1f} | {pipe/disk if disk else 0:.2f} | {raw_disk/max(pipe,1e-9):.2f} | {100*d('kernel_seconds')/max(pipe,1e-9):.1f}% | "
       f"{sum(part['index_size'] * len(part.get('pipeline_passes', [])) for part in log['partitions'])/max(pipe,1e-9)/1e6:.0f} | "
-      f"{cand_passes} / {cand/1e6:.1f} / {s('candidate_seconds'):.1f} | {', '.join(exp)} |")
+      f"{cand_passes} / {cand/1e6:.1f} / {s('candidate_seconds'):.1f} | {(log.get('peak_rss') or 0)/2**20:.0f} | {', '.join(exp)} |")
 EOF
 }
 
-HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | scratch B/request (32 raw) | h2d GB / s | d2h GB / s | kernel s | jobs / host staging s | waits: reads / device / flushers / runs / write-back / marking s | storage read / written GB | disk time s | pipeline / disk | effective rate / disk rate | kernel busy | M index-passes/s | passes over candidates / candidates M / marking s | expander |
-| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |"
+HEADER="| build | wall s | pipeline s | passes | read GB | written GB | requests M | scratch B/request (32 raw) | h2d GB / s | d2h GB / s | kernel s | jobs / host staging s | waits: reads / device / flushers / runs / write-back / marking s | storage read / written GB | disk time s | pipeline / disk | effective rate / disk rate | kernel busy | M index-passes/s | passes over candidates / candidates M / marking s | peak RSS MiB | expander |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |"
 
 one_game() { # GAME ARGS...: every build gets both
   local name=$1
@@ -161,6 +164,19 @@ $(timeline "$dir" "GPU W/$f $n disk(s)" "$t")"
     echo "CPU external, --mem-limit $MEM: $t s, $verdict" | tee -a "$SUMMARY"
     [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
 $(timeline "$base-ext" "CPU external" "$t")"
+  fi
+  # The card limit alone (no --mem-limit): partitions whose kernel solve
+  # fits W/CARD_ALONE are solved in memory on the device, the others
+  # streamed, in one build (kernel code loaded on the way must not count
+  # against the limit).
+  if [ "${CARD_ALONE:-8}" != 0 ]; then
+    local dir="$base-card"
+    local t=$(build "$dir" "$@" --backend cuda --gpu-mem-limit $((W / ${CARD_ALONE:-8})) --disk "$dir.d1")
+    local verdict="not compared"
+    [[ $t =~ ^[0-9.]+$ ]] && verdict=$(same "$ref" "$dir")
+    echo "--gpu-mem-limit W/${CARD_ALONE:-8} alone (in-memory and streamed partitions): $t s, $verdict" | tee -a "$SUMMARY"
+    [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
+$(timeline "$dir" "GPU W/${CARD_ALONE:-8}, no --mem-limit" "$t")"
   fi
   echo "$rows" | tee -a "$SUMMARY"
   # Where each streamed build's time went (seconds summed over its threads).

@@ -136,6 +136,8 @@ pub struct CudaDevice {
     stream: Arc<CudaStream>,
     name: String,
     capability: (u32, u32),
+    /// The driver's CUDA version, as 1000 * major + 10 * minor.
+    driver_version: i32,
     sms: u32,
     /// Two pinned buffers of [`STAGING_CHUNK`] bytes for [`Self::upload`]
     /// and [`Self::download`], allocated on first use and kept: pinning
@@ -278,11 +280,18 @@ impl CudaDevice {
             .map_err(cuda_err("reading the multiprocessor count"))?;
         let stream = ctx.default_stream();
         let pool = keep_freed_memory(&ctx)?;
+        let mut driver_version = 0;
+        // SAFETY: FFI writing one int through a valid pointer; the driver
+        // was initialised by the context above.
+        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) }
+            .result()
+            .map_err(cuda_err("reading the driver's version"))?;
         Ok(CudaDevice {
             ctx,
             stream,
             name,
             capability: (major as u32, minor as u32),
+            driver_version,
             sms: sms as u32,
             staging: std::sync::Mutex::new(None),
             peers: Default::default(),
@@ -468,9 +477,28 @@ impl CudaDevice {
         if let Some((_, module)) = loaded.iter().find(|(k, _)| *k == key) {
             return Ok(module.clone());
         }
-        let module = self.compile_and_load(name, source, tables)?;
+        let module = self.loading_code(|| self.compile_and_load(name, source, tables))?;
         loaded.push((key, module.clone()));
         Ok(module)
+    }
+
+    /// Runs `load`, which loads kernel code, so that the device memory the
+    /// code takes does not count against `--gpu-mem-limit`: a card of the
+    /// limit's size holds its code beside its free memory, and a build that
+    /// loaded a kernel late (the driver loads each function's code at its
+    /// first launch unless [`CudaDevice::function`] forced it) found 2 MiB
+    /// of it charged to a limit of a few hundred kilobytes.
+    fn loading_code<T>(&self, load: impl FnOnce() -> Result<T>) -> Result<T> {
+        if self.cap.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+            return load();
+        }
+        let before = self.device_free()?;
+        let loaded = load()?;
+        let taken = before.saturating_sub(self.device_free()?);
+        if let Some((free_then, _)) = self.cap.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            *free_then = free_then.saturating_sub(taken);
+        }
+        Ok(loaded)
     }
 
     fn compile_and_load(
@@ -494,10 +522,24 @@ impl CudaDevice {
     }
 
     /// Entry point `entry` of a loaded module.
+    /// The function's code is loaded now, not at its first launch (where
+    /// the driver supports `cuFuncLoad`, 12.4 on), so that what it takes is
+    /// known before a build sizes its work to the device.
     pub fn function(&self, module: &Arc<CudaModule>, entry: &str) -> Result<CudaFunction> {
-        module
+        let function = module
             .load_function(entry)
-            .map_err(cuda_err(&format!("loading kernel {entry}")))
+            .map_err(cuda_err(&format!("loading kernel {entry}")))?;
+        if self.driver_version >= 12040 {
+            self.loading_code(|| {
+                // SAFETY: FFI on a function handle of a module this context
+                // loaded and `function` keeps alive; the driver (12.4 or
+                // later, checked above) exports the symbol.
+                unsafe { cudarc::driver::sys::cuFuncLoad(function.cu_function()) }
+                    .result()
+                    .map_err(cuda_err(&format!("loading the code of kernel {entry}")))
+            })?;
+        }
+        Ok(function)
     }
 
     /// the device at once, capped by the work.

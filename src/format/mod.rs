@@ -5,6 +5,7 @@
 #![doc = include_str!("FORMAT.md")]
 
 mod atomic;
+pub(crate) use atomic::write_atomic_with;
 mod file;
 mod info;
 mod manifest;

@@ -25,4 +25,4 @@ pub use external::{
     solve_partition_streamed, StreamDevice,
 };
 pub use plan::{ExternalPlan, DEFAULT_CHECKPOINT_EVERY};
-pub use stats::{peak_rss, resident_bytes, IoStats, PassRecord, StorageIo};
+pub use stats::{peak_rss, resident_bytes, IoStats, PassRecord, PassTimeline, StorageIo};

@@ -14,7 +14,8 @@ pub struct IoStats {
     busy_nanos: AtomicU64,
     /// Shared with the run writers' flusher threads.
     pub(crate) profile: Arc<Profile>,
-    /// The timeline of the passes since [`IoStats::take_passes`].
+    /// The timeline of the passes since [`IoStats::take_passes`], where
+    /// no journal holds them.
     passes: std::sync::Mutex<Vec<PassRecord>>,
     /// Where each pass is also appended as it ends (see
     /// [`IoStats::journal_passes_to`]).
@@ -26,6 +27,104 @@ pub struct IoStats {
 struct Journal {
     path: std::path::PathBuf,
     file: std::fs::File,
+    /// The file's length: where the next line goes.
+    end: u64,
+    /// Where the passes since [`IoStats::take_passes`] begin, and how many.
+    since: u64,
+    count: usize,
+}
+
+/// A partition's passes, in order: held in memory, or a stretch of the
+/// pass journal that is read back, a line at a time, when the build log
+/// is written. A build of many small partitions makes hundreds of
+/// thousands of passes, and holding their records took a hundred
+/// megabytes beside a `--mem-limit` of twenty.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PassTimeline(Timeline);
+
+#[derive(Clone, Debug, PartialEq)]
+enum Timeline {
+    Held(Vec<PassRecord>),
+    Journaled {
+        path: std::path::PathBuf,
+        start: u64,
+        end: u64,
+        count: usize,
+    },
+}
+
+impl Default for Timeline {
+    fn default() -> Timeline {
+        Timeline::Held(Vec::new())
+    }
+}
+
+impl PassTimeline {
+    /// How many passes.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Timeline::Held(passes) => passes.len(),
+            Timeline::Journaled { count, .. } => *count,
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl From<Vec<PassRecord>> for PassTimeline {
+    fn from(passes: Vec<PassRecord>) -> PassTimeline {
+        PassTimeline(Timeline::Held(passes))
+    }
+}
+
+impl serde::Serialize for PassTimeline {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let (path, start, end, count) = match &self.0 {
+            Timeline::Held(passes) => return passes.serialize(serializer),
+            Timeline::Journaled {
+                path,
+                start,
+                end,
+                count,
+            } => (path, *start, *end, *count),
+        };
+        let failed = |what: &str, e: &dyn std::fmt::Display| {
+            S::Error::custom(format!("{what} the pass journal {}: {e}", path.display()))
+        };
+        let mut file = std::fs::File::open(path).map_err(|e| failed("opening", &e))?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(start))
+            .map_err(|e| failed("reading", &e))?;
+        let lines = std::io::BufRead::lines(std::io::BufReader::new(std::io::Read::take(
+            file,
+            end - start,
+        )));
+        let mut seq = serializer.serialize_seq(Some(count))?;
+        let mut seen = 0;
+        for line in lines {
+            let line = line.map_err(|e| failed("reading", &e))?;
+            let pass: PassRecord =
+                serde_json::from_str(&line).map_err(|e| failed("a corrupt line in", &e))?;
+            seq.serialize_element(&pass)?;
+            seen += 1;
+        }
+        if seen != count {
+            return Err(failed(
+                "reading",
+                &format!("{seen} passes where {count} were written"),
+            ));
+        }
+        seq.end()
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for PassTimeline {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<PassRecord>::deserialize(deserializer).map(PassTimeline::from)
+    }
 }
 
 /// A line of the pass journal: the pass and its partition.
@@ -407,9 +506,16 @@ impl IoStats {
             .append(true)
             .open(path)
             .map_err(|e| crate::Error::io("opening the pass journal", path, e))?;
+        let end = file
+            .metadata()
+            .map_err(|e| crate::Error::io("opening the pass journal", path, e))?
+            .len();
         *self.journal.lock().unwrap_or_else(|e| e.into_inner()) = Some(Journal {
             path: path.to_path_buf(),
             file,
+            end,
+            since: end,
+            count: 0,
         });
         Ok(())
     }
@@ -426,6 +532,9 @@ impl IoStats {
             // One write a line: an interrupted build leaves whole lines.
             std::io::Write::write_all(&mut journal.file, &line)
                 .map_err(|e| crate::Error::io("appending to the pass journal", &journal.path, e))?;
+            journal.end += line.len() as u64;
+            journal.count += 1;
+            return Ok(());
         }
         self.passes
             .lock()
@@ -435,9 +544,21 @@ impl IoStats {
     }
 
     /// The passes recorded since the last call (one partition's, when
-    /// called after each).
-    pub fn take_passes(&self) -> Vec<PassRecord> {
-        std::mem::take(&mut *self.passes.lock().unwrap_or_else(|e| e.into_inner()))
+    /// called after each): where they were journaled, their lines there,
+    /// which must stay until the build log is written.
+    pub fn take_passes(&self) -> PassTimeline {
+        if let Some(journal) = &mut *self.journal.lock().unwrap_or_else(|e| e.into_inner()) {
+            let taken = Timeline::Journaled {
+                path: journal.path.clone(),
+                start: journal.since,
+                end: journal.end,
+                count: journal.count,
+            };
+            journal.since = journal.end;
+            journal.count = 0;
+            return PassTimeline(taken);
+        }
+        std::mem::take(&mut *self.passes.lock().unwrap_or_else(|e| e.into_inner())).into()
     }
 
     /// Counts time spent in the pipeline.
@@ -506,4 +627,70 @@ fn status_bytes(field: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pass(n: u32) -> PassRecord {
+        PassRecord {
+            pass: n,
+            expander: format!("cpu {n}"),
+            seconds: 0.1 * f64::from(n) + 1e-9,
+            requests: 1000 + u64::from(n),
+            ..PassRecord::default()
+        }
+    }
+
+    #[test]
+    fn journaled_passes_read_back_as_recorded_and_are_not_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        // An interrupted run's lines stay out of this run's timelines.
+        std::fs::write(&path, b"{\"partition\":\"old\",\"pass\":7}\n").unwrap();
+        let stats = IoStats::default();
+        stats.journal_passes_to(&path).unwrap();
+        for n in 0..3 {
+            stats.record_pass("a", pass(n)).unwrap();
+        }
+        let a = stats.take_passes();
+        let none = stats.take_passes();
+        stats.record_pass("b", pass(3)).unwrap();
+        let b = stats.take_passes();
+        assert!(
+            stats.passes.lock().unwrap().is_empty(),
+            "journaled passes are not held"
+        );
+        assert_eq!((a.len(), none.len(), b.len()), (3, 0, 1));
+        let json = |t: &PassTimeline| serde_json::to_value(t).unwrap();
+        let held = |r: std::ops::Range<u32>| json(&r.map(pass).collect::<Vec<_>>().into());
+        assert_eq!(json(&a), held(0..3));
+        assert_eq!(json(&b), held(3..4));
+        assert_eq!(json(&none), held(0..0));
+        // Read back through Deserialize, as `tbforge bench stages` does.
+        let back: PassTimeline = serde_json::from_value(json(&a)).unwrap();
+        assert_eq!(json(&back), held(0..3));
+
+        // A journal cut short or damaged is an error, not a panic.
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, &text[..text.len() - 20]).unwrap();
+        let err = serde_json::to_string(&b).unwrap_err().to_string();
+        assert!(err.contains("pass journal"), "{err}");
+        std::fs::remove_file(&path).unwrap();
+        let err = serde_json::to_string(&a).unwrap_err().to_string();
+        assert!(err.contains("opening the pass journal"), "{err}");
+    }
+
+    #[test]
+    fn passes_are_held_without_a_journal() {
+        let stats = IoStats::default();
+        stats.record_pass("a", pass(1)).unwrap();
+        let a = stats.take_passes();
+        assert_eq!(
+            serde_json::to_value(&a).unwrap(),
+            serde_json::to_value(vec![pass(1)]).unwrap()
+        );
+        assert!(stats.take_passes().is_empty());
+    }
 }

@@ -1217,12 +1217,15 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         communication: team.stats().read().since(&comm_started),
     };
     if leader {
-        let log = out.join(BUILD_LOG);
-        std::fs::write(
-            &log,
-            serde_json::to_vec_pretty(&report).expect("report serialises"),
-        )
-        .map_err(|e| Error::io("writing build log", &log, e))?;
+        // Written as it serialises: the passes come from the pass journal a
+        // line at a time, never all in memory.
+        crate::format::write_atomic_with(&out.join(BUILD_LOG), |file, tmp| -> Result<()> {
+            let mut writer = std::io::BufWriter::new(file);
+            serde_json::to_writer_pretty(&mut writer, &report)
+                .map_err(std::io::Error::from)
+                .and_then(|()| std::io::Write::flush(&mut writer))
+                .map_err(|e| Error::io("writing build log", tmp, e))
+        })?;
         remove_pass_journal(out)?;
         // Last: until the state goes, a kill leaves a build that --resume
         // finishes (and cleans), never one that looks finished with the

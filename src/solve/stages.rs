@@ -98,8 +98,11 @@ pub struct StageWork {
     /// The pipeline's passes over it (external partitions), in order: the
     /// streamed path's timeline. A resumed partition lists the passes of
     /// the run that finished it.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub pipeline_passes: Vec<crate::pipeline::PassRecord>,
+    #[serde(
+        default,
+        skip_serializing_if = "crate::pipeline::PassTimeline::is_empty"
+    )]
+    pub pipeline_passes: crate::pipeline::PassTimeline,
 }
 
 impl PartitionStage {
