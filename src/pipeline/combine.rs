@@ -250,6 +250,11 @@ pub(super) struct WriteBack<'scope, 'env> {
     writer: Option<Writer<'scope>>,
     /// The next pass's marking of a chunk before, in flight.
     marking: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
+    /// Whether writes run on the step's thread: a step over one chunk has
+    /// no next chunk to overlap them with, and a thread a step cost the
+    /// small partitions' passes a start each (7,360 threads for the 5,831
+    /// passes of checkers through 3 pieces).
+    inline: bool,
 }
 
 /// A piece of a chunk's values for one file's thread to write: the
@@ -346,6 +351,16 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
             profile,
             writer: None,
             marking: None,
+            inline: false,
+        }
+    }
+
+    /// Writes run on the calling thread, each done when [`Self::start`]
+    /// returns.
+    fn inline(self) -> Self {
+        WriteBack {
+            inline: true,
+            ..self
         }
     }
 
@@ -413,6 +428,14 @@ impl<'scope, 'env> WriteBack<'scope, 'env> {
     ) -> Result<()> {
         self.settle()?;
         let ranges = stretches.unwrap_or_else(|| vec![(0, values.len())]);
+        if self.inline {
+            let written = ranges.iter().try_for_each(|&(start, end)| {
+                self.write
+                    .write_values(lo + start as u64, &values[start..end])
+            });
+            self.spare.keep(values);
+            return written;
+        }
         let pieces = self.write.by_file(lo, &ranges);
         let mut writer = self.writer.take().unwrap_or_default();
         while writer.lanes.len() < pieces.len() {
@@ -1427,6 +1450,9 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<R> {
         std::thread::scope(|scope| {
             let mut back = WriteBack::new(scope, self, &self.spare, &self.stats.profile);
+            if self.chunk_count() <= 1 {
+                back = back.inline();
+            }
             let out = body(&mut back);
             // The marks are whole before the step ends, even where it
             // failed (a marking borrows what the step's caller frees).
@@ -1692,6 +1718,49 @@ mod tests {
                 .iter()
                 .all(|&b| b == 3));
             let failed = back.start(vec![5u8; 1000], 0, None).unwrap_err();
+            assert!(failed.to_string().contains("scratch disk gone"), "{failed}");
+            back.settle().unwrap();
+        });
+    }
+
+    /// A step over one chunk writes on its own thread: done when the start
+    /// returns, the buffer kept, a failed write reported by that start.
+    #[test]
+    fn inline_write_back_is_done_when_it_returns() {
+        use std::sync::Mutex;
+        let file = Mutex::new(vec![0u8; 4000]);
+        let caller = std::thread::current().id();
+        let write = |offset: u64, bytes: &[u8]| -> Result<()> {
+            assert_eq!(
+                std::thread::current().id(),
+                caller,
+                "written on another thread"
+            );
+            if offset >= 3000 {
+                return Err(Error::NotAvailable("scratch disk gone".into()));
+            }
+            let at = offset as usize;
+            file.lock().unwrap()[at..at + bytes.len()].copy_from_slice(bytes);
+            Ok(())
+        };
+        let spare = SpareBuffers::new(1 << 30);
+        let profile = Profile::default();
+        std::thread::scope(|scope| {
+            let mut back = WriteBack::new(scope, &write, &spare, &profile).inline();
+            back.start(vec![9u8; 100_000], 100, Some(vec![(0, 10), (500, 520)]))
+                .unwrap();
+            {
+                let f = file.lock().unwrap();
+                assert!(f[100..110].iter().all(|&b| b == 9));
+                assert!(f[110..600].iter().all(|&b| b == 0));
+                assert!(f[600..620].iter().all(|&b| b == 9));
+                assert!(f[620..].iter().all(|&b| b == 0));
+            }
+            assert!(spare
+                .take(100_000, Fill::Overwritten)
+                .iter()
+                .all(|&b| b == 9));
+            let failed = back.start(vec![1u8; 100], 3000, None).unwrap_err();
             assert!(failed.to_string().contains("scratch disk gone"), "{failed}");
             back.settle().unwrap();
         });
