@@ -136,8 +136,6 @@ pub struct CudaDevice {
     stream: Arc<CudaStream>,
     name: String,
     capability: (u32, u32),
-    /// The driver's CUDA version, as 1000 * major + 10 * minor.
-    driver_version: i32,
     sms: u32,
     /// Two pinned buffers of [`STAGING_CHUNK`] bytes for [`Self::upload`]
     /// and [`Self::download`], allocated on first use and kept: pinning
@@ -147,10 +145,9 @@ pub struct CudaDevice {
     /// this one to theirs), with whether that access is direct: opening a
     /// memory pool again each partition cost milliseconds.
     peers: std::sync::Mutex<std::collections::HashMap<u64, bool>>,
-    /// `--gpu-mem-limit`: the device free memory when the limit was set and
-    /// the limit, so that this process sees the device as a card of that
-    /// size (what it allocated since counts against the limit).
-    cap: std::sync::Mutex<Option<(u64, u64)>>,
+    /// `--gpu-mem-limit`, so that this process sees the device as a card
+    /// of that size: what it allocated since counts against the limit.
+    cap: std::sync::Mutex<Option<Cap>>,
     /// The memory pool cudarc allocates from, keeping what is freed.
     pool: Option<Pool>,
     /// Modules loaded so far, by what made them: a game's in-memory kernels
@@ -227,6 +224,17 @@ fn keep_freed_memory(ctx: &CudaContext) -> Result<Option<Pool>> {
     Ok(Some(Pool(pool)))
 }
 
+/// `--gpu-mem-limit` as [`CudaDevice::limit_memory`] set it.
+#[derive(Clone, Copy, Debug)]
+struct Cap {
+    limit: u64,
+    /// The device's free memory then (what the limit counts from without a
+    /// memory pool).
+    free_then: u64,
+    /// The memory pool's allocations in use then.
+    used_then: u64,
+}
+
 /// Device memory a solve leaves free beside its own buffers: the driver's
 /// and the loaded modules' needs while it runs.
 pub const ROOM_MARGIN: u64 = 256 << 20;
@@ -280,18 +288,11 @@ impl CudaDevice {
             .map_err(cuda_err("reading the multiprocessor count"))?;
         let stream = ctx.default_stream();
         let pool = keep_freed_memory(&ctx)?;
-        let mut driver_version = 0;
-        // SAFETY: FFI writing one int through a valid pointer; the driver
-        // was initialised by the context above.
-        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) }
-            .result()
-            .map_err(cuda_err("reading the driver's version"))?;
         Ok(CudaDevice {
             ctx,
             stream,
             name,
             capability: (major as u32, minor as u32),
-            driver_version,
             sms: sms as u32,
             staging: std::sync::Mutex::new(None),
             peers: Default::default(),
@@ -318,10 +319,22 @@ impl CudaDevice {
         let free = self.device_free()?;
         let cap = *self.cap.lock().unwrap_or_else(|e| e.into_inner());
         Ok(match cap {
-            Some((free_then, limit)) => {
-                free.min(limit.saturating_sub(free_then.saturating_sub(free)))
-            }
+            Some(cap) => free.min(cap.limit.saturating_sub(self.taken_since(cap)?)),
             None => free,
+        })
+    }
+
+    /// Device memory this process allocated since `cap` was set: what its
+    /// memory pool hands out (every allocation of cudarc's streams), so
+    /// that the driver's own reservations (kernel code it loads at a
+    /// kernel's first launch, local memory it grows for a kernel's stack:
+    /// 2 MiB that a build under a 275 KB limit was charged) do not count,
+    /// as a card of the limit's size holds them beside its free memory.
+    /// Without a pool, the fall in free memory.
+    fn taken_since(&self, cap: Cap) -> Result<u64> {
+        Ok(match self.pool_used()? {
+            Some(used) => used.saturating_sub(cap.used_then),
+            None => cap.free_then.saturating_sub(self.device_free()?),
         })
     }
 
@@ -358,8 +371,22 @@ impl CudaDevice {
 
     /// Bytes the memory pool holds beyond its allocations in use.
     fn pool_kept(&self) -> Result<u64> {
-        let Some(pool) = self.pool else {
+        let Some((reserved, used)) = self.pool_sizes()? else {
             return Ok(0);
+        };
+        Ok(reserved.saturating_sub(used))
+    }
+
+    /// Bytes of the memory pool's allocations in use (`None`: no pool).
+    fn pool_used(&self) -> Result<Option<u64>> {
+        Ok(self.pool_sizes()?.map(|(_, used)| used))
+    }
+
+    /// The memory pool's reserved bytes and the bytes of its allocations
+    /// in use.
+    fn pool_sizes(&self) -> Result<Option<(u64, u64)>> {
+        let Some(pool) = self.pool else {
+            return Ok(None);
         };
         use cudarc::driver::sys::CUmemPool_attribute as A;
         let read = |attr| -> Result<u64> {
@@ -379,7 +406,7 @@ impl CudaDevice {
         };
         let reserved = read(A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
         let used = read(A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
-        Ok(reserved.saturating_sub(used))
+        Ok(Some((reserved, used)))
     }
 
     /// Makes every kernel of this process see the device as a card with
@@ -388,8 +415,12 @@ impl CudaDevice {
     /// room checks built on it. A larger device then builds as the smaller
     /// card would, which is how a workstation card is measured on an H200.
     pub fn limit_memory(&self, limit: u64) -> Result<()> {
-        let free = self.device_free()?;
-        *self.cap.lock().unwrap_or_else(|e| e.into_inner()) = Some((free, limit));
+        let cap = Cap {
+            limit,
+            free_then: self.device_free()?,
+            used_then: self.pool_used()?.unwrap_or(0),
+        };
+        *self.cap.lock().unwrap_or_else(|e| e.into_inner()) = Some(cap);
         Ok(())
     }
 
@@ -401,14 +432,15 @@ impl CudaDevice {
             return Ok(());
         }
         let cap = *self.cap.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((free_then, limit)) = cap {
+        if let Some(cap) = cap {
             // Under a limit the margin is the device's own, and the amounts
             // may be a few kilobytes: bytes, and what this process took.
             return Err(Error::Cuda(format!(
-                "{what} needs {need} bytes of device memory and {} are free under --gpu-mem-limit {limit} on {} (this process took {} bytes since the limit was set); {fix}",
+                "{what} needs {need} bytes of device memory and {} are free under --gpu-mem-limit {} on {} (this process allocated {} bytes since the limit was set); {fix}",
                 self.free_memory()?,
+                cap.limit,
                 self.name(),
-                free_then.saturating_sub(self.device_free()?)
+                self.taken_since(cap)?
             )));
         }
         Err(Error::Cuda(format!(
@@ -477,28 +509,9 @@ impl CudaDevice {
         if let Some((_, module)) = loaded.iter().find(|(k, _)| *k == key) {
             return Ok(module.clone());
         }
-        let module = self.loading_code(|| self.compile_and_load(name, source, tables))?;
+        let module = self.compile_and_load(name, source, tables)?;
         loaded.push((key, module.clone()));
         Ok(module)
-    }
-
-    /// Runs `load`, which loads kernel code, so that the device memory the
-    /// code takes does not count against `--gpu-mem-limit`: a card of the
-    /// limit's size holds its code beside its free memory, and a build that
-    /// loaded a kernel late (the driver loads each function's code at its
-    /// first launch unless [`CudaDevice::function`] forced it) found 2 MiB
-    /// of it charged to a limit of a few hundred kilobytes.
-    fn loading_code<T>(&self, load: impl FnOnce() -> Result<T>) -> Result<T> {
-        if self.cap.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
-            return load();
-        }
-        let before = self.device_free()?;
-        let loaded = load()?;
-        let taken = before.saturating_sub(self.device_free()?);
-        if let Some((free_then, _)) = self.cap.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-            *free_then = free_then.saturating_sub(taken);
-        }
-        Ok(loaded)
     }
 
     fn compile_and_load(
@@ -522,24 +535,10 @@ impl CudaDevice {
     }
 
     /// Entry point `entry` of a loaded module.
-    /// The function's code is loaded now, not at its first launch (where
-    /// the driver supports `cuFuncLoad`, 12.4 on), so that what it takes is
-    /// known before a build sizes its work to the device.
     pub fn function(&self, module: &Arc<CudaModule>, entry: &str) -> Result<CudaFunction> {
-        let function = module
+        module
             .load_function(entry)
-            .map_err(cuda_err(&format!("loading kernel {entry}")))?;
-        if self.driver_version >= 12040 {
-            self.loading_code(|| {
-                // SAFETY: FFI on a function handle of a module this context
-                // loaded and `function` keeps alive; the driver (12.4 or
-                // later, checked above) exports the symbol.
-                unsafe { cudarc::driver::sys::cuFuncLoad(function.cu_function()) }
-                    .result()
-                    .map_err(cuda_err(&format!("loading the code of kernel {entry}")))
-            })?;
-        }
-        Ok(function)
+            .map_err(cuda_err(&format!("loading kernel {entry}")))
     }
 
     /// the device at once, capped by the work.

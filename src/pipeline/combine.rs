@@ -252,8 +252,8 @@ pub(super) struct WriteBack<'scope, 'env> {
     marking: Option<std::thread::ScopedJoinHandle<'scope, ()>>,
     /// Whether writes run on the step's thread: a step over one chunk has
     /// no next chunk to overlap them with, and a thread a step cost the
-    /// small partitions' passes a start each (7,360 threads for the 5,831
-    /// passes of checkers through 3 pieces).
+    /// small partitions' passes a start each (7,360 threads for 5,831
+    /// passes over 201 small partitions).
     inline: bool,
 }
 

@@ -495,8 +495,8 @@ pub struct RunWriter {
     /// Starts the flushers, at the first buffer handed over: a writer whose
     /// records fit one buffer flushes it on its own thread as it finishes,
     /// and starts none (a small partition's passes had started a writer's
-    /// flushers each, 2,998 threads for the 5,831 passes of checkers
-    /// through 3 pieces).
+    /// flushers each: 2,998 threads for 5,831 passes over 201 small
+    /// partitions).
     unstarted: Mutex<Option<StartFlushers>>,
     flushers: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }

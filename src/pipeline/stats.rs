@@ -51,6 +51,8 @@ enum Timeline {
         end: u64,
         count: usize,
     },
+    /// Written to the build log, the journal gone: this many.
+    Logged(usize),
 }
 
 impl Default for Timeline {
@@ -64,13 +66,29 @@ impl PassTimeline {
     pub fn len(&self) -> usize {
         match &self.0 {
             Timeline::Held(passes) => passes.len(),
-            Timeline::Journaled { count, .. } => *count,
+            Timeline::Journaled { count, .. } | Timeline::Logged(count) => *count,
         }
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Says that the passes were written to the build log and their
+    /// journal is about to go: from then on they are counted, not listed
+    /// (see [`Self::is_listed`]).
+    pub fn logged(&mut self) {
+        if let Timeline::Journaled { count, .. } = self.0 {
+            self.0 = Timeline::Logged(count);
+        }
+    }
+
+    /// Whether serialising leaves the passes out: where there are none, or
+    /// where they went to the build log (the report a build returns counts
+    /// them, and build-log.json lists them).
+    pub fn is_unlisted(&self) -> bool {
+        self.is_empty() || matches!(self.0, Timeline::Logged(_))
     }
 }
 
@@ -85,6 +103,11 @@ impl serde::Serialize for PassTimeline {
         use serde::ser::{Error, SerializeSeq};
         let (path, start, end, count) = match &self.0 {
             Timeline::Held(passes) => return passes.serialize(serializer),
+            Timeline::Logged(count) => {
+                return Err(S::Error::custom(format!(
+                    "{count} passes went to the build log; they are not listed again"
+                )))
+            }
             Timeline::Journaled {
                 path,
                 start,
@@ -671,6 +694,13 @@ mod tests {
         // Read back through Deserialize, as `tbforge bench stages` does.
         let back: PassTimeline = serde_json::from_value(json(&a)).unwrap();
         assert_eq!(json(&back), held(0..3));
+
+        // Once in the build log, they are counted, not listed again.
+        let mut logged = a.clone();
+        logged.logged();
+        assert!(logged.is_unlisted() && !a.is_unlisted() && none.is_unlisted());
+        assert_eq!(logged.len(), 3);
+        assert!(serde_json::to_string(&logged).is_err());
 
         // A journal cut short or damaged is an error, not a panic.
         let text = std::fs::read_to_string(&path).unwrap();

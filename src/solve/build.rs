@@ -1180,7 +1180,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     }
 
     let seconds = started.elapsed().as_secs_f64();
-    let report = BuildReport {
+    let mut report = BuildReport {
         game: info.canonical(),
         out: out.clone(),
         positions: total,
@@ -1225,7 +1225,17 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                 .map_err(std::io::Error::from)
                 .and_then(|()| std::io::Write::flush(&mut writer))
                 .map_err(|e| Error::io("writing build log", tmp, e))
+        })
+        .map_err(|e| match e {
+            // Its creation, sync or rename: said as the log's.
+            Error::Format(crate::format::FormatError::Io(e)) => {
+                Error::io("writing build log", e.path, e.source)
+            }
+            e => e,
         })?;
+        for stage in &mut report.partitions {
+            stage.work.pipeline_passes.logged();
+        }
         remove_pass_journal(out)?;
         // Last: until the state goes, a kill leaves a build that --resume
         // finishes (and cleans), never one that looks finished with the

@@ -97,10 +97,11 @@ pub struct StageWork {
     pub solved_by: Option<usize>,
     /// The pipeline's passes over it (external partitions), in order: the
     /// streamed path's timeline. A resumed partition lists the passes of
-    /// the run that finished it.
+    /// the run that finished it. Listed in build-log.json; the report a
+    /// build returns (`--json`) counts them in `passes`.
     #[serde(
         default,
-        skip_serializing_if = "crate::pipeline::PassTimeline::is_empty"
+        skip_serializing_if = "crate::pipeline::PassTimeline::is_unlisted"
     )]
     pub pipeline_passes: crate::pipeline::PassTimeline,
 }
