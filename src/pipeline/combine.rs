@@ -1670,16 +1670,12 @@ mod tests {
         let (go, wait) = std::sync::mpsc::channel::<()>();
         let wait = Mutex::new(wait);
         let hold = AtomicBool::new(true);
+        let into_file = write_into(&file, 250_000);
         let write = |offset: u64, bytes: &[u8]| -> Result<()> {
             if hold.load(Ordering::SeqCst) {
                 wait.lock().unwrap().recv().unwrap();
             }
-            if offset >= 250_000 {
-                return Err(Error::NotAvailable("scratch disk gone".into()));
-            }
-            let at = offset as usize;
-            file.lock().unwrap()[at..at + bytes.len()].copy_from_slice(bytes);
-            Ok(())
+            into_file(offset, bytes)
         };
         let spare = SpareBuffers::new(1 << 30);
         let profile = Profile::default();
@@ -1723,6 +1719,21 @@ mod tests {
         });
     }
 
+    /// Writes into `file`, failing from offset `fails_at` on.
+    fn write_into(
+        file: &std::sync::Mutex<Vec<u8>>,
+        fails_at: u64,
+    ) -> impl Fn(u64, &[u8]) -> Result<()> + Sync + '_ {
+        move |offset, bytes| {
+            if offset >= fails_at {
+                return Err(Error::NotAvailable("scratch disk gone".into()));
+            }
+            let at = offset as usize;
+            file.lock().unwrap()[at..at + bytes.len()].copy_from_slice(bytes);
+            Ok(())
+        }
+    }
+
     /// A step over one chunk writes on its own thread: done when the start
     /// returns, the buffer kept, a failed write reported by that start.
     #[test]
@@ -1730,18 +1741,14 @@ mod tests {
         use std::sync::Mutex;
         let file = Mutex::new(vec![0u8; 4000]);
         let caller = std::thread::current().id();
+        let into_file = write_into(&file, 3000);
         let write = |offset: u64, bytes: &[u8]| -> Result<()> {
             assert_eq!(
                 std::thread::current().id(),
                 caller,
                 "written on another thread"
             );
-            if offset >= 3000 {
-                return Err(Error::NotAvailable("scratch disk gone".into()));
-            }
-            let at = offset as usize;
-            file.lock().unwrap()[at..at + bytes.len()].copy_from_slice(bytes);
-            Ok(())
+            into_file(offset, bytes)
         };
         let spare = SpareBuffers::new(1 << 30);
         let profile = Profile::default();
