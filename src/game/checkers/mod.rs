@@ -575,6 +575,7 @@ mod tests {
                 let pos = g.unrank(p, Rank(r)).unwrap();
                 out.clear();
                 g.successors(&pos, &mut out);
+                assert_eq!(pos.has_move(), !out.is_empty(), "has_move at {r} of {p:?}");
                 for (mv, next) in &out {
                     let (q, rq) = g.rank(next);
                     if q == p {

@@ -141,25 +141,17 @@ impl Position {
     /// or a jump over an opponent piece to an empty one (without listing them).
     pub fn has_move(&self) -> bool {
         let empty = !self.occupied();
-        let opp = self.men[1] | self.kings[1];
-        for (dirs, pieces) in [(2, self.men[0]), (4, self.kings[0])] {
-            for s in bits(pieces) {
-                for d in 0..dirs {
-                    let t = STEP[s as usize][d];
-                    if t == OFF {
-                        continue;
-                    }
-                    if empty & (1 << t) != 0 {
-                        return true;
-                    }
-                    let land = JUMP[s as usize][d];
-                    if land != OFF && opp & (1 << t) != 0 && empty & (1 << land) != 0 {
-                        return true;
-                    }
-                }
-            }
-        }
-        false
+        let steps = [(2, self.men[0]), (4, self.kings[0])]
+            .into_iter()
+            .any(|(dirs, pieces)| {
+                bits(pieces).any(|s| {
+                    (0..dirs).any(|d| {
+                        let t = STEP[s as usize][d];
+                        t != OFF && empty & (1 << t) != 0
+                    })
+                })
+            });
+        steps || self.has_capture()
     }
 
     /// Whether the side to move can capture (and so must: captures are
