@@ -1450,7 +1450,7 @@ impl<G: Game> Solver<'_, G> {
     ) -> Result<R> {
         std::thread::scope(|scope| {
             let mut back = WriteBack::new(scope, self, &self.spare, &self.stats.profile);
-            if self.chunk_count() <= 1 {
+            if self.no_overlap_from(0) {
                 back = back.inline();
             }
             let out = body(&mut back);

@@ -590,6 +590,13 @@ impl<G: Game> Solver<'_, G> {
         self.size().div_ceil(self.plan.chunk)
     }
 
+    /// Whether a step over the chunks from `first` on has at most one:
+    /// nothing to overlap a helper thread's reads or writes with, so the
+    /// step does them on its own thread.
+    pub(super) fn no_overlap_from(&self, first: u64) -> bool {
+        self.chunk_count().saturating_sub(first) <= 1
+    }
+
     pub(super) fn read(&self, file: &ByteFile, offset: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = self.spare.take(len, Fill::Overwritten);
         self.read_into(file, offset, &mut buf)?;
@@ -712,21 +719,21 @@ impl<G: Game> Solver<'_, G> {
         body: impl FnOnce(&mut dyn FnMut() -> Result<Option<(u64, T)>>) -> Result<R>,
     ) -> Result<R> {
         let n = self.chunk_count();
-        if n.saturating_sub(first) <= 1 {
-            // One chunk: no work to overlap its load with, so no thread
-            // (one per step cost a small partition's passes its start and
-            // stack each time: 6,066 threads for the 5,831 passes of 201
-            // small partitions).
-            let mut c = first;
-            let mut next = || -> Result<Option<(u64, T)>> {
-                if c >= n {
-                    return Ok(None);
-                }
-                let loaded = self.stats.profile.time(Part::WaitChunkRead, || load(c))?;
-                c += 1;
-                Ok(Some((c - 1, loaded)))
-            };
-            return body(&mut next);
+        let mut c = first;
+        let mut pull = |fetch: &mut dyn FnMut(u64) -> Result<T>| -> Result<Option<(u64, T)>> {
+            if c >= n {
+                return Ok(None);
+            }
+            let loaded = self.stats.profile.time(Part::WaitChunkRead, || fetch(c))?;
+            c += 1;
+            Ok(Some((c - 1, loaded)))
+        };
+        if self.no_overlap_from(first) {
+            // No work to overlap the load with, so no thread (one per step
+            // cost a small partition's passes its start and stack each
+            // time: 6,066 threads for the 5,831 passes of 201 small
+            // partitions).
+            return body(&mut || pull(&mut |c| load(c)));
         }
         std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Result<T>>(1);
@@ -745,20 +752,13 @@ impl<G: Game> Solver<'_, G> {
                 .map_err(|e| {
                     Error::NotAvailable(format!("cannot start the chunk reader thread: {e}"))
                 })?;
-            let mut c = first;
-            let mut next = || -> Result<Option<(u64, T)>> {
-                if c >= n {
-                    return Ok(None);
-                }
-                let loaded = self
-                    .stats
-                    .profile
-                    .time(Part::WaitChunkRead, || rx.recv())
-                    .map_err(|_| Error::NotAvailable("the chunk reader thread stopped".into()))??;
-                c += 1;
-                Ok(Some((c - 1, loaded)))
-            };
-            body(&mut next)
+            body(&mut || {
+                pull(&mut |_| {
+                    rx.recv().map_err(|_| {
+                        Error::NotAvailable("the chunk reader thread stopped".into())
+                    })?
+                })
+            })
         })
     }
 

@@ -50,6 +50,11 @@ pub struct PartitionStage {
     /// What solving and writing it took.
     #[serde(flatten)]
     pub work: StageWork,
+    /// The process's peak resident memory (Linux `VmHWM`, bytes) when its
+    /// file was written: the first partition past `--mem-limit` is the one
+    /// that raised the peak there. `None` where the system does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_after: Option<u64>,
 }
 
 /// The sizes of a partition, or their sums over a build's partitions.
@@ -107,7 +112,8 @@ pub struct StageWork {
 }
 
 impl PartitionStage {
-    /// Takes the sizes and the file length from the partition's manifest entry.
+    /// Its file is written: takes the sizes and the file length from its
+    /// manifest entry, and the process's peak resident memory so far.
     pub fn fill_from(&mut self, entry: &crate::format::FileEntry) {
         self.sizes = StageSizes {
             index_size: entry.index_size,
@@ -115,6 +121,7 @@ impl PartitionStage {
             positions: entry.positions,
         };
         self.work.bytes = entry.bytes;
+        self.peak_rss_after = crate::pipeline::peak_rss();
     }
 
     /// A partition about to be solved by `solver`: no time taken yet.
@@ -125,6 +132,7 @@ impl PartitionStage {
             sizes: StageSizes::default(),
             solver,
             work: StageWork::default(),
+            peak_rss_after: None,
         }
     }
 }
