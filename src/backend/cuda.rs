@@ -137,10 +137,16 @@ pub struct CudaDevice {
     name: String,
     capability: (u32, u32),
     sms: u32,
-    /// Two pinned buffers of [`STAGING_CHUNK`] bytes for [`Self::upload`]
-    /// and [`Self::download`], allocated on first use and kept: pinning
-    /// 128 MiB costs tens of milliseconds, a partition's copy about as much.
+    /// Two pinned buffers for [`Self::upload`] and [`Self::download`], as
+    /// large as the largest copy so far up to [`Self::copy_buffer_bytes`],
+    /// allocated on first use and kept: pinning 128 MiB costs tens of
+    /// milliseconds, a partition's copy about as much. Page-locked memory is
+    /// resident: at 64 MiB each they took a checkers build through 4 pieces
+    /// (partitions of at most 288 KB) 79 MiB past its `--mem-limit`.
     staging: std::sync::Mutex<Option<[cudarc::driver::PinnedHostSlice<u8>; 2]>>,
+    /// The most bytes each staging buffer may hold (see
+    /// [`Self::limit_copy_buffers`]).
+    staging_cap: std::sync::atomic::AtomicUsize,
     /// Contexts of other devices given access to this one's memory (and
     /// this one to theirs), with whether that access is direct: opening a
     /// memory pool again each partition cost milliseconds.
@@ -167,8 +173,13 @@ struct ModuleKey {
     tables: Vec<(String, Vec<u32>)>,
 }
 
-/// Bytes of each pinned staging buffer.
+/// The most bytes of each pinned staging buffer: past a few MiB a copy
+/// gains little from larger pieces.
 const STAGING_CHUNK: usize = 64 << 20;
+
+/// The fewest bytes of a staging buffer: small partitions' copies share
+/// buffers of this size rather than pinning one of their own size each.
+const STAGING_LEAST: usize = 64 << 10;
 
 impl std::fmt::Debug for CudaDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -295,6 +306,7 @@ impl CudaDevice {
             capability: (major as u32, minor as u32),
             sms: sms as u32,
             staging: std::sync::Mutex::new(None),
+            staging_cap: std::sync::atomic::AtomicUsize::new(STAGING_CHUNK),
             peers: Default::default(),
             modules: Default::default(),
             cap: std::sync::Mutex::new(None),
@@ -555,13 +567,44 @@ impl CudaDevice {
         })
     }
 
-    /// The staging buffers, allocated on first use (held for one copy at a
-    /// time: copies of one device take turns).
+    /// Bounds each of the two pinned buffers that [`Self::upload`] and
+    /// [`Self::download`] copy through to `bytes` (at least 64 KiB, at most
+    /// 64 MiB, the default): a build under `--mem-limit` counts them in its
+    /// host memory. Buffers already larger are let go.
+    pub fn limit_copy_buffers(&self, bytes: usize) {
+        let cap = bytes.clamp(STAGING_LEAST, STAGING_CHUNK);
+        self.staging_cap
+            .store(cap, std::sync::atomic::Ordering::Relaxed);
+        let mut guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.as_ref().is_some_and(|[b, _]| b.len() > cap) {
+            *guard = None;
+        }
+    }
+
+    /// The most bytes each of the two copy buffers may take: host memory
+    /// that stays resident once a copy of that size has run.
+    pub fn copy_buffer_bytes(&self) -> usize {
+        self.staging_cap.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The staging buffers, each large enough for a piece of a copy of
+    /// `need` bytes (the whole of it, up to the cap), allocated or grown
+    /// on first need (held for one copy at a time: copies of one device
+    /// take turns).
     fn staging(
         &self,
+        need: usize,
     ) -> Result<std::sync::MutexGuard<'_, Option<[cudarc::driver::PinnedHostSlice<u8>; 2]>>> {
+        // Grown by powers of two: a build's partitions grow one by one,
+        // and pinning again for each would cost more than its copy.
+        let piece = need
+            .max(1)
+            .next_power_of_two()
+            .clamp(STAGING_LEAST, self.copy_buffer_bytes());
         let mut guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
-        if guard.is_none() {
+        if guard.as_ref().is_none_or(|[b, _]| b.len() < piece) {
+            // The old pair goes first: both at once would be resident together.
+            *guard = None;
             let e = |what: &'static str| cuda_err(what);
             // SAFETY: flags 0 asks for plain page-locked memory (the CPU reads
             // it back, which write-combined memory makes slow); a buffer is
@@ -570,10 +613,10 @@ impl CudaDevice {
             *guard = Some(unsafe {
                 [
                     self.ctx
-                        .alloc_pinned_with_flags::<u8>(STAGING_CHUNK, 0)
+                        .alloc_pinned_with_flags::<u8>(piece, 0)
                         .map_err(e("allocating pinned memory"))?,
                     self.ctx
-                        .alloc_pinned_with_flags::<u8>(STAGING_CHUNK, 0)
+                        .alloc_pinned_with_flags::<u8>(piece, 0)
                         .map_err(e("allocating pinned memory"))?,
                 ]
             });
@@ -593,8 +636,9 @@ impl CudaDevice {
         if n == 0 {
             return Ok(out);
         }
-        let mut guard = self.staging()?;
+        let mut guard = self.staging(n)?;
         let [b0, b1] = guard.as_mut().expect("allocated above");
+        let piece = b0.len();
         let host: [&mut [u8]; 2] = [
             b0.as_mut_slice().map_err(e("pinned memory"))?,
             b1.as_mut_slice().map_err(e("pinned memory"))?,
@@ -604,7 +648,7 @@ impl CudaDevice {
             self.ctx.new_event(None).map_err(e("creating an event"))?,
         ];
         let mut used = [false; 2];
-        for (j, chunk) in src.chunks(STAGING_CHUNK).enumerate() {
+        for (j, chunk) in src.chunks(piece).enumerate() {
             let b = j % 2;
             if used[b] {
                 events[b].synchronize().map_err(e("waiting for a copy"))?;
@@ -614,7 +658,7 @@ impl CudaDevice {
                 .par_chunks_mut(1 << 20)
                 .zip(chunk.par_chunks(1 << 20))
                 .for_each(|(o, i)| o.copy_from_slice(i));
-            let at = j * STAGING_CHUNK;
+            let at = j * piece;
             let mut dst = out.slice_mut(at..at + chunk.len());
             let (dst_ptr, dst_sync) =
                 cudarc::driver::DevicePtrMut::device_ptr_mut(&mut dst, &self.stream);
@@ -651,17 +695,17 @@ impl CudaDevice {
     /// the CPU threads copy the other into the result, faulting its pages in
     /// parallel.
     pub fn download(&self, src: &CudaSlice<u8>) -> Result<Vec<u8>> {
-        const CHUNK: usize = STAGING_CHUNK;
         let n = src.len();
         let mut out = vec![0u8; n];
         if n == 0 {
             return Ok(out);
         }
         let e = |what: &'static str| cuda_err(what);
-        let mut guard = self.staging()?;
+        let mut guard = self.staging(n)?;
         let [b0, b1] = guard.as_mut().expect("allocated above");
-        let chunks = n.div_ceil(CHUNK);
-        let part = |j: usize| j * CHUNK..(j * CHUNK + CHUNK).min(n);
+        let piece = b0.len();
+        let chunks = n.div_ceil(piece);
+        let part = |j: usize| j * piece..(j * piece + piece).min(n);
         // With one stream cudarc records no events on pinned buffers (their
         // as_slice would not wait): own events mark each copy's end.
         let events = [

@@ -387,6 +387,16 @@ impl GameVisitor for BuildVisitor {
                 opts.device_host_bytes = Some(now.saturating_sub(*before));
             }
         }
+        // So do the two page-locked buffers in-memory solves copy values
+        // through, pinned at their first copy and kept: under a limit they
+        // get a sixty-fourth of it each, and the plan counts them.
+        #[cfg(feature = "cuda")]
+        if let (Device::Cuda(gpu), Some(limit), Some(host)) =
+            (&self.device, opts.mem_limit, opts.device_host_bytes)
+        {
+            gpu.limit_copy_buffers(usize::try_from(limit / 64).unwrap_or(usize::MAX));
+            opts.device_host_bytes = Some(host + 2 * gpu.copy_buffer_bytes() as u64);
+        }
         Ok(build_game(game, &opts)?)
     }
 }

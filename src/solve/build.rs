@@ -84,7 +84,9 @@ pub struct BuildOptions {
     pub side_by_side: Option<bool>,
     /// Where the kernels run on a device: the host memory its driver,
     /// context and the game's kernels keep resident (the command line
-    /// measures it around opening the device). `--mem-limit` bounds the
+    /// measures it around opening the device), and the page-locked buffers
+    /// in-memory solves copy through (at most what the command line
+    /// bounds them to). `--mem-limit` bounds the
     /// whole process, so this comes out of it, and a streamed path's
     /// page-locked host buffers get a share of what is left
     /// (an eighth). `None`: no device, or not measured
@@ -391,7 +393,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
         let floor = baseline_bytes() + device_host + DEVICE_MIN_PLAN;
         if limit < floor {
             return Err(Error::NotAvailable(format!(
-                "--mem-limit {limit} bytes is below what the device's driver, context and kernels keep resident ({device_host} bytes, measured) and tbforge's own buffers need: raise it to at least {}M, or use --backend cpu",
+                "--mem-limit {limit} bytes is below what the device's driver, context, kernels and copy buffers keep resident ({device_host} bytes) and tbforge's own buffers need: raise it to at least {}M, or use --backend cpu",
                 floor.div_ceil(1 << 20)
             )));
         }

@@ -380,6 +380,25 @@ impl Connect4Cuda {
         offset: usize,
         size: usize,
     ) -> Result<Vec<u8>> {
+        let mut values = vec![0u8; size];
+        let chunks = size / STAGE;
+        if size > chunks * STAGE {
+            // Pageable destination: the call returns once the copy is done.
+            let tail = out.slice(offset + chunks * STAGE..offset + size);
+            self.gpu
+                .stream()
+                .memcpy_dtoh(&tail, &mut values[chunks * STAGE..])
+                .map_err(cuda_err("copying the values back"))?;
+            self.gpu
+                .stream()
+                .synchronize()
+                .map_err(cuda_err("copying the values back"))?;
+        }
+        if chunks == 0 {
+            // No whole stage: no page-locked buffers pinned for it (a build
+            // under --mem-limit counts every resident byte).
+            return Ok(values);
+        }
         if state.staging.is_none() {
             let ctx = self.gpu.context();
             let stream = || ctx.new_stream().map_err(cuda_err("creating a stream"));
@@ -396,20 +415,6 @@ impl Connect4Cuda {
             });
         }
         let st = state.staging.as_mut().expect("just set");
-        let mut values = vec![0u8; size];
-        let chunks = size / STAGE;
-        if size > chunks * STAGE {
-            // Pageable destination: the call returns once the copy is done.
-            let tail = out.slice(offset + chunks * STAGE..offset + size);
-            self.gpu
-                .stream()
-                .memcpy_dtoh(&tail, &mut values[chunks * STAGE..])
-                .map_err(cuda_err("copying the values back"))?;
-            self.gpu
-                .stream()
-                .synchronize()
-                .map_err(cuda_err("copying the values back"))?;
-        }
         // Chunk waiting in each staging buffer.
         let mut pending: [Option<usize>; 2] = [None, None];
         fn drain(st: &Staging, slot: usize, j: usize, values: &mut [u8]) -> Result<()> {
