@@ -7,7 +7,8 @@
 #    largest partition's device working set W), then streamed builds with
 #    --gpu-mem-limit W/8 and W/64 over 1 and 3 scratch directories, and the
 #    CPU's external build with the same --mem-limit: every directory must be
-#    byte-identical to the reference (build-log.json aside).
+#    byte-identical to the reference (build-log.json aside), and each
+#    streamed build's peak RSS within its --mem-limit.
 # 3. A streamed build killed (SIGKILL) at random moments and resumed until it
 #    finishes: byte-identical too.
 # 4. Per streamed build, the timeline summed from build-log.json: scratch
@@ -68,6 +69,17 @@ build() {
   if [ $rc -eq 124 ]; then echo timeout; return; fi
   if [ $rc -ne 0 ]; then echo "failed($rc): $(tail -1 "$dir.err")"; status=1; return; fi
   python3 -c "print(round($(date +%s.%N) - $t0, 2))"
+}
+
+# Whether a build's peak RSS (build-log.json) stayed within --mem-limit
+# LIMIT: prints "peak RSS N MiB within the limit ...", or "OVER" (which
+# fails the bench: the limit bounds the whole process).
+within_limit() {
+  python3 - "$1/build-log.json" "$2" <<'EOF'
+import json, sys
+peak, limit = json.load(open(sys.argv[1])).get("peak_rss") or 0, int(sys.argv[2])
+print(f"peak RSS {peak / 2**20:.0f} MiB {'within' if peak <= limit else 'OVER'} the limit of {limit / 2**20:.0f} MiB")
+EOF
 }
 
 # The timeline of a build's log as one table row.
@@ -152,6 +164,8 @@ one_game() { # GAME ARGS...: every build gets both
       # A build cut short by BUILD_TIMEOUT has fewer files: reported, not compared.
       local verdict="not compared"
       [[ $t =~ ^[0-9.]+$ ]] && verdict=$(same "$ref" "$dir")
+      [[ $t =~ ^[0-9.]+$ ]] && verdict="$verdict, $(within_limit "$dir" "$MEM")"
+      [[ $verdict == *OVER* ]] && status=1
       echo "streamed, --gpu-mem-limit W/$f, $n disk(s): $t s, $verdict" | tee -a "$SUMMARY"
       [[ $t =~ ^[0-9.]+$ ]] && rows="$rows
 $(timeline "$dir" "GPU W/$f $n disk(s)" "$t")"
