@@ -102,7 +102,7 @@ fn a_limit_below_the_devices_resident_memory_is_refused_up_front() {
     let e = build_game(&game, &opts).unwrap_err().to_string();
     assert!(
         e.contains("--mem-limit 104857600 bytes")
-            && e.contains("146800640 bytes, measured")
+            && e.contains("copy buffers keep resident (146800640 bytes)")
             && e.contains("--backend cpu"),
         "{e}"
     );

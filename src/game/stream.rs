@@ -77,6 +77,7 @@ fn expand_in_pieces<G: Game>(
     // Most successors stay in the partition: its base is looked up once,
     // not in the list of partitions for each of them.
     let own_base = targets.base_of(p);
+    let bases = targets.bases();
     // A first scan requests the successors in earlier partitions (those
     // inside only make the position's flag), a pass those inside: the
     // others need no rank.
@@ -145,7 +146,7 @@ fn expand_in_pieces<G: Game>(
                 let (mut moves, mut unsolved) = (0u32, None);
                 game.visit_successor_ranks(&pos, &mut succ, ranking, &mut |sp, sr| {
                     moves += 1;
-                    let base = if sp == p { own_base } else { targets.base_of(sp) };
+                    let base = if sp == p { own_base } else { bases.get(sp) };
                     let Some(b) = base else {
                         unsolved = Some(sp);
                         return false;

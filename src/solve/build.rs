@@ -720,6 +720,11 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     };
 
     let mut in_memory: Vec<Option<Arc<Held>>> = vec![None; layout.len()];
+    // The slots below this have their values on scratch, checked or put
+    // there in this run: each is looked at once, not again for every later
+    // partition (four stat calls each, and checkers through 4 pieces has
+    // 526 partitions).
+    let on_scratch = std::cell::Cell::new(0usize);
     // Each partition's long distances (tiny: kept for the whole build).
     let mut long_of: Vec<Arc<LongDistances>> = vec![Arc::default(); layout.len()];
     let mut accelerated_partitions = 0usize;
@@ -892,6 +897,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                             let streamed = StreamedSlot {
                                 solver: pipeline_solver(plan, staging_bytes),
                                 in_memory: &in_memory,
+                                on_scratch: &on_scratch,
                                 team,
                             };
                             let values =
@@ -1035,7 +1041,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
             }
             Some(disks) => {
                 let resume = checkpoint_of(&state, disks, &layout, slot);
-                for earlier in 0..slot {
+                for earlier in on_scratch.get()..slot {
                     let values = disks.values_path(earlier);
                     let size = layout.size(earlier);
                     if values.complete(size) {
@@ -1057,6 +1063,7 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
                     }
                     restore_values(&file, &values, size)?;
                 }
+                on_scratch.set(slot);
                 let external = pipeline_solver(plan, staging_bytes);
                 let mask = reached[slot].take();
                 let comm_before = team.stats().read();
@@ -1927,6 +1934,9 @@ struct StreamedSlot<'a, G: Game> {
     /// partition the game's rules reach (the kernels' own reads may leave
     /// some out, such as lost partitions they decide without reading).
     in_memory: &'a [Option<Arc<Held>>],
+    /// The slots below this have their values on this member's scratch
+    /// (see `build`).
+    on_scratch: &'a std::cell::Cell<usize>,
     team: &'a dyn Team,
 }
 
@@ -1945,11 +1955,13 @@ impl<G: Game> StreamedSlot<'_, G> {
         let (layout, disks, team) = (self.solver.layout, self.solver.disks, self.team);
         let owner = slot % team.size();
         if team.rank() == owner {
-            for (earlier, held) in self.in_memory[..slot].iter().enumerate() {
+            let first = self.on_scratch.get().min(slot);
+            for (earlier, held) in self.in_memory[..slot].iter().enumerate().skip(first) {
                 if let Some(held) = held {
                     spill_values(held, &disks.values_path(earlier), layout.size(earlier))?;
                 }
             }
+            self.on_scratch.set(slot);
             if team.size() == 1 {
                 self.solver.solve(slot, reached, resume, checkpoint)?;
             } else {
