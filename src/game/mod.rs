@@ -199,6 +199,32 @@ pub fn rank_each_successor<G: Game + ?Sized>(
     }
 }
 
+/// For tests: checks that the successors of the ongoing positions at about
+/// `samples` indices of partition `p` lie in `p` or in a partition
+/// `game.successor_partitions(p)` lists; returns the list and how many of
+/// them lay outside `p`.
+#[cfg(test)]
+pub(crate) fn check_successor_partitions<G: Game>(
+    game: &G,
+    p: PartitionId,
+    samples: u64,
+) -> (Vec<PartitionId>, usize) {
+    let listed = game
+        .successor_partitions(p)
+        .expect("the game lists successor partitions");
+    let mut away = 0;
+    for q in sampled_successor_partitions(game, p, samples) {
+        assert!(
+            q == p || listed.contains(&q),
+            "{} -> {} not in {listed:?}",
+            game.partition_name(p),
+            game.partition_name(q)
+        );
+        away += usize::from(q != p);
+    }
+    (listed, away)
+}
+
 /// For tests: the partition of each successor of the ongoing positions at
 /// about `samples` indices of partition `p`, spread evenly over them.
 #[cfg(test)]

@@ -568,7 +568,7 @@ mod tests {
         let order = g.partitions();
         let (mut listed_in_all, mut seen_away) = (0usize, 0usize);
         for (i, &p) in order.iter().enumerate() {
-            let listed = g.successor_partitions(p).unwrap();
+            let (listed, away) = crate::game::check_successor_partitions(&g, p, 300);
             for q in &listed {
                 assert!(
                     order[..i].contains(q),
@@ -578,15 +578,7 @@ mod tests {
                 );
             }
             listed_in_all += listed.len();
-            for q in crate::game::sampled_successor_partitions(&g, p, 300) {
-                assert!(
-                    q == p || listed.contains(&q),
-                    "{} -> {} not in {listed:?}",
-                    g.partition_name(p),
-                    g.partition_name(q)
-                );
-                seen_away += usize::from(q != p);
-            }
+            seen_away += away;
         }
         assert!(seen_away > 1000, "{seen_away}");
         // Each material a move leads to at every pair of leading rows: 45 %
