@@ -141,8 +141,8 @@ pub struct CudaDevice {
     /// large as the largest copy so far up to [`Self::copy_buffer_bytes`],
     /// allocated on first use and kept: pinning 128 MiB costs tens of
     /// milliseconds, a partition's copy about as much. Page-locked memory is
-    /// resident: at 64 MiB each they took a checkers build through 4 pieces
-    /// (partitions of at most 288 KB) 79 MiB past its `--mem-limit`.
+    /// resident: at 64 MiB each they took a build of small partitions (at
+    /// most 288 KB) 79 MiB past its `--mem-limit`.
     staging: std::sync::Mutex<Option<[cudarc::driver::PinnedHostSlice<u8>; 2]>>,
     /// The most bytes each staging buffer may hold (see
     /// [`Self::limit_copy_buffers`]).

@@ -112,7 +112,7 @@ impl StreamTargets {
     /// [`Self::base_of`] for every partition at once, found by a binary
     /// search: the CPU's expander looks a base up for each successor in
     /// another partition, and a linear search of a build's hundreds of
-    /// partitions took a twentieth of a checkers build's time.
+    /// partitions took a twentieth of such a build's time.
     pub fn bases(&self) -> PartitionBases {
         let mut by_id: Vec<(PartitionId, u64)> = self.bucket_base.clone();
         by_id.sort_unstable_by_key(|&(p, _)| p);

@@ -722,8 +722,8 @@ fn build<G: Game>(game: &G, opts: &BuildOptions, team: &dyn Team) -> Result<Buil
     let mut in_memory: Vec<Option<Arc<Held>>> = vec![None; layout.len()];
     // The slots below this have their values on scratch, checked or put
     // there in this run: each is looked at once, not again for every later
-    // partition (four stat calls each, and checkers through 4 pieces has
-    // 526 partitions).
+    // partition (four stat calls each, and a build of small partitions has
+    // hundreds).
     let on_scratch = std::cell::Cell::new(0usize);
     // Each partition's long distances (tiny: kept for the whole build).
     let mut long_of: Vec<Arc<LongDistances>> = vec![Arc::default(); layout.len()];
