@@ -29,6 +29,7 @@ mod connect4;
 mod connect4_stream;
 mod connect4_team;
 mod connect4_twin;
+mod cuda_copies;
 mod cuda_morris_retro;
 mod cuda_open;
 mod cuda_twin;
