@@ -138,3 +138,30 @@ extern "C" __global__ void tb_bucket_scatter(const u64* in, const u32* count, u3
         out[2 * (u64)at + 1] = (u32)(in[2 * (u64)i + 1] - lo);
     }
 }
+
+#define TB_FAIL_OUTSIDE 3ull
+
+// A pass that decides losses, answered on the device
+// (backend::stream::block_lookup_twin is its CPU twin): each pair's
+// successor lies in the partition whose first bucket is `own_base`, and its
+// bit in `can_block` (a bit a position of the partition, `bit_words` words)
+// says whether it blocks its requester's loss; `blocked` (a bit per index
+// of the job, from `lo`, zeroed by the host) gets the requester's bit where
+// it does. A successor outside the partition is a broken contract.
+extern "C" __global__ void tb_block_lookup(const u64* in, const u32* count, u32 cap, u32 low_bits,
+                                           u64 own_base, u64 lookup_chunk, u64 lo, const u64* can_block,
+                                           u64 bit_words, unsigned long long* blocked, u64* fail) {
+    u32 n = min(*count, cap);
+    u64 low_mask = (1ull << low_bits) - 1ull;
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        u64 key = in[2 * (u64)i];
+        u64 r = in[2 * (u64)i + 1] - lo;
+        u64 bucket = key >> low_bits;
+        u64 s = (bucket - own_base) * lookup_chunk + (key & low_mask);
+        if (bucket < own_base || s / 64 >= bit_words) {
+            tb_fail(fail, TB_FAIL_OUTSIDE, lo + r);
+            continue;
+        }
+        if ((can_block[s >> 6] >> (s & 63)) & 1ull) atomicOr(&blocked[r >> 6], 1ull << (r & 63));
+    }
+}

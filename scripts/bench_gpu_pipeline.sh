@@ -107,7 +107,9 @@ pipe = log["pipeline_seconds"]
 # the scratch, and writes above the scratch's say its small writes dirtied
 # whole pages.
 sio = log.get("storage_io") or {}
-exp = sorted({p["expander"] for p in passes})
+# Each expander with its passes (", answered on the device": the device
+# looked a pass's successors up itself).
+exp = [f"{e} ({sum(p['expander'] == e for p in passes)})" for e in sorted({p["expander"] for p in passes})]
 cand = sum(p.get("candidates") or 0 for p in passes)
 cand_passes = sum(1 for p in passes if p.get("candidates") is not None)
 print(f"| {label} | {wall:.1f} | {pipe:.1f} | {len(passes)} | {rd/1e9:.2f} | {wr/1e9:.2f} | {req/1e6:.1f} | "

@@ -13,8 +13,9 @@ use common::{assert_same, contents, open};
 use std::collections::VecDeque;
 use std::path::Path;
 use tbforge::game::{
-    expand_chunk_on_cpu, ChunkDone, ChunkExpander, ChunkJob, KernelSolve, OwnedRequests,
-    PartitionKernels, Requests, SolvedPartitions, StreamTargets, STREAM_INTERNAL, STREAM_ONGOING,
+    block_lookup_twin, expand_chunk_on_cpu, ChunkDone, ChunkExpander, ChunkJob, KernelSolve,
+    OwnedRequests, PartitionKernels, Requests, SolvedPartitions, StreamTargets, STREAM_INTERNAL,
+    STREAM_ONGOING,
 };
 use tbforge::pipeline::ExternalPlan;
 use tbforge::registry::{AnyGame, GameVisitor};
@@ -32,6 +33,10 @@ struct StandIn {
     depth: usize,
     /// Jobs the device takes before it fails (a lost device), if it does.
     fails_after: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Whether it answers the passes that decide losses itself, as a
+    /// device that holds the partition's can-block bits does (through the
+    /// twin of its kernel).
+    answers: bool,
 }
 
 impl StandIn {
@@ -40,6 +45,7 @@ impl StandIn {
             game: game.clone(),
             depth,
             fails_after: None,
+            answers: false,
         }
     }
 }
@@ -69,6 +75,8 @@ impl PartitionKernels for StandIn {
             depth: self.depth,
             queue: VecDeque::new(),
             fails_after: self.fails_after.clone(),
+            answers: self.answers,
+            can_block: None,
         })))
     }
 
@@ -85,6 +93,9 @@ struct StandInExpander {
     depth: usize,
     queue: VecDeque<Result<ChunkDone>>,
     fails_after: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    answers: bool,
+    /// The bits of the pass it answers itself, if it does.
+    can_block: Option<Vec<u64>>,
 }
 
 struct Expand<'a>(&'a StreamTargets, ChunkJob);
@@ -148,22 +159,32 @@ impl ChunkExpander for StandInExpander {
             job.first_scan || expanding > 0,
             "a pass's job with nothing to expand"
         );
-        let done = self.game.visit(Expand(&self.targets, job)).map(|mut done| {
-            // A device's atomics leave any order inside a bucket: reverse each bucket.
-            let low = self.targets.low_bits;
-            let mut start = 0;
-            while start < done.requests.len() {
-                let b = done.requests[start][0] >> low;
-                let end = start
-                    + done.requests[start..]
-                        .iter()
-                        .take_while(|r| r[0] >> low == b)
-                        .count();
-                done.requests[start..end].reverse();
-                start = end;
-            }
-            done
-        });
+        let answer = self.can_block.as_ref().filter(|_| !job.first_scan);
+        let done = self
+            .game
+            .visit(Expand(&self.targets, job))
+            .and_then(|mut done| {
+                if let Some(bits) = answer {
+                    let requests = std::mem::take(&mut done.requests);
+                    done.blocked = block_lookup_twin(&requests, &self.targets, done.lo, n, bits)?;
+                    done.looked_up = requests.len() as u64;
+                    return Ok(done);
+                }
+                // A device's atomics leave any order inside a bucket: reverse each bucket.
+                let low = self.targets.low_bits;
+                let mut start = 0;
+                while start < done.requests.len() {
+                    let b = done.requests[start][0] >> low;
+                    let end = start
+                        + done.requests[start..]
+                            .iter()
+                            .take_while(|r| r[0] >> low == b)
+                            .count();
+                    done.requests[start..end].reverse();
+                    start = end;
+                }
+                Ok(done)
+            });
         self.queue.push_back(done);
         Ok(())
     }
@@ -173,6 +194,9 @@ impl ChunkExpander for StandInExpander {
         requests: &mut dyn FnMut(Requests<'_>) -> Result<()>,
     ) -> Result<ChunkDone> {
         let mut done = self.queue.pop_front().expect("a job was submitted")?;
+        if !done.blocked.is_empty() {
+            return Ok(done);
+        }
         // In two batches, narrowed as a device's: the contract allows several.
         let all = std::mem::take(&mut done.requests);
         let (first, second) = all.split_at(all.len() / 2);
@@ -180,6 +204,11 @@ impl ChunkExpander for StandInExpander {
         requests(OwnedRequests::from_keyed(first, done.lo, low)?.view())?;
         requests(OwnedRequests::from_keyed(second, done.lo, low)?.view())?;
         Ok(done)
+    }
+
+    fn answer_on_device(&mut self, can_block: Option<&[u64]>) -> Result<bool> {
+        self.can_block = can_block.filter(|_| self.answers).map(<[u64]>::to_vec);
+        Ok(self.can_block.is_some())
     }
 }
 
@@ -207,7 +236,8 @@ fn build(g: &AnyGame, out: &Path, tweak: impl FnOnce(&mut BuildOptions)) -> Buil
 /// (1/2 and 1/64 of the largest partition's working set, 1 and 3 disks)
 /// are streamed, the others solved in memory; then a whole external build
 /// streamed.
-fn streamed_builds_agree(g: &AnyGame) {
+/// Returns how many passes the stand-in answered itself.
+fn streamed_builds_agree(g: &AnyGame) -> usize {
     let tmp = tempfile::tempdir().unwrap();
     let reference = tmp.path().join("memory");
     let memory = build(g, &reference, |_| {});
@@ -216,15 +246,23 @@ fn streamed_builds_agree(g: &AnyGame) {
     let (largest, sizes) = g.visit(Sizes);
     // Builds where some partitions were streamed and others not.
     let mut mixed = 0;
-    for (fraction, disks, depth, external) in
-        [(2, 1, 2, false), (64, 3, 3, false), (64, 1, 1, true)]
-    {
+    let mut answered_on_device = 0;
+    // The device answers the passes that decide losses itself in two of
+    // them, the host as their requests come back in the other.
+    for (fraction, disks, depth, external, answers) in [
+        (2, 1, 2, false, true),
+        (64, 3, 3, false, false),
+        (64, 1, 1, true, true),
+    ] {
         let limit = largest * BYTES_PER_INDEX / fraction;
         let out = tmp
             .path()
             .join(format!("streamed-{fraction}-{disks}-{depth}-{external}"));
         let report = build(g, &out, |o| {
-            o.kernels = Some(std::sync::Arc::new(StandIn::new(g, depth)));
+            o.kernels = Some(std::sync::Arc::new(StandIn {
+                answers,
+                ..StandIn::new(g, depth)
+            }));
             o.gpu_mem_limit = Some(limit);
             o.disks = (0..disks)
                 .map(|d| out.with_extension(format!("disk{d}")))
@@ -238,7 +276,7 @@ fn streamed_builds_agree(g: &AnyGame) {
             }
         });
         let what = format!(
-            "--gpu-mem-limit {limit} (1/{fraction}), {disks} disk(s), depth {depth}, external {external}"
+            "--gpu-mem-limit {limit} (1/{fraction}), {disks} disk(s), depth {depth}, external {external}, answers {answers}"
         );
         assert_eq!(
             report.mode,
@@ -297,13 +335,25 @@ fn streamed_builds_agree(g: &AnyGame) {
                 .as_str()
                 .is_some_and(|e| e.starts_with("none: "))
         };
-        // The others expand on the device; those that decide losses over
-        // a bit a position are answered in memory as their requests come.
+        // The others expand on the device. First scans whose earlier
+        // values fit are answered in memory as their requests come, and so
+        // are the passes that decide losses over a bit a position, unless
+        // the device answers those itself.
         let on_device = |p: &serde_json::Value| {
-            p["expander"] == "stand-in device"
-                || p["expander"] == "stand-in device, answered in memory"
+            let e = &p["expander"];
+            let in_memory =
+                e == "stand-in device, answered in memory" && (!answers || p["pass"] == 0);
+            e == "stand-in device"
+                || in_memory
+                || (answers && e == "stand-in device, answered on the device")
         };
-        assert!(passes.iter().all(|p| on_device(p) || by_marks(p)), "{what}");
+        for p in &passes {
+            assert!(on_device(p) || by_marks(p), "{what}: {p}");
+        }
+        answered_on_device += passes
+            .iter()
+            .filter(|p| p["expander"] == "stand-in device, answered on the device")
+            .count();
         let jobs: u64 = passes.iter().map(|p| p["jobs"].as_u64().unwrap()).sum();
         let requests: u64 = passes.iter().map(|p| p["requests"].as_u64().unwrap()).sum();
         assert!(requests > 0, "{what}: no request in the timeline");
@@ -358,6 +408,7 @@ fn streamed_builds_agree(g: &AnyGame) {
         mixed > 0,
         "no build solved some partitions in memory and streamed others"
     );
+    answered_on_device
 }
 
 /// The largest partition's size, and every partition's by name.
@@ -376,12 +427,14 @@ impl GameVisitor for Sizes {
 
 #[test]
 fn connect4_streamed_builds_agree_with_memory() {
+    // Its partitions have no move within them: first scans alone.
     streamed_builds_agree(&open("connect4", &[("width", "4"), ("height", "4")]));
 }
 
 #[test]
 fn morris_streamed_builds_agree_with_memory() {
-    streamed_builds_agree(&open("morris", &[("max", "3")]));
+    let answered = streamed_builds_agree(&open("morris", &[("max", "3")]));
+    assert!(answered > 0, "no pass was answered on the device");
 }
 
 /// The device is lost inside a streamed partition of an in-memory build

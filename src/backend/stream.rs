@@ -401,6 +401,40 @@ pub fn group_pairs<T: Copy + Default, P: AsRef<[[u64; 2]]>>(
     Some((first, ends, items))
 }
 
+/// The CPU twin of `tb_block_lookup` (kernels/common.cuh): the blocked
+/// bits of a job of `n` indices from `lo` whose (key, requester) pairs are
+/// `pairs`, every successor in the partition whose first bucket is
+/// `own_base`, each blocking where its bit in `can_block` is set. An error
+/// names the first pair whose successor lies outside the partition.
+pub fn block_lookup_twin(
+    pairs: &[[u64; 2]],
+    targets: &StreamTargets,
+    lo: u64,
+    n: usize,
+    can_block: &[u64],
+) -> Result<Vec<u64>> {
+    let own_base = targets.base_of(targets.partition).unwrap_or(0);
+    let low_mask = (1u64 << targets.low_bits) - 1;
+    let mut blocked = vec![0u64; n.div_ceil(64)];
+    for &[key, requester] in pairs {
+        let bucket = key >> targets.low_bits;
+        let s = bucket
+            .checked_sub(own_base)
+            .map(|b| b * targets.lookup_chunk + (key & low_mask))
+            .filter(|&s| s / 64 < can_block.len() as u64);
+        let r = requester.wrapping_sub(lo);
+        let (Some(s), true) = (s, r < n as u64) else {
+            return Err(crate::Error::NotAvailable(format!(
+                "request (key {key:#x}, requester {requester}) lies outside the partition or the job at {lo}; report this as a bug"
+            )));
+        };
+        if can_block[(s / 64) as usize] >> (s % 64) & 1 == 1 {
+            blocked[(r / 64) as usize] |= 1 << (r % 64);
+        }
+    }
+    Ok(blocked)
+}
+
 /// Requests held in vectors of their own: a CPU expander's, made from its
 /// keyed pairs.
 #[derive(Debug, Default)]
@@ -481,6 +515,13 @@ pub struct ChunkDone {
     pub flags: Vec<u8>,
     /// (key, payload) pairs, buckets ascending; any order inside a bucket.
     pub requests: Vec<[u64; 2]>,
+    /// Where the pass was answered on the device
+    /// ([`ChunkExpander::answer_on_device`]): a bit per index from `lo`
+    /// (64 to a word, lowest first), set where a successor blocks it; and
+    /// no requests. Empty otherwise.
+    pub blocked: Vec<u64>,
+    /// Successors looked up on the device for it (`blocked` given).
+    pub looked_up: u64,
     /// What the device did for it.
     pub timing: ChunkTiming,
 }
@@ -574,6 +615,21 @@ pub trait ChunkExpander: Send {
             "the {} expander cannot look successors up; report this as a bug",
             self.name()
         )))
+    }
+
+    /// Answers the lookups of the pass about to be expanded on the device,
+    /// from `can_block`, a bit a position of the partition (64 to a word,
+    /// lowest first): whether that position can block a predecessor's loss.
+    /// Until it is called again with `None`, every job of a pass comes back
+    /// with its [`ChunkDone::blocked`] bits and without requests: no
+    /// request crosses back to the host. Returns whether it does so:
+    /// `false` where the bits do not fit its memory beside its buffers, or
+    /// it cannot (the CPU's looks successors up where it makes them
+    /// instead, [`ChunkExpander::submit_looking_up`]). Called between
+    /// steps, with nothing in flight.
+    fn answer_on_device(&mut self, can_block: Option<&[u64]>) -> Result<bool> {
+        let _ = can_block;
+        Ok(false)
     }
 
     /// The oldest submitted chunk, expanded, with its requests.

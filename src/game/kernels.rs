@@ -512,7 +512,7 @@ impl DeviceCheckReport {
 }
 
 pub use crate::backend::stream::{
-    group_pairs, ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Lookup, OwnedRequests,
-    RequestPiece, Requests, StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL,
-    STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
+    block_lookup_twin, group_pairs, ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Lookup,
+    OwnedRequests, RequestPiece, Requests, StreamTargets, STREAM_DRAWN, STREAM_ILLEGAL,
+    STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
 };

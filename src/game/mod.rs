@@ -47,10 +47,11 @@ pub use crate::value::GameKind;
 pub use frontier::{FrontierLevels, FrontierReport, FrontierSearch};
 #[cfg(feature = "build")]
 pub use kernels::{
-    ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Device, DeviceCheckOptions, DeviceCheckReport,
-    DeviceCheckRow, DeviceSearch, ForwardTargets, KernelSolve, Lookup, OwnedRequests,
-    PartitionKernels, RequestPiece, Requests, SolvedPartitions, StreamTargets, NO_FAILURE,
-    STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING, STREAM_PENDING,
+    block_lookup_twin, ChunkDone, ChunkExpander, ChunkJob, ChunkTiming, Device, DeviceCheckOptions,
+    DeviceCheckReport, DeviceCheckRow, DeviceSearch, ForwardTargets, KernelSolve, Lookup,
+    OwnedRequests, PartitionKernels, RequestPiece, Requests, SolvedPartitions, StreamTargets,
+    NO_FAILURE, STREAM_DRAWN, STREAM_ILLEGAL, STREAM_INTERNAL, STREAM_LOST, STREAM_ONGOING,
+    STREAM_PENDING,
 };
 pub use layout::Layout;
 pub use params::{params, GameDescriptor, ParamDoc, ParamReader};

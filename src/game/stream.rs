@@ -190,6 +190,7 @@ fn expand_in_pieces<G: Game>(
             kernel_seconds: started.elapsed().as_secs_f64(),
             ..ChunkTiming::default()
         },
+        ..ChunkDone::default()
     };
     Ok((done, pieces_ok))
 }
@@ -398,6 +399,7 @@ pub fn expand_on_twin(
             kernel_seconds: started.elapsed().as_secs_f64(),
             ..ChunkTiming::default()
         },
+        ..ChunkDone::default()
     })
 }
 

@@ -3,7 +3,10 @@
 //! an expander, comparing what came back with a reference, and a pass's
 //! input made from a first scan's output.
 
-use super::kernels::{ChunkDone, ChunkExpander, ChunkJob, STREAM_PENDING};
+use super::kernels::{
+    block_lookup_twin, ChunkDone, ChunkExpander, ChunkJob, DeviceCheckRow, StreamTargets,
+    STREAM_PENDING,
+};
 use crate::hash::kernel_mix64 as mix64;
 use crate::Result;
 
@@ -158,4 +161,82 @@ pub(crate) fn pass_jobs(first: Vec<ChunkDone>, seed: u64) -> (Vec<ChunkJob>, Vec
         })
         .collect();
     (with_values, bare)
+}
+
+/// The row of a pass answered on the device (`tb_block_lookup` against its
+/// twin, [`block_lookup_twin`]): `jobs` run through `ex` with random
+/// can-block bits for the whole partition, each chunk's blocked bits
+/// against the twin's over `want`, the reference's expansion of the same
+/// jobs with its requests. A note where the expander declines (the CPU's,
+/// or bits that do not fit it) or the partition's bits pass 128 MB.
+pub(crate) fn answered_row(
+    ex: &mut dyn ChunkExpander,
+    targets: &StreamTargets,
+    jobs: Vec<ChunkJob>,
+    want: &[ChunkDone],
+    seed: u64,
+    row: DeviceCheckRow,
+) -> Result<DeviceCheckRow> {
+    let own_base = targets.base_of(targets.partition).unwrap_or(0);
+    let words = ((targets.buckets - own_base) * targets.lookup_chunk).div_ceil(64);
+    if words > 1 << 24 {
+        return Ok(row.note(format!(
+            "not checked: the partition's can-block bits ({} MB) pass the check's 128 MB",
+            words >> 17
+        )));
+    }
+    // About a quarter of the positions block: requesters blocked and not.
+    let bits: Vec<u64> = (0..words)
+        .map(|i| mix64(seed ^ mix64(i)) & mix64(seed ^ mix64(!i)))
+        .collect();
+    if !ex.answer_on_device(Some(&bits))? {
+        return Ok(row.note(format!(
+            "the {} expander does not answer passes itself",
+            ex.name()
+        )));
+    }
+    let started = std::time::Instant::now();
+    let got = run_chunks(ex, jobs);
+    let seconds = started.elapsed().as_secs_f64();
+    ex.answer_on_device(None)?;
+    let got = got?;
+    let positions: u64 = want.iter().map(|d| d.values.len() as u64).sum();
+    let row = row.gpu(positions, seconds);
+    if got.len() != want.len() {
+        return Ok(row.matched(
+            false,
+            format!("{} chunks back, {} expected", got.len(), want.len()),
+        ));
+    }
+    let (mut looked_up, mut blocked) = (0u64, 0u64);
+    for (w, g) in want.iter().zip(&got) {
+        let n = w.values.len();
+        let twin = block_lookup_twin(&w.requests, targets, w.lo, n, &bits)?;
+        let c = w.chunk;
+        if !g.requests.is_empty() {
+            return Ok(row.matched(false, format!("chunk {c}: requests came back")));
+        }
+        if g.looked_up != w.requests.len() as u64 {
+            return Ok(row.matched(
+                false,
+                format!(
+                    "chunk {c}: {} successors looked up, {} requested",
+                    g.looked_up,
+                    w.requests.len()
+                ),
+            ));
+        }
+        if let Some(d) = first_difference(&twin, &g.blocked) {
+            return Ok(row.matched(false, format!("chunk {c} blocked bits: {d}")));
+        }
+        looked_up += g.looked_up;
+        blocked += twin.iter().map(|w| u64::from(w.count_ones())).sum::<u64>();
+    }
+    Ok(row.matched(
+        true,
+        format!(
+            "{} chunks, {looked_up} successors looked up on the device, {blocked} positions blocked: bits equal the twin's",
+            got.len()
+        ),
+    ))
 }

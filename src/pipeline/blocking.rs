@@ -114,6 +114,35 @@ impl Blocking {
         self.blocked[(r / 64) as usize].fetch_or(1 << (r % 64), Ordering::Relaxed);
     }
 
+    /// The can-block bits as plain words, for a device that answers the
+    /// pass itself ([`crate::game::ChunkExpander::answer_on_device`]).
+    pub(super) fn can_block_words(&self) -> Vec<u64> {
+        self.can_block
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect()
+    }
+
+    /// Sets the blocked bits a device sent back for a job from `lo`: a bit
+    /// per index of the job, 64 to a word.
+    pub(super) fn block_words(&self, lo: u64, words: &[u64]) {
+        for (i, &w) in words.iter().enumerate() {
+            if w == 0 {
+                continue;
+            }
+            let first = lo + 64 * i as u64;
+            if first % 64 == 0 {
+                self.blocked[(first / 64) as usize].fetch_or(w, Ordering::Relaxed);
+            } else {
+                let mut rest = w;
+                while rest != 0 {
+                    self.block(first + u64::from(rest.trailing_zeros()));
+                    rest &= rest - 1;
+                }
+            }
+        }
+    }
+
     /// Sets the blocked bit of each request's requester whose successor can
     /// block: the partition's lookup ranges are its buckets from `base`.
     pub(super) fn block_requesters(

@@ -329,11 +329,23 @@ impl<'a, G: Game> Solver<'a, G> {
             Some(e) => e,
             None => self.new_expander()?,
         };
+        // A device answers a pass that decides losses itself where the
+        // partition's bits fit beside its buffers: no request comes back
+        // to the host, only a bit per position. Asked before the jobs are
+        // cut, as it may make its chunks smaller to hold the bits.
+        let on_device = match blocking.filter(|_| !expander.looks_up()) {
+            Some(b) => expander.answer_on_device(Some(&b.can_block_words()))?,
+            None => expander.answer_on_device(None)?,
+        };
         let job_size = (expander.max_chunk().min(self.plan.chunk) / 64 * 64).max(64) as usize;
         let max_expanding = expander.max_expanding().max(64);
         let depth = expander.depth().max(1);
         let mut expanded = ExpandStep {
-            expander: expander.name(),
+            expander: if on_device {
+                expander.name() + super::external::ANSWERED_ON_DEVICE
+            } else {
+                expander.name()
+            },
             candidates: candidates.map(|_| 0),
             ..ExpandStep::default()
         };
@@ -566,6 +578,10 @@ impl<'a, G: Game> Solver<'a, G> {
                         }
                         self.spare.keep(done.values);
                         self.spare.keep(done.flags);
+                    }
+                    if let (true, Some(b)) = (on_device, blocking) {
+                        b.block_words(done.lo, &done.blocked);
+                        pushed += done.looked_up;
                     }
                     expanded.requests += pushed;
                     expanded.chunks += 1;

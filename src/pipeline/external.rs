@@ -46,6 +46,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// How a pass's record names its expander where the device looked its
+/// successors up itself ([`crate::game::ChunkExpander::answer_on_device`]).
+pub(super) const ANSWERED_ON_DEVICE: &str = ", answered on the device";
+
 /// Flag: the position is ongoing (not illegal, not terminal).
 pub(super) const ONGOING: u8 = 1;
 /// Flag: the position has a successor in its own partition.
@@ -993,7 +997,10 @@ impl<G: Game> Solver<'_, G> {
         profile.add(Part::Candidates, marking);
         self.end_step();
         let (blocking, decided) = done?;
-        lock(&self.figures).expand.expander += ", answered in memory";
+        let expander = &mut lock(&self.figures).expand.expander;
+        if !expander.ends_with(ANSWERED_ON_DEVICE) {
+            *expander += ", answered in memory";
+        }
         *lock(&self.blocking) = Some(blocking);
         Ok(decided)
     }

@@ -165,7 +165,11 @@ pub struct PassRecord {
     /// The pass (0: the first scan).
     pub pass: u32,
     /// What expanded its chunks ("cpu", or "cuda: DEVICE"; "none: ..."
-    /// where the pass decided its candidates by their marks alone).
+    /// where the pass decided its candidates by their marks alone), then
+    /// how a pass that decides losses was answered: ", answered in memory"
+    /// (on the host, as its requests came back) or ", answered on the
+    /// device" (the device looked its successors up itself and sent back a
+    /// bit a position).
     pub expander: String,
     /// Wall seconds of the pass.
     pub seconds: f64,

@@ -132,6 +132,9 @@ struct Slot {
     /// Whether the requests' copy back (events 6 and 7) is enqueued.
     fetching: bool,
     job: Option<ChunkJob>,
+    /// Whether the job in the slot is a pass answered on the device: its
+    /// blocked bits come back (in `pin_back`) instead of its requests.
+    answered: bool,
     regrown: u32,
     /// Seconds the host spent submitting the job now in the slot.
     staged_seconds: f64,
@@ -166,6 +169,7 @@ pub struct Stager {
     count_fn: CudaFunction,
     scan_fn: CudaFunction,
     scatter_fn: CudaFunction,
+    lookup_fn: CudaFunction,
     slots: Vec<Slot>,
     /// Slots in submission order, oldest first.
     queue: std::collections::VecDeque<usize>,
@@ -174,6 +178,14 @@ pub struct Stager {
     /// The most expanding positions a chunk should hold: its requests'
     /// room divided by the game's requests per position.
     expanding: u64,
+    /// The device memory it may take (`--gpu-mem-limit`'s share).
+    device_bytes: u64,
+    /// The partition's can-block bits on the device, once a pass answered
+    /// on the device took room for them (kept for the partition's later
+    /// such passes, loaded again by each).
+    can_block: Option<CudaSlice<u8>>,
+    /// Whether the passes' jobs are answered on the device now.
+    answering: bool,
 }
 
 impl Stager {
@@ -191,45 +203,8 @@ impl Stager {
                 targets.lookup_chunk
             )));
         }
+        let (chunk, cap) = sizes(&targets, launch.as_ref(), device_bytes)?;
         let hint = u64::from(launch.requests_per_index().max(1));
-        let fixed = 4 * (targets.buckets + 1) + 64;
-        let room = (device_bytes / SLOTS as u64).saturating_sub(fixed);
-        // An eighth of a slot for the chunk itself (a value, a quarter byte
-        // of flags, an eighth of reached bits per index), the rest for
-        // request pairs, held twice (as emitted, 16 bytes, and as grouped,
-        // 8: `Requests`). The pipeline cuts a job by both: a first scan's
-        // job by its requests (every index expands), a pass's by its
-        // indices, as few of those expand.
-        // Sizing both by the first scan's need made a pass's jobs tiny: at
-        // a 25 MB limit, 1,800 jobs of 48 K indices a pass, each paying its
-        // launches and round trips.
-        let chunk = (room / 11 / 64 * 64).min(targets.max_chunk);
-        let cap = ((room - room.min(chunk * 11 / 8)) / 24).min(targets.max_expanding * hint);
-        if chunk < 64 || cap < 64 * hint {
-            return Err(Error::NotAvailable(format!(
-                "--gpu-mem-limit {device_bytes} bytes leaves no room for the streamed path's buffers of partition {} ({} bytes at least): raise it",
-                launch.partition_name(targets.partition),
-                // 64 indices, and room for 64 indices' requests in seven eighths.
-                SLOTS as u64 * (fixed + (64 * 24 * hint * 8).div_ceil(7).max(64 * 11))
-            )));
-        }
-        // The page-locked copies on the host (a slot's are 21/8 bytes an
-        // index and 8 a request) stay within the memory plan's share, cut
-        // as the device's are: an eighth for the chunk, the rest for
-        // requests. Without it a workstation's limits (24G on the device,
-        // 32G on the host) would have pinned a fifth of the host's budget
-        // beyond it.
-        let host_room = targets.host_bytes / SLOTS as u64;
-        let chunk = chunk.min(host_room / 21 / 64 * 64);
-        let cap = cap.min((host_room - host_room.min(chunk * 21 / 8)) / 8);
-        if chunk < 64 || cap < 64 * hint {
-            return Err(Error::NotAvailable(format!(
-                "--mem-limit leaves {} bytes of page-locked host memory for the streamed path's buffers of partition {}, below the {} they need at least: raise it",
-                targets.host_bytes,
-                launch.partition_name(targets.partition),
-                SLOTS as u64 * (64 * 21 / 8 + 64 * 8 * hint)
-            )));
-        }
         let ctx = device.context();
         let e = cuda_err;
         let h2d = ctx.new_stream().map_err(e("creating a copy stream"))?;
@@ -240,6 +215,7 @@ impl Stager {
         let count_fn = device.function(module, "tb_bucket_count")?;
         let scan_fn = device.function(module, "tb_bucket_scan")?;
         let scatter_fn = device.function(module, "tb_bucket_scatter")?;
+        let lookup_fn = device.function(module, "tb_block_lookup")?;
         let mut stager = Stager {
             device,
             launch,
@@ -250,12 +226,16 @@ impl Stager {
             count_fn,
             scan_fn,
             scatter_fn,
+            lookup_fn,
             slots: Vec::new(),
             queue: Default::default(),
             next: 0,
             chunk,
             expanding: cap / hint,
             targets,
+            device_bytes,
+            can_block: None,
+            answering: false,
         };
         for _ in 0..SLOTS {
             let slot = stager.untracked(|s| s.new_slot(cap as usize))?;
@@ -355,6 +335,7 @@ impl Stager {
             ],
             fetching: false,
             job: None,
+            answered: false,
             regrown: 0,
             staged_seconds: 0.0,
         })
@@ -391,6 +372,9 @@ impl Stager {
         let chunk = self.chunk as usize;
         let (h2d, compute, d2h) = (&self.h2d, &self.compute, &self.d2h);
         slot.fetching = false;
+        slot.answered = self.answering && !job.first_scan;
+        let answered = slot.answered;
+        let blocked_words = n.div_ceil(64);
         slot.events[0]
             .record(h2d)
             .map_err(e("recording an event"))?;
@@ -482,53 +466,90 @@ impl Stager {
         let mut hist = slot.hist.slice_mut(hist_range);
         let grid = |f: &CudaFunction| self.device.grid(f, 256, u64::from(cap), 0);
         let low_bits = targets.low_bits;
-        {
-            let cfg = grid(&self.count_fn)?;
-            let mut l = compute.launch_builder(&self.count_fn);
+        if answered {
+            let can_block = self
+                .can_block
+                .as_ref()
+                .expect("a pass is answered on the device only with its bits there");
+            let bit_words = (can_block.len() / 8) as u64;
+            let own_base = first_bucket;
+            // A pass's kernel does not read the reached bits (has_reached
+            // is 0): their buffer, n / 64 + 1 words, takes the blocked bits.
+            {
+                let (dr, _g) = slot.reached.device_ptr_mut(compute);
+                // SAFETY: the buffer holds n / 64 + 1 >= blocked_words u64.
+                unsafe { result::memset_d8_async(dr, 0, 8 * blocked_words, compute.cu_stream()) }
+                    .map_err(e("clearing the blocked bits"))?;
+            }
+            let cfg = grid(&self.lookup_fn)?;
+            let mut l = compute.launch_builder(&self.lookup_fn);
             l.arg(&slot.out)
                 .arg(&slot.count)
                 .arg(&cap)
                 .arg(&low_bits)
-                .arg(&first_bucket)
-                .arg(&mut hist);
-            // SAFETY: matches tb_bucket_count in common.cuh; `out` holds
-            // `cap` pairs, of which the kernel reads min(count, cap); every
-            // key's bucket lies in first_bucket .. first_bucket + buckets
-            // (a first scan's in earlier partitions, a pass's in this one:
-            // StreamTargets), and `hist` is the view of those counters and one more.
-            unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_count"))?;
-        }
-        {
-            let cfg = LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (1024, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let mut l = compute.launch_builder(&self.scan_fn);
-            l.arg(&mut hist).arg(&buckets);
-            // SAFETY: matches tb_bucket_scan (one block of 1024 threads);
-            // `hist` holds `buckets` + 1 counters.
-            unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_scan"))?;
-        }
-        {
-            let cfg = grid(&self.scatter_fn)?;
-            let mut l = compute.launch_builder(&self.scatter_fn);
-            l.arg(&slot.out)
-                .arg(&slot.count)
-                .arg(&cap)
-                .arg(&low_bits)
-                .arg(&first_bucket)
+                .arg(&own_base)
+                .arg(&targets.lookup_chunk)
                 .arg(&job.lo)
-                .arg(&mut hist)
-                .arg(&mut slot.grouped);
-            // SAFETY: matches tb_bucket_scatter; the offsets are the scan of
-            // the counts of the same min(count, cap) pairs, so every pair
-            // lands inside `grouped`, which holds `cap` narrow pairs (2 *
-            // cap u32). Its narrowing is exact: every payload is a
-            // requester's rank in lo .. lo + n (n is a u32), and every
-            // index within a lookup range is below lookup_chunk <= 2^32
-            // (checked by Stager::new).
-            unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_scatter"))?;
+                .arg(can_block)
+                .arg(&bit_words)
+                .arg(&mut slot.reached)
+                .arg(&mut slot.fail);
+            // SAFETY: matches tb_block_lookup in common.cuh; `out` holds
+            // `cap` pairs, of which it reads min(count, cap); `can_block`
+            // holds `bit_words` u64 words and every successor's bit is
+            // checked against them (one outside is reported through
+            // `fail`); every requester is an index of the job, lo .. lo +
+            // n, whose bit lies in the `blocked_words` words cleared above.
+            unsafe { l.launch(cfg) }.map_err(e("launching tb_block_lookup"))?;
+        } else {
+            {
+                let cfg = grid(&self.count_fn)?;
+                let mut l = compute.launch_builder(&self.count_fn);
+                l.arg(&slot.out)
+                    .arg(&slot.count)
+                    .arg(&cap)
+                    .arg(&low_bits)
+                    .arg(&first_bucket)
+                    .arg(&mut hist);
+                // SAFETY: matches tb_bucket_count in common.cuh; `out` holds
+                // `cap` pairs, of which the kernel reads min(count, cap); every
+                // key's bucket lies in first_bucket .. first_bucket + buckets
+                // (a first scan's in earlier partitions, a pass's in this one:
+                // StreamTargets), and `hist` is the view of those counters and one more.
+                unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_count"))?;
+            }
+            {
+                let cfg = LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (1024, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let mut l = compute.launch_builder(&self.scan_fn);
+                l.arg(&mut hist).arg(&buckets);
+                // SAFETY: matches tb_bucket_scan (one block of 1024 threads);
+                // `hist` holds `buckets` + 1 counters.
+                unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_scan"))?;
+            }
+            {
+                let cfg = grid(&self.scatter_fn)?;
+                let mut l = compute.launch_builder(&self.scatter_fn);
+                l.arg(&slot.out)
+                    .arg(&slot.count)
+                    .arg(&cap)
+                    .arg(&low_bits)
+                    .arg(&first_bucket)
+                    .arg(&job.lo)
+                    .arg(&mut hist)
+                    .arg(&mut slot.grouped);
+                // SAFETY: matches tb_bucket_scatter; the offsets are the scan of
+                // the counts of the same min(count, cap) pairs, so every pair
+                // lands inside `grouped`, which holds `cap` narrow pairs (2 *
+                // cap u32). Its narrowing is exact: every payload is a
+                // requester's rank in lo .. lo + n (n is a u32), and every
+                // index within a lookup range is below lookup_chunk <= 2^32
+                // (checked by Stager::new).
+                unsafe { l.launch(cfg) }.map_err(e("launching tb_bucket_scatter"))?;
+            }
         }
         slot.events[3]
             .record(compute)
@@ -556,18 +577,34 @@ impl Stager {
                     .map_err(e("copying the request count back"))?;
                 result::memcpy_dtoh_async(&mut small[1..2], dfail, d2h.cu_stream())
                     .map_err(e("copying the failure word back"))?;
-                // After the scatter each bucket's counter is where its
-                // requests end. SAFETY: `ends` is page-locked, holds
-                // targets.buckets + 1 u32 and is read only after event 5;
-                // `hist` holds the same, of which these are
-                // first_bucket .. first_bucket + buckets.
-                result::memcpy_dtoh_async(
-                    &mut ends[..buckets as usize],
-                    dh + 4 * first_bucket,
-                    d2h.cu_stream(),
-                )
-                .map_err(e("copying the bucket ends back"))?;
             }
+            if !answered {
+                // SAFETY: as above.
+                unsafe {
+                    // After the scatter each bucket's counter is where its
+                    // requests end. SAFETY: `ends` is page-locked, holds
+                    // targets.buckets + 1 u32 and is read only after event 5;
+                    // `hist` holds the same, of which these are
+                    // first_bucket .. first_bucket + buckets.
+                    result::memcpy_dtoh_async(
+                        &mut ends[..buckets as usize],
+                        dh + 4 * first_bucket,
+                        d2h.cu_stream(),
+                    )
+                    .map_err(e("copying the bucket ends back"))?;
+                }
+            }
+        }
+        if answered {
+            let back = slot.pin_back.as_mut_slice().map_err(e("pinned memory"))?;
+            let (dr, _g) = slot.reached.device_ptr(d2h);
+            // SAFETY: `back` is page-locked, holds chunk + chunk / 4 >= 8 *
+            // blocked_words bytes, and is read only after event 5; the
+            // device buffer holds the blocked words.
+            unsafe {
+                result::memcpy_dtoh_async(&mut back[..8 * blocked_words], dr, d2h.cu_stream())
+            }
+            .map_err(e("copying the blocked bits back"))?;
         }
         if job.first_scan {
             let back = slot.pin_back.as_mut_slice().map_err(e("pinned memory"))?;
@@ -630,6 +667,7 @@ impl Stager {
     fn fetch_if_ready(&mut self, i: usize) -> Result<()> {
         let slot = &self.slots[i];
         if slot.fetching
+            || slot.answered
             || !slot.events[5]
                 .try_is_complete()
                 .map_err(cuda_err("querying an event"))?
@@ -672,6 +710,57 @@ impl Drop for Stager {
             let _ = stream.synchronize();
         }
     }
+}
+
+/// The indices a slot's chunk holds and the request pairs its buffers hold
+/// within `device_bytes` of device memory (both slots) and the targets'
+/// page-locked share, or the one-line refusal where they fall below a
+/// word of indices and its requests.
+fn sizes(
+    targets: &StreamTargets,
+    launch: &dyn ChunkLaunch,
+    device_bytes: u64,
+) -> Result<(u64, u64)> {
+    let hint = u64::from(launch.requests_per_index().max(1));
+    let fixed = 4 * (targets.buckets + 1) + 64;
+    let room = (device_bytes / SLOTS as u64).saturating_sub(fixed);
+    // An eighth of a slot for the chunk itself (a value, a quarter byte
+    // of flags, an eighth of reached bits per index), the rest for
+    // request pairs, held twice (as emitted, 16 bytes, and as grouped,
+    // 8: `Requests`). The pipeline cuts a job by both: a first scan's
+    // job by its requests (every index expands), a pass's by its
+    // indices, as few of those expand.
+    // Sizing both by the first scan's need made a pass's jobs tiny: at
+    // a 25 MB limit, 1,800 jobs of 48 K indices a pass, each paying its
+    // launches and round trips.
+    let chunk = (room / 11 / 64 * 64).min(targets.max_chunk);
+    let cap = ((room - room.min(chunk * 11 / 8)) / 24).min(targets.max_expanding * hint);
+    if chunk < 64 || cap < 64 * hint {
+        return Err(Error::NotAvailable(format!(
+            "--gpu-mem-limit {device_bytes} bytes leaves no room for the streamed path's buffers of partition {} ({} bytes at least): raise it",
+            launch.partition_name(targets.partition),
+            // 64 indices, and room for 64 indices' requests in seven eighths.
+            SLOTS as u64 * (fixed + (64 * 24 * hint * 8).div_ceil(7).max(64 * 11))
+        )));
+    }
+    // The page-locked copies on the host (a slot's are 21/8 bytes an
+    // index and 8 a request) stay within the memory plan's share, cut
+    // as the device's are: an eighth for the chunk, the rest for
+    // requests. Without it a workstation's limits (24G on the device,
+    // 32G on the host) would have pinned a fifth of the host's budget
+    // beyond it.
+    let host_room = targets.host_bytes / SLOTS as u64;
+    let chunk = chunk.min(host_room / 21 / 64 * 64);
+    let cap = cap.min((host_room - host_room.min(chunk * 21 / 8)) / 8);
+    if chunk < 64 || cap < 64 * hint {
+        return Err(Error::NotAvailable(format!(
+            "--mem-limit leaves {} bytes of page-locked host memory for the streamed path's buffers of partition {}, below the {} they need at least: raise it",
+            targets.host_bytes,
+            launch.partition_name(targets.partition),
+            SLOTS as u64 * (64 * 21 / 8 + 64 * 8 * hint)
+        )));
+    }
+    Ok((chunk, cap))
 }
 
 /// The buckets a job's requests lie in: a first scan asks only about
@@ -800,7 +889,8 @@ impl ChunkExpander for Stager {
             slot.regrown += 1;
             self.enqueue(i)?;
         }
-        if !self.slots[i].fetching {
+        let answered = self.slots[i].answered;
+        if !self.slots[i].fetching && !answered {
             self.start_fetch(i)?;
         }
         // The next chunk's requests come back while the caller takes these.
@@ -809,7 +899,9 @@ impl ChunkExpander for Stager {
         }
         let slot = &mut self.slots[i];
         let (count, _) = slot.count_and_failure()?;
-        wait(&slot.events[7], "waiting for requests")?;
+        if !answered {
+            wait(&slot.events[7], "waiting for requests")?;
+        }
         let mut job = slot.job.take().expect("a submitted slot holds its job");
         let n = job.indices();
         let values_in = job.values.len();
@@ -826,13 +918,22 @@ impl ChunkExpander for Stager {
         let (first_bucket, buckets) = asked_buckets(&self.targets, first_scan);
         // What the build does with them is its own time, not staging.
         let handing = Instant::now();
-        requests(Requests {
-            first_bucket,
-            ends: &ends[..buckets as usize],
-            lo: job.lo,
-            low_bits: self.targets.low_bits,
-            pairs: bytemuck::cast_slice(&pairs[..2 * count]),
-        })?;
+        let mut blocked = Vec::new();
+        if answered {
+            let back = slot.pin_back.as_slice().map_err(e("pinned memory"))?;
+            blocked = back[..8 * n.div_ceil(64)]
+                .chunks_exact(8)
+                .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+                .collect();
+        } else {
+            requests(Requests {
+                first_bucket,
+                ends: &ends[..buckets as usize],
+                lo: job.lo,
+                low_bits: self.targets.low_bits,
+                pairs: bytemuck::cast_slice(&pairs[..2 * count]),
+            })?;
+        }
         let handed_seconds = handing.elapsed().as_secs_f64();
         let ev = &slot.events;
         let back_bytes = if first_scan { n + n.div_ceil(4) } else { 0 };
@@ -843,12 +944,20 @@ impl ChunkExpander for Stager {
             } else {
                 0
             };
+        let (d2h_bytes, d2h_seconds) = if answered {
+            (16 + 8 * n.div_ceil(64), ms(&ev[4], &ev[5])?)
+        } else {
+            (
+                8 * count + 16 + 4 * buckets as usize + back_bytes,
+                ms(&ev[4], &ev[5])? + ms(&ev[6], &ev[7])?,
+            )
+        };
         let timing = ChunkTiming {
             h2d_bytes: in_bytes as u64,
-            d2h_bytes: (8 * count + 16 + 4 * buckets as usize + back_bytes) as u64,
+            d2h_bytes: d2h_bytes as u64,
             h2d_seconds: ms(&ev[0], &ev[1])?,
             kernel_seconds: ms(&ev[2], &ev[3])?,
-            d2h_seconds: ms(&ev[4], &ev[5])? + ms(&ev[6], &ev[7])?,
+            d2h_seconds,
             host_wait_seconds,
             host_stage_seconds: slot.staged_seconds + started.elapsed().as_secs_f64()
                 - host_wait_seconds
@@ -860,8 +969,74 @@ impl ChunkExpander for Stager {
             values: job.values,
             flags: job.flags,
             requests: Vec::new(),
+            looked_up: if answered { count as u64 } else { 0 },
+            blocked,
             timing,
         })
+    }
+
+    fn answer_on_device(&mut self, can_block: Option<&[u64]>) -> Result<bool> {
+        let Some(bits) = can_block else {
+            self.answering = false;
+            return Ok(false);
+        };
+        if !self.queue.is_empty() {
+            return Err(Error::NotAvailable(
+                "the stager was asked to answer on the device with chunks in flight; report this as a bug"
+                    .into(),
+            ));
+        }
+        let bytes = 8 * bits.len() as u64;
+        let kept = self.can_block.as_ref().map_or(0, |b| b.len() as u64);
+        if bytes > kept {
+            // The bits take room from the slots' buffers, at most a
+            // quarter of the device memory: jobs a quarter smaller still
+            // spare every request's trip back, more and they would pay
+            // in round trips.
+            let Some((chunk, cap)) = (bytes <= self.device_bytes / 4)
+                .then(|| {
+                    sizes(
+                        &self.targets,
+                        self.launch.as_ref(),
+                        self.device_bytes - bytes,
+                    )
+                    .ok()
+                })
+                .flatten()
+            else {
+                self.answering = false;
+                return Ok(false);
+            };
+            for stream in [&self.h2d, &self.compute, &self.d2h, &self.fetch] {
+                stream
+                    .synchronize()
+                    .map_err(cuda_err("waiting for the stager's streams"))?;
+            }
+            self.can_block = None;
+            if (chunk, cap as usize) != (self.chunk, self.slots[0].cap) {
+                self.slots.clear();
+                self.chunk = chunk;
+                let hint = u64::from(self.launch.requests_per_index().max(1));
+                self.expanding = cap / hint;
+                for _ in 0..SLOTS {
+                    let slot = self.untracked(|s| s.new_slot(cap as usize))?;
+                    self.slots.push(slot);
+                }
+                self.next = 0;
+            }
+        } else {
+            self.can_block = None;
+        }
+        // Untracked as the slots' buffers: the upload waits for its copies
+        // before it returns, and the buffer is let go only with nothing in
+        // flight (above) or after the streams are waited for (Drop).
+        let loaded = self.untracked(|s| s.device.upload(bytemuck::cast_slice(bits)))?;
+        self.compute
+            .synchronize()
+            .map_err(cuda_err("allocating the stager's buffers"))?;
+        self.can_block = Some(loaded);
+        self.answering = true;
+        Ok(true)
     }
 }
 

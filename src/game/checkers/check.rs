@@ -36,7 +36,9 @@ use super::super::stream::{self, StreamBuckets};
 use super::super::twin::{self, CheckersTables, NONE};
 use super::super::Checkers;
 use super::{CheckersKernels, Solver};
-use crate::game::stream_check::{chunks_difference, copy_job, noisy_jobs, pass_jobs, run_chunks};
+use crate::game::stream_check::{
+    answered_row, chunks_difference, copy_job, noisy_jobs, pass_jobs, run_chunks,
+};
 use crate::game::{
     expand_chunk_on_cpu, ChunkExpander, DeviceCheckOptions, DeviceCheckReport, DeviceCheckRow,
     Game, Layout, PartitionKernels, StreamTargets,
@@ -463,6 +465,11 @@ fn stream_rows(
                 DeviceCheckRow::new(format!("stream expand: {what}"), target.clone(), n).cpu(n, cs);
             let twin_diff = chunks_difference(&want, &mine, targets.low_bits)
                 .map(|d| format!("twin against the rules: {d}"));
+            let answered_inputs: Vec<_> = if what == "pass" {
+                inputs.iter().map(copy_job).collect()
+            } else {
+                Vec::new()
+            };
             let (row, device_diff) = match device.as_mut() {
                 None => (row, None),
                 Some(ex) => match timed(|| run_chunks(ex.as_mut(), inputs)) {
@@ -474,6 +481,8 @@ fn stream_rows(
                     ),
                 },
             };
+            let answered_jobs: Option<Vec<_>> = (what == "pass" && device.is_some())
+                .then(|| answered_inputs.iter().map(copy_job).collect());
             let against = if device.is_some() {
                 "device = twin = rules"
             } else {
@@ -490,6 +499,21 @@ fn stream_rows(
                     )
                 }),
             ));
+            if let (Some(jobs), Some(ex)) = (answered_jobs, device.as_mut()) {
+                let row = DeviceCheckRow::new(
+                    "stream expand: pass answered on the device",
+                    target.clone(),
+                    n,
+                );
+                rows.push(answered_row(
+                    ex.as_mut(),
+                    &targets,
+                    jobs,
+                    &want,
+                    seed ^ 4,
+                    row,
+                )?);
+            }
             match what {
                 "first scan" => (jobs, bare) = pass_jobs(want, seed ^ 3),
                 _ => jobs = std::mem::take(&mut bare),

@@ -1146,7 +1146,7 @@ fn stream_rows(
     report: &mut DeviceCheckReport,
 ) -> Result<()> {
     use crate::game::stream_check::{
-        chunks_difference, copy_job, noisy_jobs, pass_jobs, run_chunks,
+        answered_row, chunks_difference, copy_job, noisy_jobs, pass_jobs, run_chunks,
     };
     use crate::game::{expand_chunk_on_cpu, CpuExpander, STREAM_PENDING};
     let on_cpu = matches!(kernels.solver, Solver::Twin);
@@ -1247,6 +1247,9 @@ fn stream_rows(
                     .filter(|&&v| v == STREAM_PENDING)
                     .count()
             };
+            // The same pass answered on the device, after it.
+            let answered_jobs: Option<Vec<_>> =
+                (!first_scan && !bare).then(|| jobs.iter().map(copy_job).collect());
             let got = timed(|| run_chunks(ex.as_mut(), jobs));
             let row = DeviceCheckRow::new(what, target.clone(), n).cpu(n, cs);
             let row = match got {
@@ -1281,6 +1284,21 @@ fn stream_rows(
                 }
             };
             report.rows.push(row);
+            if let Some(jobs) = answered_jobs {
+                let row = DeviceCheckRow::new(
+                    "stream expand: pass answered on the device",
+                    target.clone(),
+                    n,
+                );
+                report.rows.push(answered_row(
+                    ex.as_mut(),
+                    &targets,
+                    jobs,
+                    &want,
+                    mix64(s ^ 4),
+                    row,
+                )?);
+            }
             if first_scan {
                 (next_jobs, bare_jobs) = pass_jobs(want, mix64(s ^ 3));
             }
