@@ -9,8 +9,8 @@
 # with one binary: BIN_B may be BIN_A, ARGS_B="--threads 12"). BIN_C and
 # BIN_D (with ARGS_C, ARGS_D), where given, are built after them, against
 # the same reference builds: one run measures a series of changes.
-# Morris max=MORRIS_MAX (default 6), --gpu-mem-limit W/64 of the GPU build's
-# largest working set, 3 scratch directories, --mem-limit as in
+# Morris max=MORRIS_MAX (default 6), --gpu-mem-limit W/AB_FRACTION (default
+# 64) of the GPU build's largest working set, 3 scratch directories, --mem-limit as in
 # bench_gpu_pipeline.sh; both must match the CPU build byte for byte (or,
 # with AB_REFERENCE=gpu, the in-memory GPU build). Each
 # build's log is left in $OUT as build-log-A.json, build-log-B.json ..., its
@@ -45,7 +45,7 @@ for which in A B C D; do
   [ -n "${!bin:-}" ] || continue
   rm -rf "$dir" "$dir".d*
   t0=$(date +%s.%N)
-  "${!bin}" build "${GAME[@]}" --backend cuda --gpu-mem-limit $((W / 64)) --mem-limit $MEM \
+  "${!bin}" build "${GAME[@]}" --backend cuda --gpu-mem-limit $((W / ${AB_FRACTION:-64})) --mem-limit $MEM \
     --disk "$dir.d1" --disk "$dir.d2" --disk "$dir.d3" ${!args:-} --out "$dir" --json > /dev/null 2> "$dir.err" \
     || { echo "$which failed: $(tail -1 "$dir.err")"; status=1; continue; }
   wall=$(python3 -c "print(round($(date +%s.%N) - $t0, 1))")
