@@ -20,7 +20,12 @@ fn wheel_lib_dir() -> Option<PathBuf> {
 
 /// The entry points common.cuh gives every kernel file: the streamed
 /// path's grouping of requests by bucket.
-const COMMON_ENTRIES: [&str; 3] = ["tb_bucket_count", "tb_bucket_scan", "tb_bucket_scatter"];
+const COMMON_ENTRIES: [&str; 4] = [
+    "tb_bucket_count",
+    "tb_bucket_scan",
+    "tb_bucket_scatter",
+    "tb_block_lookup",
+];
 
 /// The entry points each kernel file must define, besides [`COMMON_ENTRIES`].
 fn entries(file: &str) -> &'static [&'static str] {
