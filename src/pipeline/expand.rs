@@ -333,10 +333,10 @@ impl<'a, G: Game> Solver<'a, G> {
         // partition's bits fit beside its buffers: no request comes back
         // to the host, only a bit per position. Asked before the jobs are
         // cut, as it may make its chunks smaller to hold the bits.
-        let on_device = match blocking.filter(|_| !expander.looks_up()) {
-            Some(b) => expander.answer_on_device(Some(&b.can_block_words()))?,
-            None => expander.answer_on_device(None)?,
-        };
+        let bits = blocking
+            .filter(|_| !expander.looks_up())
+            .map(Blocking::can_block_words);
+        let on_device = expander.answer_on_device(bits.as_deref())?;
         let job_size = (expander.max_chunk().min(self.plan.chunk) / 64 * 64).max(64) as usize;
         let max_expanding = expander.max_expanding().max(64);
         let depth = expander.depth().max(1);

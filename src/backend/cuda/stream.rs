@@ -1012,7 +1012,6 @@ impl ChunkExpander for Stager {
                     .synchronize()
                     .map_err(cuda_err("waiting for the stager's streams"))?;
             }
-            self.can_block = None;
             if (chunk, cap as usize) != (self.chunk, self.slots[0].cap) {
                 self.slots.clear();
                 self.chunk = chunk;
@@ -1024,9 +1023,9 @@ impl ChunkExpander for Stager {
                 }
                 self.next = 0;
             }
-        } else {
-            self.can_block = None;
         }
+        // The old bits go first: both at once would pass the bound.
+        self.can_block = None;
         // Untracked as the slots' buffers: the upload waits for its copies
         // before it returns, and the buffer is let go only with nothing in
         // flight (above) or after the streams are waited for (Drop).

@@ -465,11 +465,9 @@ fn stream_rows(
                 DeviceCheckRow::new(format!("stream expand: {what}"), target.clone(), n).cpu(n, cs);
             let twin_diff = chunks_difference(&want, &mine, targets.low_bits)
                 .map(|d| format!("twin against the rules: {d}"));
-            let answered_inputs: Vec<_> = if what == "pass" {
-                inputs.iter().map(copy_job).collect()
-            } else {
-                Vec::new()
-            };
+            // The same pass answered on the device, after it.
+            let answered_jobs: Option<Vec<_>> =
+                (what == "pass" && device.is_some()).then(|| inputs.iter().map(copy_job).collect());
             let (row, device_diff) = match device.as_mut() {
                 None => (row, None),
                 Some(ex) => match timed(|| run_chunks(ex.as_mut(), inputs)) {
@@ -481,8 +479,6 @@ fn stream_rows(
                     ),
                 },
             };
-            let answered_jobs: Option<Vec<_>> = (what == "pass" && device.is_some())
-                .then(|| answered_inputs.iter().map(copy_job).collect());
             let against = if device.is_some() {
                 "device = twin = rules"
             } else {
